@@ -1,0 +1,308 @@
+"""Reliability diagrams: render real PNGs and check what they show.
+
+The figures are rendered with the Agg backend (selected here, in the test
+module only) and read back as pixel arrays: each panel's region must hold the
+curve's colour, the grey diagonal and the count bars, and the axes, labels and
+panel count must match the table.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+
+import matplotlib.image  # noqa: E402
+from matplotlib.collections import LineCollection  # noqa: E402
+from matplotlib.colors import to_rgb  # noqa: E402
+
+from calibr.plot import COUNTS_LABEL, PANEL_LABEL, reliability_diagram  # noqa: E402
+
+COLUMNS = ["bin", "lower", "upper", "n", "mean_confidence", "observed_frequency", "gap",
+           "ci_lower", "ci_upper"]
+
+
+def bin_rows(conf, obs, n, bins=5, lo_hi=None):
+    """Rows of a calibration table for the given (non-empty) bins."""
+    edges = np.linspace(0, 1, bins + 1)
+    rows = []
+    for c, o, k in zip(conf, obs, n, strict=True):
+        b = int(np.searchsorted(edges, c, side="left"))  # 1-based bin of c
+        half = 0.1 if lo_hi is None else lo_hi
+        rows.append({"bin": b, "lower": edges[b - 1], "upper": edges[b], "n": k,
+                     "mean_confidence": c, "observed_frequency": o, "gap": o - c,
+                     "ci_lower": max(o - half, 0.0), "ci_upper": min(o + half, 1.0)})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def grouped_table(keys: dict[str, list], per_group):
+    """Stack ``per_group(i)`` tables with the grouping columns in front."""
+    frames = []
+    n_groups = len(next(iter(keys.values()))) if keys else 1
+    for i in range(n_groups):
+        t = per_group(i)
+        for j, (name, values) in enumerate(keys.items()):
+            t.insert(j, name, values[i])
+        frames.append(t)
+    return pd.concat(frames, ignore_index=True)
+
+
+BINARY = bin_rows([0.12, 0.31, 0.52, 0.69, 0.9], [0.05, 0.25, 0.6, 0.8, 0.95], [40, 25, 10, 30, 60])
+
+
+def classwise(k=3):
+    return grouped_table(
+        {"class": list(range(1, k + 1))},
+        lambda i: bin_rows([0.1, 0.5, 0.9], [0.1 + 0.05 * i, 0.45, 0.85], [50, 10 + i, 5 + 2 * i]),
+    )
+
+
+def render(fig, dpi=60):
+    """PNG bytes -> RGB float array, plus the dpi used."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    assert buf.getvalue()[:8] == b"\x89PNG\r\n\x1a\n"
+    buf.seek(0)
+    img = matplotlib.image.imread(buf, format="png")[..., :3]
+    return img
+
+
+def region(img, fig, ax, dpi):
+    """The pixels inside ``ax`` (in the image rendered at ``dpi``)."""
+    box = ax.get_window_extent().transformed(fig.dpi_scale_trans.inverted())  # inches
+    h = img.shape[0]
+    x0, x1 = int(np.ceil(box.x0 * dpi)) + 2, int(np.floor(box.x1 * dpi)) - 2
+    y0, y1 = h - int(np.floor(box.y1 * dpi)) + 2, h - int(np.ceil(box.y0 * dpi)) - 2
+    return img[y0:y1, x0:x1]
+
+
+def colour_pixels(pixels, colour, tol=0.12):
+    return int((np.abs(pixels - np.array(to_rgb(colour))).max(axis=-1) < tol).sum())
+
+
+def panels(fig):
+    return [a for a in fig.axes if a.get_label() == PANEL_LABEL]
+
+
+def count_axes(fig):
+    return [a for a in fig.axes if a.get_label() == COUNTS_LABEL]
+
+
+# --- what the image shows -------------------------------------------------------
+
+
+def test_binary_table_renders_one_panel_with_curve_diagonal_and_counts():
+    fig = reliability_diagram(BINARY)
+    dpi = 100
+    img = render(fig, dpi)
+    w, h = fig.get_size_inches()
+    assert img.shape[:2] == (round(h * dpi), round(w * dpi))
+    assert len(panels(fig)) == 1 and len(count_axes(fig)) == 1
+    ax, cax = panels(fig)[0], count_axes(fig)[0]
+
+    inside = region(img, fig, ax, dpi)
+    assert (inside < 0.95).any(axis=-1).mean() > 0.01  # not a blank panel
+    assert colour_pixels(inside, "C0") > 50  # the curve and its interval bars
+    assert colour_pixels(inside, "0.55", tol=0.08) > 30  # the dashed diagonal
+
+    # The diagonal: grey pixels near (t, t) in data coordinates, away from the curve.
+    hits = 0
+    for t in (0.05, 0.4, 0.8):
+        px, py = ax.transData.transform((t, t)) * dpi / fig.dpi
+        py = img.shape[0] - py
+        patch = img[int(py) - 3 : int(py) + 4, int(px) - 3 : int(px) + 4]
+        hits += colour_pixels(patch, "0.55", tol=0.15) > 0
+    assert hits >= 2  # dashes may leave one sample in a gap
+
+    counts = region(img, fig, cax, dpi)
+    assert (counts < 0.95).any(axis=-1).mean() > 0.2  # the bars fill a good part of it
+
+    assert ax.get_ylabel() == "Observed frequency"
+    assert cax.get_xlabel() == "Mean confidence"
+    assert cax.get_ylabel() == "Count"
+    assert ax.get_xlim() == pytest.approx((-0.02, 1.02))
+    assert ax.get_ylim() == pytest.approx((-0.02, 1.02))
+    assert ax.get_title() == ""
+
+
+def test_the_drawn_data_are_the_table():
+    fig = reliability_diagram(BINARY)
+    ax, cax = panels(fig)[0], count_axes(fig)[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    diagonal, curve = lines["perfect calibration"], lines["observed"]
+    np.testing.assert_array_equal(diagonal.get_xdata(), [0, 1])
+    np.testing.assert_array_equal(diagonal.get_ydata(), [0, 1])
+    np.testing.assert_array_equal(curve.get_xdata(), BINARY["mean_confidence"])
+    np.testing.assert_array_equal(curve.get_ydata(), BINARY["observed_frequency"])
+
+    (bars,) = [c for c in ax.collections if isinstance(c, LineCollection)]
+    segments = np.array(bars.get_segments())
+    np.testing.assert_array_equal(segments[:, 0, 0], BINARY["mean_confidence"])
+    np.testing.assert_array_equal(segments[:, 0, 1], BINARY["ci_lower"])
+    np.testing.assert_array_equal(segments[:, 1, 1], BINARY["ci_upper"])
+
+    rects = cax.patches
+    assert [r.get_height() for r in rects] == list(BINARY["n"])
+    assert [r.get_x() for r in rects] == pytest.approx(list(BINARY["lower"]))
+    assert [r.get_width() for r in rects] == pytest.approx(list(BINARY["upper"] - BINARY["lower"]))
+
+
+@pytest.mark.parametrize("k", [2, 3, 10])
+def test_classwise_table_gets_one_panel_per_class(k):
+    table = classwise(k)
+    fig = reliability_diagram(table)
+    assert len(panels(fig)) == k and len(count_axes(fig)) == k
+    assert [a.get_title() for a in panels(fig)] == [f"class = {c}" for c in range(1, k + 1)]
+    dpi = 40
+    img = render(fig, dpi)
+    for ax, cax in zip(panels(fig), count_axes(fig), strict=True):
+        assert colour_pixels(region(img, fig, ax, dpi), "C0") > 10
+        assert (region(img, fig, cax, dpi) < 0.95).any(axis=-1).mean() > 0.05
+
+
+def test_layout_wraps_at_ncols():
+    fig = reliability_diagram(classwise(5), ncols=2)
+    boxes = [a.get_position() for a in panels(fig)]
+    xs = sorted({round(b.x0, 3) for b in boxes})
+    ys = sorted({round(b.y0, 3) for b in boxes})
+    assert len(xs) == 2 and len(ys) == 3
+    w, h = fig.get_size_inches()
+    assert (w, h) == pytest.approx((2 * 3.6, 3 * 3.6))
+    assert reliability_diagram(classwise(10)).get_size_inches() == pytest.approx((4 * 3.6, 3 * 3.6))
+
+
+def test_groups_not_in_by_become_curves_with_a_legend():
+    table = grouped_table(
+        {"model": ["lr", "lr", "rf", "rf"], "class": [1, 2, 1, 2]},
+        lambda i: bin_rows([0.15, 0.55, 0.85], [0.1, 0.5 + 0.05 * i, 0.9], [30, 20, 10]),
+    )
+    fig = reliability_diagram(table, by="model")
+    assert [a.get_title() for a in panels(fig)] == ["model = lr", "model = rf"]
+    for ax in panels(fig):
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert legend == ["perfect calibration", "class = 1", "class = 2"]
+    img = render(fig, 60)
+    for ax in panels(fig):
+        inside = region(img, fig, ax, 60)
+        assert colour_pixels(inside, "C0") > 10 and colour_pixels(inside, "C1") > 10
+
+    single = reliability_diagram(table, by=[])
+    assert len(panels(single)) == 1
+    labels = [t.get_text() for t in panels(single)[0].get_legend().get_texts()]
+    assert labels[1:] == ["model = lr, class = 1", "model = lr, class = 2",
+                          "model = rf, class = 1", "model = rf, class = 2"]
+
+    both = reliability_diagram(table)  # default: every grouping column -> panels
+    assert [a.get_title() for a in panels(both)] == [
+        "model = lr, class = 1", "model = lr, class = 2",
+        "model = rf, class = 1", "model = rf, class = 2"]
+
+
+def test_options_histogram_intervals_title():
+    fig = reliability_diagram(BINARY, histogram=False, intervals=False, title="Digits")
+    assert len(panels(fig)) == 1 and count_axes(fig) == []
+    ax = panels(fig)[0]
+    assert ax.get_xlabel() == "Mean confidence"
+    assert not [c for c in ax.collections if isinstance(c, LineCollection)]
+    assert fig.get_suptitle() == "Digits"
+    img = render(fig, 50)
+    assert colour_pixels(region(img, fig, ax, 50), "C0") > 20
+
+
+def test_missing_interval_draws_no_bar_for_that_bin():
+    table = BINARY.copy()
+    table.loc[2, ["ci_lower", "ci_upper"]] = np.nan
+    ax = panels(reliability_diagram(table))[0]
+    (bars,) = [c for c in ax.collections if isinstance(c, LineCollection)]
+    assert len(bars.get_segments()) == len(table) - 1
+
+
+def test_missing_group_key_gets_its_own_panel():
+    table = grouped_table({"fold": [1.0, np.nan]}, lambda i: BINARY.copy())
+    fig = reliability_diagram(table)
+    assert [a.get_title() for a in panels(fig)] == ["fold = 1.0", "fold = nan"]
+
+
+def test_input_is_untouched_and_no_global_state_changes():
+    import matplotlib.pyplot as plt
+
+    table = classwise(3)
+    before = table.copy(deep=True)
+    rc_before = dict(matplotlib.rcParams)
+    figs_before = plt.get_fignums()
+    fig = reliability_diagram(table)
+    render(fig)
+    pd.testing.assert_frame_equal(table, before)
+    assert dict(matplotlib.rcParams) == rc_before
+    assert plt.get_fignums() == figs_before  # not registered with pyplot: no leak
+
+
+def test_importing_calibr_plot_does_not_import_matplotlib():
+    code = "import sys, calibr.plot; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_without_matplotlib_the_error_says_how_to_install(monkeypatch):
+    for name in list(sys.modules):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail
+    with pytest.raises(ImportError, match=r"pip install calibr\[plot\]"):
+        reliability_diagram(BINARY)
+
+
+# --- errors -------------------------------------------------------------------------
+
+
+def test_not_a_dataframe():
+    with pytest.raises(TypeError, match=r"^`table` must be a pandas DataFrame .*; got ndarray\.$"):
+        reliability_diagram(BINARY.to_numpy())
+
+
+def test_missing_columns():
+    with pytest.raises(ValueError, match=r"^`table` must have the columns .*; "
+                                         r"missing: 'ci_lower', 'ci_upper'\.$"):
+        reliability_diagram(BINARY.drop(columns=["ci_lower", "ci_upper"]))
+
+
+def test_empty_table():
+    with pytest.raises(ValueError, match=r"^`table` must have at least one row; got an empty"):
+        reliability_diagram(BINARY.iloc[:0])
+
+
+def test_non_finite_values():
+    table = BINARY.copy()
+    table.loc[[1, 3], "mean_confidence"] = [np.nan, np.inf]
+    with pytest.raises(ValueError, match=r"^`table` column 'mean_confidence' must be finite "
+                                         r"numbers; 2 values are not, the first at row 2 \(nan\)"):
+        reliability_diagram(table)
+    table = BINARY.astype({"ci_upper": object})
+    table.loc[0, "ci_upper"] = "high"
+    with pytest.raises(ValueError, match=r"^`table` column 'ci_upper' must be numbers \(or "
+                                         r"missing\); 1 value is not, the first at row 1 "
+                                         r"\('high'\)\.$"):
+        reliability_diagram(table)
+
+
+def test_by_must_name_grouping_columns():
+    with pytest.raises(ValueError, match=r"^`by` must name grouping columns of `table` \(the "
+                                         r"columns before 'bin': 'class'\); got 'model'\.$"):
+        reliability_diagram(classwise(3), by="model")
+    with pytest.raises(ValueError, match=r"columns before 'bin': none\); got 'n'\.$"):
+        reliability_diagram(BINARY, by="n")
+    with pytest.raises(ValueError, match=r"^`by` must not repeat a column; got \['class', "):
+        reliability_diagram(classwise(3), by=["class", "class"])
+
+
+@pytest.mark.parametrize("ncols", [0, -1, 2.5, True, "2"])
+def test_bad_ncols(ncols):
+    with pytest.raises(ValueError, match=r"^`ncols` must be a single positive integer; got "):
+        reliability_diagram(BINARY, ncols=ncols)
