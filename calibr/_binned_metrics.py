@@ -1,0 +1,154 @@
+"""``ece()`` and ``mce()``: the binned calibration errors (spec section 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ._kernels import binned
+from ._validation import Prepared, check_bins, check_choice, prepare
+
+__all__ = ["ece", "mce"]
+
+_TYPES = ("classwise", "confidence")
+
+
+def _bin_stats(prep: Prepared, bins: int, type: str):
+    if prep.binary:
+        return binned.binary_stats(prep.p, prep.y, bins)
+    if type == "confidence":
+        return binned.confidence_stats(prep.p, prep.y, bins)
+    return binned.classwise_stats(prep.p, prep.y, bins)
+
+
+def _prepare_binned(p, y, bins, type, classes, na_rm):
+    bins = check_bins(bins)
+    type = check_choice(type, "type", _TYPES)
+    prep = prepare(p, y, classes=classes, na_rm=na_rm)
+    return _bin_stats(prep, bins, type)
+
+
+def ece(
+    p: Any,
+    y: Any,
+    bins: int = 10,
+    type: str = "classwise",
+    *,
+    classes: Sequence | None = None,
+    na_rm: bool = False,
+) -> float:
+    r"""Expected calibration error with equal-width bins.
+
+    Parameters
+    ----------
+    p : array-like, pandas Series or DataFrame
+        Predicted probabilities: a vector of P(y = 1) for binary problems, or a
+        matrix (or DataFrame) with one column per class whose rows sum to 1
+        within 1e-6.
+    y : array-like, pandas Series or Categorical
+        Outcomes: 0/1 or booleans for a vector ``p``; for a matrix, integer codes
+        1..K (as in R), a Categorical whose categories are the columns, labels
+        equal to the column names of a DataFrame ``p``, or labels listed in
+        ``classes``.
+    bins : int, default 10
+        Number of equal-width bins on [0, 1]; a single positive integer.
+    type : {"classwise", "confidence"}, default "classwise"
+        Multiclass form; ignored for a vector ``p``.
+    classes : sequence, optional, keyword-only
+        The label of each column of ``p`` (e.g. ``classes=range(K)`` for 0-based
+        labels), or ``(negative, positive)`` for a vector ``p``.
+    na_rm : bool, default False, keyword-only
+        Drop observations with a missing value instead of raising.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        (``calibr.InputError``) for bad values of any argument; the message names
+        the argument, what was expected and what was found.
+    TypeError
+        For non-numeric ``p``.
+
+    Notes
+    -----
+    Mirrors R's ``ece(p, y, bins = 10, type = c("classwise", "confidence"))``.
+    The breaks are R's ``seq(0, 1, length.out = bins + 1)``; bins are closed on
+    the right and 0 belongs to the first bin. For non-empty bins b with n_b
+    members, conf(b) is the mean prediction and acc(b) the mean outcome:
+
+    .. math:: \mathrm{ECE} = \sum_{b: n_b > 0} \frac{n_b}{n} |acc(b) - conf(b)|.
+
+    ``"classwise"`` averages the binary ECE of each column against the
+    indicator of its class; ``"confidence"`` takes the top-label probability
+    against whether the top label (ties: the first maximal column) is correct.
+
+    References
+    ----------
+    Guo, Pleiss, Sun & Weinberger (2017). On calibration of modern neural
+    networks. ICML. Kull et al. (2019). Beyond temperature scaling. NeurIPS.
+
+    Examples
+    --------
+    >>> import calibr
+    >>> round(calibr.ece([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], bins=2), 12)
+    0.15
+    >>> p = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]
+    >>> round(calibr.ece(p, [1, 3, 3], bins=5, type="confidence"), 6)
+    0.333333
+    """
+    return binned.ece_from_stats(*_prepare_binned(p, y, bins, type, classes, na_rm))
+
+
+def mce(
+    p: Any,
+    y: Any,
+    bins: int = 10,
+    type: str = "classwise",
+    *,
+    classes: Sequence | None = None,
+    na_rm: bool = False,
+) -> float:
+    r"""Maximum calibration error with equal-width bins.
+
+    Parameters
+    ----------
+    p, y, bins, type, classes, na_rm
+        As for :func:`calibr.ece`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        (``calibr.InputError``) for bad values of any argument.
+    TypeError
+        For non-numeric ``p``.
+
+    Notes
+    -----
+    Mirrors R's ``mce(p, y, bins = 10, type = c("classwise", "confidence"))``:
+
+    .. math:: \mathrm{MCE} = \max_{b: n_b > 0} |acc(b) - conf(b)|,
+
+    with the bins of :func:`calibr.ece`. ``"classwise"`` takes the maximum over
+    the one-vs-rest columns, ``"confidence"`` uses the top-label confidence.
+
+    References
+    ----------
+    Guo, Pleiss, Sun & Weinberger (2017). On calibration of modern neural
+    networks. ICML.
+
+    Examples
+    --------
+    The example of R's help page:
+
+    >>> import calibr
+    >>> round(calibr.mce([0.10, 0.20, 0.80, 0.90], [0, 0, 1, 1], bins=2), 12)
+    0.15
+    """
+    return binned.mce_from_stats(*_prepare_binned(p, y, bins, type, classes, na_rm))

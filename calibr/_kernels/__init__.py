@@ -1,0 +1,1 @@
+"""Computational kernels: readable numpy oracles beside fast numba versions."""

@@ -1,0 +1,567 @@
+"""The one input layer of calibr.
+
+Every metric turns its arguments into canonical arrays here (spec section 4):
+
+* ``p`` becomes a float64 vector (binary) or a C-contiguous float64 matrix with
+  one column per class;
+* ``y`` becomes exact 0/1 values (binary) or 0-based int64 class codes
+  (multiclass), with the class labels kept for messages.
+
+No metric validates its inputs in any other way. The caller's objects are never
+modified: arrays are read, and copied only when a conversion or a row filter
+(``na_rm=True``) needs new memory.
+
+Every error names the argument, says what was expected and what was found, and
+for bad values gives their count and the first (0-based) position, e.g.
+"`p` must lie in [0, 1]; 3 values do not, the first at position 17 (1.2)."
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "InputError",
+    "Prepared",
+    "ROW_SUM_TOL",
+    "check_bandwidth",
+    "check_bins",
+    "check_choice",
+    "prepare",
+]
+
+#: Rows of a probability matrix must sum to 1 within this absolute tolerance
+#: (the R help pages: "rows summing to one within absolute tolerance 1e-6").
+ROW_SUM_TOL = 1e-6
+
+
+class InputError(ValueError):
+    """Raised for an argument with a bad value (a ``ValueError``)."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Canonical inputs of a metric.
+
+    Attributes
+    ----------
+    p : ndarray
+        float64, shape ``(n,)`` for binary input or C-contiguous ``(n, K)``.
+    y : ndarray
+        Binary: exact 0/1 values (dtype bool, an integer or float64).
+        Multiclass: int64 0-based class codes in ``0..K-1``.
+    binary : bool
+        True when ``p`` is a vector.
+    classes : tuple or None
+        The label of each column (multiclass), or ``None`` (binary).
+    """
+
+    p: np.ndarray
+    y: np.ndarray
+    binary: bool
+    classes: tuple | None
+
+    @property
+    def n(self) -> int:
+        return int(self.p.shape[0])
+
+    @property
+    def k(self) -> int:
+        return 1 if self.binary else int(self.p.shape[1])
+
+
+# --------------------------------------------------------------------------
+# message helpers
+
+
+def _fmt(value: Any) -> str:
+    """Show a value in a message (floats with repr precision, strings quoted)."""
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    if isinstance(value, (np.integer, np.bool_)):
+        return repr(value.item())
+    return repr(value)
+
+
+def _count_phrase(count: int, singular: str, plural: str) -> str:
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def _bad_values_message(name: str, expected: str, bad: np.ndarray, shown: np.ndarray) -> str:
+    """"`name` must <expected>; N values do not, the first at position i (v)."""
+    (positions,) = np.nonzero(bad.ravel())
+    first = int(positions[0])
+    verb = "does not" if positions.size == 1 else "do not"
+    return (
+        f"`{name}` must {expected}; {_count_phrase(positions.size, 'value', 'values')} {verb}, "
+        f"the first at {_position_text(first, shown.shape)} ({_fmt(shown.ravel()[first])})."
+    )
+
+
+def _position_text(flat_index: int, shape: tuple[int, ...]) -> str:
+    if len(shape) == 1:
+        return f"position {flat_index}"
+    row, col = divmod(flat_index, shape[1])
+    return f"row {row}, column {col}"
+
+
+def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    """Return ``value`` if it is one of ``choices`` (R's ``match.arg``, without
+    partial matching), else raise.
+
+    Examples
+    --------
+    >>> check_choice("confidence", "type", ("classwise", "confidence"))
+    'confidence'
+    """
+    if isinstance(value, str) and value in choices:
+        return value
+    options = ", ".join(repr(c) for c in choices)
+    raise InputError(f"`{name}` must be one of {options}; got {_fmt(value)}.")
+
+
+def check_bins(bins: Any) -> int:
+    """Return ``bins`` as an int if it is a single positive integer.
+
+    Integral floats (``10.0``) are accepted because R's ``bins = 10`` is a double;
+    booleans, fractions, arrays and strings are not.
+    """
+    ok = False
+    if isinstance(bins, (bool, np.bool_)):
+        ok = False
+    elif isinstance(bins, numbers.Integral):
+        ok = int(bins) >= 1
+    elif isinstance(bins, numbers.Real):
+        b = float(bins)
+        ok = math.isfinite(b) and b >= 1 and b == math.floor(b)
+    if not ok:
+        raise InputError(f"`bins` must be a single positive integer; got {_fmt(bins)}.")
+    return int(bins)
+
+
+def check_bandwidth(bandwidth: Any) -> float | str:
+    """Return a positive finite bandwidth as float, or the string ``"median"``."""
+    if isinstance(bandwidth, str):
+        if bandwidth == "median":
+            return "median"
+    elif isinstance(bandwidth, numbers.Real) and not isinstance(bandwidth, (bool, np.bool_)):
+        h = float(bandwidth)
+        if math.isfinite(h) and h > 0:
+            return h
+    raise InputError(
+        f'`bandwidth` must be a positive finite number or "median"; got {_fmt(bandwidth)}.'
+    )
+
+
+# --------------------------------------------------------------------------
+# fast scans (one pass; the slow path builds the message)
+
+
+_PARALLEL_MIN_N = 1 << 17
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_outside_unit(x):  # pragma: no cover - compiled
+    """Number of values that are not in [0, 1] (NaN and inf included)."""
+    c = 0
+    for v in x:
+        c += not (v >= 0.0 and v <= 1.0)
+    return c
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _count_outside_unit_par(x):  # pragma: no cover - compiled
+    c = 0
+    for i in numba.prange(x.shape[0]):
+        v = x[i]
+        c += not (v >= 0.0 and v <= 1.0)
+    return c
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_not_binary(y):  # pragma: no cover - compiled
+    c = 0
+    for v in y:
+        c += (v != 0) & (v != 1)
+    return c
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _count_not_binary_par(y):  # pragma: no cover - compiled
+    c = 0
+    for i in numba.prange(y.shape[0]):
+        v = y[i]
+        c += (v != 0) & (v != 1)
+    return c
+
+
+def _any_outside_unit(x: np.ndarray) -> bool:
+    x = x.reshape(-1)
+    f = _count_outside_unit_par if x.size >= _PARALLEL_MIN_N else _count_outside_unit
+    return f(x) > 0
+
+
+def _all_binary(y: np.ndarray) -> bool:
+    f = _count_not_binary_par if y.size >= _PARALLEL_MIN_N else _count_not_binary
+    return f(y) == 0
+
+
+# --------------------------------------------------------------------------
+# p
+
+
+def _as_float_array(values: Any, name: str) -> np.ndarray:
+    """float64 ndarray of ``values``; missing values (None, pd.NA) become NaN."""
+    if isinstance(values, (pd.DataFrame, pd.Series)):
+        try:
+            return values.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"`{name}` must be numeric; got columns of dtype "
+                f"{', '.join(sorted({str(d) for d in np.atleast_1d(values.dtypes)}))}."
+            ) from None
+    arr = np.asarray(values)
+    if arr.dtype == np.float64:
+        return arr
+    if arr.dtype.kind in "iuf":
+        return arr.astype(np.float64)
+    if arr.dtype.kind == "O":
+        try:
+            return np.array(
+                [np.nan if v is None or v is pd.NA else v for v in arr.ravel()],
+                dtype=np.float64,
+            ).reshape(arr.shape)
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(f"`{name}` must be numeric; got dtype {arr.dtype}.")
+
+
+def _convert_p(p: Any) -> tuple[np.ndarray, pd.Index | None]:
+    """Return (float64 array, DataFrame columns or None)."""
+    columns = None
+    if isinstance(p, pd.DataFrame):
+        columns = p.columns
+    arr = _as_float_array(p, "p")
+    if arr.ndim == 0:
+        raise InputError("`p` must be a vector or a matrix; got a scalar.")
+    if arr.ndim > 2:
+        raise InputError(f"`p` must be a vector or a matrix; got an array of shape {arr.shape}.")
+    if arr.ndim == 2:
+        if arr.shape[1] < 2:
+            raise InputError(
+                "`p` must have at least two columns (one per class), or be a vector "
+                f"for binary problems; got {arr.shape[1]} column."
+                if arr.shape[1] == 1
+                else f"`p` must have at least two columns (one per class); got {arr.shape[1]}."
+            )
+        arr = np.ascontiguousarray(arr)
+    return arr, columns
+
+
+def _check_p_values(arr: np.ndarray) -> None:
+    """Non-finite or out-of-range probabilities (missing values handled before)."""
+    inf = np.isinf(arr)
+    if inf.any():
+        raise InputError(_bad_values_message("p", "be finite", inf, arr))
+    raise InputError(_bad_values_message("p", "lie in [0, 1]", (arr < 0) | (arr > 1), arr))
+
+
+def _check_row_sums(arr: np.ndarray) -> None:
+    sums = arr.sum(axis=1)
+    bad = np.abs(sums - 1.0) > ROW_SUM_TOL
+    if bad.any():
+        (rows,) = np.nonzero(bad)
+        first = int(rows[0])
+        verb = "does not" if rows.size == 1 else "do not"
+        raise InputError(
+            f"`p` rows must sum to 1 (within {ROW_SUM_TOL:g}); "
+            f"{_count_phrase(rows.size, 'row', 'rows')} {verb}, the first at row {first} "
+            f"(sum {_fmt(sums[first])})."
+        )
+
+
+# --------------------------------------------------------------------------
+# y
+
+
+def _y_missing(y_values: np.ndarray, codes: np.ndarray | None) -> np.ndarray | None:
+    """Boolean mask of missing labels, or None when none can be missing."""
+    if codes is not None:
+        return codes < 0
+    kind = y_values.dtype.kind
+    if kind in "biu":
+        return None
+    if kind == "f":
+        return np.isnan(y_values)
+    return np.asarray(pd.isna(y_values), dtype=bool)
+
+
+def _infer_object_labels(y_values: np.ndarray) -> np.ndarray:
+    """Give an object array of numbers or booleans (e.g. from a nullable pandas
+    column) its natural numpy dtype; leave other labels (strings, mixed) alone."""
+    inferred = pd.api.types.infer_dtype(y_values, skipna=False)
+    if inferred == "boolean":
+        return y_values.astype(bool)
+    if inferred == "integer":
+        return y_values.astype(np.int64)
+    if inferred in ("floating", "mixed-integer-float"):
+        return y_values.astype(np.float64)
+    return y_values
+
+
+def _binary_labels(y_values: np.ndarray, classes: Sequence | None) -> np.ndarray:
+    if classes is not None:
+        classes = list(classes)
+        if len(classes) != 2:
+            raise InputError(
+                "`classes` must name the two labels (negative, positive) for a vector `p`; "
+                f"got {len(classes)}."
+            )
+        idx = pd.Index(classes).get_indexer(y_values)
+        if (idx < 0).any():
+            raise InputError(
+                _bad_values_message("y", f"be one of {_fmt(classes[0])}, {_fmt(classes[1])}",
+                                    idx < 0, y_values)
+            )
+        return idx.astype(np.int64)
+    kind = y_values.dtype.kind
+    if kind == "b":
+        return y_values
+    if kind in "iuf":
+        if not _all_binary(y_values):
+            raise InputError(
+                _bad_values_message(
+                    "y", "be 0/1 or boolean for a vector `p`",
+                    (y_values != 0) & (y_values != 1), y_values,
+                )
+            )
+        return y_values
+    # object / strings: accept Python bools and numbers that are exactly 0 or 1
+    if kind == "O":
+        ok = np.fromiter(
+            (isinstance(v, (bool, np.bool_, numbers.Real)) and v in (0, 1) for v in y_values),
+            dtype=bool, count=y_values.size,
+        )
+        if ok.all():
+            return y_values.astype(np.float64)
+    else:
+        ok = np.zeros(y_values.size, dtype=bool)
+    raise InputError(
+        _bad_values_message("y", "be 0/1 or boolean for a vector `p`", ~ok, y_values)
+        + " Pass classes=(negative, positive) to name other labels."
+    )
+
+
+def _labels_against(y_values: np.ndarray, labels: Sequence, what: str) -> np.ndarray:
+    """Map labels to the 0-based position of the equal entry of ``labels``."""
+    index = pd.Index(list(labels))
+    if not index.is_unique:
+        raise InputError(f"{what} must be unique to identify the classes; got {list(labels)!r}.")
+    codes = index.get_indexer(y_values)
+    bad = codes < 0
+    if bad.any():
+        shown = ", ".join(_fmt(v) for v in list(labels)[:10])
+        more = ", ..." if len(labels) > 10 else ""
+        raise InputError(
+            _bad_values_message("y", f"be one of the class labels ({shown}{more})", bad, y_values)
+        )
+    return codes.astype(np.int64)
+
+
+def _multiclass_labels(
+    y_values: np.ndarray,
+    categories: pd.Index | None,
+    cat_codes: np.ndarray | None,
+    columns: pd.Index | None,
+    k: int,
+    classes: Sequence | None,
+) -> tuple[np.ndarray, tuple]:
+    if classes is not None:
+        classes = list(classes)
+        if len(classes) != k:
+            raise InputError(
+                f"`classes` must give one label per column of `p` ({k}); got {len(classes)}."
+            )
+        return _labels_against(y_values, classes, "`classes`"), tuple(classes)
+    if categories is not None:
+        if columns is not None and set(categories) == set(columns):
+            return _labels_against(y_values, columns, "The columns of `p`"), tuple(columns)
+        if len(categories) != k:
+            raise InputError(
+                f"`y` is categorical with {len(categories)} categories, but `p` has {k} "
+                "columns; they must be equal (the categories are the columns, in order)."
+            )
+        return cat_codes.astype(np.int64), tuple(categories)
+    if columns is not None:
+        try:
+            return _labels_against(y_values, columns, "The columns of `p`"), tuple(columns)
+        except InputError as err:
+            raise InputError(
+                f"{err} Labels are matched to the column names of the DataFrame `p`; "
+                "pass classes= to give the label of each column."
+            ) from None
+    # R-style integer codes 1..K
+    kind = y_values.dtype.kind
+    if kind in "iu" or (kind == "f"):
+        integral = np.isfinite(y_values) & (y_values == np.floor(y_values)) if kind == "f" else True
+        bad = ~((y_values >= 1) & (y_values <= k) & integral)
+        if bad.any():
+            msg = _bad_values_message(
+                "y", f"hold integer class codes in 1..{k} for a {k}-column `p`", bad, y_values
+            )
+            if (y_values == 0).any():
+                msg += (
+                    f" Codes are 1-based as in R; for 0-based labels pass classes=range({k})."
+                )
+            raise InputError(msg)
+        return y_values.astype(np.int64) - 1, tuple(range(1, k + 1))
+    if kind == "b":
+        raise InputError(
+            f"`y` must hold integer class codes in 1..{k} for a {k}-column `p`; got booleans."
+        )
+    raise InputError(
+        f"`y` must hold integer class codes in 1..{k} for a {k}-column `p`; got values of "
+        f"dtype {y_values.dtype} (first {_fmt(y_values[0])}). Pass classes= to give the "
+        "label of each column."
+    )
+
+
+# --------------------------------------------------------------------------
+# the entry point
+
+
+def prepare(
+    p: Any, y: Any, *, classes: Sequence | None = None, na_rm: bool = False
+) -> Prepared:
+    """Validate and convert ``p`` and ``y`` (spec section 4).
+
+    Parameters
+    ----------
+    p : array-like, pandas Series or DataFrame
+        A vector of P(y = 1), or a matrix with one column per class.
+    y : array-like, pandas Series or Categorical
+        0/1 or booleans (vector ``p``); integer codes 1..K, a Categorical whose
+        categories are the columns, labels equal to the columns of a DataFrame
+        ``p``, or labels listed in ``classes`` (matrix ``p``).
+    classes : sequence, optional
+        The label of each column of ``p`` (multiclass), or (negative, positive)
+        for a vector ``p``.
+    na_rm : bool, default False
+        Drop rows with a missing value in ``p`` or ``y`` instead of raising.
+
+    Returns
+    -------
+    Prepared
+
+    Raises
+    ------
+    InputError
+        For any bad value (a ``ValueError``).
+    TypeError
+        For a non-numeric ``p``.
+    """
+    if not isinstance(na_rm, (bool, np.bool_)):
+        raise InputError(f"`na_rm` must be True or False; got {_fmt(na_rm)}.")
+
+    arr, columns = _convert_p(p)
+    binary = arr.ndim == 1
+
+    # y: keep categories (R factor), never modify the caller's object
+    categories = None
+    codes = None
+    y_index = y.index if isinstance(y, pd.Series) else None
+    if isinstance(y, pd.Series) and isinstance(y.dtype, pd.CategoricalDtype):
+        y = y.array
+    if isinstance(y, pd.Categorical):
+        categories = y.categories
+        codes = np.asarray(y.codes)
+        y_values = np.asarray(y, dtype=object) if not binary else np.asarray(y)
+    elif isinstance(y, (pd.Series, pd.Index)):
+        y_values = y.to_numpy()
+    else:
+        y_values = np.asarray(y)
+    if y_values.ndim != 1:
+        raise InputError(f"`y` must be a vector of labels; got an array of shape {y_values.shape}.")
+
+    if isinstance(p, (pd.Series, pd.DataFrame)) and y_index is not None:
+        if not p.index.equals(y_index):
+            raise InputError(
+                "`p` and `y` are pandas objects with different indexes; calibr pairs them by "
+                "position, so pass aligned objects (e.g. columns of one DataFrame) or arrays."
+            )
+
+    n = arr.shape[0]
+    if y_values.shape[0] != n:
+        raise InputError(f"`p` and `y` must have the same length; got {n} and {y_values.shape[0]}.")
+    if n == 0:
+        raise InputError("`p` and `y` must not be empty; got 0 observations.")
+
+    # missing values
+    suspicious = _any_outside_unit(arr)  # NaN, inf or out of range: look closer
+    p_missing = np.isnan(arr) if suspicious else None
+    if p_missing is not None and not p_missing.any():
+        p_missing = None
+    if p_missing is not None and not binary:
+        p_missing_rows = p_missing.any(axis=1)
+    else:
+        p_missing_rows = p_missing
+    y_missing = _y_missing(y_values, codes)
+    if y_missing is not None and not y_missing.any():
+        y_missing = None
+    if p_missing_rows is not None or y_missing is not None:
+        if not na_rm:
+            if p_missing is not None:
+                raise InputError(_missing_message("p", p_missing, arr.shape))
+            raise InputError(_missing_message("y", y_missing, y_values.shape))
+        drop = np.zeros(n, dtype=bool)
+        if p_missing_rows is not None:
+            drop |= p_missing_rows
+        if y_missing is not None:
+            drop |= y_missing
+        keep = ~drop
+        arr = arr[keep]
+        y_values = y_values[keep]
+        if codes is not None:
+            codes = codes[keep]
+        if arr.shape[0] == 0:
+            raise InputError(
+                f"`p` and `y` have no complete observations: na_rm=True dropped all {n}."
+            )
+
+    if suspicious and (p_missing is None or _any_outside_unit(arr)):
+        _check_p_values(arr)
+    if y_values.dtype.kind == "O" and categories is None:
+        y_values = _infer_object_labels(y_values)
+
+    if binary:
+        if categories is not None and classes is None:
+            y_values = np.asarray(y_values)
+        y_out = _binary_labels(y_values, classes)
+        return Prepared(p=arr, y=y_out, binary=True, classes=None)
+
+    _check_row_sums(arr)
+    y_codes, labels = _multiclass_labels(
+        y_values, categories, codes, columns, arr.shape[1], classes
+    )
+    return Prepared(p=arr, y=y_codes, binary=False, classes=labels)
+
+
+def _missing_message(name: str, missing: np.ndarray, shape: tuple[int, ...]) -> str:
+    flat = missing.ravel()
+    (positions,) = np.nonzero(flat)
+    first = int(positions[0])
+    verb = "is" if positions.size == 1 else "are"
+    count = _count_phrase(positions.size, "value", "values")
+    return (
+        f"`{name}` must not contain missing values; {count} "
+        f"{verb} missing, the first at {_position_text(first, shape)}. "
+        "Pass na_rm=True to drop incomplete observations."
+    )
