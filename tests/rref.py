@@ -23,6 +23,7 @@ Tests reach this through the ``rref`` fixture of ``tests/conftest.py``.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -34,10 +35,15 @@ class RError(Exception):
     """R signalled an error; the message is R's condition message."""
 
 
+class RWarning(UserWarning):
+    """R wrote a warning (or other diagnostics) while computing a metric."""
+
+
 class RReference:
     """Thin calls into the R package; see the module docstring."""
 
     RError = RError
+    RWarning = RWarning
 
     def __init__(self) -> None:
         import rpy2.rinterface as ri
@@ -59,9 +65,7 @@ class RReference:
             return p  # let R reject it (or robjects convert it)
         arr = arr.astype(np.float64, copy=False)
         if arr.ndim == 1:
-            return self._ri.FloatSexpVector.from_memoryview(
-                memoryview(np.ascontiguousarray(arr))
-            )
+            return self._ri.FloatSexpVector.from_memoryview(memoryview(np.ascontiguousarray(arr)))
         n, k = arr.shape
         # R matrices are column-major: the transpose's C order is p's Fortran order.
         flat = np.ascontiguousarray(arr.T).reshape(-1)
@@ -93,13 +97,28 @@ class RReference:
             )
         return y
 
+    def _option(self, value: Any) -> Any:
+        """A scalar option for R: numpy scalars become Python ones, None becomes NULL."""
+        if value is None:
+            return self._ri.NULL
+        if isinstance(value, np.generic):
+            return value.item()
+        return value
+
     def _call(self, name: str, *args: Any, **kwargs: Any) -> float:
+        from rpy2.rinterface_lib import callbacks
+
+        kwargs = {k: self._option(v) for k, v in kwargs.items()}
+        stderr: list[str] = []  # R's error/warning console output, kept off the terminal
         try:
-            out = getattr(self._pkg, name)(*args, **kwargs)
+            with callbacks.obj_in_module(callbacks, "consolewrite_warnerror", stderr.append):
+                out = getattr(self._pkg, name)(*args, **kwargs)
         except self._rruntime_error as exc:
             message = str(self._geterrmessage()[0]).strip()
             message = message.removeprefix("Error: ").removeprefix("Error in ")
             raise RError(message) from exc
+        if stderr:
+            warnings.warn(f"calibrRef::{name}: {''.join(stderr).strip()}", RWarning, stacklevel=3)
         if len(out) != 1:
             raise AssertionError(f"calibrRef::{name} returned {len(out)} values, not 1")
         return float(out[0])

@@ -29,11 +29,22 @@ describe_bad <- function(x, bad) {
           first_position(x, bad), fmt_value(x[which(bad)[1L]]))
 }
 
-# "2 are NA, the first at position 3" for the missing values of `x`.
+# "found 2 missing values, the first at position 3" for the NAs (and NaNs) of `x`.
 describe_missing <- function(x) {
   miss <- is.na(x)
-  sprintf("%d %s NA, the first at %s",
-          sum(miss), if (sum(miss) == 1L) "is" else "are", first_position(x, miss))
+  sprintf("found %d missing %s, the first at %s",
+          sum(miss), if (sum(miss) == 1L) "value" else "values", first_position(x, miss))
+}
+
+# How to show a bad scalar option in a message.
+describe_option <- function(x) {
+  if (length(x) == 1L && is.character(x)) {
+    sprintf("\"%s\"", x)
+  } else if (length(x) == 1L && is.numeric(x)) {
+    fmt_value(x)
+  } else {
+    sprintf("an object of class %s and length %d", class(x)[1L], length(x))
+  }
 }
 
 # Validate `p` and return it as a double vector (binary) or double matrix.
@@ -141,9 +152,8 @@ check_bins <- function(bins) {
   ok <- is.numeric(bins) && length(bins) == 1L && !is.na(bins) && is.finite(bins) &&
     bins >= 1 && bins == round(bins)
   if (!ok) {
-    got <- if (is.numeric(bins) && length(bins) == 1L) fmt_value(bins) else
-      sprintf("an object of class %s and length %d", class(bins)[1L], length(bins))
-    stop(sprintf("`bins` must be a single positive integer; got %s.", got), call. = FALSE)
+    stop(sprintf("`bins` must be a single positive integer; got %s.", describe_option(bins)),
+         call. = FALSE)
   }
   as.integer(bins)
 }
@@ -156,13 +166,8 @@ check_bandwidth <- function(bandwidth) {
   ok <- is.numeric(bandwidth) && length(bandwidth) == 1L && !is.na(bandwidth) &&
     is.finite(bandwidth) && bandwidth > 0
   if (!ok) {
-    got <- if (length(bandwidth) == 1L && (is.numeric(bandwidth) || is.character(bandwidth))) {
-      if (is.character(bandwidth)) sprintf("\"%s\"", bandwidth) else fmt_value(bandwidth)
-    } else {
-      sprintf("an object of class %s and length %d", class(bandwidth)[1L], length(bandwidth))
-    }
     stop(sprintf("`bandwidth` must be a single positive finite number or \"median\"; got %s.",
-                 got), call. = FALSE)
+                 describe_option(bandwidth)), call. = FALSE)
   }
   as.double(bandwidth)
 }
