@@ -1,0 +1,297 @@
+"""Kernels for ``calibr.torchmetrics`` (torchmetrics-compatible calibration error).
+
+torchmetrics 1.9 computes its calibration error as follows (``_ce_compute`` and
+``_binning_bucketize``), always in the dtype of the confidences:
+
+* boundaries ``torch.linspace(0, 1, n_bins + 1)``;
+* bin index ``bucketize(conf, boundaries, right=True) - 1``: bins are closed on
+  the left, ``boundaries[b] <= conf < boundaries[b + 1]``, and a confidence of
+  exactly 1.0 lands in an extra bin ``n_bins`` (so there are ``n_bins + 1``);
+* per-bin count, sum of confidences and sum of accuracies by ``scatter_add_``,
+  which on the CPU adds the elements one after another in input order, in the
+  dtype of the confidences (float32 sums and even float32 counts).
+
+Everything here keeps that arithmetic: ``numpy.add.at`` and the numba loops
+both accumulate sequentially in the state's dtype, so the per-bin sums are the
+same bits as torch's.
+
+Each kernel comes twice:
+
+* ``*_oracle``: short numpy that is obviously the definition;
+* the fast version: one numba pass over the data, no Python loop per element.
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+
+import numba
+import numpy as np
+
+__all__ = [
+    "torch_linspace",
+    "sigmoid",
+    "softmax",
+    "bin_index_oracle",
+    "accumulate_oracle",
+    "top_label_oracle",
+    "binary_scan",
+    "binary_accumulate",
+    "multiclass_scan",
+    "multiclass_accumulate",
+    "finalize",
+]
+
+
+# --------------------------------------------------------------------------
+# torch.linspace, exactly
+
+
+@functools.lru_cache(maxsize=256)
+def _linspace_cached(steps: int, dtype_str: str) -> np.ndarray:
+    dtype = np.dtype(dtype_str)
+    out = np.empty(steps, dtype=dtype)
+    if steps == 1:
+        out[0] = 0.0
+    else:
+        one = dtype.type(1.0)
+        step = one / dtype.type(steps - 1)  # (end - start) / (steps - 1), in the dtype
+        exact_step = Fraction(float(step))
+        halfway = steps // 2
+        for i in range(steps):
+            # torch's CPU kernel (compiled with fused multiply-add on AVX2/AVX512 builds):
+            # the lower half is start + step * i, the upper half end - step * (steps - 1 - i),
+            # each rounded once.
+            if i < halfway:
+                exact = exact_step * i
+            else:
+                exact = 1 - exact_step * (steps - 1 - i)
+            # float(exact) is the correctly rounded float64; for float32 the exact value
+            # spans at most 24 + log2(steps) < 53 bits (1 minus a 24-bit step times an
+            # integer), so float64 holds it exactly and one rounding to float32 remains.
+            out[i] = float(exact)
+    out.setflags(write=False)
+    return out
+
+
+def torch_linspace(steps: int, dtype) -> np.ndarray:
+    """``torch.linspace(0, 1, steps, dtype=dtype)`` on a CPU, bit for bit (read-only).
+
+    torch computes ``step = 1 / (steps - 1)`` in the dtype, the first ``steps // 2``
+    points as ``step * i`` and the rest as ``1 - step * (steps - 1 - i)``, each with a
+    single rounding (a fused multiply-add). ``numpy.linspace`` computes ``i * step``
+    throughout, in float64, so its upper half can differ by an ulp.
+    """
+    return _linspace_cached(int(steps), np.dtype(dtype).str)
+
+
+# --------------------------------------------------------------------------
+# normalisation of logits (shared by the fast and the readable path)
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-x))`` in the dtype of ``x`` (a new array)."""
+    with np.errstate(over="ignore"):
+        return np.reciprocal(np.exp(-x) + x.dtype.type(1.0))
+
+
+def softmax(x: np.ndarray) -> np.ndarray:
+    """Softmax over the columns of a 2-d ``x`` in its dtype (a new array)."""
+    shifted = x - x.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+# --------------------------------------------------------------------------
+# readable oracles
+
+
+def bin_index_oracle(conf: np.ndarray, boundaries: np.ndarray) -> np.ndarray:
+    """``bucketize(conf, boundaries, right=True) - 1``: bins closed on the left, 1.0 alone."""
+    return np.searchsorted(boundaries, conf, side="right") - 1
+
+
+def accumulate_oracle(conf, acc, boundaries, count, conf_sum, acc_sum) -> None:
+    """Add ``conf``/``acc`` into the per-bin state, one element after another (in place)."""
+    dtype = count.dtype
+    idx = bin_index_oracle(conf.astype(dtype), boundaries)
+    np.add.at(count, idx, dtype.type(1.0))
+    np.add.at(conf_sum, idx, conf.astype(dtype))
+    np.add.at(acc_sum, idx, acc.astype(dtype))
+
+
+def top_label_oracle(probs: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Top-label confidence (as float32) and hit (first maximal column on ties)."""
+    pred = np.argmax(probs, axis=1)
+    conf = probs[np.arange(probs.shape[0]), pred].astype(np.float32)
+    return conf, (pred == target).astype(np.float32)
+
+
+# --------------------------------------------------------------------------
+# fast kernels (numba, one pass each)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bin_of(x, boundaries, n_bins):
+    """Bin index of ``x`` in [0, 1]: start from ``x * n_bins``, then settle exactly."""
+    j = int(x * n_bins)
+    if j > n_bins:
+        j = n_bins
+    if j < 0:
+        j = 0
+    while j < n_bins and boundaries[j + 1] <= x:
+        j += 1
+    while j > 0 and boundaries[j] > x:
+        j -= 1
+    return j
+
+
+@numba.njit(cache=True, nogil=True)
+def binary_scan(preds, target, has_ignore, ignore, check_target):
+    """One pass: kept count, any value outside [0, 1], first NaN, first bad target.
+
+    Returns ``(kept, outside, first_nan, first_bad_target)``; positions are -1 when
+    there is none. Only rows whose target is not ``ignore`` count for ``outside``
+    and ``first_nan``; the target check covers every row (as torchmetrics').
+    """
+    kept = 0
+    outside = False
+    first_nan = -1
+    first_bad = -1
+    for i in range(preds.size):
+        t = target[i]
+        if check_target and first_bad < 0:
+            if t != 0 and t != 1 and not (has_ignore and t == ignore):
+                first_bad = i
+        if has_ignore and t == ignore:
+            continue
+        kept += 1
+        x = preds[i]
+        if not (x >= 0.0 and x <= 1.0):
+            outside = True
+            if x != x and first_nan < 0:
+                first_nan = i
+    return kept, outside, first_nan, first_bad
+
+
+@numba.njit(cache=True, nogil=True)
+def binary_accumulate(preds, target, has_ignore, ignore, boundaries, count, conf_sum, acc_sum):
+    """Add each kept (pred, target) into the per-bin state, in input order (in place)."""
+    n_bins = boundaries.size - 1
+    for i in range(preds.size):
+        t = target[i]
+        if has_ignore and t == ignore:
+            continue
+        x = preds[i]
+        j = _bin_of(x, boundaries, n_bins)
+        count[j] += 1.0
+        conf_sum[j] += x
+        acc_sum[j] += t
+
+
+@numba.njit(cache=True, nogil=True)
+def multiclass_scan(preds, target, has_ignore, ignore, num_classes, max_unique, count_unique):
+    """One pass over (M, C) rows and targets.
+
+    Returns ``(kept, outside, first_nan_row, too_many_unique)``: kept rows, whether a
+    kept row has a value outside [0, 1], the first kept row with a NaN, and whether
+    the target holds more than ``max_unique`` distinct values (every NaN distinct,
+    as ``torch.unique``), counted over all rows, ignored ones included.
+    """
+    m, c = preds.shape
+    kept = 0
+    outside = False
+    first_nan = -1
+    seen = np.zeros(num_classes, dtype=np.bool_)
+    others = np.empty(max_unique + 1, dtype=np.float64)
+    n_others = 0
+    n_unique = 0
+    too_many = False
+    for i in range(m):
+        t = target[i]
+        if count_unique and not too_many:
+            if t >= 0 and t < num_classes and t == int(t):
+                k = int(t)
+                if not seen[k]:
+                    seen[k] = True
+                    n_unique += 1
+            else:
+                tf = float(t)
+                found = False
+                for q in range(n_others):
+                    if others[q] == tf:  # never true for NaN: each NaN is distinct
+                        found = True
+                        break
+                if not found:
+                    others[n_others] = tf
+                    n_others += 1
+                    n_unique += 1
+            if n_unique > max_unique:
+                too_many = True
+        if has_ignore and t == ignore:
+            continue
+        kept += 1
+        for k in range(c):
+            x = preds[i, k]
+            if not (x >= 0.0 and x <= 1.0):
+                outside = True
+                if x != x and first_nan < 0:
+                    first_nan = i
+    return kept, outside, first_nan, too_many
+
+
+@numba.njit(cache=True, nogil=True)
+def multiclass_accumulate(preds, target, has_ignore, ignore, boundaries, count, conf_sum, acc_sum):
+    """Top-label (first maximal column) confidence as float32 and hit, binned (in place)."""
+    m, c = preds.shape
+    n_bins = boundaries.size - 1
+    for i in range(m):
+        t = target[i]
+        if has_ignore and t == ignore:
+            continue
+        best = preds[i, 0]
+        arg = 0
+        for k in range(1, c):
+            v = preds[i, k]
+            if v > best:
+                best = v
+                arg = k
+        conf = np.float32(best)
+        j = _bin_of(conf, boundaries, n_bins)
+        count[j] += 1.0
+        conf_sum[j] += conf
+        if arg == t:
+            acc_sum[j] += 1.0
+
+
+# --------------------------------------------------------------------------
+# from per-bin state to the metric
+
+
+def finalize(count: np.ndarray, conf_sum: np.ndarray, acc_sum: np.ndarray, norm: str):
+    """torchmetrics' ``_ce_compute`` from the per-bin sums, in the state's dtype.
+
+    Returns a numpy scalar of the state's dtype, except for ``norm="l2"`` when the
+    weighted sum of squared gaps is not positive (including NaN for no samples):
+    then ``numpy.int64(0)``, as torchmetrics returns ``torch.tensor(0)``.
+    """
+    dtype = count.dtype
+    with np.errstate(divide="ignore", invalid="ignore"):
+        conf_bin = np.nan_to_num(conf_sum / count)
+        acc_bin = np.nan_to_num(acc_sum / count)
+        prop_bin = count / count.sum(dtype=dtype)
+        gap = acc_bin - conf_bin
+        if norm == "l1":
+            return dtype.type(_sum(np.abs(gap) * prop_bin, dtype))
+        if norm == "max":
+            return dtype.type(np.abs(gap).max())
+        ce = _sum(gap * gap * prop_bin, dtype)
+        if ce > 0:
+            return dtype.type(np.sqrt(ce))
+        return np.int64(0)
+
+
+def _sum(terms: np.ndarray, dtype) -> np.floating:
+    """A short sum, accumulated in float64 and rounded once to ``dtype``."""
+    return dtype.type(terms.sum(dtype=np.float64))
