@@ -1,0 +1,274 @@
+"""The per-bin table behind ``ece()`` and ``mce()``, as a tidy DataFrame."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Hashable, Sequence
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.api.typing import DataFrameGroupBy
+
+from ._kernels import binned
+from ._validation import InputError, Prepared, _fmt, check_bins, check_choice, prepare
+from .frame import _raise_per_group, groups_of, resolve_columns, split
+
+__all__ = ["calibration_table", "wilson_interval", "TABLE_COLUMNS"]
+
+#: The columns of every table, after the group keys and (multiclass classwise) ``class``.
+TABLE_COLUMNS = (
+    "bin", "lower", "upper", "n", "mean_confidence", "observed_frequency", "gap",
+    "ci_lower", "ci_upper",
+)
+
+_TYPES = ("classwise", "confidence")
+
+
+def wilson_interval(
+    successes: np.ndarray, n: np.ndarray, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Wilson score interval for a binomial proportion (no continuity correction).
+
+    Parameters
+    ----------
+    successes, n : array-like
+        Success counts and trial counts (n > 0).
+    level : float, default 0.95
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    (lower, upper) : tuple of float64 arrays
+
+    Notes
+    -----
+    With :math:`\hat p = x / n` and :math:`z` the :math:`1 - (1 - level)/2`
+    normal quantile,
+
+    .. math:: \frac{\hat p + \frac{z^2}{2n} \pm z \sqrt{\frac{\hat p (1 - \hat p)}{n}
+              + \frac{z^2}{4 n^2}}}{1 + z^2 / n},
+
+    R's ``prop.test(x, n, correct = FALSE)$conf.int``. The bounds are exactly 0
+    when x = 0 and exactly 1 when x = n.
+
+    References
+    ----------
+    Wilson, E. B. (1927). Probable inference, the law of succession, and
+    statistical inference. JASA 22, 209-212.
+
+    Examples
+    --------
+    >>> from calibr.table import wilson_interval
+    >>> lo, hi = wilson_interval([3], [10])
+    >>> round(float(lo[0]), 7), round(float(hi[0]), 7)
+    (0.1077913, 0.6032219)
+    """
+    x = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    z = NormalDist().inv_cdf(1.0 - (1.0 - level) / 2.0)
+    z2 = z * z
+    phat = x / n
+    denom = 1.0 + z2 / n
+    center = (phat + z2 / (2.0 * n)) / denom
+    half = z / denom * np.sqrt(phat * (1.0 - phat) / n + z2 / (4.0 * n * n))
+    lower = np.where(x == 0, 0.0, center - half)
+    upper = np.where(x == n, 1.0, center + half)
+    return lower, upper
+
+
+def _check_level(level: Any) -> float:
+    if (
+        isinstance(level, numbers.Real)
+        and not isinstance(level, (bool, np.bool_))
+        and math.isfinite(float(level))
+        and 0.0 < float(level) < 1.0
+    ):
+        return float(level)
+    raise InputError(f"`ci_level` must be a number strictly between 0 and 1; got {_fmt(level)}.")
+
+
+def _rows(
+    p: np.ndarray, y: np.ndarray, binary: bool, bins: int, type: str, level: float
+) -> dict[str, np.ndarray]:
+    """The table's columns for one group's canonical arrays (non-empty bins only).
+
+    The statistics are those of ``ece()``/``mce()``: the same kernels on the
+    same arrays. ``"_class"`` holds 0-based class positions (classwise only).
+    """
+    if binary:
+        stats = binned.binary_stats(p, y, bins)
+    elif type == "confidence":
+        stats = binned.confidence_stats(p, y, bins)
+    else:
+        stats = binned.classwise_stats(p, y, bins)
+    count, sum_conf, sum_hit = (np.atleast_2d(s) for s in stats)
+    cls, b = np.nonzero(count > 0)  # row-major: by class, then by bin
+    n = count[cls, b]
+    conf = sum_conf[cls, b] / n
+    freq = sum_hit[cls, b] / n
+    edges = binned.breaks(bins)
+    lo, hi = wilson_interval(sum_hit[cls, b], n, level)
+    out = {
+        "bin": b.astype(np.int64) + 1,
+        "lower": edges[b],
+        "upper": edges[b + 1],
+        "n": n.astype(np.int64),
+        "mean_confidence": conf,
+        "observed_frequency": freq,
+        "gap": np.abs(freq - conf),
+        "ci_lower": lo,
+        "ci_upper": hi,
+    }
+    if not binary and type == "classwise":
+        out["_class"] = cls
+    return out
+
+
+def _frame(parts: list[dict[str, np.ndarray]], classes: tuple | None) -> pd.DataFrame:
+    cols = {c: np.concatenate([part[c] for part in parts]) for c in TABLE_COLUMNS}
+    if parts and "_class" in parts[0]:
+        codes = np.concatenate([part["_class"] for part in parts])
+        return pd.DataFrame({"class": pd.Index(list(classes)).take(codes), **cols})
+    return pd.DataFrame(cols)
+
+
+def calibration_table(
+    p: Any,
+    y: Any,
+    bins: int = 10,
+    type: str = "classwise",
+    *,
+    classes: Sequence | None = None,
+    na_rm: bool = False,
+    ci_level: float = 0.95,
+    data: pd.DataFrame | DataFrameGroupBy | None = None,
+    p_prefix: str | None = None,
+) -> pd.DataFrame:
+    """The per-bin statistics behind ``ece()`` and ``mce()``, as a tidy DataFrame.
+
+    Parameters
+    ----------
+    p, y
+        As for :func:`calibr.ece`: the probabilities (a vector, or a matrix or
+        DataFrame with one column per class) and the labels. With ``data``,
+        column names instead, as for :func:`calibr.summarise` (``p`` a name or
+        a list of names, or None with ``p_prefix``).
+    bins : int, default 10
+        Number of equal-width bins on [0, 1].
+    type : {"classwise", "confidence"}, default "classwise"
+        Multiclass form (ignored for binary input): one set of bins per class
+        (one-vs-rest), or the top-label confidence and its correctness.
+    classes : sequence, optional, keyword-only
+        The label of each column of ``p``, as for the metrics.
+    na_rm : bool, default False, keyword-only
+        Drop rows with a missing value instead of raising.
+    ci_level : float, default 0.95, keyword-only
+        Confidence level of the interval for the observed frequency.
+    data : DataFrame or DataFrameGroupBy, optional, keyword-only
+        Take ``p`` and ``y`` from the columns of this frame; grouped, one table
+        per group (pandas' ``observed=``/``dropna=`` semantics), stacked.
+    p_prefix : str, optional, keyword-only
+        With ``data``: the probability columns are those starting with this
+        prefix (see :func:`calibr.summarise` for how class labels are derived).
+
+    Returns
+    -------
+    DataFrame
+        A new frame with a default index and the columns, in this order: the
+        group keys (with a grouped ``data``); ``class`` (multiclass
+        ``"classwise"`` only: the class label); ``bin`` (1-based); ``lower`` and
+        ``upper`` (the bin's edges, R's ``seq(0, 1, length.out = bins + 1)``);
+        ``n`` (members); ``mean_confidence``; ``observed_frequency`` (the share
+        of members whose outcome is 1, or whose class is the column's, or whose
+        top label is right); ``gap`` (``|observed_frequency -
+        mean_confidence|``); ``ci_lower`` and ``ci_upper`` (the Wilson score
+        interval of the observed frequency, see :func:`wilson_interval`).
+        Only non-empty bins appear, as the metrics ignore empty bins.
+
+    Raises
+    ------
+    ValueError
+        (``calibr.InputError``) for bad values, as the metrics.
+    TypeError
+        For a non-numeric ``p`` or a ``data`` that is not a DataFrame or DataFrameGroupBy.
+
+    Notes
+    -----
+    Bin membership is that of :func:`calibr.ece` (closed on the right, 0 in the
+    first bin), and the statistics come from the same kernels, so per group
+    (and per class for ``"classwise"``)
+
+    - ``(n * gap).sum() / n.sum()`` is the binary ECE (for ``"classwise"``,
+      ``ece()`` is the mean of it over the classes);
+    - ``gap.max()`` is the MCE (for ``"classwise"``, over all classes).
+
+    For the table of each group of a DataFrame, chain with ``.pipe()``:
+    ``df.groupby("model").pipe((calibration_table, "data"), "p", "y")``.
+
+    Examples
+    --------
+    >>> from calibr.table import calibration_table
+    >>> tab = calibration_table([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], bins=2)
+    >>> print(tab.round(4).to_string())
+       bin  lower  upper  n  mean_confidence  observed_frequency  gap  ci_lower  ci_upper
+    0    1    0.0    0.5  2             0.15                 0.0  0.15    0.0000    0.6576
+    1    2    0.5    1.0  2             0.85                 1.0  0.15    0.3424    1.0000
+    """
+    bins = check_bins(bins)
+    type = check_choice(type, "type", _TYPES)
+    level = _check_level(ci_level)
+    if not isinstance(na_rm, (bool, np.bool_)):
+        raise InputError(f"`na_rm` must be True or False; got {_fmt(na_rm)}.")
+    if data is None:
+        if p_prefix is not None:
+            raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.")
+        prep = prepare(p, y, classes=classes, na_rm=na_rm)
+        return _frame([_rows(prep.p, prep.y, prep.binary, bins, type, level)], prep.classes)
+
+    groups = groups_of(data)
+    cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
+    try:
+        sp = split(groups, cols, na_rm)
+    except (ValueError, TypeError):
+        _raise_per_group(groups, cols, na_rm)
+        raise
+    if sp.prep is None:
+        if groups.sizes.any() or groups.keys is None:
+            _raise_per_group(groups, cols, na_rm)
+        return _empty(groups, not _is_binary_cols(cols) and type == "classwise")
+    prep: Prepared = sp.prep
+    parts, owner = [], []
+    for g in range(groups.n_groups):
+        a, b = sp.start[g], sp.start[g + 1]
+        if groups.sizes[g] == 0:
+            continue
+        if a == b:  # all rows of an observed group were incomplete
+            _raise_per_group(groups, cols, na_rm, only=g)
+        part = _rows(sp.p[a:b], sp.y[a:b], prep.binary, bins, type, level)
+        parts.append(part)
+        owner.append(np.full(len(part["bin"]), g))
+    table = _frame(parts, prep.classes)
+    if groups.keys is None:
+        return table
+    keys = groups.keys.take(np.concatenate(owner)).reset_index(drop=True)
+    clash = [c for c in keys.columns if c in table.columns]
+    if clash:
+        raise InputError(
+            f"The group key {clash[0]!r} has the name of a column of the table; rename it."
+        )
+    return pd.concat([keys, table], axis=1)
+
+
+def _is_binary_cols(cols: Any) -> bool:
+    return isinstance(cols.p, Hashable) and not isinstance(cols.p, list)
+
+
+def _empty(groups: Any, with_class: bool) -> pd.DataFrame:
+    """The table of a grouping with no observed group: the columns, no rows."""
+    names = (list(groups.keys.columns) if groups.keys is not None else []) + (
+        ["class"] if with_class else []
+    ) + list(TABLE_COLUMNS)
+    return pd.DataFrame({c: [] for c in names})
