@@ -213,7 +213,7 @@ def calibration_table(
     >>> from calibr.table import calibration_table
     >>> tab = calibration_table([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], bins=2)
     >>> print(tab.round(4).to_string())
-       bin  lower  upper  n  mean_confidence  observed_frequency  gap  ci_lower  ci_upper
+       bin  lower  upper  n  mean_confidence  observed_frequency   gap  ci_lower  ci_upper
     0    1    0.0    0.5  2             0.15                 0.0  0.15    0.0000    0.6576
     1    2    0.5    1.0  2             0.85                 1.0  0.15    0.3424    1.0000
     """
