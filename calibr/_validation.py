@@ -84,10 +84,10 @@ class Prepared:
 
 def _fmt(value: Any) -> str:
     """Show a value in a message (floats with repr precision, strings quoted)."""
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
-    if isinstance(value, (np.integer, np.bool_)):
-        return repr(value.item())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
     return repr(value)
 
 
