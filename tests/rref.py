@@ -19,16 +19,24 @@ integer labels become an R integer vector. Anything else is passed through as is
 so that bad input reaches R's own checks.
 
 Tests reach this through the ``rref`` fixture of ``tests/conftest.py``.
+
+The committed reference data (``tests/data/r_reference``, made by
+``r_reference/make_inputs.R`` and ``r_reference/make_reference.R``; columns in its
+``PROVENANCE.md``) is read with :func:`read_cases`, :func:`read_case` and
+:func:`read_reference`, which need neither R nor rpy2; :func:`call_reference_row`
+replays one row of ``reference.csv`` through any object with the methods above.
 """
 
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 R_PACKAGE = "calibrRef"
+DATA_DIR = Path(__file__).resolve().parent / "data" / "r_reference"
 
 
 class RError(Exception):
@@ -82,6 +90,8 @@ class RReference:
             vec.do_slot_assign("levels", ri.StrSexpVector([str(c) for c in y.categories]))
             vec.do_slot_assign("class", ri.StrSexpVector(["factor"]))
             return vec
+        if getattr(getattr(y, "dtype", None), "name", "") == "category" and hasattr(y, "array"):
+            return self._y(y.array)  # a categorical pandas Series
         arr = np.asarray(y)
         if arr.ndim != 1:
             return y
@@ -171,3 +181,49 @@ def load() -> RReference:
     if _INSTANCE is None:
         _INSTANCE = RReference()
     return _INSTANCE
+
+
+# ------------------------------------------------------------- committed reference data
+
+
+def read_cases() -> Any:
+    """The manifest ``inputs/cases.csv``: case, kind, n, k, seed, description."""
+    import pandas as pd
+
+    return pd.read_csv(DATA_DIR / "inputs" / "cases.csv")
+
+
+def read_case(case: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, y)`` of one committed input: p float64 ``(n,)`` or C-contiguous ``(n, K)``;
+    y int64, 0/1 for a binary case and the R codes 1..K for a multiclass one."""
+    import pandas as pd
+
+    df = pd.read_csv(DATA_DIR / "inputs" / f"{case}.csv")
+    y = df.pop("y").to_numpy(np.int64)
+    p = df.to_numpy(np.float64)
+    if p.shape[1] == 1:
+        return np.ascontiguousarray(p[:, 0]), y
+    return np.ascontiguousarray(p), y
+
+
+def read_reference() -> Any:
+    """``reference.csv`` with every column as text (empty string = not applicable)."""
+    import pandas as pd
+
+    return pd.read_csv(DATA_DIR / "reference.csv", keep_default_na=False, dtype=str)
+
+
+def reference_bandwidth(text: str) -> float | str:
+    """The ``bandwidth`` column as the value to pass: a float, or ``"median"``."""
+    return text if text == "median" else float(text)
+
+
+def call_reference_row(impl: Any, p: np.ndarray, y: np.ndarray, row: Any) -> float:
+    """Replay one ``reference.csv`` row (a namedtuple from ``itertuples()``) on ``impl``."""
+    if row.metric in ("ece", "mce"):
+        return getattr(impl, row.metric)(p, y, bins=int(row.bins), type=row.type)
+    if row.metric == "skce":
+        return impl.skce(p, y, row.estimator, reference_bandwidth(row.bandwidth), row.type)
+    if row.metric == "mmce":
+        return impl.mmce(p, y, reference_bandwidth(row.bandwidth))
+    raise ValueError(f"unknown metric {row.metric!r} in reference.csv")

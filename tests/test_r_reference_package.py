@@ -22,12 +22,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from rref import DATA_DIR as DATA
+from rref import call_reference_row, read_case, read_cases, read_reference
 
 pytestmark = pytest.mark.r
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "r_reference" / "examples"
-DATA = ROOT / "tests" / "data" / "r_reference"
 
 # Tolerances (each with its reason).
 # Hand-worked values: R sums and means in long double, so allow a few ulps.
@@ -133,6 +134,7 @@ def test_factor_labels_equal_integer_codes(rref):
     codes = np.array([2, 1, 3, 3])
     factor = pd.Categorical.from_codes(codes - 1, categories=["a", "b", "c"])
     assert rref.ece(p, factor, bins=3) == rref.ece(p, codes, bins=3)
+    assert rref.ece(p, pd.Series(factor), bins=3) == rref.ece(p, codes, bins=3)
     assert rref.skce(p, factor, estimator="biased") == rref.skce(p, codes, estimator="biased")
 
 
@@ -484,23 +486,12 @@ def test_harness_passes_doubles_and_shapes_exactly(rref):
     assert y.typeof == rref._ri.RTYPES.INTSXP and list(y) == [1, 2, 3]
 
 
-def _cases() -> pd.DataFrame:
-    return pd.read_csv(DATA / "inputs" / "cases.csv")
-
-
-def _read_case(case: str) -> tuple[np.ndarray, np.ndarray]:
-    df = pd.read_csv(DATA / "inputs" / f"{case}.csv")
-    y = df.pop("y").to_numpy(np.int64)
-    p = df.to_numpy(np.float64)
-    return (p[:, 0].copy() if p.shape[1] == 1 else np.ascontiguousarray(p)), y
-
-
 def test_committed_inputs_parse_identically_in_python_and_r(rref):
     import rpy2.robjects as ro
 
     read_csv = ro.r("function(path) { d <- utils::read.csv(path); as.matrix(d) }")
-    for case in _cases().case:
-        p, y = _read_case(case)
+    for case in read_cases().case:
+        p, y = read_case(case)
         r_data = read_csv(str(DATA / "inputs" / f"{case}.csv"))
         nrow, ncol = r_data.dim
         r_arr = np.array(list(r_data), dtype=np.float64).reshape(ncol, nrow).T
@@ -510,32 +501,22 @@ def test_committed_inputs_parse_identically_in_python_and_r(rref):
 
 def test_committed_reference_matches_the_installed_package(rref):
     """reference.csv (made by r_reference/make_reference.R) is what calibrRef computes now."""
-    ref = pd.read_csv(DATA / "reference.csv", keep_default_na=False, dtype=str)
-    cases = _cases()
+    ref = read_reference()
+    cases = read_cases()
     assert set(ref.case) == set(cases.case)
     expected_rows_per_case = 2 * 2 * 9 + 3 * 3 * 4 + 4
     assert (ref.groupby("case").size() == expected_rows_per_case).all()
     for case, rows in ref.groupby("case", sort=False):
-        p, y = _read_case(case)
+        p, y = read_case(case)
         for row in rows.itertuples():
             if row.error:
                 with pytest.raises(rref.RError) as info:
-                    _call_reference_row(rref, p, y, row)
+                    call_reference_row(rref, p, y, row)
                 assert str(info.value) == row.error, (case, row)
             else:
-                assert _call_reference_row(rref, p, y, row) == pytest.approx(
+                assert call_reference_row(rref, p, y, row) == pytest.approx(
                     float(row.value), rel=COMMITTED_RTOL, abs=COMMITTED_ATOL
                 ), (case, row)
-
-
-def _call_reference_row(rref, p: np.ndarray, y: np.ndarray, row) -> float:
-    """The call that one row of reference.csv records (see PROVENANCE.md)."""
-    bandwidth = row.bandwidth if row.bandwidth in ("", "median") else float(row.bandwidth)
-    if row.metric in ("ece", "mce"):
-        return getattr(rref, row.metric)(p, y, bins=int(row.bins), type=row.type)
-    if row.metric == "skce":
-        return rref.skce(p, y, row.estimator, bandwidth, row.type)
-    return rref.mmce(p, y, bandwidth)
 
 
 # --------------------------------------------------------------------------- help-page examples
