@@ -291,7 +291,9 @@ def resolve_columns(
                 + (f" ({cols[0]!r})." if cols else ".")
             )
         if classes is None:
-            classes = _classes_from_names([c[len(p_prefix):] for c in cols], frame[y], p_prefix)
+            classes = _classes_from_names(
+                [c[len(p_prefix):] for c in cols], frame[y], f"the columns with prefix {p_prefix!r}"
+            )
         return Columns(p=cols, y=y, classes=tuple(classes))
     if p is None:
         raise InputError("`p` must name the probability column(s), or give `p_prefix`; got None.")
@@ -322,7 +324,9 @@ def _is_label(x: Any) -> bool:
     return isinstance(x, str) or (isinstance(x, Hashable) and not isinstance(x, tuple))
 
 
-def _classes_from_names(names: list[str], y: pd.Series, prefix: str) -> list:
+def _classes_from_names(names: list[str], y: pd.Series, source: str) -> list:
+    """Class labels from names: integers if the labels in ``y`` are numbers and every
+    name is a plain decimal integer; the strings if the labels are not numbers."""
     dtype = y.dtype
     if isinstance(dtype, pd.CategoricalDtype):
         dtype = dtype.categories.dtype
@@ -334,7 +338,7 @@ def _classes_from_names(names: list[str], y: pd.Series, prefix: str) -> list:
         if all(_INT_NAME.fullmatch(s) for s in names):
             return [int(s) for s in names]
         raise InputError(
-            f"The labels in {y.name!r} are numbers, but the columns with prefix {prefix!r} "
+            f"The labels in {y.name!r} are numbers, but {source} "
             f"name the classes {', '.join(repr(s) for s in names[:5])}"
             f"{', ...' if len(names) > 5 else ''}; pass classes= to give the label of each column."
         )
