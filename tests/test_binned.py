@@ -1,0 +1,347 @@
+"""ece() and mce(): hand-worked cases, the R help page example, the fast kernels
+against the readable oracles, invariants, and live parity with the R reference."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from tolerances import ORACLE_ATOL, ORACLE_RTOL, ORDER_SLACK, R_ATOL, R_RTOL
+
+import calibr
+from calibr._kernels import binned
+
+TYPES = ("classwise", "confidence")
+
+
+# ----------------------------------------------------------------- hand-worked
+
+
+def _exact_binary(p, y, bins):
+    """ECE and MCE with exact rational arithmetic, straight from spec section 2."""
+    edges = [Fraction(float(e)) for e in np.linspace(0, 1, bins + 1)]
+    groups: dict[int, list] = {}
+    for pi, yi in zip(p, y):
+        v = Fraction(float(pi))
+        b = next(j for j in range(bins) if v <= edges[j + 1] and (v > edges[j] or j == 0))
+        groups.setdefault(b, []).append((v, Fraction(int(yi))))
+    n = len(p)
+    gaps = {b: abs(sum(t for _, t in m) / len(m) - sum(v for v, _ in m) / len(m))
+            for b, m in groups.items()}
+    ece = sum(Fraction(len(groups[b]), n) * g for b, g in gaps.items())
+    return float(ece), float(max(gaps.values()))
+
+
+def test_help_page_example_mce():
+    # r-docs/mce.txt: predictions |> summarise(mce = mce(p, y, bins = 2)) gives 0.15
+    predictions = pd.DataFrame({"p": [0.10, 0.20, 0.80, 0.90], "y": [0, 0, 1, 1]})
+    got = calibr.mce(predictions["p"], predictions["y"], bins=2)
+    assert got == pytest.approx(0.15, rel=1e-15)
+    assert got == _exact_binary([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], 2)[1]
+
+
+def test_hand_worked_binary():
+    # bins = 4: breaks 0, .25, .5, .75, 1
+    # 0.25 sits on a break -> bin 1; 0.0 -> bin 1; 0.5 -> bin 2; 1.0 -> bin 4
+    p = [0.0, 0.25, 0.5, 0.6, 1.0]
+    y = [0, 1, 1, 0, 1]
+    # bin1 {0, .25}: conf 1/8, acc 1/2 -> 3/8;  bin2 {.5}: 1/2;  bin3 {.6}: 0.6;  bin4 {1}: 0
+    assert calibr.ece(p, y, bins=4) == pytest.approx(2 / 5 * 3 / 8 + 1 / 5 * 1 / 2 + 1 / 5 * 0.6,
+                                                     rel=1e-15)
+    assert calibr.mce(p, y, bins=4) == pytest.approx(0.6, rel=1e-15)
+
+
+def test_values_on_breaks_go_to_the_lower_bin():
+    # 0.3 == 3 * 0.1 in R's breaks? No: seq gives 0.30000000000000004, so 0.3 is
+    # below that break and joins bin 3 with 0.25; 0.30000000000000004 itself is
+    # exactly on the break and also goes to bin 3 (closed on the right).
+    edges = np.linspace(0, 1, 11)
+    assert edges[3] == 0.30000000000000004
+    p = np.array([0.25, 0.3, edges[3], 0.35])
+    stats = binned.binary_stats(p, np.array([0, 0, 0, 0]), 10)
+    np.testing.assert_array_equal(stats[0], [0, 0, 3, 1, 0, 0, 0, 0, 0, 0])
+    # and 0.7 (below 0.7000000000000001) with 1/3 on bins = 3
+    assert edges[7] == 0.7000000000000001
+    stats = binned.binary_stats(np.array([0.7, edges[7], 1 / 3, 2 / 3]), np.zeros(4), 10)
+    np.testing.assert_array_equal(np.nonzero(stats[0])[0], [3, 6])
+    e3 = np.linspace(0, 1, 4)
+    stats = binned.binary_stats(np.array([e3[1], e3[2], 0.0, 1.0]), np.zeros(4), 3)
+    np.testing.assert_array_equal(stats[0], [2, 1, 1])
+
+
+def test_hand_worked_multiclass():
+    p = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]])
+    y = [1, 3, 3]
+    # confidence, bins=5: r = .7 (right), .5 (wrong), .8 (right; on the break .8 -> bin 4)
+    # bin 4 {.7, .8}: gap |1 - .75| = .25 ; bin 3 {.5}: gap .5
+    assert calibr.ece(p, y, bins=5, type="confidence") == pytest.approx(2 / 3 * 0.25 + 1 / 3 * 0.5)
+    assert calibr.mce(p, y, bins=5, type="confidence") == pytest.approx(0.5)
+    # classwise = mean / max of the per-column binary metrics
+    per = [_exact_binary(p[:, k], [int(v == k + 1) for v in y], 5) for k in range(3)]
+    assert calibr.ece(p, y, bins=5) == pytest.approx(np.mean([e for e, _ in per]), rel=1e-14)
+    assert calibr.mce(p, y, bins=5) == pytest.approx(max(m for _, m in per), rel=1e-14)
+
+
+def test_argmax_ties_go_to_the_first_column():
+    p = np.array([[0.4, 0.4, 0.2], [0.3, 0.35, 0.35]])
+    # row 0: top label 1 (first of the tie); row 1: top label 2
+    assert calibr.ece(p, [1, 2], bins=1, type="confidence") == pytest.approx(
+        abs(1.0 - (0.4 + 0.35) / 2))
+    assert calibr.ece(p, [2, 3], bins=1, type="confidence") == pytest.approx((0.4 + 0.35) / 2)
+
+
+def test_empty_bins_are_ignored():
+    assert calibr.mce([0.05, 0.05], [0, 0], bins=50) == pytest.approx(0.05)
+    assert calibr.ece([0.05, 0.95], [0, 1], bins=50) == pytest.approx(0.05)
+
+
+def test_returns_python_float():
+    assert type(calibr.ece([0.2, 0.7], [0, 1])) is float
+    assert type(calibr.mce(np.array([[0.2, 0.8]]), [2])) is float
+
+
+# ----------------------------------------------------------------- kernels vs oracle
+
+
+def test_breaks_are_linspace_and_the_arithmetic_of_the_kernel():
+    for b in range(1, 3001):
+        edges = binned.breaks(b)
+        arith = np.arange(b + 1) * (1.0 / b)
+        arith[-1] = 1.0
+        np.testing.assert_array_equal(edges, arith)
+
+
+def _adversarial_values(rng, n, bins):
+    edges = binned.breaks(bins)
+    pool = np.concatenate([edges, np.nextafter(edges, 2.0), np.nextafter(edges, -1.0),
+                           [0.0, 1.0, 0.3, 0.7, 1 / 3, 2 / 3, 5e-324, 1 - 2**-53]])
+    pool = pool[(pool >= 0) & (pool <= 1)]
+    v = rng.random(n)
+    pick = rng.random(n) < 0.5
+    v[pick] = rng.choice(pool, size=pick.sum())
+    return v
+
+
+def _assert_stats_equal(fast, oracle):
+    for f, o in zip(fast, oracle):
+        np.testing.assert_allclose(f, o, rtol=ORACLE_RTOL, atol=ORACLE_ATOL)
+
+
+@pytest.mark.parametrize("bins", [1, 2, 3, 7, 10, 15, 50, 333])
+@pytest.mark.parametrize("n", [1, 2, 17, 1000, 300_000])  # the last takes the parallel path
+def test_binary_kernel_matches_oracle(bins, n):
+    rng = np.random.default_rng(bins * 1000 + n)
+    p = _adversarial_values(rng, n, bins)
+    y = (rng.random(n) < p).astype(np.int64)
+    fast = binned.binary_stats(p, y, bins)
+    _assert_stats_equal(fast, binned.binary_stats_oracle(p, y, bins))
+    np.testing.assert_array_equal(fast[0], binned.binary_stats_oracle(p, y, bins)[0])
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.int64, np.uint8, np.float64])
+def test_binary_kernel_label_dtypes(dtype):
+    rng = np.random.default_rng(1)
+    p = rng.random(500)
+    y = (rng.random(500) < p)
+    ref = calibr.ece(p, y.astype(np.int64))
+    assert calibr.ece(p, y.astype(dtype)) == ref
+
+
+def _random_simplex(rng, n, k, adversarial=True):
+    p = rng.dirichlet(np.full(k, 0.5), size=n)
+    if adversarial and n:
+        m = rng.random(n) < 0.2
+        p[m] = np.eye(k)[rng.integers(0, k, m.sum())]  # one-hot rows
+        t = rng.random(n) < 0.1
+        p[t] = 1.0 / k  # all tied
+    return p
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 10])
+@pytest.mark.parametrize("bins", [1, 4, 10, 50])
+@pytest.mark.parametrize("n", [1, 33, 5000, 140_000])
+def test_multiclass_kernels_match_oracles(k, bins, n):
+    rng = np.random.default_rng(k * 7919 + bins * 31 + n)
+    p = _random_simplex(rng, n, k)
+    codes = rng.integers(0, k, n)
+    _assert_stats_equal(binned.confidence_stats(p, codes, bins),
+                        binned.confidence_stats_oracle(p, codes, bins))
+    _assert_stats_equal(binned.classwise_stats(p, codes, bins),
+                        binned.classwise_stats_oracle(p, codes, bins))
+
+
+unit = st.one_of(
+    st.floats(0, 1),
+    st.sampled_from([0.0, 1.0, 0.1, 0.3, 0.7, 1 / 3, 2 / 3, 0.30000000000000004, 0.5]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    p=hnp.arrays(np.float64, st.integers(1, 60), elements=unit),
+    bins=st.integers(1, 60),
+    data=st.data(),
+)
+def test_property_binary_fast_equals_oracle_and_order(p, bins, data):
+    y = data.draw(hnp.arrays(np.int64, p.shape, elements=st.integers(0, 1)))
+    fast = binned.binary_stats(p, y, bins)
+    oracle = binned.binary_stats_oracle(p, y, bins)
+    _assert_stats_equal(fast, oracle)
+    e, m = calibr.ece(p, y, bins), calibr.mce(p, y, bins)
+    assert 0.0 <= e <= m + ORDER_SLACK
+    assert m <= 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    raw=hnp.arrays(np.float64, st.tuples(st.integers(1, 40), st.integers(2, 6)),
+                   elements=st.floats(0, 1)),
+    bins=st.integers(1, 30),
+    data=st.data(),
+)
+def test_property_multiclass(raw, bins, data):
+    sums = raw.sum(axis=1, keepdims=True)
+    p = np.where(sums > 0, raw / np.where(sums > 0, sums, 1), 1.0 / raw.shape[1])
+    n, k = p.shape
+    y = data.draw(hnp.arrays(np.int64, (n,), elements=st.integers(1, k)))
+    for type_ in TYPES:
+        e, m = calibr.ece(p, y, bins, type_), calibr.mce(p, y, bins, type_)
+        assert 0.0 <= e <= m + ORDER_SLACK and m <= 1.0
+    _assert_stats_equal(binned.classwise_stats(p, y - 1, bins),
+                        binned.classwise_stats_oracle(p, y - 1, bins))
+    _assert_stats_equal(binned.confidence_stats(p, y - 1, bins),
+                        binned.confidence_stats_oracle(p, y - 1, bins))
+
+
+def test_permutation_invariance_and_pandas_equals_numpy():
+    rng = np.random.default_rng(5)
+    p = _random_simplex(rng, 400, 4)
+    y = rng.integers(1, 5, 400)
+    perm = rng.permutation(400)
+    df = pd.DataFrame(p, columns=list("abcd"))
+    labels = pd.Categorical(np.array(list("abcd"))[y - 1], categories=list("abcd"))
+    for metric in (calibr.ece, calibr.mce):
+        for type_ in TYPES:
+            ref = metric(p, y, 7, type_)
+            assert metric(p[perm], y[perm], 7, type_) == pytest.approx(ref, rel=1e-13, abs=1e-15)
+            assert metric(df, labels, 7, type_) == ref
+            assert metric(df, np.array(list("abcd"))[y - 1], 7, type_) == ref
+
+
+def test_large_binary_against_oracle_metrics():
+    rng = np.random.default_rng(11)
+    p = rng.random(1_000_003)
+    y = rng.random(p.size) < p
+    for bins in (10, 15):
+        st_ = binned.binary_stats_oracle(p, y, bins)
+        assert calibr.ece(p, y, bins) == pytest.approx(binned.ece_from_stats(*st_), rel=1e-12)
+        assert calibr.mce(p, y, bins) == pytest.approx(binned.mce_from_stats(*st_), rel=1e-12)
+
+
+# ----------------------------------------------------------------- live R parity
+
+
+def _r_y(y):
+    return np.asarray(y, dtype=np.int64)
+
+
+@pytest.mark.r
+def test_r_breaks_are_numpy_linspace(rref):
+    import rpy2.robjects as ro
+
+    for b in (1, 2, 3, 7, 10, 15, 20, 49, 50, 100, 333, 1000):
+        r = np.asarray(ro.r(f"seq(0, 1, length.out = {b + 1})"))
+        np.testing.assert_array_equal(r, binned.breaks(b))
+
+
+def _check(rref, p, y_r, y_py=None, bins=10, types=TYPES, **kw):
+    y_py = y_r if y_py is None else y_py
+    for metric in ("ece", "mce"):
+        for type_ in types:
+            want = getattr(rref, metric)(p, _r_y(y_r), bins=bins, type=type_)
+            got = getattr(calibr, metric)(p, y_py, bins=bins, type=type_, **kw)
+            assert got == pytest.approx(want, rel=R_RTOL, abs=R_ATOL), (metric, type_, bins)
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("bins", list(range(1, 51)))
+def test_r_parity_binary_every_bins(rref, bins):
+    rng = np.random.default_rng(100 + bins)
+    n = int(rng.integers(1, 400))
+    p = _adversarial_values(rng, n, bins)
+    y = (rng.random(n) < p).astype(np.int64)
+    _check(rref, p, y, bins=bins, types=("classwise",))
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("k", list(range(2, 11)))
+@pytest.mark.parametrize("bins", [1, 2, 3, 5, 10, 13, 20, 50])
+def test_r_parity_multiclass(rref, k, bins):
+    rng = np.random.default_rng(1000 * k + bins)
+    n = int(rng.integers(1, 300))
+    p = _random_simplex(rng, n, k)
+    y = rng.integers(1, k + 1, n)
+    _check(rref, p, y, bins=bins)
+
+
+@pytest.mark.r
+def test_r_parity_values_on_breaks_and_ties(rref):
+    rng = np.random.default_rng(3)
+    for bins in (3, 10, 20):
+        edges = binned.breaks(bins)
+        p = np.repeat(np.concatenate([edges, [0.3, 0.7, 1 / 3, 2 / 3]]), 5)
+        y = (rng.random(p.size) < 0.5).astype(np.int64)
+        _check(rref, p, y, bins=bins, types=("classwise",))
+        # k / B written as a division is not always the break
+        kb = np.arange(bins + 1) / bins
+        _check(rref, kb, (kb > 0.5).astype(np.int64), bins=bins, types=("classwise",))
+    # heavy ties in multiclass: few distinct rows
+    rows = _random_simplex(rng, 4, 4, adversarial=False)
+    p = rows[rng.integers(0, 4, 200)]
+    y = rng.integers(1, 5, 200)
+    for bins in (1, 4, 10):
+        _check(rref, p, y, bins=bins)
+    # one-hot rows only
+    p = np.eye(5)[rng.integers(0, 5, 100)]
+    _check(rref, p, rng.integers(1, 6, 100), bins=10)
+
+
+@pytest.mark.r
+def test_r_parity_categorical_and_dataframe(rref):
+    rng = np.random.default_rng(8)
+    p = _random_simplex(rng, 150, 3)
+    y = rng.integers(1, 4, 150)
+    names = np.array(["setosa", "versicolor", "virginica"])
+    df = pd.DataFrame(p, columns=names)
+    cat = pd.Categorical(names[y - 1], categories=names)
+    for bins in (5, 10):
+        _check(rref, p, y, y_py=cat, bins=bins)
+        _check(rref, df, y, y_py=names[y - 1], bins=bins)
+        # R sees the factor directly
+        for metric in ("ece", "mce"):
+            want = getattr(rref, metric)(p, cat, bins=bins, type="classwise")
+            assert getattr(calibr, metric)(df, cat, bins=bins) == pytest.approx(
+                want, rel=R_RTOL, abs=R_ATOL)
+
+
+@pytest.mark.r
+def test_r_rejects_what_calibr_rejects(rref):
+    bad = [
+        ([0.1, 1.2], [0, 1], {}),
+        ([0.1, np.nan], [0, 1], {}),
+        ([0.1, 0.2], [0, 2], {}),
+        (np.array([[0.5, 0.5], [0.2, 0.7]]), [1, 2], {}),
+        (np.array([[0.5, 0.5], [0.3, 0.7]]), [0, 2], {}),
+        ([0.1, 0.2], [0, 1], {"bins": 2.5}),
+        ([0.1, 0.2], [0, 1], {"bins": 0}),
+    ]
+    for p, y, kw in bad:
+        with pytest.raises(rref.RError):
+            rref.ece(np.asarray(p, dtype=float), np.asarray(y), **kw)
+        with pytest.raises(calibr.InputError):
+            calibr.ece(p, y, **kw)
