@@ -1,0 +1,485 @@
+"""calibr.frame.summarise: metrics per pandas group, as a tidy DataFrame."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import calibr
+from calibr.datasets import load_breast_cancer_predictions, load_digits_predictions
+from calibr.frame import Metric, metric, summarise
+
+DIGITS = [f"p_{k}" for k in range(10)]
+
+
+def _has(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+needs_kernel = pytest.mark.skipif(
+    not _has("calibr._kernel_metrics"), reason="calibr._kernel_metrics has not landed"
+)
+
+
+def binary_frame(seed=0, n=300, groups=("a", "b", "c")):
+    rng = np.random.default_rng(seed)
+    p = rng.random(n)
+    return pd.DataFrame({
+        "model": rng.choice(list(groups), n),
+        "fold": rng.integers(1, 4, n),
+        "p": p,
+        "y": (rng.random(n) < p ** 1.5).astype(int),
+    })
+
+
+def multiclass_frame(seed=0, n=300, k=4, labels=None):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(k), n)
+    labels = list(range(k)) if labels is None else labels
+    df = pd.DataFrame(p, columns=[f"p_{c}" for c in labels])
+    df.insert(0, "y", [labels[i] for i in rng.integers(0, k, n)])
+    df.insert(0, "model", rng.choice(["a", "b"], n))
+    return df
+
+
+def per_group(df, keys, fn):
+    """The reference: call the metric on each group's rows (pandas' own groups)."""
+    return {key: fn(sub) for key, sub in df.groupby(keys)}
+
+
+# --------------------------------------------------------------------------
+# equal to calling each metric on each group
+
+
+def test_binary_groups_equal_per_group_calls():
+    df = binary_frame()
+    out = summarise(df.groupby("model"), p="p", y="y",
+                    metrics=["ece", "mce", metric("mce", bins=2)])
+    assert list(out.columns) == ["model", "ece", "mce", "mce(bins=2)"]
+    assert isinstance(out.index, pd.RangeIndex)
+    for _, row in out.iterrows():
+        g = df[df["model"] == row["model"]]
+        assert row["ece"] == calibr.ece(g["p"], g["y"])
+        assert row["mce"] == calibr.mce(g["p"], g["y"])
+        assert row["mce(bins=2)"] == calibr.mce(g["p"], g["y"], bins=2)
+
+
+def test_two_keys_equal_per_group_calls():
+    df = binary_frame(seed=1, n=500)
+    out = summarise(df.groupby(["model", "fold"]), "p", "y", metrics=["ece", "mce"])
+    ref = per_group(df, ["model", "fold"], lambda g: (calibr.ece(g["p"], g["y"]),
+                                                      calibr.mce(g["p"], g["y"])))
+    assert len(out) == len(ref)
+    for _, row in out.iterrows():
+        assert (row["ece"], row["mce"]) == ref[(row["model"], row["fold"])]
+
+
+@pytest.mark.parametrize("type_", ["classwise", "confidence"])
+def test_multiclass_prefix_equal_per_group_calls(type_):
+    df = multiclass_frame(seed=2)
+    cols = [f"p_{k}" for k in range(4)]
+    out = summarise(df.groupby("model"), y="y", p_prefix="p_",
+                    metrics={"e": metric("ece", type=type_, bins=5),
+                             "m": metric("mce", type=type_)})
+    for _, row in out.iterrows():
+        g = df[df["model"] == row["model"]]
+        assert row["e"] == calibr.ece(g[cols], g["y"], bins=5, type=type_, classes=range(4))
+        assert row["m"] == calibr.mce(g[cols], g["y"], type=type_, classes=range(4))
+
+
+def test_multiclass_column_list_matches_labels_to_names():
+    df = multiclass_frame(seed=3, labels=["cat", "dog", "eel"], k=3)
+    cols = ["p_cat", "p_dog", "p_eel"]
+    df = df.rename(columns=dict(zip(cols, ["cat", "dog", "eel"], strict=True)))
+    out = summarise(df.groupby("model"), p=["cat", "dog", "eel"], y="y")
+    for _, row in out.iterrows():
+        g = df[df["model"] == row["model"]]
+        assert row["ece"] == calibr.ece(g[["cat", "dog", "eel"]], g["y"])
+        assert row["mce"] == calibr.mce(g[["cat", "dog", "eel"]], g["y"])
+
+
+def test_bundled_digits_equal_per_group_calls():
+    df = load_digits_predictions()
+    out = summarise(df.groupby(["model", "fold"]), y="y", p_prefix="p_",
+                    metrics=["ece", metric("ece", type="confidence", bins=15)])
+    for _, row in out.iterrows():
+        g = df[(df["model"] == row["model"]) & (df["fold"] == row["fold"])]
+        assert row["ece"] == calibr.ece(g[DIGITS], g["y"], classes=range(10))
+        assert row["ece(type='confidence', bins=15)"] == calibr.ece(
+            g[DIGITS], g["y"], type="confidence", bins=15, classes=range(10))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 60),
+    n_groups=st.integers(1, 6),
+    bins=st.integers(1, 12),
+    grid=st.sampled_from([None, 4, 10]),
+)
+def test_property_equal_per_group_calls(seed, n, n_groups, bins, grid):
+    """Random groups, values on bin edges (grid) included."""
+    rng = np.random.default_rng(seed)
+    p = rng.random(n) if grid is None else rng.integers(0, grid + 1, n) / grid
+    df = pd.DataFrame({"g": rng.integers(0, n_groups, n), "p": p,
+                       "y": rng.integers(0, 2, n).astype(bool)})
+    out = summarise(df.groupby("g"), "p", "y",
+                    metrics=[metric("ece", bins=bins), metric("mce", bins=bins)])
+    for _, row in out.iterrows():
+        sub = df[df["g"] == row["g"]]
+        assert row[f"ece(bins={bins})"] == calibr.ece(sub["p"], sub["y"], bins=bins)
+        assert row[f"mce(bins={bins})"] == calibr.mce(sub["p"], sub["y"], bins=bins)
+
+
+@needs_kernel
+def test_kernel_metrics_join():
+    df = binary_frame(seed=4, n=120)
+    out = summarise(df.groupby("model"), "p", "y",
+                    metrics=["skce", "mmce", metric("skce", estimator="biased", bandwidth=0.5)])
+    for _, row in out.iterrows():
+        g = df[df["model"] == row["model"]]
+        assert row["skce"] == calibr._kernel_metrics.skce(g["p"], g["y"])
+        assert row["mmce"] == calibr._kernel_metrics.mmce(g["p"], g["y"])
+        assert row["skce(estimator='biased', bandwidth=0.5)"] == (
+            calibr._kernel_metrics.skce(g["p"], g["y"], estimator="biased", bandwidth=0.5))
+
+
+def test_ungrouped_dataframe_gives_one_row():
+    df = binary_frame()
+    out = summarise(df, "p", "y")
+    assert list(out.columns) == ["ece", "mce"]
+    assert out.index.equals(pd.RangeIndex(1))
+    assert out.loc[0, "ece"] == calibr.ece(df["p"], df["y"])
+    assert out.loc[0, "mce"] == calibr.mce(df["p"], df["y"])
+
+
+def test_r_help_page_example():
+    """mce.txt: summarise(mce = mce(p, y, bins = 2)) gives 0.15."""
+    predictions = pd.DataFrame({"p": [0.10, 0.20, 0.80, 0.90], "y": [0, 0, 1, 1]})
+    out = summarise(predictions, p="p", y="y", mce=metric("mce", bins=2))
+    assert list(out.columns) == ["mce"]
+    assert out.loc[0, "mce"] == pytest.approx(0.15, rel=1e-12)
+
+
+# --------------------------------------------------------------------------
+# metric specifications and column names
+
+
+def test_ways_to_give_metrics():
+    df = binary_frame()
+    gb = df.groupby("model")
+    a = summarise(gb, "p", "y", metrics={"e": "ece", "m2": metric("mce", bins=2)})
+    b = summarise(gb, "p", "y", e="ece", m2=metric("mce", bins=2))
+    c = summarise(gb, "p", "y", e=calibr.ece, m2=functools.partial(calibr.mce, bins=2))
+    pd.testing.assert_frame_equal(a, b)
+    pd.testing.assert_frame_equal(a, c)
+    d = summarise(gb, "p", "y", metrics=[calibr.ece, functools.partial(calibr.mce, bins=2)])
+    assert list(d.columns) == ["model", "ece", "mce(bins=2)"]
+    assert list(summarise(gb, "p", "y", metrics="mce").columns) == ["model", "mce"]
+    # default: ece and mce; metrics= and keywords combine, in that order
+    assert list(summarise(gb, "p", "y").columns) == ["model", "ece", "mce"]
+    e = summarise(gb, "p", "y", metrics=["ece"], m2=metric("mce", bins=2))
+    assert list(e.columns) == ["model", "ece", "m2"]
+
+
+def test_custom_callable_gets_validated_arrays():
+    seen = []
+
+    def share_positive(p, y, **kw):
+        seen.append((type(p), p.dtype, kw))
+        return float(np.mean(y))
+
+    df = binary_frame()
+    out = summarise(df.groupby("model"), "p", "y", metrics={"rate": share_positive})
+    ref = df.groupby("model")["y"].mean()
+    np.testing.assert_array_equal(out["rate"].to_numpy(), ref.to_numpy())
+    assert all(t is np.ndarray and d == np.float64 and kw == {} for t, d, kw in seen)
+
+    seen.clear()
+    mc = multiclass_frame()
+    summarise(mc, y="y", p_prefix="p_", metrics={"x": share_positive})
+    assert seen[0][2] == {"classes": range(4)}
+
+
+def test_metric_spec_helpers():
+    assert metric("mce", bins=2) == Metric("mce", {"bins": 2})
+    assert metric("ece").default_name == "ece"
+    assert metric("ece", type="confidence", bins=5).default_name == (
+        "ece(type='confidence', bins=5)")
+    assert metric(calibr.mce, bins=3).default_name == "mce(bins=3)"
+
+
+# --------------------------------------------------------------------------
+# pandas' grouping semantics
+
+
+def keyed_frame():
+    return pd.DataFrame({
+        "k": pd.Categorical(["a", "a", "b", None, "b", "a"], categories=["a", "b", "c"]),
+        "j": [1.0, np.nan, 1.0, 2.0, 1.0, 1.0],
+        "p": [0.1, 0.5, 0.3, 0.2, 0.9, 0.4],
+        "y": [0, 1, 1, 0, 1, 0],
+    })
+
+
+@pytest.mark.parametrize("observed", [True, False])
+@pytest.mark.parametrize("dropna", [True, False])
+@pytest.mark.parametrize("sort", [True, False])
+@pytest.mark.parametrize("keys", [["k"], ["k", "j"], ["j"]])
+def test_observed_dropna_sort_follow_pandas(observed, dropna, sort, keys):
+    df = keyed_frame()
+    gb = df.groupby(keys, observed=observed, dropna=dropna, sort=sort)
+    out = summarise(gb, "p", "y", metrics=["ece"])
+    # the groups, their keys and their order are pandas' own
+    ref = gb["p"].mean().reset_index()
+    pd.testing.assert_frame_equal(out[keys], ref[keys])
+    # empty (unobserved) groups give NaN, as pandas' mean does; the others the metric
+    sizes = gb.size().to_numpy()
+    assert out["ece"].isna().to_numpy().tolist() == (sizes == 0).tolist()
+    for i, (_, sub) in enumerate(gb):
+        if len(sub):
+            assert out.loc[i, "ece"] == calibr.ece(sub["p"], sub["y"])
+
+
+def test_missing_key_rows_are_dropped_or_grouped_as_pandas():
+    df = keyed_frame()
+    kept = summarise(df.groupby("j"), "p", "y")  # dropna=True: the NaN key's row is left out
+    assert kept["j"].tolist() == [1.0, 2.0]
+    both = summarise(df.groupby("j", dropna=False), "p", "y")
+    assert both["j"].isna().tolist() == [False, False, True]
+    assert both.loc[2, "ece"] == calibr.ece([0.5], [1])
+    # a bad value in a dropped row is not validated (it belongs to no group)
+    df.loc[1, "p"] = 7.0
+    summarise(df.groupby("j"), "p", "y")
+
+
+def test_categorical_key_dtype_is_kept():
+    out = summarise(keyed_frame().groupby("k", observed=False), "p", "y")
+    assert isinstance(out["k"].dtype, pd.CategoricalDtype)
+    assert out["k"].tolist() == ["a", "b", "c"]
+
+
+def test_as_index_false_and_other_groupers():
+    df = binary_frame()
+    ref = summarise(df.groupby("model"), "p", "y")
+    pd.testing.assert_frame_equal(summarise(df.groupby("model", as_index=False), "p", "y"), ref)
+    by_series = summarise(df.groupby(df["model"].rename("m")), "p", "y")
+    assert list(by_series.columns) == ["m", "ece", "mce"]
+    np.testing.assert_array_equal(by_series["ece"].to_numpy(), ref["ece"].to_numpy())
+    by_level = summarise(df.set_index("model").groupby(level="model"), "p", "y")
+    pd.testing.assert_frame_equal(by_level, ref)
+
+
+def test_empty_grouped_frame_gives_no_rows():
+    df = binary_frame().iloc[:0]
+    out = summarise(df.groupby("model"), "p", "y")
+    assert list(out.columns) == ["model", "ece", "mce"]
+    assert len(out) == 0
+
+
+# --------------------------------------------------------------------------
+# the input is untouched; .pipe(); na_rm
+
+
+def test_input_untouched_and_pipe():
+    df = keyed_frame()
+    df.loc[2, "p"] = np.nan
+    before = copy.deepcopy(df)
+    gb = df.groupby(["k", "j"], observed=False, dropna=False)
+    out = gb.pipe(summarise, p="p", y="y", na_rm=True)
+    pd.testing.assert_frame_equal(df, before)
+    pd.testing.assert_frame_equal(out, summarise(gb, "p", "y", na_rm=True))
+    out.loc[0, "ece"] = -1.0  # a fresh frame: writing to it changes nothing
+    pd.testing.assert_frame_equal(df, before)
+    mc = multiclass_frame()
+    before = mc.copy()
+    mc.pipe(summarise, y="y", p_prefix="p_")
+    pd.testing.assert_frame_equal(mc, before)
+
+
+def test_na_rm_equals_per_group_na_rm():
+    df = binary_frame(seed=5, n=200)
+    df.loc[[3, 10, 50], "p"] = np.nan
+    df.loc[[7, 11], "y"] = np.nan
+    out = summarise(df.groupby("model"), "p", "y", na_rm=True)
+    for _, row in out.iterrows():
+        g = df[df["model"] == row["model"]]
+        assert row["ece"] == calibr.ece(g["p"], g["y"], na_rm=True)
+        assert row["mce"] == calibr.mce(g["p"], g["y"], na_rm=True)
+    with pytest.raises(ValueError, match=r"`p` must not contain missing values; .* \[group "):
+        summarise(df.groupby("model"), "p", "y")
+
+
+def test_na_rm_group_with_no_complete_row_is_an_error():
+    df = pd.DataFrame({"g": ["a", "a", "b"], "p": [0.2, 0.3, np.nan], "y": [0, 1, 1]})
+    with pytest.raises(
+        ValueError,
+        match=r"no complete observations: na_rm=True dropped all 1\. \[group g='b'\]",
+    ):
+        summarise(df.groupby("g"), "p", "y", na_rm=True)
+
+
+# --------------------------------------------------------------------------
+# class labels from a prefix
+
+
+def test_prefix_int_labels_match_int_suffixes():
+    df = multiclass_frame(seed=6, k=3)  # labels 0, 1, 2; columns p_0, p_1, p_2
+    out = summarise(df, y="y", p_prefix="p_")
+    assert out.loc[0, "ece"] == calibr.ece(df[["p_0", "p_1", "p_2"]], df["y"], classes=[0, 1, 2])
+
+
+def test_prefix_string_labels_match_string_suffixes():
+    df = multiclass_frame(seed=7, k=3, labels=["cat", "dog", "eel"])
+    out = summarise(df, y="y", p_prefix="p_")
+    assert out.loc[0, "ece"] == calibr.ece(
+        df[["p_cat", "p_dog", "p_eel"]], df["y"], classes=["cat", "dog", "eel"])
+
+
+def test_prefix_string_digit_labels_stay_strings():
+    """Labels '0', '1', '2' (strings) match the suffixes as strings."""
+    df = multiclass_frame(seed=8, k=3)
+    df["y"] = df["y"].astype(str)
+    out = summarise(df, y="y", p_prefix="p_")
+    ints = multiclass_frame(seed=8, k=3)
+    assert out.loc[0, "ece"] == summarise(ints, y="y", p_prefix="p_").loc[0, "ece"]
+
+
+def test_prefix_with_categorical_and_float_labels():
+    df = multiclass_frame(seed=9, k=3)
+    ref = summarise(df, y="y", p_prefix="p_")
+    cat = df.assign(y=pd.Categorical(df["y"]))
+    pd.testing.assert_frame_equal(summarise(cat, y="y", p_prefix="p_"), ref)
+    flt = df.assign(y=df["y"].astype(float))
+    pd.testing.assert_frame_equal(summarise(flt, y="y", p_prefix="p_"), ref)
+
+
+def test_prefix_columns_in_frame_order_and_classes_override():
+    df = multiclass_frame(seed=10, k=3)
+    df = df[["model", "y", "p_2", "p_0", "p_1"]]
+    out = summarise(df, y="y", p_prefix="p_")
+    assert out.loc[0, "ece"] == calibr.ece(df[["p_2", "p_0", "p_1"]], df["y"], classes=[2, 0, 1])
+    # classes= overrides the suffixes (here: 1-based labels for the same columns)
+    shifted = df.assign(y=df["y"] + 1)
+    out2 = summarise(shifted, y="y", p_prefix="p_", classes=[3, 1, 2])
+    assert out2.loc[0, "ece"] == out.loc[0, "ece"]
+
+
+def test_prefix_numeric_labels_with_word_suffixes_is_an_error():
+    df = multiclass_frame(seed=11, k=3, labels=["cat", "dog", "eel"])
+    df["y"] = df["y"].map({"cat": 0, "dog": 1, "eel": 2})
+    with pytest.raises(
+        ValueError,
+        match=r"The labels in 'y' are numbers, but the columns with prefix 'p_' name the "
+        r"classes 'cat', 'dog', 'eel'; pass classes= to give the label of each column\.",
+    ):
+        summarise(df, y="y", p_prefix="p_")
+
+
+# --------------------------------------------------------------------------
+# errors, each pinned
+
+
+def test_errors_on_arguments():
+    df = binary_frame()
+    gb = df.groupby("model")
+    with pytest.raises(ValueError, match=r"`metrics` must name calibr metrics \('ece', 'mce', "
+                       r"'skce', 'mmce'\) or be callables; got 'ecee'\."):
+        summarise(gb, "p", "y", metrics=["ecee"])
+    with pytest.raises(ValueError, match=r"`metrics` must name calibr metrics .* got 3\."):
+        summarise(gb, "p", "y", metrics=[3])
+    with pytest.raises(ValueError, match=r"The metric 'mce\(bns=2\)' has no option 'bns'; "
+                       r"its options are bins, type\."):
+        metric("mce", bns=2)
+    with pytest.raises(ValueError, match=r"The option 'classes' of metric 'ece\(classes=.*is set "
+                       r"by the data arguments of summarise\(\); pass it there instead\."):
+        metric("ece", classes=[0, 1])
+    with pytest.raises(ValueError, match=r"Metric column names must be unique; 'ece' appears 2 "
+                       r"times\."):
+        summarise(gb, "p", "y", metrics=["ece", calibr.ece])
+    with pytest.raises(ValueError, match=r"`metrics` must name at least one metric; got none\."):
+        summarise(gb, "p", "y", metrics=[])
+    with pytest.raises(ValueError, match=r"`p` must name a column of the data; got 'q'\."):
+        summarise(gb, "q", "y")
+    with pytest.raises(ValueError, match=r"`y` must name a column of the data; got 'label'\."):
+        summarise(gb, "p", "label")
+    with pytest.raises(ValueError, match=r"`y` must name the label column; got None\."):
+        summarise(gb, "p")
+    with pytest.raises(ValueError, match=r"`p` must name columns of the data; 'x' is not one\."):
+        summarise(gb, ["p", "x"], "y")
+    with pytest.raises(ValueError, match=r"`p` must name one column \(binary\) or at least two"):
+        summarise(gb, ["p"], "y")
+    with pytest.raises(ValueError, match=r"`p` must name the probability column\(s\), or give "
+                       r"`p_prefix`; got None\."):
+        summarise(gb, y="y")
+    with pytest.raises(ValueError, match=r"Give the probability columns by `p` or by `p_prefix`, "
+                       r"not both\."):
+        summarise(gb, "p", "y", p_prefix="p")
+    with pytest.raises(ValueError, match=r"`p_prefix` must match at least two columns \(one per "
+                       r"class\); 'p' matches 1 \('p'\)\."):
+        summarise(gb, y="y", p_prefix="p")
+    with pytest.raises(ValueError, match=r"`p_prefix` must match at least two columns .*'zz' "
+                       r"matches 0\."):
+        summarise(gb, y="y", p_prefix="zz")
+    with pytest.raises(ValueError, match=r"The label column 'p_y' also starts with p_prefix "
+                       r"'p_'; list the probability columns with `p` instead\."):
+        summarise(multiclass_frame().rename(columns={"y": "p_y"}), y="p_y", p_prefix="p_")
+    with pytest.raises(ValueError, match=r"`na_rm` must be True or False; got 'yes'\."):
+        summarise(gb, "p", "y", na_rm="yes")
+    with pytest.raises(TypeError, match=r"`data` must be a pandas DataFrame or DataFrameGroupBy "
+                       r"\(df.groupby\(...\)\); got SeriesGroupBy\."):
+        summarise(df.groupby("model")["p"], "p", "y")
+    with pytest.raises(ValueError, match=r"The metric column 'model' has the name of a group "
+                       r"key"):
+        summarise(gb, "p", "y", model="ece")
+
+
+def test_bad_values_name_the_group_and_position_within_it():
+    df = pd.DataFrame({"g": ["a", "a", "b", "b", "b"], "p": [0.1, 0.2, 0.3, 1.2, 0.4],
+                       "y": [0, 1, 1, 0, 1]})
+    with pytest.raises(ValueError, match=r"^`p` must lie in \[0, 1\]; 1 value does not, the "
+                       r"first at position 1 \(1\.2\)\. \[group g='b'\]$"):
+        summarise(df.groupby("g"), "p", "y")
+    df.loc[3, "p"] = 0.5
+    df.loc[4, "y"] = 2
+    with pytest.raises(ValueError, match=r"^`y` must be 0/1 or boolean for a vector `p`; .* "
+                       r"\[group g='b'\]$"):
+        summarise(df.groupby("g"), "p", "y")
+    df.loc[4, "y"] = 1
+    with pytest.raises(ValueError, match=r"^`bins` must be a single positive integer; got 0\. "
+                       r"\[metric 'mce\(bins=0\)'; group g='a'\]$"):
+        summarise(df.groupby("g"), "p", "y", metrics=[metric("mce", bins=0)])
+    with pytest.raises(ValueError, match=r"^`p` must lie in \[0, 1\]; .*\(1\.5\)\.$"):
+        summarise(pd.DataFrame({"p": [0.2, 1.5], "y": [0, 1]}), "p", "y")
+    with pytest.raises(ValueError, match=r"`p` and `y` must not be empty; got 0 observations\."):
+        summarise(pd.DataFrame({"p": [], "y": []}), "p", "y")
+    with pytest.raises(TypeError, match=r"`p` must be numeric"):
+        summarise(df.assign(p=list("abcde")).groupby("g"), "p", "y")
+
+
+# --------------------------------------------------------------------------
+# snapshot of the bundled data's summary (Python's own output)
+
+
+def test_bundled_summary_snapshot(dataframe_regression):
+    bc = load_breast_cancer_predictions()
+    dg = load_digits_predictions()
+    out = pd.concat([
+        summarise(bc.groupby("model"), "p", "y", metrics=["ece", "mce"]).assign(data="bc"),
+        summarise(dg.groupby("model"), y="y", p_prefix="p_",
+                  metrics=["ece", "mce", metric("ece", type="confidence")]).assign(data="dg"),
+    ], ignore_index=True)
+    out.columns = [str(c).replace("'", "").replace("=", "_") for c in out.columns]
+    # tolerance: the same computation, summation order aside
+    dataframe_regression.check(out, default_tolerance={"rtol": 1e-12, "atol": 1e-14})
