@@ -1,0 +1,261 @@
+"""calibr.table.calibration_table: the per-bin table behind ece() and mce()."""
+
+from __future__ import annotations
+
+import copy
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tolerances import ORACLE_ATOL, ORACLE_RTOL
+
+import calibr
+from calibr._kernels.binned import _bin_of_oracle
+from calibr.datasets import load_breast_cancer_predictions, load_digits_predictions
+from calibr.table import TABLE_COLUMNS, calibration_table, wilson_interval
+
+DIGITS = [f"p_{k}" for k in range(10)]
+Z = NormalDist().inv_cdf(0.975)
+
+
+def weighted_gap(t):
+    return float((t["n"] * t["gap"]).sum() / t["n"].sum())
+
+
+# --------------------------------------------------------------------------
+# the Wilson interval, against hand-worked values
+
+
+def test_wilson_hand_worked():
+    # R: prop.test(3, 10, correct = FALSE)$conf.int -> 0.1077913 0.6032219
+    lo, hi = wilson_interval([3], [10])
+    assert lo[0] == pytest.approx(0.1077913, abs=5e-8)
+    assert hi[0] == pytest.approx(0.6032219, abs=5e-8)
+    # R: prop.test(5, 10, correct = FALSE)$conf.int -> 0.2365931 0.7634069
+    lo, hi = wilson_interval([5], [10])
+    assert lo[0] == pytest.approx(0.2365931, abs=5e-8)
+    assert hi[0] == pytest.approx(0.7634069, abs=5e-8)
+    # closed forms at the ends: x = 0 gives [0, z^2 / (n + z^2)], x = n gives [n / (n + z^2), 1]
+    lo, hi = wilson_interval([0, 4], [4, 4])
+    assert lo[0] == 0.0 and hi[1] == 1.0
+    assert hi[0] == pytest.approx(Z**2 / (4 + Z**2), rel=1e-14)
+    assert lo[1] == pytest.approx(4 / (4 + Z**2), rel=1e-14)
+    # x = 1, n = 1 at 90%: lower = 1 / (1 + z^2) with z = qnorm(0.95)
+    z90 = NormalDist().inv_cdf(0.95)
+    lo, hi = wilson_interval([1], [1], level=0.9)
+    assert lo[0] == pytest.approx(1 / (1 + z90**2), rel=1e-14) and hi[0] == 1.0
+
+
+@pytest.mark.r
+def test_wilson_against_r_prop_test(rref):
+    import rpy2.robjects as ro
+
+    for x, n, level in [(0, 1, 0.95), (1, 3, 0.95), (7, 19, 0.9), (19, 19, 0.99), (40, 137, 0.8)]:
+        ci = ro.r(f"prop.test({x}, {n}, conf.level = {level}, correct = FALSE)$conf.int")
+        lo, hi = wilson_interval([x], [n], level)
+        assert lo[0] == pytest.approx(ci[0], rel=1e-9, abs=1e-12)
+        assert hi[0] == pytest.approx(ci[1], rel=1e-9, abs=1e-12)
+
+
+# --------------------------------------------------------------------------
+# layout
+
+
+def test_columns_and_values_of_a_small_table():
+    t = calibration_table([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], bins=2)
+    assert list(t.columns) == list(TABLE_COLUMNS)
+    assert t["bin"].tolist() == [1, 2]
+    assert t["lower"].tolist() == [0.0, 0.5] and t["upper"].tolist() == [0.5, 1.0]
+    assert t["n"].tolist() == [2, 2]
+    np.testing.assert_allclose(t["mean_confidence"], [0.15, 0.85], rtol=1e-15)
+    assert t["observed_frequency"].tolist() == [0.0, 1.0]
+    np.testing.assert_allclose(t["gap"], [0.15, 0.15], rtol=1e-14)
+    assert t["ci_lower"].tolist()[0] == 0.0 and t["ci_upper"].tolist()[1] == 1.0
+    assert t["ci_upper"][0] == pytest.approx(Z**2 / (2 + Z**2), rel=1e-14)
+    assert t["bin"].dtype == np.int64 and t["n"].dtype == np.int64
+    assert isinstance(t.index, pd.RangeIndex)
+
+
+def test_only_nonempty_bins_and_r_breaks():
+    # 0 goes to the first bin; a value on a break goes to the lower bin
+    p = np.array([0.0, 0.3, 0.1 * 3, 0.7, 1.0])
+    t = calibration_table(p, [0, 1, 0, 1, 1], bins=10)
+    assert t["bin"].tolist() == [1, 3, 7, 10]
+    assert t["n"].tolist() == [1, 2, 1, 1]
+    edges = np.linspace(0, 1, 11)
+    np.testing.assert_array_equal(t["lower"], edges[t["bin"] - 1])
+    np.testing.assert_array_equal(t["upper"], edges[t["bin"]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 80), bins=st.integers(1, 20),
+       grid=st.sampled_from([None, 5, 10, 20]))
+def test_membership_and_consistency_binary(seed, n, bins, grid):
+    rng = np.random.default_rng(seed)
+    p = rng.random(n) if grid is None else rng.integers(0, grid + 1, n) / grid
+    y = rng.integers(0, 2, n)
+    t = calibration_table(p, y, bins=bins)
+    # bin membership is the readable oracle's
+    b = _bin_of_oracle(p, bins) + 1
+    counts = np.bincount(b, minlength=bins + 1)
+    assert t["bin"].tolist() == [i for i in range(1, bins + 1) if counts[i] > 0]
+    assert t["n"].tolist() == [int(counts[i]) for i in t["bin"]]
+    for row in t.itertuples():
+        members = b == row.bin
+        assert row.mean_confidence == pytest.approx(p[members].mean(), rel=ORACLE_RTOL)
+        assert row.observed_frequency == pytest.approx(y[members].mean(), rel=ORACLE_RTOL)
+        assert row.ci_lower <= row.observed_frequency <= row.ci_upper
+    assert t["gap"].tolist() == (t["observed_frequency"] - t["mean_confidence"]).abs().tolist()
+    # consistent with the metrics
+    assert weighted_gap(t) == pytest.approx(calibr.ece(p, y, bins=bins),
+                                            rel=ORACLE_RTOL, abs=ORACLE_ATOL)
+    assert t["gap"].max() == calibr.mce(p, y, bins=bins)
+
+
+def test_classwise_multiclass_consistency_per_class():
+    df = load_digits_predictions()
+    g = df[df["model"] == "naive_bayes"]
+    t = calibration_table(g[DIGITS], g["y"], bins=15, classes=range(10))
+    assert list(t.columns) == ["class", *TABLE_COLUMNS]
+    assert t["class"].tolist() == sorted(t["class"].tolist())
+    assert set(t["class"]) == set(range(10))
+    per_class = t.groupby("class").apply(weighted_gap, include_groups=False)
+    assert (t.groupby("class")["n"].sum() == len(g)).all()
+    # classwise ECE = mean over classes of each class's n-weighted mean gap
+    assert float(per_class.mean()) == pytest.approx(
+        calibr.ece(g[DIGITS], g["y"], bins=15, classes=range(10)), rel=ORACLE_RTOL)
+    # each class's weighted gap is the binary ECE of its column against 1{y = k}
+    for k in range(10):
+        assert per_class[k] == pytest.approx(
+            calibr.ece(g[f"p_{k}"], (g["y"] == k).astype(int), bins=15), rel=ORACLE_RTOL)
+    assert t["gap"].max() == calibr.mce(g[DIGITS], g["y"], bins=15, classes=range(10))
+
+
+def test_confidence_multiclass_consistency():
+    df = load_digits_predictions()
+    g = df[df["model"] == "random_forest"]
+    t = calibration_table(g[DIGITS], g["y"], type="confidence", classes=range(10))
+    assert list(t.columns) == list(TABLE_COLUMNS)
+    assert t["n"].sum() == len(g)
+    assert weighted_gap(t) == pytest.approx(
+        calibr.ece(g[DIGITS], g["y"], type="confidence", classes=range(10)), rel=ORACLE_RTOL)
+    assert t["gap"].max() == calibr.mce(g[DIGITS], g["y"], type="confidence", classes=range(10))
+    # the forest is underconfident: it is right more often than it says in most bins
+    assert (t["observed_frequency"] > t["mean_confidence"]).mean() > 0.5
+
+
+def test_class_labels_come_from_the_input():
+    p = pd.DataFrame({"cat": [0.7, 0.2], "dog": [0.3, 0.8]})
+    t = calibration_table(p, ["cat", "dog"], bins=2)
+    assert t["class"].tolist() == ["cat", "cat", "dog", "dog"]
+    t = calibration_table(p.to_numpy(), [1, 2], bins=2)  # R codes: classes 1..K
+    assert t["class"].tolist() == [1, 1, 2, 2]
+
+
+def test_na_rm_and_input_untouched():
+    p = np.array([0.1, np.nan, 0.8, 0.9])
+    y = np.array([0, 1, 1, 1])
+    before = p.copy()
+    t = calibration_table(p, y, bins=2, na_rm=True)
+    np.testing.assert_array_equal(p, before)
+    assert t["n"].sum() == 3
+    with pytest.raises(ValueError, match=r"`p` must not contain missing values"):
+        calibration_table(p, y)
+
+
+# --------------------------------------------------------------------------
+# per group
+
+
+def test_per_group_equals_tables_of_each_group():
+    df = load_breast_cancer_predictions()
+    before = copy.deepcopy(df)
+    t = calibration_table("p", "y", bins=8, data=df.groupby(["model", "fold"]))
+    pd.testing.assert_frame_equal(df, before)
+    assert list(t.columns) == ["model", "fold", *TABLE_COLUMNS]
+    parts = []
+    for (m, f), g in df.groupby(["model", "fold"]):
+        part = calibration_table(g["p"], g["y"], bins=8)
+        part.insert(0, "fold", f)
+        part.insert(0, "model", m)
+        parts.append(part)
+    pd.testing.assert_frame_equal(t, pd.concat(parts, ignore_index=True), check_exact=True)
+    # and consistent with summarise per group
+    s = calibr.frame.summarise(df.groupby(["model", "fold"]), "p", "y",
+                               metrics=[calibr.frame.metric("ece", bins=8),
+                                        calibr.frame.metric("mce", bins=8)])
+    w = t.groupby(["model", "fold"]).apply(weighted_gap, include_groups=False)
+    np.testing.assert_allclose(w.to_numpy(), s["ece(bins=8)"].to_numpy(), rtol=ORACLE_RTOL)
+    np.testing.assert_array_equal(t.groupby(["model", "fold"])["gap"].max().to_numpy(),
+                                  s["mce(bins=8)"].to_numpy())
+
+
+def test_per_group_multiclass_prefix_and_pipe():
+    df = load_digits_predictions()
+    t = df.groupby("model").pipe((calibration_table, "data"), None, "y", p_prefix="p_", bins=5)
+    assert list(t.columns) == ["model", "class", *TABLE_COLUMNS]
+    for m, g in df.groupby("model"):
+        part = calibration_table(g[DIGITS], g["y"], bins=5, classes=range(10))
+        got = t[t["model"] == m].drop(columns="model").reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, part, check_exact=True)
+    ungrouped = df.pipe((calibration_table, "data"), None, "y", p_prefix="p_", bins=5)
+    pd.testing.assert_frame_equal(
+        ungrouped, calibration_table(df[DIGITS], df["y"], bins=5, classes=range(10)))
+
+
+def test_per_group_observed_false_leaves_out_empty_groups():
+    df = pd.DataFrame({"k": pd.Categorical(["a", "a", "b"], categories=["a", "b", "c"]),
+                       "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]})
+    t = calibration_table("p", "y", bins=2, data=df.groupby("k", observed=False))
+    assert t["k"].tolist() == ["a", "a", "b"]
+    assert isinstance(t["k"].dtype, pd.CategoricalDtype)
+    empty = calibration_table("p", "y", data=df.iloc[:0].groupby("k", observed=True))
+    assert list(empty.columns) == ["k", *TABLE_COLUMNS] and len(empty) == 0
+
+
+# --------------------------------------------------------------------------
+# errors
+
+
+def test_errors():
+    with pytest.raises(ValueError, match=r"`ci_level` must be a number strictly between 0 and 1; "
+                       r"got 1\.5\."):
+        calibration_table([0.5], [1], ci_level=1.5)
+    with pytest.raises(ValueError, match=r"`ci_level` must be .* got True\."):
+        calibration_table([0.5], [1], ci_level=True)
+    with pytest.raises(ValueError, match=r"`bins` must be a single positive integer; got 0\."):
+        calibration_table([0.5], [1], bins=0)
+    with pytest.raises(ValueError, match=r"`type` must be one of 'classwise', 'confidence'; "
+                       r"got 'top'\."):
+        calibration_table([0.5], [1], type="top")
+    with pytest.raises(ValueError, match=r"`p_prefix` needs `data`: it selects columns of a data "
+                       r"frame\."):
+        calibration_table(None, [1], p_prefix="p_")
+    with pytest.raises(ValueError, match=r"`na_rm` must be True or False; got 1\."):
+        calibration_table([0.5], [1], na_rm=1)
+    df = pd.DataFrame({"g": ["a", "b"], "p": [0.5, 1.5], "y": [1, 0]})
+    with pytest.raises(ValueError, match=r"^`p` must lie in \[0, 1\]; 1 value does not, the first "
+                       r"at position 0 \(1\.5\)\. \[group g='b'\]$"):
+        calibration_table("p", "y", data=df.groupby("g"))
+    with pytest.raises(ValueError, match=r"The group key 'bin' has the name of a column of the "
+                       r"table; rename it\."):
+        calibration_table("p", "y", data=df.assign(p=0.5).groupby("g").pipe(
+            lambda gb: gb.obj.rename(columns={"g": "bin"}).groupby("bin")))
+    with pytest.raises(TypeError, match=r"`data` must be a pandas DataFrame or DataFrameGroupBy"):
+        calibration_table("p", "y", data={"p": [0.5]})
+
+
+# --------------------------------------------------------------------------
+# snapshot (Python's own output)
+
+
+def test_bundled_table_snapshot(dataframe_regression):
+    df = load_breast_cancer_predictions()
+    t = calibration_table("p", "y", data=df.groupby("model"))
+    assert not t.isna().any().any() and math.isclose(t["n"].sum(), len(df))
+    # tolerance: the same computation, summation order aside
+    dataframe_regression.check(t, default_tolerance={"rtol": 1e-12, "atol": 1e-14})
