@@ -1,17 +1,28 @@
 """calibr: calibration-error metrics for probabilistic classifiers.
 
 The Python port of an R package: ``ece()``, ``mce()``, ``mmce()`` and ``skce()``
-with R's signatures, defaults and numbers.
+with R's signatures, defaults and numbers, plus pandas verbs
+(``summarise()``, ``calibration_table()``).
+
+Submodules imported on demand: ``calibr.datasets`` (bundled example
+predictions), ``calibr.plot`` (reliability diagrams; needs matplotlib) and
+``calibr.torchmetrics`` (torchmetrics-compatible calibration error without torch).
 """
 
 from ._binned_metrics import ece, mce
 from ._validation import InputError
+from .frame import Metric, metric, summarise
+from .table import calibration_table
 
 __version__ = "0.1.0"
 
 __all__ = [
     "InputError",
+    "Metric",
     "__version__",
+    "calibration_table",
     "ece",
     "mce",
+    "metric",
+    "summarise",
 ]
