@@ -102,7 +102,8 @@ def main(argv=None):
           f" | ece/sum = {t_ece / t_sum:5.2f}  (target <= 5)")
     if have_torch:
         tp, ty = torch.from_numpy(p), torch.from_numpy(y)
-        t_tm = best_of(lambda: binary_calibration_error(tp, ty, n_bins=10), max(3, args.repeat // 2))
+        t_tm = best_of(lambda: binary_calibration_error(tp, ty, n_bins=10),
+                       max(3, args.repeat // 2))
         print(f"                  torchmetrics binary_calibration_error {t_tm * 1e3:8.2f} ms"
               f" | torchmetrics/calibr = {t_tm / t_ece:6.1f}x  (target >= 10)")
 
@@ -112,7 +113,8 @@ def main(argv=None):
     codes = rng.integers(1, k + 1, n)
     t_conf = best_of(lambda: calibr.ece(P, codes, type="confidence"), args.repeat)
     t_cw = best_of(lambda: calibr.ece(P, codes, type="classwise"), args.repeat)
-    print(f"\nmulticlass n=1e6 K=10  confidence {t_conf * 1e3:8.2f} ms | classwise {t_cw * 1e3:8.2f} ms"
+    print(f"\nmulticlass n=1e6 K=10  confidence {t_conf * 1e3:8.2f} ms"
+          f" | classwise {t_cw * 1e3:8.2f} ms"
           f" | classwise/confidence = {t_cw / t_conf:4.2f}  (target <= 3)")
     if have_torch:
         tP, tt = torch.from_numpy(P), torch.from_numpy(codes - 1)

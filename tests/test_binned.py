@@ -26,7 +26,7 @@ def _exact_binary(p, y, bins):
     """ECE and MCE with exact rational arithmetic, straight from spec section 2."""
     edges = [Fraction(float(e)) for e in np.linspace(0, 1, bins + 1)]
     groups: dict[int, list] = {}
-    for pi, yi in zip(p, y):
+    for pi, yi in zip(p, y, strict=True):
         v = Fraction(float(pi))
         b = next(j for j in range(bins) if v <= edges[j + 1] and (v > edges[j] or j == 0))
         groups.setdefault(b, []).append((v, Fraction(int(yi))))
@@ -128,7 +128,7 @@ def _adversarial_values(rng, n, bins):
 
 
 def _assert_stats_equal(fast, oracle):
-    for f, o in zip(fast, oracle):
+    for f, o in zip(fast, oracle, strict=True):
         np.testing.assert_allclose(f, o, rtol=ORACLE_RTOL, atol=ORACLE_ATOL)
 
 
