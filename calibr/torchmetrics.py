@@ -24,8 +24,9 @@ The quirks reproduced (see ``docs/torchmetrics.md`` for the comparison with
 * ``norm="l2"`` returns ``numpy.int64(0)`` when the weighted sum of squared gaps
   is not positive (torchmetrics returns ``torch.tensor(0)``), and ``"l1"``
   returns NaN when no sample is left after ``ignore_index``;
-* multiclass targets are 0-based and only their number of distinct values is
-  checked, as torchmetrics does: a target outside ``0..num_classes-1`` is a miss.
+* multiclass targets are 0-based and never checked, as in torchmetrics 1.9 (its
+  distinct-value check on ``target`` is skipped for float ``preds`` by operator
+  precedence): a target outside ``0..num_classes-1`` is simply a miss.
 """
 
 from __future__ import annotations
@@ -267,13 +268,7 @@ def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_ar
     rows = np.ascontiguousarray(p)
     codes = _target_codes(t)
     has_ignore, ignore = _ignore_args(ignore_index)
-    check_value = num_classes + (ignore_index is not None)
-    kept, outside, first_nan, too_many = _k.multiclass_scan(
-        rows, codes, has_ignore, ignore, num_classes, check_value, validate_args
-    )
-    if too_many:
-        n_unique = np.unique(codes, equal_nan=False).size
-        raise RuntimeError(_too_many_message("target", n_unique, check_value))
+    kept, outside, first_nan = _k.multiclass_scan(rows, codes, has_ignore, ignore)
     if first_nan >= 0:
         raise _nan_error(first_nan, (rows.shape[0],) if len(shape) == 2 else shape[:1], "row")
     if outside:  # logits: softmax over the classes of every kept row
@@ -609,10 +604,9 @@ def multiclass_calibration_error(
     n_bins, norm, ignore_index
         As in :func:`binary_calibration_error`.
     validate_args : bool, default True
-        Run torchmetrics' data checks: ``preds.shape[1] == num_classes`` and at most
-        ``num_classes`` (+1 with ``ignore_index``) distinct target values. As in
-        torchmetrics, the target's range is not checked: a class outside
-        ``0..C-1`` is simply a miss.
+        Check ``preds.shape[1] == num_classes``, as torchmetrics. As in
+        torchmetrics 1.9, the target values are not checked (its distinct-value
+        check is skipped for float ``preds``): a class outside ``0..C-1`` is a miss.
 
     Returns
     -------
@@ -627,8 +621,8 @@ def multiclass_calibration_error(
         ``preds``, a dtype other than float32/float64, NaN in ``preds`` or logits
         whose softmax is undefined.
     RuntimeError
-        If ``target`` holds too many distinct values, or N differs between ``preds``
-        and ``target``: the same kinds as torchmetrics.
+        If N differs between ``preds`` and ``target`` (torchmetrics fails the same
+        way), or for integer ``preds`` with too many distinct values (its check).
 
     Notes
     -----

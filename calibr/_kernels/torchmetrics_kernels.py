@@ -191,45 +191,18 @@ def binary_accumulate(preds, target, has_ignore, ignore, boundaries, count, conf
 
 
 @numba.njit(cache=True, nogil=True)
-def multiclass_scan(preds, target, has_ignore, ignore, num_classes, max_unique, count_unique):
-    """One pass over (M, C) rows and targets.
+def multiclass_scan(preds, target, has_ignore, ignore):
+    """One pass over (M, C) rows: ``(kept, outside, first_nan_row)``.
 
-    Returns ``(kept, outside, first_nan_row, too_many_unique)``: kept rows, whether a
-    kept row has a value outside [0, 1], the first kept row with a NaN, and whether
-    the target holds more than ``max_unique`` distinct values (every NaN distinct,
-    as ``torch.unique``), counted over all rows, ignored ones included.
+    Counts the kept rows (target not ``ignore``), tells whether a kept row has a
+    value outside [0, 1] (the logit rule) and where the first kept NaN is (-1: none).
     """
     m, c = preds.shape
     kept = 0
     outside = False
     first_nan = -1
-    seen = np.zeros(num_classes, dtype=np.bool_)
-    others = np.empty(max_unique + 1, dtype=np.float64)
-    n_others = 0
-    n_unique = 0
-    too_many = False
     for i in range(m):
-        t = target[i]
-        if count_unique and not too_many:
-            if t >= 0 and t < num_classes and t == int(t):
-                k = int(t)
-                if not seen[k]:
-                    seen[k] = True
-                    n_unique += 1
-            else:
-                tf = float(t)
-                found = False
-                for q in range(n_others):
-                    if others[q] == tf:  # never true for NaN: each NaN is distinct
-                        found = True
-                        break
-                if not found:
-                    others[n_others] = tf
-                    n_others += 1
-                    n_unique += 1
-            if n_unique > max_unique:
-                too_many = True
-        if has_ignore and t == ignore:
+        if has_ignore and target[i] == ignore:
             continue
         kept += 1
         for k in range(c):
@@ -238,7 +211,7 @@ def multiclass_scan(preds, target, has_ignore, ignore, num_classes, max_unique, 
                 outside = True
                 if x != x and first_nan < 0:
                     first_nan = i
-    return kept, outside, first_nan, too_many
+    return kept, outside, first_nan
 
 
 @numba.njit(cache=True, nogil=True)

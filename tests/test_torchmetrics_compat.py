@@ -1,0 +1,928 @@
+"""calibr.torchmetrics against torchmetrics 1.9 itself (issue 4).
+
+Tolerances: float64 results agree to 1e-12 (the per-bin sums are the same bits;
+only the final short sum over the bins is ordered differently); float32 results
+to 1e-6 (the same, at float32 rounding: we see at most 1-2 float32 ulps).
+Tests that need torch use the ``torchmetrics_mod`` fixture and the ``torch``
+mark; the rest run anywhere.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from calibr import InputError
+from calibr._kernels import torchmetrics_kernels as K
+from calibr.torchmetrics import (
+    BinaryCalibrationError,
+    MulticlassCalibrationError,
+    binary_calibration_error,
+    multiclass_calibration_error,
+)
+
+#: float64: same per-bin sums bit for bit; only the last sum over <= 101 bins differs in order.
+TOL64 = 1e-12
+#: float32: the same at float32 precision (1 ulp of a value <= 1 is 6e-8).
+TOL32 = 1e-6
+
+NORMS = ("l1", "l2", "max")
+
+
+# --------------------------------------------------------------------------
+# helpers
+
+
+def _tm_fn(tm, name):
+    return getattr(tm.functional.classification, name)
+
+
+def _tensor(a):
+    import torch
+
+    return torch.from_numpy(np.ascontiguousarray(a))
+
+
+def _same(ours, theirs, dtype, context=""):
+    """Same value within the dtype's tolerance, same dtype (int64 for the l2 zero)."""
+    import torch
+
+    if theirs.dtype == torch.int64:
+        assert isinstance(ours, np.int64) and ours == theirs.item() == 0, context
+        return
+    assert ours.dtype == np.dtype(str(theirs.dtype).removeprefix("torch.")), context
+    t = theirs.item()
+    if np.isnan(t):
+        assert np.isnan(ours), context
+        return
+    tol = TOL64 if ours.dtype == np.float64 else TOL32
+    assert abs(float(ours) - t) <= tol, f"{context}: calibr {float(ours)!r} torchmetrics {t!r}"
+
+
+def _random_binary_case(rng, dtype):
+    """One random binary case: shape, values (probabilities, logits or boundaries)."""
+    n_bins = int(rng.integers(1, 101))
+    shape = (int(rng.integers(1, 60)),)
+    if rng.random() < 0.25:
+        shape = (int(rng.integers(1, 6)), int(rng.integers(1, 6)), int(rng.integers(1, 6)))
+    n = int(np.prod(shape))
+    kind = int(rng.integers(0, 4))
+    if kind == 0:
+        p = rng.random(n)
+    elif kind == 1:  # logits
+        p = rng.normal(scale=4.0, size=n)
+    elif kind == 2:  # exactly on torch's boundaries, upper half included
+        p = K.torch_linspace(n_bins + 1, dtype)[rng.integers(0, n_bins + 1, n)]
+    else:  # 0, 1 and a few coarse values
+        p = rng.choice([0.0, 1.0, 0.5, 0.25, 0.75, 1 / 3], n)
+    p = p.astype(dtype).reshape(shape)
+    y = rng.integers(0, 2, shape)
+    ignore = None
+    if rng.random() < 0.3:
+        ignore = int(rng.choice([-100, -1, 2, 255]))
+        y[rng.random(shape) < rng.random()] = ignore
+    return p, y, n_bins, ignore
+
+
+def _random_multiclass_case(rng, dtype):
+    n_bins = int(rng.integers(1, 101))
+    k = int(rng.integers(2, 8))
+    n = int(rng.integers(1, 60))
+    extra = () if rng.random() < 0.75 else (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+    kind = int(rng.integers(0, 4))
+    if kind == 0:
+        p = rng.dirichlet(np.ones(k), size=(n, *extra))
+    elif kind == 1:  # logits
+        p = rng.normal(scale=3.0, size=(n, *extra, k))
+    elif kind == 2:  # coarse probabilities: ties in the argmax, confidences on boundaries
+        p = rng.integers(0, 3, size=(n, *extra, k)).astype(float)
+        p[..., 0] += p.sum(axis=-1) == 0
+        p /= p.sum(axis=-1, keepdims=True)
+    else:  # a confidence of exactly 1.0 or exact boundaries
+        p = np.zeros((n, *extra, k))
+        top = rng.integers(0, k, size=(n, *extra))
+        np.put_along_axis(p, top[..., None], 1.0, axis=-1)
+        q = K.torch_linspace(n_bins + 1, np.float32)[rng.integers(0, n_bins + 1, (n, *extra))]
+        mix = rng.random((n, *extra)) < 0.5
+        p[mix] = np.where(np.arange(k) == 0, q[mix][:, None], (1 - q[mix][:, None]) / (k - 1))
+    p = np.moveaxis(p.astype(dtype), -1, 1)  # (N, C, ...)
+    y = rng.integers(0, k, size=(n, *extra))
+    ignore = None
+    if rng.random() < 0.3:
+        ignore = int(rng.choice([-100, -1, k, 255]))
+        y[rng.random(y.shape) < rng.random()] = ignore
+    return p, y, k, n_bins, ignore
+
+
+# --------------------------------------------------------------------------
+# torch.linspace
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_linspace_equals_torch_for_1_to_1000_bins(torchmetrics_mod, dtype):
+    import torch
+
+    tdt = torch.float32 if dtype == np.float32 else torch.float64
+    numpy_differs = 0
+    for n_bins in range(1, 1001):
+        theirs = torch.linspace(0, 1, n_bins + 1, dtype=tdt).numpy()
+        ours = K.torch_linspace(n_bins + 1, dtype)
+        assert ours.dtype == dtype
+        np.testing.assert_array_equal(ours, theirs, err_msg=f"n_bins={n_bins}")
+        numpy_differs += not np.array_equal(np.linspace(0, 1, n_bins + 1).astype(dtype), theirs)
+    assert numpy_differs > 900  # numpy.linspace is not a substitute
+
+
+def test_linspace_quirk_without_torch():
+    # 10 bins in float64: torch's 7th and 8th boundaries are 1 - 0.1 * 4 and 1 - 0.1 * 3,
+    # each rounded once: exactly the doubles 0.6 and 0.7. numpy.linspace gives
+    # 6 * 0.1 = 0.6000000000000001 and 0.7000000000000001.
+    ours = K.torch_linspace(11, np.float64)
+    assert ours[6] == 0.6 and ours[7] == 0.7
+    assert np.linspace(0, 1, 11)[6] == 0.6000000000000001
+    assert ours[0] == 0 and ours[-1] == 1 and not ours.flags.writeable
+    # so 0.6 opens bin 6 and shares it with 0.65: one bin, conf 0.625, acc 0.5
+    ce = binary_calibration_error(np.array([0.6, 0.65]), np.array([1, 0]), n_bins=10)
+    assert ce == pytest.approx(0.125, abs=1e-15)
+    # 15 bins in float32 differ from numpy's rounded float64 in both halves
+    ours = K.torch_linspace(16, np.float32)
+    theirs = np.linspace(0, 1, 16).astype(np.float32)
+    np.testing.assert_array_equal(np.flatnonzero(ours != theirs), [3, 6, 7, 8, 9, 10])
+
+
+# --------------------------------------------------------------------------
+# thousands of random cases
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_binary_random_cases_match_torchmetrics(torchmetrics_mod, dtype):
+    fn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    rng = np.random.default_rng(20261130 + (dtype == np.float64))
+    for case in range(1200):
+        p, y, n_bins, ignore = _random_binary_case(rng, dtype)
+        norm = NORMS[case % 3]
+        theirs = fn(_tensor(p), _tensor(y), n_bins=n_bins, norm=norm, ignore_index=ignore)
+        ours = binary_calibration_error(p, y, n_bins=n_bins, norm=norm, ignore_index=ignore)
+        _same(ours, theirs, dtype, f"case {case}: n_bins={n_bins} norm={norm} ignore={ignore}")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_multiclass_random_cases_match_torchmetrics(torchmetrics_mod, dtype):
+    fn = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")
+    rng = np.random.default_rng(4 + (dtype == np.float64))
+    for case in range(900):
+        p, y, k, n_bins, ignore = _random_multiclass_case(rng, dtype)
+        norm = NORMS[case % 3]
+        theirs = fn(_tensor(p), _tensor(y), k, n_bins=n_bins, norm=norm, ignore_index=ignore)
+        ours = multiclass_calibration_error(p, y, k, n_bins=n_bins, norm=norm, ignore_index=ignore)
+        _same(ours, theirs, np.float32, f"case {case}: k={k} n_bins={n_bins} norm={norm}")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_larger_random_inputs_match_torchmetrics(torchmetrics_mod, dtype):
+    bfn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    mfn = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")
+    rng = np.random.default_rng(99)
+    n = 100_000
+    p = rng.beta(2, 5, n).astype(dtype)
+    y = (rng.random(n) < p).astype(np.int64)
+    P = rng.dirichlet(np.full(10, 0.3), n).astype(dtype)
+    t = rng.integers(0, 10, n)
+    for norm in NORMS:
+        for n_bins in (1, 10, 15, 100):
+            _same(
+                binary_calibration_error(p, y, n_bins, norm),
+                bfn(_tensor(p), _tensor(y), n_bins, norm),
+                dtype,
+            )
+            _same(
+                multiclass_calibration_error(P, t, 10, n_bins, norm),
+                mfn(_tensor(P), _tensor(t), 10, n_bins, norm),
+                np.float32,
+            )
+
+
+# --------------------------------------------------------------------------
+# hand-made edge cases
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n_bins", [1, 2, 3, 7, 10, 15, 33, 100])
+def test_binary_every_boundary_zero_and_one(torchmetrics_mod, dtype, n_bins):
+    fn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    edges = K.torch_linspace(n_bins + 1, dtype)
+    below = np.nextafter(edges, dtype(-1))[1:]
+    above = np.nextafter(edges, dtype(2))[:-1]
+    p = np.concatenate([edges, below, above, [0.0, 1.0, 1.0]]).astype(dtype)
+    rng = np.random.default_rng(n_bins)
+    for _ in range(5):
+        y = rng.integers(0, 2, p.size)
+        for norm in NORMS:
+            _same(
+                binary_calibration_error(p, y, n_bins, norm),
+                fn(_tensor(p), _tensor(y), n_bins, norm),
+                dtype,
+                f"n_bins={n_bins} norm={norm}",
+            )
+
+
+def test_hand_worked_bins_without_torch():
+    # n_bins=2, float64: boundaries 0, 0.5, 1; bins [0, .5), [.5, 1) and {1.0}.
+    p = np.array([0.0, 0.5, 1.0, 1.0])
+    y = np.array([0, 0, 1, 0])
+    # bin 0: conf 0, acc 0; bin 1: conf .5, acc 0; bin 2: conf 1, acc .5
+    assert binary_calibration_error(p, y, 2, "l1") == pytest.approx(0.25 * 0.5 + 0.5 * 0.5)
+    assert binary_calibration_error(p, y, 2, "max") == 0.5
+    assert binary_calibration_error(p, y, 2, "l2") == pytest.approx(np.sqrt(0.25 * 0.25 + 0.125))
+    # calibr.ece-style right-closed bins would put 0.5 with 0 and 1.0 with 0.5.
+
+
+@pytest.mark.torch
+def test_single_bin_all_ignored_and_l2_zero(torchmetrics_mod):
+    bfn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    mfn = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")
+    p = np.array([0.2, 0.9, 0.4])
+    y = np.array([7, 7, 7])
+    P = np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]], dtype=np.float32)
+    for norm in NORMS:
+        # all samples ignored: l1 NaN, l2 int64 0, max 0.0
+        ours = binary_calibration_error(p, y, 1, norm, ignore_index=7)
+        _same(ours, bfn(_tensor(p), _tensor(y), 1, norm, ignore_index=7), np.float64)
+        ours = multiclass_calibration_error(P, y, 2, 4, norm, ignore_index=7)
+        _same(ours, mfn(_tensor(P), _tensor(y), 2, 4, norm, ignore_index=7), np.float32)
+        # empty input
+        e = np.array([], dtype=np.float32)
+        _same(
+            binary_calibration_error(e, e.astype(int), norm=norm),
+            bfn(_tensor(e), _tensor(e.astype(int)), norm=norm),
+            np.float32,
+        )
+    assert np.isnan(binary_calibration_error(p, y, 1, "l1", ignore_index=7))
+    assert isinstance(binary_calibration_error(p, y, 1, "l2", ignore_index=7), np.int64)
+    # perfectly calibrated: the l2 sum is 0, so torchmetrics returns tensor(0) (int64)
+    perfect = binary_calibration_error(np.array([0.0, 1.0]), np.array([0, 1]), norm="l2")
+    assert isinstance(perfect, np.int64) and perfect == 0
+    _same(perfect, bfn(_tensor(np.array([0.0, 1.0])), _tensor(np.array([0, 1])), norm="l2"), None)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_logit_detection_and_dtypes(torchmetrics_mod, dtype):
+    bfn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    mfn = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")
+    # one value of 1.0000001 / -0.1 turns everything into logits
+    for bad in (-0.1, 1.5, np.inf, -np.inf):
+        p = np.array([0.1, 0.6, 0.9, bad], dtype=dtype)
+        y = np.array([0, 1, 1, 0])
+        for norm in NORMS:
+            _same(
+                binary_calibration_error(p, y, 5, norm), bfn(_tensor(p), _tensor(y), 5, norm), dtype
+            )
+    # the outside value is ignored: the rest stays probabilities
+    p = np.array([0.1, 0.6, 0.9, 3.0], dtype=dtype)
+    y = np.array([0, 1, 1, -1])
+    _same(
+        binary_calibration_error(p, y, 5, ignore_index=-1),
+        bfn(_tensor(p), _tensor(y), 5, ignore_index=-1),
+        dtype,
+    )
+    assert binary_calibration_error(p, y, 5, ignore_index=-1) == binary_calibration_error(
+        p[:3], y[:3], 5
+    )
+    P = np.array([[2.0, 1.0, 0.5], [0.1, 0.2, 0.7], [0.3, 0.3, 0.4]], dtype=dtype)
+    t = np.array([0, 2, 1])
+    for norm in NORMS:
+        ours = multiclass_calibration_error(P, t, 3, 4, norm)
+        assert ours.dtype == np.float32
+        _same(ours, mfn(_tensor(P), _tensor(t), 3, 4, norm), np.float32)
+        _same(
+            multiclass_calibration_error(P, t, 3, 4, norm, ignore_index=0),
+            mfn(_tensor(P), _tensor(t), 3, 4, norm, ignore_index=0),
+            np.float32,
+        )
+
+
+@pytest.mark.torch
+def test_argmax_ties_take_first_column(torchmetrics_mod):
+    mfn = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")
+    P = np.array([[0.4, 0.4, 0.2], [0.3, 0.35, 0.35], [0.25, 0.25, 0.5], [0.5, 0.5, 0.0]])
+    for t in ([0, 1, 2, 0], [1, 2, 2, 1], [0, 2, 0, 1]):
+        t = np.array(t)
+        for norm in NORMS:
+            _same(
+                multiclass_calibration_error(P, t, 3, 3, norm),
+                mfn(_tensor(P), _tensor(t), 3, 3, norm),
+                np.float32,
+            )
+    # first column wins: rows 0 and 3 predict class 0, row 1 class 1
+    assert multiclass_calibration_error(P, np.array([0, 1, 2, 0]), 3, 1, "l1") == pytest.approx(
+        abs(1.0 - np.float32(np.mean([0.4, 0.35, 0.5, 0.5]))), abs=1e-7
+    )
+
+
+@pytest.mark.torch
+def test_float64_confidence_rounds_to_one_in_float32(torchmetrics_mod):
+    mfn = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")
+    eps = 1e-9  # 1 - 1e-9 is float32 1.0: the extra bin
+    P = np.array([[1 - eps, eps], [0.3, 0.7]])
+    t = np.array([1, 1])
+    for norm in NORMS:
+        _same(
+            multiclass_calibration_error(P, t, 2, 10, norm),
+            mfn(_tensor(P), _tensor(t), 2, 10, norm),
+            np.float32,
+        )
+
+
+@pytest.mark.torch
+def test_validate_args_false_matches_torchmetrics(torchmetrics_mod):
+    bfn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    mfn = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")
+    p = np.array([0.2, 0.7, 0.4, 0.9], dtype=np.float32)
+    y = np.array([0, 2, 1, 1])  # a 2 counts as accuracy 2
+    _same(
+        binary_calibration_error(p, y, 3, validate_args=False),
+        bfn(_tensor(p), _tensor(y), 3, validate_args=False),
+        np.float32,
+    )
+    # same size, other shape: flattened
+    _same(
+        binary_calibration_error(p.reshape(2, 2), y % 2, 3, validate_args=False),
+        bfn(_tensor(p.reshape(2, 2)), _tensor(y % 2), 3, validate_args=False),
+        np.float32,
+    )
+    P = np.array([[0.2, 0.5, 0.3], [0.6, 0.3, 0.1], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4]])
+    t = np.array([5, 0, 9, -3])  # out of range: misses; 4 distinct values > 3
+    _same(
+        multiclass_calibration_error(P, t, 3, 4, validate_args=False),
+        mfn(_tensor(P), _tensor(t), 3, 4, validate_args=False),
+        np.float32,
+    )
+    # num_classes is not checked against preds.shape[1] without validation
+    _same(
+        multiclass_calibration_error(P, t, 2, 4, validate_args=False),
+        mfn(_tensor(P), _tensor(t), 2, 4, validate_args=False),
+        np.float32,
+    )
+    # with validation too: torchmetrics 1.9 skips its distinct-value check on `target`
+    # for float preds (operator precedence), so any target values pass and miss
+    for t in ([5, 5, 0, 0], [0, 1, 2, 3], [7, -5, 2, 100]):
+        t = np.array(t)
+        _same(
+            multiclass_calibration_error(P, t, 3, 4), mfn(_tensor(P), _tensor(t), 3, 4), np.float32
+        )
+        _same(
+            multiclass_calibration_error(P, t, 3, 4, ignore_index=-5),
+            mfn(_tensor(P), _tensor(t), 3, 4, ignore_index=-5),
+            np.float32,
+        )
+
+
+# --------------------------------------------------------------------------
+# streaming and merging
+
+
+def _splits(rng, n, max_parts=8):
+    cuts = np.sort(rng.integers(0, n + 1, int(rng.integers(0, max_parts))))
+    return np.split(np.arange(n), cuts)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_binary_streaming_equals_torchmetrics_class(torchmetrics_mod, dtype):
+    TM = torchmetrics_mod.classification.BinaryCalibrationError
+    rng = np.random.default_rng(7)
+    for case in range(120):
+        p, y, n_bins, ignore = _random_binary_case(rng, dtype)
+        p, y = p.reshape(-1), y.reshape(-1)
+        norm = NORMS[case % 3]
+        ours = BinaryCalibrationError(n_bins, norm, ignore)
+        theirs = TM(n_bins, norm, ignore)
+        for idx in _splits(rng, p.size):
+            ours.update(p[idx], y[idx])
+            theirs.update(_tensor(p[idx]), _tensor(y[idx]))
+        _same(ours.compute(), theirs.compute(), dtype, f"case {case}")
+
+
+@pytest.mark.torch
+def test_multiclass_streaming_equals_torchmetrics_class(torchmetrics_mod):
+    TM = torchmetrics_mod.classification.MulticlassCalibrationError
+    rng = np.random.default_rng(8)
+    for case in range(120):
+        dtype = (np.float32, np.float64)[case % 2]
+        p, y, k, n_bins, ignore = _random_multiclass_case(rng, dtype)
+        norm = NORMS[case % 3]
+        ours = MulticlassCalibrationError(k, n_bins, norm, ignore)
+        theirs = TM(k, n_bins, norm, ignore)
+        for idx in _splits(rng, p.shape[0]):
+            ours.update(p[idx], y[idx])
+            theirs.update(_tensor(p[idx]), _tensor(y[idx]))
+        _same(ours.compute(), theirs.compute(), np.float32, f"case {case}")
+
+
+@pytest.mark.torch
+def test_logit_rule_is_per_batch(torchmetrics_mod):
+    TM = torchmetrics_mod.classification.BinaryCalibrationError
+    batches = [(np.array([0.2, 0.8]), np.array([0, 1])), (np.array([-1.0, 2.0]), np.array([0, 1]))]
+    ours, theirs = BinaryCalibrationError(n_bins=4), TM(n_bins=4)
+    for p, y in batches:
+        ours.update(p, y)
+        theirs.update(_tensor(p), _tensor(y))
+    _same(ours.compute(), theirs.compute(), np.float64)
+    whole = binary_calibration_error(
+        np.concatenate([b[0] for b in batches]), np.concatenate([b[1] for b in batches]), n_bins=4
+    )
+    assert whole != ours.compute()  # one batch: everything would be logits
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_merge_partitions_in_random_orders(dtype):
+    rng = np.random.default_rng(11)
+    for case in range(60):
+        p, y, n_bins, ignore = _random_binary_case(rng, dtype)
+        p = np.clip(p, 0, 1)  # probabilities: logits would make the split matter
+        p, y = p.reshape(-1), y.reshape(-1)
+        norm = NORMS[case % 3]
+        whole = binary_calibration_error(p, y, n_bins, norm, ignore)
+        parts = []
+        for idx in _splits(rng, p.size):
+            m = BinaryCalibrationError(n_bins, norm, ignore)
+            m.update(p[idx], y[idx])
+            parts.append(m)
+        rng.shuffle(parts)
+        total = BinaryCalibrationError(n_bins, norm, ignore)
+        for m in parts:
+            before = m.n_samples
+            assert total.merge(m) is total
+            assert m.n_samples == before  # other unchanged
+        merged = total.compute()
+        if isinstance(whole, np.int64) or isinstance(merged, np.int64):
+            assert float(merged) == pytest.approx(float(whole), abs=1e-6)
+            continue
+        assert merged.dtype == whole.dtype
+        tol = TOL64 if dtype == np.float64 else TOL32
+        assert np.isnan(whole) == np.isnan(merged)
+        if not np.isnan(whole):
+            assert abs(float(merged) - float(whole)) <= tol
+
+
+def test_multiclass_merge_and_reset():
+    rng = np.random.default_rng(12)
+    for _ in range(40):
+        p, y, k, n_bins, ignore = _random_multiclass_case(rng, np.float64)
+        p = np.moveaxis(p, 1, -1).reshape(-1, k)
+        p = np.abs(p) / np.abs(p).sum(axis=1, keepdims=True)  # probabilities
+        y = y.reshape(-1)
+        whole = multiclass_calibration_error(p, y, k, n_bins, ignore_index=ignore)
+        parts = []
+        for idx in _splits(rng, p.shape[0]):
+            m = MulticlassCalibrationError(k, n_bins, ignore_index=ignore)
+            m.update(p[idx], y[idx])
+            parts.append(m)
+        rng.shuffle(parts)
+        total = parts[0]
+        for m in parts[1:]:
+            total.merge(m)
+        merged = total.compute()
+        assert np.isnan(merged) == np.isnan(whole)
+        if not np.isnan(whole):
+            assert abs(float(merged) - float(whole)) <= TOL32
+    total.reset()
+    assert total.n_samples == 0
+    with pytest.raises(InputError, match=r"compute\(\) was called before any update\(\)"):
+        total.compute()
+
+
+def test_streaming_state_is_o_n_bins():
+    m = BinaryCalibrationError(n_bins=15)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        m.update(rng.random(10_000), rng.integers(0, 2, 10_000))
+    assert m.n_samples == 50_000
+    assert {a.size for a in (m._count, m._conf_sum, m._acc_sum)} == {16}
+    assert "50000 samples" in repr(m)
+
+
+# --------------------------------------------------------------------------
+# the fast kernels against the readable oracles
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fast_binary_kernel_equals_oracle(dtype):
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        p, y, n_bins, ignore = _random_binary_case(rng, dtype)
+        p = np.clip(p, 0, 1).reshape(-1)
+        y = y.reshape(-1).astype(np.int64)
+        b = K.torch_linspace(n_bins + 1, dtype)
+        fast = [np.zeros(n_bins + 1, dtype) for _ in range(3)]
+        slow = [np.zeros(n_bins + 1, dtype) for _ in range(3)]
+        K.binary_accumulate(p, y, ignore is not None, np.int64(ignore or 0), b, *fast)
+        keep = y != ignore if ignore is not None else np.ones(y.size, bool)
+        K.accumulate_oracle(p[keep], y[keep], b, *slow)
+        for f, s in zip(fast, slow, strict=True):
+            np.testing.assert_array_equal(f, s)
+
+
+def test_fast_multiclass_kernel_equals_oracle():
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        p, y, k, n_bins, _ = _random_multiclass_case(rng, np.float64)
+        p = np.ascontiguousarray(np.moveaxis(p, 1, -1).reshape(-1, k))
+        p = np.abs(p)
+        y = y.reshape(-1).astype(np.int64)
+        b = K.torch_linspace(n_bins + 1, np.float32)
+        fast = [np.zeros(n_bins + 1, np.float32) for _ in range(3)]
+        slow = [np.zeros(n_bins + 1, np.float32) for _ in range(3)]
+        K.multiclass_accumulate(p, y, False, np.int64(0), b, *fast)
+        conf, hit = K.top_label_oracle(p, y)
+        K.accumulate_oracle(conf, hit, b, *slow)
+        for f, s in zip(fast, slow, strict=True):
+            np.testing.assert_array_equal(f, s)
+
+
+# --------------------------------------------------------------------------
+# inputs: numpy, pandas, lists, tensors; nothing changed; torch never imported
+
+
+@pytest.mark.torch
+def test_pandas_lists_and_tensors_agree(torchmetrics_mod):
+    import torch
+
+    bfn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    mfn = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")
+    p = [0.25, 0.25, 0.55, 0.75, 0.75]
+    y = [0, 0, 1, 1, 1]
+    ref = bfn(torch.tensor(p), torch.tensor(y), n_bins=2)  # float32, as torch.tensor(list)
+    for pp, yy in [
+        (p, y),
+        (np.array(p, dtype=np.float32), np.array(y)),
+        (pd.Series(p, dtype="float32"), pd.Series(y)),
+        (torch.tensor(p), torch.tensor(y)),
+        (torch.tensor(p, requires_grad=True), torch.tensor(y)),
+    ]:
+        ours = binary_calibration_error(pp, yy, n_bins=2)
+        assert ours.dtype == np.float32
+        _same(ours, ref, np.float32)
+    P = pd.DataFrame(
+        {"a": [0.25, 0.55, 0.1, 0.9], "b": [0.2, 0.05, 0.3, 0.05], "c": [0.55, 0.4, 0.6, 0.05]}
+    )
+    t = pd.Series([0, 1, 2, 0])
+    ref = mfn(torch.tensor(P.to_numpy()), torch.tensor(t.to_numpy()), 3, 3)
+    _same(multiclass_calibration_error(P, t, 3, 3), ref, np.float32)
+    _same(multiclass_calibration_error(P.to_numpy().tolist(), t.tolist(), 3, 3), ref, np.float32)
+
+
+def test_inputs_are_not_modified():
+    p = np.array([-1.0, 0.5, 2.0, 0.3])
+    y = np.array([0, 1, -1, 1])
+    P = np.array([[2.0, -1.0], [0.3, 0.7], [5.0, 1.0]])
+    t = np.array([0, 1, 1])
+    copies = [a.copy() for a in (p, y, P, t)]
+    binary_calibration_error(p, y, ignore_index=-1)
+    multiclass_calibration_error(P, t, 2)
+    multiclass_calibration_error(P[None].transpose(1, 2, 0), t[:, None], 2)
+    for a, c in zip((p, y, P, t), copies, strict=True):
+        np.testing.assert_array_equal(a, c)
+
+
+def test_torch_is_never_imported():
+    code = textwrap.dedent(
+        """
+        import sys
+        import numpy as np, pandas as pd
+        from calibr.torchmetrics import (binary_calibration_error, multiclass_calibration_error,
+                                         BinaryCalibrationError, MulticlassCalibrationError)
+        binary_calibration_error(np.array([0.2, 0.8]), np.array([0, 1]))
+        multiclass_calibration_error(pd.DataFrame({"a": [0.2, 0.9], "b": [0.8, 0.1]}), [1, 0], 2)
+        m = BinaryCalibrationError(); m.update([0.1, 3.0], [0, 1]); m.compute()
+        assert "torch" not in sys.modules, "torch was imported"
+        print("ok")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+# --------------------------------------------------------------------------
+# errors: every message pinned, and the same kind of error as torchmetrics
+
+P3 = np.array([[0.2, 0.5, 0.3], [0.6, 0.3, 0.1]])
+T3 = np.array([0, 2])
+PB = np.array([0.2, 0.7])
+TB = np.array([0, 1])
+
+# (function, args, kwargs, exception, match, torchmetrics raises the same kind)
+ERROR_CASES = [
+    (
+        "b",
+        (PB, TB),
+        {"n_bins": 0},
+        InputError,
+        r"`n_bins` must be an integer larger than 0; got 0\.",
+        True,
+    ),
+    (
+        "b",
+        (PB, TB),
+        {"n_bins": 2.0},
+        InputError,
+        r"`n_bins` must be an integer .* got 2\.0\.",
+        True,
+    ),
+    (
+        "b",
+        (PB, TB),
+        {"norm": "l3"},
+        InputError,
+        r"`norm` must be one of 'l1', 'l2', 'max'; got 'l3'\.",
+        True,
+    ),
+    (
+        "b",
+        (PB, TB),
+        {"ignore_index": 1.5},
+        InputError,
+        r"`ignore_index` must be None or an integer; got 1\.5\.",
+        True,
+    ),
+    (
+        "b",
+        (PB, np.array([0, 1, 1])),
+        {},
+        RuntimeError,
+        r"`preds` and `target` must have the same shape; got \(2,\) and \(3,\)\.",
+        True,
+    ),
+    (
+        "b",
+        (PB[None], TB),
+        {},
+        RuntimeError,
+        r"must have the same shape; got \(1, 2\) and \(2,\)\.",
+        True,
+    ),
+    (
+        "b",
+        (PB, np.array([0, 2])),
+        {},
+        RuntimeError,
+        r"`target` must hold only 0 and 1; found the values \[0, 2\], the first"
+        r" bad one at position 1 \(2\)\.",
+        True,
+    ),
+    (
+        "b",
+        (PB, np.array([-1, 2])),
+        {"ignore_index": -1},
+        RuntimeError,
+        r"only 0 and 1 \(and -1, ignored\); found the values \[-1, 2\]",
+        True,
+    ),
+    ("b", (PB, np.array([0.0, 0.5])), {}, RuntimeError, r"found the values \[0\.0, 0\.5\]", True),
+    (
+        "b",
+        (np.array([0, 2]), TB),
+        {},
+        RuntimeError,
+        r"`preds` holds the values \[0, 2\], but as a label \(non-float\) array",
+        True,
+    ),
+    (
+        "b",
+        (np.array([0, 1]), TB),
+        {},
+        InputError,
+        r"`preds` must be a float array of probabilities or logits; got dtype int64\.",
+        True,
+    ),
+    ("b", (np.array([True, False]), TB), {}, InputError, r"got dtype bool\.", True),
+    (
+        "b",
+        (PB.astype(np.float16), TB),
+        {},
+        InputError,
+        r"`preds` must be float32 or float64; got float16\.",
+        False,
+    ),
+    (
+        "b",
+        (np.array([0.2, np.nan]), TB),
+        {},
+        InputError,
+        r"`preds` must not contain NaN; the first NaN value is at position 1\.",
+        False,
+    ),
+    (
+        "b",
+        (np.array(["a", "b"]), TB),
+        {},
+        InputError,
+        r"`preds` must hold numbers; got an array of dtype <U1\.",
+        None,
+    ),
+    (
+        "m",
+        (P3, T3, 1),
+        {},
+        InputError,
+        r"`num_classes` must be an integer larger than 1; got 1\.",
+        True,
+    ),
+    (
+        "m",
+        (P3, T3, 3.0),
+        {},
+        InputError,
+        r"`num_classes` must be an integer larger than 1; got 3\.0\.",
+        True,
+    ),
+    (
+        "m",
+        (P3, T3, 3),
+        {"n_bins": -2},
+        InputError,
+        r"`n_bins` must be an integer larger than 0; got -2\.",
+        True,
+    ),
+    ("m", (P3, T3, 3), {"norm": None}, InputError, r"`norm` must be one of .* got None\.", True),
+    (
+        "m",
+        (P3, T3, 3),
+        {"ignore_index": "x"},
+        InputError,
+        r"`ignore_index` must be None or an integer; got 'x'\.",
+        True,
+    ),
+    (
+        "m",
+        (P3, T3, 4),
+        {},
+        InputError,
+        r"`preds.shape\[1\]` must equal `num_classes` \(4\); got `preds` of shape \(2, 3\)\.",
+        True,
+    ),
+    (
+        "m",
+        (P3.astype(int), T3, 3),
+        {},
+        InputError,
+        r"must be a float array of probabilities or logits when it has one dimension more",
+        True,
+    ),
+    (
+        "m",
+        (np.repeat(P3[:, :, None], 2, axis=2), T3[:, None].repeat(3, 1)),
+        {"num_classes": 3},
+        InputError,
+        r"`preds` must have shape \(N, C, \.\.\.\) and `target` shape \(N,"
+        r" \.\.\.\); got \(2, 3, 2\) and \(2, 3\)\.",
+        True,
+    ),
+    (
+        "m",
+        (P3[:, :, None], T3[:, None, None]),
+        {"num_classes": 3},
+        InputError,
+        r"must have the same shape when they have the same number of"
+        r" dimensions; got \(2, 3, 1\) and \(2, 1, 1\)\.",
+        True,
+    ),
+    (
+        "m",
+        (P3[:, :, None], T3[:, None].repeat(2, 1)),
+        {"num_classes": 3},
+        InputError,
+        r"got \(2, 3, 1\) and \(2, 2\)\.",
+        True,
+    ),
+    (
+        "m",
+        (P3, T3[None]),
+        {"num_classes": 3},
+        InputError,
+        r"must have the same shape when they have the same number of"
+        r" dimensions; got \(2, 3\) and \(1, 2\)\.",
+        True,
+    ),
+    (
+        "m",
+        (P3, np.array([0, 1, 2])),
+        {"num_classes": 3},
+        RuntimeError,
+        r"must have the same number of samples N; got 2 and 3\.",
+        True,
+    ),
+    (
+        "m",
+        (np.array([0.2, 0.3]), T3, 3),
+        {},
+        InputError,
+        r"must have shape \(N, C, \.\.\.\) with one dimension more than `target`",
+        False,
+    ),
+    (
+        "m",
+        (np.array([0, 1]), T3, 3),
+        {},
+        InputError,
+        r"`preds` must be a float array of probabilities or logits; got dtype int64\.",
+        True,
+    ),
+    (
+        "m",
+        (np.array([0, 1, 2, 3]), np.array([0, 1, 2, 3]), 3),
+        {},
+        RuntimeError,
+        r"`target` must hold at most 3 distinct values",
+        True,
+    ),
+    (
+        "m",
+        (np.array([[0.2, np.nan], [0.5, 0.5]]), np.array([0, 1]), 2),
+        {},
+        InputError,
+        r"the first NaN row is at position 0\.",
+        False,
+    ),
+    (
+        "m",
+        (np.array([[np.inf, 1.0], [0.5, 0.5]]), np.array([0, 1]), 2),
+        {},
+        InputError,
+        r"logits whose softmax is undefined .* 1 such kept rows\.",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("which", "args", "kwargs", "exc", "match", "torch_same"),
+    ERROR_CASES,
+    ids=[f"{c[0]}-{i}" for i, c in enumerate(ERROR_CASES)],
+)
+def test_errors_are_pinned(which, args, kwargs, exc, match, torch_same):
+    fn = binary_calibration_error if which == "b" else multiclass_calibration_error
+    with pytest.raises(exc, match=match):
+        fn(*args, **kwargs)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(
+    ("which", "args", "kwargs", "exc", "match", "torch_same"),
+    [c for c in ERROR_CASES if c[5]],
+    ids=[f"{c[0]}-{i}" for i, c in enumerate(ERROR_CASES) if c[5]],
+)
+def test_torchmetrics_raises_the_same_kind(
+    torchmetrics_mod, which, args, kwargs, exc, match, torch_same
+):
+    name = "binary_calibration_error" if which == "b" else "multiclass_calibration_error"
+    fn = _tm_fn(torchmetrics_mod, name)
+    targs = [_tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+    kind = RuntimeError if exc is RuntimeError else ValueError
+    with pytest.raises(kind) as info:
+        fn(*targs, **kwargs)
+    if kind is ValueError:
+        assert not isinstance(info.value, RuntimeError)
+
+
+def test_class_errors_are_pinned():
+    with pytest.raises(InputError, match=r"`n_bins` must be an integer larger than 0; got 0\."):
+        BinaryCalibrationError(n_bins=0)
+    with pytest.raises(InputError, match=r"`num_classes` must be an integer larger than 1"):
+        MulticlassCalibrationError(num_classes=1)
+    m = BinaryCalibrationError()
+    with pytest.raises(InputError, match=r"compute\(\) was called before any update\(\)"):
+        m.compute()
+    m.update(np.array([0.2], dtype=np.float32), np.array([1]))
+    with pytest.raises(InputError, match=r"`preds` of this batch is float64, but earlier batches"):
+        m.update(np.array([0.2]), np.array([1]))
+    with pytest.raises(TypeError, match=r"can only merge a BinaryCalibrationError with another"):
+        m.merge(MulticlassCalibrationError(3))
+    with pytest.raises(InputError, match=r"cannot merge metrics with different settings"):
+        m.merge(BinaryCalibrationError(n_bins=10))
+    other = BinaryCalibrationError()
+    other.update(np.array([0.3]), np.array([0]))
+    with pytest.raises(
+        InputError, match=r"this batch is float64, but earlier batches were float32"
+    ):
+        m.merge(other)
+
+
+@pytest.mark.torch
+def test_bfloat16_tensor_is_refused(torchmetrics_mod):
+    import torch
+
+    with pytest.raises(InputError, match=r"`preds` must be float32 or float64; got a bfloat16"):
+        binary_calibration_error(torch.tensor([0.2, 0.4], dtype=torch.bfloat16), [0, 1])
