@@ -309,7 +309,13 @@ def _columns(frame: pd.DataFrame, ca: dict[str, Any], classes_text: str | None):
         y = ca["y"]
         if y not in frame.columns:
             raise CLIError(f"--label: no column {y!r} in the data.")
-        classes = _classes_from_names(labels, frame[y], "--classes")
+        try:
+            classes = _classes_from_names(labels, frame[y], "--classes")
+        except ValueError:
+            raise CLIError(
+                f"--classes: the labels in {y!r} are numbers, so the classes must be integers; "
+                f"got {classes_text!r}."
+            ) from None
         if len(set(labels)) != len(labels):
             raise CLIError(f"--classes must not repeat a label; got {classes_text!r}.")
     # check the columns now, for a message that names the option
@@ -499,8 +505,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            parser.print_help(sys.stderr)
-            return 2
+            raise CLIError("missing command; try `calibr report` (see `calibr --help`)")
         return _report(args)
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
