@@ -102,6 +102,10 @@ MEDIAN_BINS = 1 << 15
 #: At most this many distances (8 bytes each) are collected for the final exact
 #: selection of a median (canonical: 32 MB).
 COLLECT_CAP = 1 << 22
+#: Scalar median: collect the candidates once at most max(n, SELECT_CAP) remain;
+#: before that, steer with pivots from a sample of SELECT_SAMPLE candidates.
+SELECT_CAP = 1 << 16
+SELECT_SAMPLE = 1 << 16
 
 
 # ---------------------------------------------------------------------------
@@ -269,26 +273,36 @@ def _pack_keys(x, c):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _sorted_pair_sum(keys, h):  # pragma: no cover - compiled
-    """(T, sum e^2) from sorted keys; e = c - x."""
+    """(T, sum e^2) from sorted keys; e = c - x.
+
+    Walks down from the top in blocks: the kernel weights of a block's gaps are
+    computed in a loop that vectorises, then the running sum goes through them.
+    """
     n = keys.shape[0]
-    w = np.empty(max(n - 1, 0))
-    for i in range(n - 1):  # vectorises: gaps and their kernel weights
-        lo = _i64_as_f64(np.int64(keys[i] >> np.uint64(1)))
-        hi = _i64_as_f64(np.int64(keys[i + 1] >> np.uint64(1)))
-        w[i] = _vexp(-(hi - lo) / h)
+    nblk = 4096
+    w = np.empty(nblk)
+    one = np.uint64(1)
     s = 0.0
     total = 0.0
     diag = 0.0
-    e_next = 0.0
-    for i in range(n - 1, -1, -1):
-        key = keys[i]
-        x = _i64_as_f64(np.int64(key >> np.uint64(1)))
-        e = (1.0 if (key & np.uint64(1)) else 0.0) - x
-        if i < n - 1:
-            s = w[i] * (e_next + s)
+    key = keys[n - 1]
+    e_next = (1.0 if (key & one) else 0.0) - _i64_as_f64(np.int64(key >> one))
+    diag += e_next * e_next
+    hi = n - 1  # gaps i = lo .. hi - 1 (between points i and i + 1)
+    while hi > 0:
+        lo = max(0, hi - nblk)
+        for i in range(lo, hi):
+            a = _i64_as_f64(np.int64(keys[i] >> one))
+            b = _i64_as_f64(np.int64(keys[i + 1] >> one))
+            w[i - lo] = _vexp(-(b - a) / h)
+        for i in range(hi - 1, lo - 1, -1):
+            key = keys[i]
+            e = (1.0 if (key & one) else 0.0) - _i64_as_f64(np.int64(key >> one))
+            s = w[i - lo] * (e_next + s)
             total += e * s
-        diag += e * e
-        e_next = e
+            diag += e * e
+            e_next = e
+        hi = lo
     return total, diag
 
 
@@ -348,51 +362,126 @@ def scalar_ul(x: np.ndarray, c: np.ndarray, h: float | str) -> float:
 
 
 @njit(cache=True)
-def _tie_pairs(x):  # pragma: no cover - compiled
-    """Pairs i < j with x_i == x_j (x sorted)."""
+def _tie_runs(x, out):  # pragma: no cover - compiled
+    """out[i] = end of the run of values equal to x_i (x sorted), i.e. the first
+    j with x_j - x_i > 0; returns the number of tied pairs i < j."""
     n = x.shape[0]
     z = 0
-    run = 1
+    start = 0
     for i in range(1, n + 1):
-        if i < n and x[i] == x[i - 1]:
-            run += 1
-        else:
+        if i == n or x[i] != x[i - 1]:
+            run = i - start
             z += run * (run - 1) // 2
-            run = 1
+            for r in range(start, i):
+                out[r] = i
+            start = i
     return z
 
 
-@njit(cache=True)
-def _ptr_gt(x, t, out):  # pragma: no cover - compiled
-    """out[i] = first j > i with x_j - x_i > t; returns #pairs with x_j - x_i <= t."""
-    n = x.shape[0]
-    j = 1
-    cnt = 0
-    for i in range(n):
-        if j < i + 1:
-            j = i + 1
-        xi = x[i]
-        while j < n and x[j] - xi <= t:
-            j += 1
-        out[i] = j
-        cnt += j - i - 1
-    return cnt
+@njit(cache=True, inline="always")
+def _first_fail(xp, n, i, t, strict):  # pragma: no cover - compiled
+    """First j in [0, n] with not (x_j - x_i <= t) (strict: not (x_j - x_i < t))."""
+    lo = 0
+    hi = n
+    xi = xp[i]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        d = xp[mid] - xi
+        ok = d < t if strict else d <= t
+        if ok:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @njit(cache=True)
-def _ptr_ge(x, t, out):  # pragma: no cover - compiled
-    """out[i] = first j > i with x_j - x_i >= t; returns #pairs with x_j - x_i < t."""
-    n = x.shape[0]
-    j = 1
+def _ptr_pass(xp, n, t, strict, out):  # pragma: no cover - compiled
+    """out[i] = #{j : x_j - x_i <= t} (strict: < t); returns #{i < j : same}.
+
+    ``xp`` is the sorted x followed by +inf; needs t >= 0 (t > 0 if strict), so
+    that out[i] > i. For fixed t the pointer is monotone in i (rounding is
+    monotone), so this is a merge; it runs as four interleaved branch-free merges
+    over segments with equal step counts (a step advances i or the pointer), which
+    hides the latency and avoids branch mispredictions.
+    """
+    # steps(a) = a + out[a] is monotone: split [0, n) into 4 segments of equal steps
+    bnd = np.empty(5, np.int64)
+    bnd[0] = 0
+    bnd[4] = n
+    base = _first_fail(xp, n, 0, t, strict)
+    total = (n - 1) + _first_fail(xp, n, n - 1, t, strict)
+    for s in range(1, 4):
+        target = base + (total - base) * s // 4
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if mid + _first_fail(xp, n, mid, t, strict) < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        bnd[s] = max(lo, bnd[s - 1])
+    i0, i1, i2, i3 = bnd[0], bnd[1], bnd[2], bnd[3]
+    e0, e1, e2, e3 = bnd[1], bnd[2], bnd[3], bnd[4]
+    j0 = _first_fail(xp, n, i0, t, strict) if i0 < e0 else 0
+    j1 = _first_fail(xp, n, i1, t, strict) if i1 < e1 else 0
+    j2 = _first_fail(xp, n, i2, t, strict) if i2 < e2 else 0
+    j3 = _first_fail(xp, n, i3, t, strict) if i3 < e3 else 0
+    if strict:
+        while i0 < e0 and i1 < e1 and i2 < e2 and i3 < e3:
+            out[i0] = j0
+            out[i1] = j1
+            out[i2] = j2
+            out[i3] = j3
+            a0 = xp[j0] - xp[i0] < t
+            a1 = xp[j1] - xp[i1] < t
+            a2 = xp[j2] - xp[i2] < t
+            a3 = xp[j3] - xp[i3] < t
+            j0 += a0
+            i0 += 1 - a0
+            j1 += a1
+            i1 += 1 - a1
+            j2 += a2
+            i2 += 1 - a2
+            j3 += a3
+            i3 += 1 - a3
+    else:
+        while i0 < e0 and i1 < e1 and i2 < e2 and i3 < e3:
+            out[i0] = j0
+            out[i1] = j1
+            out[i2] = j2
+            out[i3] = j3
+            a0 = xp[j0] - xp[i0] <= t
+            a1 = xp[j1] - xp[i1] <= t
+            a2 = xp[j2] - xp[i2] <= t
+            a3 = xp[j3] - xp[i3] <= t
+            j0 += a0
+            i0 += 1 - a0
+            j1 += a1
+            i1 += 1 - a1
+            j2 += a2
+            i2 += 1 - a2
+            j3 += a3
+            i3 += 1 - a3
+    for s in range(4):  # the (short) remainders, one segment at a time
+        if s == 0:
+            i, j, e = i0, j0, e0
+        elif s == 1:
+            i, j, e = i1, j1, e1
+        elif s == 2:
+            i, j, e = i2, j2, e2
+        else:
+            i, j, e = i3, j3, e3
+        while i < e:
+            out[i] = j
+            d = xp[j] - xp[i]
+            a = d < t if strict else d <= t
+            j += a
+            i += 1 - a
     cnt = 0
     for i in range(n):
-        if j < i + 1:
-            j = i + 1
-        xi = x[i]
-        while j < n and x[j] - xi < t:
-            j += 1
-        out[i] = j
-        cnt += j - i - 1
+        cnt += out[i] - i - 1
     return cnt
 
 
@@ -409,102 +498,146 @@ def _collect(x, lo_ptr, hi_ptr, total):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _sample(x, lo_ptr, hi_ptr, ranks):  # pragma: no cover - compiled
-    """Differences of the candidates with the given sorted ranks (row-major order)."""
-    out = np.empty(ranks.shape[0])
-    start = 0  # rank of the first candidate of row i
-    r = 0
-    for i in range(x.shape[0]):
-        stop = start + (hi_ptr[i] - lo_ptr[i])
-        while r < ranks.shape[0] and ranks[r] < stop:
-            out[r] = x[lo_ptr[i] + (ranks[r] - start)] - x[i]
-            r += 1
-        start = stop
-    return out
+def _sample(x, lo_ptr, hi_ptr, rows, u):  # pragma: no cover - compiled
+    """For each drawn row r (uniform) and u in [0, 1): a uniform candidate of row r,
+    as (difference, weight = number of candidates of row r)."""
+    m = rows.shape[0]
+    vals = np.empty(m)
+    wts = np.empty(m)
+    for s in range(m):
+        r = rows[s]
+        c = hi_ptr[r] - lo_ptr[r]
+        if c > 0:
+            j = lo_ptr[r] + min(c - 1, np.int64(u[s] * c))
+            vals[s] = x[j] - x[r]
+        else:
+            vals[s] = np.inf
+        wts[s] = c
+    return vals, wts
+
+
+def _select_pair_differences(
+    xp: np.ndarray, n: int, k: int, lo_ptr: np.ndarray, zeros: int
+) -> tuple[float, float]:
+    """The k-th and (k+1)-th smallest (1-based) of all x_j - x_i, i < j, on sorted x.
+
+    Needs zeros = #(d = 0) < k <= C(n, 2) (the (k+1)-th is NaN when it does not
+    exist); ``xp`` is the sorted x followed by +inf, ``lo_ptr`` the end of each
+    row's tie run (from ``_tie_runs``; it is overwritten). The state is a value bracket (A, B)
+    that holds the k-th value, with #(d <= A) = le_a < k <= lt_b = #(d < B), and
+    per row i the candidate columns lo_ptr[i] <= j < hi_ptr[i] whose difference
+    lies in (A, B). Each round draws a sample of the candidates (uniform rows,
+    weighted by their candidate counts) and counts exactly at two sample quantiles
+    on either side of the target rank.
+    """
+    npairs = n * (n - 1) // 2
+    x = xp[:n]
+    le_a = zeros  # A = 0
+    hi_ptr = np.full(n, n, dtype=np.int64)  # B = +inf
+    lt_b = npairs
+    b_val = math.inf
+    tmp = np.empty(n, np.int64)
+    cap = max(n, SELECT_CAP)
+    m = SELECT_SAMPLE
+    rng = np.random.default_rng(20190429)  # steers only; the result does not depend on it
+    while True:
+        cand = lt_b - le_a
+        local = k - le_a  # 1-based rank of the answer among the candidates
+        if cand <= cap:
+            vals = _collect(x, lo_ptr, hi_ptr, cand)
+            if local < cand:
+                vals.partition([local - 1, local])
+                return float(vals[local - 1]), float(vals[local])
+            v1 = float(np.partition(vals, local - 1)[local - 1])
+            # the (k+1)-th is the next value at or above B, i.e. B itself
+            return v1, (b_val if k < npairs else math.nan)
+        rows = np.sort(rng.integers(0, n, size=m))  # sorted: the gathers then stream
+        vals, wts = _sample(x, lo_ptr, hi_ptr, rows, rng.random(m))
+        if np.count_nonzero(wts) < m // 16:  # few rows still have candidates: draw from those
+            active = np.flatnonzero(hi_ptr > lo_ptr)
+            rows = active[rng.integers(0, active.size, size=m)]
+            vals, wts = _sample(x, lo_ptr, hi_ptr, rows, rng.random(m))
+        order = np.argsort(vals)
+        vals = vals[order]
+        cum = np.cumsum(wts[order])
+        wsum = float(cum[-1])
+        if wsum == 0.0:  # no drawn row has candidates: take any candidate as pivot
+            i = int(np.flatnonzero(hi_ptr > lo_ptr)[0])
+            p_lo, p_hi = None, float(x[lo_ptr[i]] - x[i])
+        else:
+            m_eff = wsum * wsum / float(np.sum(wts * wts))
+            q = local / cand
+            delta = 3.0 * math.sqrt(q * (1.0 - q) / m_eff) + 2.0 / m_eff
+            i_lo = int(np.searchsorted(cum, (q - delta) * wsum)) - 1
+            i_hi = int(np.searchsorted(cum, (q + delta) * wsum))
+            p_lo = float(vals[i_lo]) if i_lo >= 0 else None
+            p_hi = float(vals[i_hi]) if i_hi < m and vals[i_hi] < math.inf else None
+            if p_lo is None and p_hi is None:
+                p_hi = float(vals[int(np.searchsorted(cum, q * wsum))])
+        a_val = -math.inf  # raised as A moves within this round
+        if p_lo is not None:  # expected below the answer: count d <= p_lo first
+            le = _ptr_pass(xp, n, p_lo, False, tmp)
+            if le < k:
+                lo_ptr, tmp = tmp, lo_ptr
+                le_a, a_val = le, p_lo
+            else:
+                lt = _ptr_pass(xp, n, p_lo, True, tmp)
+                if lt < k:
+                    return p_lo, (p_lo if le > k else _next_above(xp, n, p_lo, k))
+                hi_ptr, tmp = tmp, hi_ptr
+                lt_b, b_val = lt, p_lo
+        if p_hi is not None and a_val < p_hi < b_val:  # expected above: count d < p_hi first
+            lt = _ptr_pass(xp, n, p_hi, True, tmp)
+            if lt >= k:
+                hi_ptr, tmp = tmp, hi_ptr
+                lt_b, b_val = lt, p_hi
+            else:
+                le = _ptr_pass(xp, n, p_hi, False, tmp)
+                if le >= k:
+                    return p_hi, (p_hi if le > k else _next_above(xp, n, p_hi, k))
+                lo_ptr, tmp = tmp, lo_ptr
+                le_a = le
+
+
+def _next_above(xp: np.ndarray, n: int, v: float, k: int) -> float:
+    """The (k+1)-th smallest difference when the k-th is v and #(d <= v) == k."""
+    if k >= n * (n - 1) // 2:
+        return math.nan
+    return float(_min_above(xp, n, v))
 
 
 @njit(cache=True)
-def _min_gt(x, t):  # pragma: no cover - compiled
-    """The smallest difference x_j - x_i (i < j) that is > t; inf if none."""
-    n = x.shape[0]
-    j = 1
+def _min_above(xp, n, t):  # pragma: no cover - compiled
+    """The smallest difference x_j - x_i (i < j) that is > t (t >= 0)."""
+    ptr = np.empty(n, np.int64)
+    _ptr_pass(xp, n, t, False, ptr)
     best = np.inf
     for i in range(n):
-        if j < i + 1:
-            j = i + 1
-        xi = x[i]
-        while j < n and x[j] - xi <= t:
-            j += 1
+        j = ptr[i]
         if j < n:
-            d = x[j] - xi
+            d = xp[j] - xp[i]
             if d < best:
                 best = d
     return best
 
 
-def _select_pair_difference(x: np.ndarray, k: int, zeros: int) -> float:
-    """k-th smallest (1-based) of all x_j - x_i, i < j, on sorted x (k > zeros)."""
-    n = x.shape[0]
-    lo_ptr = np.empty(n, np.int64)
-    le_a = _ptr_gt(x, 0.0, lo_ptr)  # bracket (A, B) with A = 0: #(d <= A) = zeros < k
-    assert le_a == zeros
-    hi_ptr = np.full(n, n, dtype=np.int64)  # B = +inf
-    tmp = np.empty(n, np.int64)
-    cap = max(n, 1 << 16)
-    m = 1 << 16
-    rng = np.random.default_rng(20190429)
-    while True:
-        counts = hi_ptr - lo_ptr
-        cand = int(counts.sum())
-        local = k - le_a  # 1-based rank of the answer among the candidates
-        if cand <= cap:
-            vals = _collect(x, lo_ptr, hi_ptr, cand)
-            return float(np.partition(vals, local - 1)[local - 1])
-        ranks = np.sort(rng.integers(0, cand, size=m))
-        s = np.sort(_sample(x, lo_ptr, hi_ptr, ranks))
-        q = local / cand
-        delta = 3.0 * math.sqrt(m * q * (1.0 - q)) + 2.0
-        pivots = []
-        i_lo = math.floor(q * m - delta) - 1
-        i_hi = math.ceil(q * m + delta)
-        if i_lo >= 0:
-            pivots.append(float(s[i_lo]))
-        if i_hi < m:
-            pivots.append(float(s[i_hi]))
-        if not pivots:  # the sample cannot narrow it: take its median as a pivot
-            pivots.append(float(s[m // 2]))
-        a_val = -math.inf
-        b_val = math.inf
-        for piv in pivots:
-            if not (a_val < piv < b_val):
-                continue
-            le = _ptr_gt(x, piv, tmp)
-            if le < k:  # the answer is above piv
-                lo_ptr, tmp = tmp, lo_ptr
-                le_a = le
-                a_val = piv
-                continue
-            lt = _ptr_ge(x, piv, tmp)
-            if lt < k:  # #(d < piv) < k <= #(d <= piv)
-                return piv
-            hi_ptr, tmp = tmp, hi_ptr
-            b_val = piv
-
-
 def scalar_median(x: np.ndarray, presorted: bool = False) -> float:
     """Exact R ``median(d[d > 0])`` of ``d = |x_i - x_j|``, i < j; NaN if no d > 0."""
-    xs = np.ascontiguousarray(x, dtype=np.float64) if presorted else np.sort(x)
-    n = xs.shape[0]
-    zeros = int(_tie_pairs(xs))
+    n = x.shape[0]
+    xp = np.empty(n + 1)
+    if presorted:
+        xp[:n] = x
+    else:
+        xp[:n] = np.sort(x)
+    xp[n] = np.inf
+    runs = np.empty(n, np.int64)
+    zeros = int(_tie_runs(xp[:n], runs))
     npos = n * (n - 1) // 2 - zeros
     if npos <= 0:
         return math.nan
+    v1, v2 = _select_pair_differences(xp, n, zeros + (npos + 1) // 2, runs, zeros)
     if npos % 2 == 1:
-        return _select_pair_difference(xs, zeros + (npos + 1) // 2, zeros)
-    k = zeros + npos // 2
-    v1 = _select_pair_difference(xs, k, zeros)
-    le = _ptr_gt(xs, v1, np.empty(n, np.int64))
-    v2 = v1 if le >= k + 1 else float(_min_gt(xs, v1))
+        return v1
     return (v1 + v2) / 2.0
 
 

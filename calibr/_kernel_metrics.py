@@ -1,0 +1,282 @@
+"""``skce()`` and ``mmce()``: the kernel calibration errors (spec section 3).
+
+Thin public functions: argument checks, the shared input layer, dispatch to the
+exact fast kernels of :mod:`calibr._kernels.skce`, a Python ``float`` back.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._kernels import skce as kern
+from ._validation import InputError, Prepared, check_bandwidth, check_choice, prepare
+
+__all__ = ["mmce", "skce"]
+
+_ESTIMATORS = ("uq", "ul", "biased")
+_TYPES = ("canonical", "confidence", "classwise")
+
+
+def _median_error() -> InputError:
+    return InputError(
+        '`bandwidth = "median"` needs at least two distinct predictions; '
+        "all pairwise distances are 0."
+    )
+
+
+def _as_hits(y: np.ndarray) -> np.ndarray:
+    """Exact 0/1 labels as uint8 (one compiled kernel for every label dtype)."""
+    if y.dtype == np.uint8:
+        return y
+    if y.dtype == np.bool_:
+        return y.view(np.uint8)
+    return (y != 0).view(np.uint8)
+
+
+def _scalar_skce(x: np.ndarray, c: np.ndarray, estimator: str, h: float | str) -> float:
+    """SKCE of the scalar Laplacian kernel on x with residuals c - x."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    if estimator == "ul":
+        value = kern.scalar_ul(x, c, h)
+        if math.isnan(value):
+            raise _median_error()
+        return value
+    pair_sum, diag, h = kern.scalar_pair_sum(x, c, h)
+    if math.isnan(h):
+        raise _median_error()
+    return kern.estimate_from_sums(estimator, x.shape[0], pair_sum, diag)
+
+
+def _canonical_skce(p: np.ndarray, codes: np.ndarray, estimator: str, h: float | str) -> float:
+    if estimator == "ul":
+        value = kern.canonical_ul(p, codes, h)
+        if math.isnan(value):
+            raise _median_error()
+        return value
+    pair_sum, diag, h = kern.canonical_pair_sum(p, codes, h)
+    if math.isnan(h):
+        raise _median_error()
+    return kern.estimate_from_sums(estimator, p.shape[0], pair_sum, diag)
+
+
+def _dispatch(prep: Prepared, estimator: str, h: float | str, type: str) -> float:
+    if prep.binary:
+        return _scalar_skce(prep.p, _as_hits(prep.y), estimator, h)
+    if type == "confidence":
+        rho, hit = kern.top_label(prep.p, prep.y)
+        return _scalar_skce(rho, hit, estimator, h)
+    if type == "classwise":
+        per_class = [
+            _scalar_skce(prep.p[:, k], (prep.y == k).view(np.uint8), estimator, h)
+            for k in range(prep.k)
+        ]
+        return float(np.mean(per_class))
+    return _canonical_skce(prep.p, prep.y, estimator, h)
+
+
+def _check_n(estimator: str, n: int) -> None:
+    if estimator != "biased" and n < 2:
+        raise InputError(f'`estimator = "{estimator}"` needs at least 2 observations; got {n}.')
+
+
+def skce(
+    p: Any,
+    y: Any,
+    estimator: str = "uq",
+    bandwidth: float | str = 0.2,
+    type: str = "canonical",
+    *,
+    classes: Sequence | None = None,
+    na_rm: bool = False,
+) -> float:
+    r"""Squared kernel calibration error (SKCE) of Widmann et al. (2019).
+
+    Parameters
+    ----------
+    p : array-like, pandas Series or DataFrame
+        Predicted probabilities: a vector of P(y = 1) for binary problems, or a
+        matrix (or DataFrame) with one column per class whose rows sum to 1
+        within 1e-6.
+    y : array-like, pandas Series or Categorical
+        Outcomes: 0/1 or booleans for a vector ``p``; for a matrix, integer codes
+        1..K (as in R), a Categorical whose categories are the columns, labels
+        equal to the column names of a DataFrame ``p``, or labels listed in
+        ``classes``.
+    estimator : {"uq", "ul", "biased"}, default "uq"
+        ``"uq"``: the unbiased U-statistic; ``"ul"``: the unbiased linear
+        estimator over the disjoint pairs (1, 2), (3, 4), ...; ``"biased"``: the
+        V-statistic, equal to ``mmce(p, y, bandwidth) ** 2`` in the binary and
+        confidence forms.
+    bandwidth : float or "median", default 0.2
+        Bandwidth h of the Laplacian kernel: a positive finite number, or
+        ``"median"`` for the median of the positive pairwise distances of what
+        the kernel sees (for ``"classwise"``, each column its own median).
+    type : {"canonical", "confidence", "classwise"}, default "canonical"
+        Multiclass form; ignored for a vector ``p``.
+    classes : sequence, optional, keyword-only
+        The label of each column of ``p`` (e.g. ``classes=range(K)`` for 0-based
+        labels), or ``(negative, positive)`` for a vector ``p``.
+    na_rm : bool, default False, keyword-only
+        Drop observations with a missing value instead of raising.
+
+    Returns
+    -------
+    float
+        The estimate. ``"biased"`` is nonnegative; the unbiased estimators can
+        be negative in finite samples.
+
+    Raises
+    ------
+    ValueError
+        (``calibr.InputError``) for bad values of any argument, fewer than 2
+        observations for ``"uq"`` or ``"ul"``, or ``bandwidth="median"`` when all
+        pairwise distances are 0 (all predictions equal).
+    TypeError
+        For non-numeric ``p``.
+
+    See Also
+    --------
+    mmce : the square root of the biased estimator (binary or confidence form).
+
+    Notes
+    -----
+    Mirrors R's ``skce(p, y, estimator = c("uq", "ul", "biased"),
+    bandwidth = 0.2, type = c("canonical", "confidence", "classwise"))``.
+
+    With residuals :math:`e_i` and the Laplacian kernel, the kernel terms are
+    :math:`h_{ij} = \exp(-d(x_i, x_j)/h) \langle e_i, e_j \rangle`, and
+
+    .. math::
+
+        \widehat{\mathrm{SKCE}}_b = \frac{1}{n^2} \sum_{i,j} h_{ij}, \quad
+        \widehat{\mathrm{SKCE}}_{uq} = \binom{n}{2}^{-1} \sum_{i<j} h_{ij}, \quad
+        \widehat{\mathrm{SKCE}}_{ul} = \lfloor n/2 \rfloor^{-1}
+            \sum_{i=1}^{\lfloor n/2 \rfloor} h_{2i-1, 2i}.
+
+    Binary: :math:`x_i = p_i`, :math:`e_i = y_i - p_i`, :math:`d = |x_i - x_j|`.
+    Confidence: :math:`x_i = \max_k p_{ik}`, :math:`e_i = c_i - x_i` with
+    :math:`c_i` = 1 if the first maximal column is the label. Classwise: the mean
+    over the columns of the binary SKCE of column k against 1{y = k}.
+    Canonical: :math:`x_i = p_i`, :math:`e_i = \mathrm{onehot}(y_i) - p_i`,
+    :math:`d` the Euclidean distance.
+
+    The values are exact (no approximation), computed without any n x n matrix:
+    the scalar forms in O(n log n) by a running sum along the sorted confidences,
+    the median bandwidth of scalars by an exact selection of the middle pairwise
+    difference, the canonical form in O(n^2 K) blocked, parallel tiles with
+    O(n) extra memory.
+
+    References
+    ----------
+    Widmann, D., Lindsten, F., & Zachariah, D. (2019). Calibration tests in
+    multi-class classification: A unifying framework. NeurIPS 32.
+    arXiv:1910.11385.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calibr
+    >>> p = np.array([0.1, 0.4, 0.35, 0.8])
+    >>> y = np.array([0, 0, 1, 1])
+    >>> round(calibr.skce(p, y), 10)
+    -0.03498578
+    >>> round(calibr.skce(p, y, estimator="ul", bandwidth=0.5), 10)
+    0.0374032606
+    >>> bool(np.isclose(calibr.skce(p, y, "biased"), calibr.mmce(p, y) ** 2))
+    True
+
+    A probability matrix, its labels coded 1..K as in R:
+
+    >>> prob = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]])
+    >>> round(calibr.skce(prob, [1, 3, 3], bandwidth="median"), 10)
+    0.0194979332
+    >>> round(calibr.skce(prob, [1, 3, 3], type="classwise"), 10)
+    0.0035620762
+    """
+    estimator = check_choice(estimator, "estimator", _ESTIMATORS)
+    type = check_choice(type, "type", _TYPES)
+    h = check_bandwidth(bandwidth)
+    prep = prepare(p, y, classes=classes, na_rm=na_rm)
+    _check_n(estimator, prep.n)
+    return float(_dispatch(prep, estimator, h, type))
+
+
+def mmce(
+    p: Any,
+    y: Any,
+    bandwidth: float | str = 0.2,
+    *,
+    classes: Sequence | None = None,
+    na_rm: bool = False,
+) -> float:
+    r"""Maximum mean calibration error (MMCE) of Kumar et al. (2018).
+
+    Parameters
+    ----------
+    p, y, classes, na_rm
+        As for :func:`calibr.skce`. A matrix ``p`` is reduced to its top-label
+        confidence and correctness (the confidence form).
+    bandwidth : float or "median", default 0.2
+        Bandwidth of the Laplacian kernel on the confidences: a positive finite
+        number, or ``"median"`` (the median of their positive pairwise
+        distances).
+
+    Returns
+    -------
+    float
+        The square root of the biased SKCE, nonnegative.
+
+    Raises
+    ------
+    ValueError
+        (``calibr.InputError``) for bad values of any argument, or
+        ``bandwidth="median"`` when all predictions are equal.
+    TypeError
+        For non-numeric ``p``.
+
+    See Also
+    --------
+    skce : the squared kernel calibration error.
+
+    Notes
+    -----
+    Mirrors R's ``mmce(p, y, bandwidth = 0.2)``:
+
+    .. math::
+
+        \mathrm{MMCE} = \Big(\frac{1}{n^2} \sum_{i,j} e_i e_j
+            \exp(-|x_i - x_j| / h)\Big)^{1/2},
+
+    with :math:`x_i = p_i`, :math:`e_i = y_i - p_i` (binary) or the top-label
+    confidence and correctness (matrix). So ``mmce(p, y, h) ** 2`` equals
+    ``skce(p, y, "biased", h)`` (binary) and ``skce(P, y, "biased", h,
+    type="confidence")`` (matrix). Exact, O(n log n), no n x n matrix.
+
+    References
+    ----------
+    Kumar, A., Sarawagi, S., & Jain, U. (2018). Trainable calibration measures
+    for neural networks from kernel mean embeddings. ICML.
+
+    Examples
+    --------
+    >>> import calibr
+    >>> round(calibr.mmce([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]), 10)
+    0.1152905676
+    >>> prob = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]
+    >>> round(calibr.mmce(prob, [1, 3, 3], bandwidth="median"), 10)
+    0.1819016263
+    """
+    h = check_bandwidth(bandwidth)
+    prep = prepare(p, y, classes=classes, na_rm=na_rm)
+    if prep.binary:
+        x, c = prep.p, _as_hits(prep.y)
+    else:
+        x, c = kern.top_label(prep.p, prep.y)
+    value = _scalar_skce(x, c, "biased", h)
+    # The biased SKCE is a positive semi-definite quadratic form, >= 0 in exact
+    # arithmetic; a negative value can only be rounding at the level of zero.
+    return math.sqrt(value) if value > 0.0 else 0.0
