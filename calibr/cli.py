@@ -142,8 +142,9 @@ def _build_parser() -> argparse.ArgumentParser:
     out.add_argument("-o", "--output", metavar="PATH", help="write to PATH (default: stdout)")
     out.add_argument(
         "--plot", metavar="PATH",
-        help="also write reliability diagrams (one panel per group) to PATH, e.g. out.png; "
-        "needs matplotlib (pip install calibr[plot])",
+        help="also write reliability diagrams (one panel per group; multiclass: the "
+        "top-label confidence unless --type classwise, which draws a curve per class) to "
+        "PATH (.png, .pdf, .svg); needs matplotlib (pip install calibr[plot])",
     )
     return parser
 
@@ -412,19 +413,27 @@ def _report(args) -> int:
             raise CLIError("--output and --plot must be different files.")
     specs = _with_defaults(parse_metrics(args.metrics), args.bins, args.type)
 
-    results, tables = [], []
+    results, tables, plot_tables = [], [], []
     for name, frame, ca in _datasets(args):
         p, classes = _columns(frame, ca, args.classes)
         by = ca["by"]
         # missing keys form their own group, so that no row is dropped silently
         data = frame.groupby(by, sort=True, dropna=False, observed=True) if by else frame
         common = {"p_prefix": ca["p_prefix"], "classes": classes, "na_rm": args.na_rm}
-        if args.per_bin or args.plot:
+        if args.per_bin:
             tab = calibration_table(
                 p, ca["y"], bins=args.bins or 10, type=args.type or "classwise",
                 data=data, **common,
             )
             tables.append(_tag(tab, name))
+        if args.plot:
+            # ten one-vs-rest curves per panel are unreadable: the plot shows the
+            # top-label confidence unless --type classwise asks for the classes
+            tab = calibration_table(
+                p, ca["y"], bins=args.bins or 10, type=args.type or "confidence",
+                data=data, **common,
+            )
+            plot_tables.append(_tag(tab, name))
         if not args.per_bin:
             res = summarise(data, p, ca["y"], metrics={"n": _count, **dict(specs)}, **common)
             res["n"] = res["n"].astype("int64")
@@ -436,7 +445,7 @@ def _report(args) -> int:
 
     outputs = []
     if args.plot is not None:
-        outputs.append((args.plot, _plot(table, args.plot)))
+        outputs.append((args.plot, _plot(_stack_tables(plot_tables), args.plot)))
     if args.output is not None:
         outputs.insert(0, (args.output, text.encode("utf-8")))
     _write_all(outputs)
@@ -500,6 +509,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         0 on success, 2 for bad input (after one line on stderr).
+
+    Examples
+    --------
+    >>> from calibr.cli import main
+    >>> main(["report", "--example", "breast_cancer", "--metrics", "ece"])
+          dataset         model   n      ece
+    breast_cancer      logistic 569 0.018601
+    breast_cancer   naive_bayes 569 0.062108
+    breast_cancer random_forest 569 0.027742
+    0
     """
     parser = _build_parser()
     try:

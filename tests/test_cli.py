@@ -372,3 +372,30 @@ def test_real_process_has_no_traceback(tmp_path):
                         capture_output=True, text=True, check=False)
     assert ok.returncode == 0 and ok.stderr == ""
     assert "random_forest" in ok.stdout
+
+
+def test_plot_gets_the_confidence_table_unless_classwise(capsys, tmp_path, monkeypatch):
+    import calibr.plot
+
+    seen = []
+
+    class Fig:
+        def savefig(self, buf, format):  # noqa: A002 - matplotlib's name
+            buf.write(b"fake " + format.encode())
+
+    def fake(table, by=None, **kw):
+        seen.append((table, by))
+        return Fig()
+
+    monkeypatch.setattr(calibr.plot, "reliability_diagram", fake)
+    png = tmp_path / "d.png"
+    assert main(["report", "--example", "digits", "--plot", str(png)]) == 0
+    table, by = seen[-1]
+    assert list(table.columns) == ["dataset", "model", *TABLE_COLUMNS]
+    assert by == ["dataset", "model"]
+    assert png.read_bytes() == b"fake png"
+    assert main(["report", "--example", "digits", "--type", "classwise", "--plot", str(png)]) == 0
+    table, by = seen[-1]
+    assert list(table.columns) == ["dataset", "model", "class", *TABLE_COLUMNS]
+    assert by == ["dataset", "model"]  # classes are curves within each panel
+    capsys.readouterr()
