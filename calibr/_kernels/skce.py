@@ -116,7 +116,10 @@ def _distance_matrix(x: np.ndarray) -> np.ndarray:
     """|x_i - x_j| for scalars, ||x_i - x_j||_2 for the rows of a matrix."""
     if x.ndim == 1:
         return np.abs(x[:, None] - x[None, :])
-    return np.sqrt(((x[:, None, :] - x[None, :, :]) ** 2).sum(axis=2))
+    d2 = np.zeros((x.shape[0], x.shape[0]))
+    for k in range(x.shape[1]):  # column by column, as R's dist() sums
+        d2 += (x[:, None, k] - x[None, :, k]) ** 2
+    return np.sqrt(d2)
 
 
 def median_oracle(x: np.ndarray) -> float:

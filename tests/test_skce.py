@@ -1,0 +1,493 @@
+"""skce() and mmce(): hand-worked cases, the fast exact kernels against the readable
+O(n^2) numpy oracles (random and adversarial inputs, hypothesis), the exact median
+heuristic, identities, and every error message pinned.
+
+Live parity with the R reference is in ``test_skce_r.py``.
+"""
+
+from __future__ import annotations
+
+import doctest
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tolerances import ORACLE_ATOL, SKCE_ATOL, SKCE_RTOL
+
+import calibr
+from calibr import _kernel_metrics
+from calibr._kernel_metrics import mmce, skce
+from calibr._kernels import skce as kern
+
+ESTIMATORS = ("uq", "ul", "biased")
+BANDWIDTHS = (1e-4, 1e-3, 0.05, 0.2, 1.0, 10.0, 1e4, "median")
+
+
+def close(a, b, rtol=SKCE_RTOL, atol=SKCE_ATOL):
+    return math.isclose(a, b, rel_tol=rtol, abs_tol=atol)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _scalar_inputs(rng, n, kind):
+    if kind == "uniform":
+        x = rng.random(n)
+    elif kind == "ties":
+        x = rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], n)
+    elif kind == "rounded":
+        x = np.round(rng.random(n), 2)
+    elif kind == "clustered":  # near-equal values: tiny gaps
+        x = 0.5 + rng.integers(-3, 4, n) * 1e-12
+    elif kind == "extremes":  # 0, 1 and values near them
+        x = rng.choice([0.0, 5e-324, 1e-300, 1e-17, 1 - 2**-53, 1.0, 0.5], n)
+    else:
+        raise ValueError(kind)
+    c = (rng.random(n) < x).astype(np.uint8)
+    return x, c
+
+
+def _fast_scalar(x, c, estimator, h):
+    if estimator == "ul":
+        return kern.scalar_ul(x, c, h)
+    total, diag, _ = kern.scalar_pair_sum(x, c, h)
+    return kern.estimate_from_sums(estimator, x.shape[0], total, diag)
+
+
+def _fast_canonical(p, codes, estimator, h, block=kern.BLOCK):
+    if estimator == "ul":
+        return kern.canonical_ul(p, codes, h, block)
+    total, diag, _ = kern.canonical_pair_sum(p, codes, h, block)
+    return kern.estimate_from_sums(estimator, p.shape[0], total, diag)
+
+
+def _onehot(codes, k):
+    return np.eye(k)[codes]
+
+
+def _dirichlet(rng, n, k, kind):
+    if kind == "dirichlet":
+        p = rng.dirichlet(np.ones(k), n)
+    elif kind == "onehot":
+        p = _onehot(rng.integers(0, k, n), k)
+    elif kind == "repeated":  # heavy ties: few distinct rows
+        p = rng.dirichlet(np.ones(k), 3)[rng.integers(0, 3, n)]
+    elif kind == "constant_column":
+        p = rng.dirichlet(np.ones(k - 1), n) * 0.75
+        p = np.column_stack([p, np.full(n, 0.25)])
+    else:
+        raise ValueError(kind)
+    return p
+
+
+# ------------------------------------------------------------- hand-worked
+
+
+def test_two_points_by_hand():
+    """n = 2: uq = ul = e1 e2 exp(-|p1 - p2| / h); biased = (2 h12 + e1^2 + e2^2) / 4."""
+    p = np.array([0.3, 0.9])
+    y = np.array([1, 0])
+    e1, e2 = 1 - 0.3, 0 - 0.9
+    h12 = e1 * e2 * math.exp(-abs(0.3 - 0.9) / 0.2)
+    assert close(skce(p, y), h12, rtol=1e-14)
+    assert close(skce(p, y, "ul"), h12, rtol=1e-14)
+    assert close(skce(p, y, "biased"), (2 * h12 + e1**2 + e2**2) / 4, rtol=1e-14)
+    # the only positive distance is the median
+    assert close(skce(p, y, bandwidth="median"), e1 * e2 * math.exp(-1.0), rtol=1e-14)
+
+
+def test_three_points_by_hand_canonical():
+    p = np.array([[0.5, 0.5], [0.2, 0.8], [0.5, 0.5]])
+    codes = [1, 2, 2]  # 1-based, as in R
+    e = _onehot(np.array([0, 1, 1]), 2) - p
+    d = np.sqrt(((p[:, None] - p[None]) ** 2).sum(-1))
+    k = np.exp(-d / 0.3)
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    t = sum(k[i, j] * e[i] @ e[j] for i, j in pairs)
+    assert close(skce(p, codes, bandwidth=0.3), t / 3, rtol=1e-13)
+    assert close(skce(p, codes, "ul", 0.3), k[0, 1] * e[0] @ e[1], rtol=1e-13)
+    assert close(skce(p, codes, "biased", 0.3), (2 * t + (e**2).sum()) / 9, rtol=1e-13)
+    # positive distances: |(0.3, -0.3)| twice -> median sqrt(0.18) (the tie pair is excluded)
+    assert kern.canonical_median(p) == kern.median_oracle(p) == d[0, 1]
+
+
+def test_ul_uses_the_given_order():
+    rng = np.random.default_rng(1)
+    p = rng.random(9)
+    y = (rng.random(9) < p).astype(int)
+    perm = rng.permutation(9)
+    assert close(skce(p, y), skce(p[perm], y[perm]))
+    assert close(skce(p, y, "biased"), skce(p[perm], y[perm], "biased"))
+    e = y - p
+    expected = np.mean(
+        [e[i] * e[i + 1] * math.exp(-abs(p[i] - p[i + 1]) / 0.2) for i in (0, 2, 4, 6)]
+    )
+    assert close(skce(p, y, "ul"), expected, rtol=1e-14)  # the 9th observation is ignored
+
+
+def test_type_is_ignored_for_binary():
+    p = np.array([0.2, 0.7, 0.4, 0.9])
+    y = np.array([0, 1, 1, 1])
+    values = {skce(p, y, "uq", 0.3, t) for t in ("canonical", "confidence", "classwise")}
+    assert len(values) == 1
+
+
+# -------------------------------------------------------------- vectorised exp
+
+
+def test_vexp_matches_numpy_exp():
+    rng = np.random.default_rng(2)
+    x = np.concatenate(
+        [-rng.random(200_000) * 760, [0.0, -0.0, -1e-300, -708.4, -745.1, -746, -np.inf]]
+    )
+    got = kern.vexp(x)
+    ref = np.exp(x)
+    normal = ref > 2.3e-308
+    rel = np.abs(got[normal] - ref[normal]) / ref[normal]
+    assert rel.max() <= 2.5 * np.finfo(float).eps  # about 1 ulp
+    assert np.all(np.abs(got[~normal] - ref[~normal]) <= 1e-300)  # subnormal range
+    assert got[-7] == 1.0 and got[-6] == 1.0 and got[-1] == 0.0
+
+
+# -------------------------------------------------- fast kernels vs the oracles
+
+SCALAR_KINDS = ("uniform", "ties", "rounded", "clustered", "extremes")
+
+
+@pytest.mark.parametrize("kind", SCALAR_KINDS)
+@pytest.mark.parametrize("h", BANDWIDTHS)
+def test_scalar_kernels_match_oracle(kind, h):
+    rng = np.random.default_rng(abs(hash((kind, str(h)))) % 2**32)
+    for n in (2, 3, 4, 7, 50, 301):
+        x, c = _scalar_inputs(rng, n, kind)
+        if h == "median" and math.isnan(kern.median_oracle(x)):
+            continue
+        e = c - x
+        for est in ESTIMATORS:
+            got = _fast_scalar(x, c, est, h)
+            want = kern.skce_oracle(x, e, est, h)
+            assert math.isfinite(got)
+            assert close(got, want, atol=ORACLE_ATOL), (n, est, got, want)
+
+
+CANONICAL_KINDS = ("dirichlet", "onehot", "repeated", "constant_column")
+
+
+@pytest.mark.parametrize("kind", CANONICAL_KINDS)
+@pytest.mark.parametrize("h", (1e-3, 0.05, 0.2, 10.0, "median"))
+@pytest.mark.parametrize("block", (3, 16, kern.BLOCK))
+def test_canonical_kernels_match_oracle(kind, h, block):
+    rng = np.random.default_rng(abs(hash((kind, str(h), block))) % 2**32)
+    for n, k in ((2, 2), (3, 3), (5, 4), (40, 10), (101, 3)):
+        p = _dirichlet(rng, n, k, kind)
+        codes = rng.integers(0, k, n)
+        if h == "median" and math.isnan(kern.median_oracle(p)):
+            continue
+        e = _onehot(codes, k) - p
+        for est in ESTIMATORS:
+            got = _fast_canonical(p, codes, est, h, block)
+            want = kern.skce_oracle(p, e, est, h)
+            assert close(got, want, atol=ORACLE_ATOL), (n, k, est, got, want)
+
+
+def test_extreme_bandwidths_stay_finite_and_exact():
+    rng = np.random.default_rng(3)
+    x, c = _scalar_inputs(rng, 200, "uniform")
+    e = c - x
+    for h in (1e-300, 1e-12, 1e-4, 1e4, 1e12, 1e300):
+        for est in ESTIMATORS:
+            got = _fast_scalar(x, c, est, h)
+            assert math.isfinite(got)
+            assert close(got, kern.skce_oracle(x, e, est, h), atol=ORACLE_ATOL)
+    # h -> infinity: the kernel is 1, T = ((sum e)^2 - sum e^2) / 2
+    total, diag, _ = kern.scalar_pair_sum(x, c, 1e300)
+    assert close(total, (e.sum() ** 2 - (e**2).sum()) / 2, rtol=1e-12)
+    # h -> 0: only ties interact; distinct values give T = 0 exactly
+    total, _, _ = kern.scalar_pair_sum(x, c, 1e-300)
+    assert total == 0.0
+
+
+def test_scalar_pair_sum_larger_n():
+    rng = np.random.default_rng(4)
+    for kind in ("uniform", "ties", "rounded"):
+        x, c = _scalar_inputs(rng, 3000, kind)
+        for h in (1e-4, 0.2, "median"):
+            total, diag, hh = kern.scalar_pair_sum(x, c, h)
+            want = kern.skce_oracle(x, c - x, "uq", h)
+            assert close(total / (3000 * 2999 / 2), want, atol=ORACLE_ATOL)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    values=st.lists(
+        st.one_of(
+            st.sampled_from([0.0, 1.0, 0.5, 0.1, 0.3, 0.30000000000000004, 5e-324, 1 - 2**-53]),
+            st.floats(0.0, 1.0),
+        ),
+        min_size=2,
+        max_size=40,
+    ),
+    data=st.data(),
+    h=st.one_of(st.sampled_from([1e-4, 1e-3, 0.2, 10.0, 1e4]), st.floats(1e-4, 1e4)),
+)
+def test_scalar_fast_equals_oracle_hypothesis(values, data, h):
+    x = np.array(values)
+    c = np.array(data.draw(st.lists(st.integers(0, 1), min_size=x.size, max_size=x.size)), np.uint8)
+    e = c - x
+    for est in ESTIMATORS:
+        assert close(_fast_scalar(x, c, est, h), kern.skce_oracle(x, e, est, h), atol=ORACLE_ATOL)
+    want = kern.median_oracle(x)
+    got = kern.scalar_median(x)
+    assert (math.isnan(got) and math.isnan(want)) or got == want
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=st.lists(st.integers(0, 5), min_size=2, max_size=25),
+    k=st.integers(2, 10),
+    seed=st.integers(0, 2**32 - 1),
+    h=st.one_of(st.sampled_from([1e-3, 0.2, 10.0]), st.floats(1e-3, 10.0)),
+    block=st.sampled_from([2, 5, 256]),
+)
+def test_canonical_fast_equals_oracle_hypothesis(rows, k, seed, h, block):
+    rng = np.random.default_rng(seed)
+    palette = np.vstack([rng.dirichlet(np.ones(k), 3), _onehot(np.arange(3) % k, k)])
+    p = palette[np.array(rows)]
+    codes = rng.integers(0, k, p.shape[0])
+    e = _onehot(codes, k) - p
+    for est in ESTIMATORS:
+        got = _fast_canonical(p, codes, est, h, block)
+        assert close(got, kern.skce_oracle(p, e, est, h), atol=ORACLE_ATOL)
+    want = kern.median_oracle(p)
+    got = kern.canonical_median(p, block)
+    assert (math.isnan(got) and math.isnan(want)) or got == want
+
+
+# ------------------------------------------------------- exact median heuristic
+
+
+@pytest.mark.parametrize("kind", ("uniform", "ties", "rounded", "extremes", "beta"))
+@pytest.mark.parametrize("n", (2, 3, 4, 5, 100, 1001, 4000))
+def test_scalar_median_is_exact(kind, n):
+    rng = np.random.default_rng(n)
+    x = rng.beta(0.1, 0.1, n) if kind == "beta" else _scalar_inputs(rng, n, kind)[0]
+    want = kern.median_oracle(x)
+    got = kern.scalar_median(x)
+    assert (math.isnan(got) and math.isnan(want)) or got == want
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_scalar_median_selection_rounds(monkeypatch, seed):
+    """Tiny caps and samples force many bracketing rounds, pivots that hit the
+    answer, ranks that straddle the bracket, and both parities."""
+    monkeypatch.setattr(kern, "SELECT_CAP", 8)
+    monkeypatch.setattr(kern, "SELECT_SAMPLE", 16 + seed % 5)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 80))
+    kind = ("uniform", "ties", "rounded", "extremes")[seed % 4]
+    x = _scalar_inputs(rng, n, kind)[0]
+    want = kern.median_oracle(x)
+    got = kern.scalar_median(x)
+    assert (math.isnan(got) and math.isnan(want)) or got == want
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_canonical_median_refinement_rounds(monkeypatch, seed):
+    """Few bins and a tiny collection cap force the bracket refinement."""
+    monkeypatch.setattr(kern, "MEDIAN_BINS", 4 + seed % 3)
+    monkeypatch.setattr(kern, "COLLECT_CAP", 3)
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 60))
+    k = int(rng.integers(2, 6))
+    p = _dirichlet(rng, n, k, CANONICAL_KINDS[seed % 4])
+    want = kern.median_oracle(p)
+    got = kern.canonical_median(p, block=int(rng.integers(2, 20)))
+    assert (math.isnan(got) and math.isnan(want)) or got == want
+
+
+# --------------------------------------------------------- public functions
+
+
+def _public_cases():
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 8, 57):
+        for k in (2, 3, 10):
+            yield n, k, rng.dirichlet(np.ones(k) * 0.7, n), rng.integers(1, k + 1, n)
+
+
+@pytest.mark.parametrize("h", (0.05, 0.2, 3.0, "median"))
+def test_public_forms_against_oracle(h):
+    for _n, k, p, y in _public_cases():
+        codes = y - 1
+        # canonical
+        for est in ESTIMATORS:
+            assert close(skce(p, y, est, h), kern.skce_oracle(p, _onehot(codes, k) - p, est, h))
+        # confidence
+        rho = p.max(axis=1)
+        hit = (p.argmax(axis=1) == codes).astype(float)
+        for est in ESTIMATORS:
+            want = kern.skce_oracle(rho, hit - rho, est, h)
+            assert close(skce(p, y, est, h, "confidence"), want)
+        # classwise: mean over the columns, each with its own median
+        for est in ESTIMATORS:
+            want = np.mean(
+                [kern.skce_oracle(p[:, j], (codes == j) - p[:, j], est, h) for j in range(k)]
+            )
+            assert close(skce(p, y, est, h, "classwise"), want)
+
+
+@pytest.mark.parametrize("h", (0.01, 0.2, 5.0, "median"))
+def test_mmce_squared_is_the_biased_skce(h):
+    rng = np.random.default_rng(6)
+    for n in (2, 3, 10, 200):
+        p = rng.random(n)
+        y = (rng.random(n) < p).astype(int)
+        assert close(mmce(p, y, h) ** 2, skce(p, y, "biased", h), rtol=1e-12)
+        prob = rng.dirichlet(np.ones(4), n)
+        lab = rng.integers(1, 5, n)
+        assert close(
+            mmce(prob, lab, h) ** 2, skce(prob, lab, "biased", h, "confidence"), rtol=1e-12
+        )
+        assert mmce(p, y, h) >= 0
+
+
+def test_perfect_predictions_give_zero():
+    p = np.array([0.0, 1.0, 1.0, 0.0])
+    y = np.array([0, 1, 1, 0])
+    assert skce(p, y, "biased") == 0.0 and mmce(p, y) == 0.0 and skce(p, y) == 0.0
+
+
+def test_label_dtypes_and_pandas_agree():
+    rng = np.random.default_rng(7)
+    p = rng.random(30)
+    y = (rng.random(30) < p).astype(int)
+    ref = skce(p, y, "biased")
+    for yy in (y.astype(bool), y.astype(float), y.astype(np.uint8), pd.Series(y)):
+        assert skce(pd.Series(p), yy, "biased") == ref
+    prob = rng.dirichlet(np.ones(3), 30)
+    lab = rng.integers(1, 4, 30)
+    frame = pd.DataFrame(prob, columns=["a", "b", "c"])
+    names = np.array(["a", "b", "c"])[lab - 1]
+    for t in ("canonical", "confidence", "classwise"):
+        want = skce(prob, lab, "uq", 0.2, t)
+        assert skce(frame, names, "uq", 0.2, t) == want
+        assert skce(prob, lab - 1, "uq", 0.2, t, classes=range(3)) == want
+        cat = pd.Categorical(names, categories=["a", "b", "c"])
+        assert skce(frame, cat, "uq", 0.2, t) == want
+
+
+def test_na_rm_drops_incomplete_rows():
+    p = np.array([0.2, np.nan, 0.7, 0.4, 0.9])
+    y = np.array([0, 1, 1, 0, 1])
+    keep = ~np.isnan(p)
+    assert skce(p, y, na_rm=True) == skce(p[keep], y[keep])
+    with pytest.raises(ValueError, match="missing"):
+        skce(p, y)
+
+
+def test_inputs_are_not_modified():
+    p = np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]])
+    y = np.array([2, 1, 2])
+    p0, y0 = p.copy(), y.copy()
+    for t in ("canonical", "confidence", "classwise"):
+        skce(p, y, "biased", "median", t)
+    mmce(p, y)
+    assert np.array_equal(p, p0) and np.array_equal(y, y0)
+
+
+def test_docstring_examples(monkeypatch):
+    monkeypatch.setattr(calibr, "skce", skce, raising=False)
+    monkeypatch.setattr(calibr, "mmce", mmce, raising=False)
+    result = doctest.testmod(_kernel_metrics, raise_on_error=False)
+    assert result.attempted >= 10 and result.failed == 0
+
+
+# ------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize("bad", (0, 0.0, -1, -0.2, float("nan"), float("inf"), -np.inf))
+def test_bad_bandwidth_number(bad):
+    msg = r'`bandwidth` must be a positive finite number or "median"; got'
+    with pytest.raises(calibr.InputError, match=msg):
+        skce([0.2, 0.6], [0, 1], bandwidth=bad)
+    with pytest.raises(calibr.InputError, match=msg):
+        mmce([0.2, 0.6], [0, 1], bandwidth=bad)
+
+
+@pytest.mark.parametrize("bad", ("mean", "Median", "", None, [0.2], True))
+def test_bad_bandwidth_other(bad):
+    with pytest.raises(calibr.InputError, match=r"`bandwidth` must be a positive finite number"):
+        skce([0.2, 0.6], [0, 1], bandwidth=bad)
+
+
+def test_bad_estimator_and_type():
+    with pytest.raises(
+        calibr.InputError, match=r"`estimator` must be one of 'uq', 'ul', 'biased'; got 'u'\."
+    ):
+        skce([0.2, 0.6], [0, 1], estimator="u")
+    with pytest.raises(
+        calibr.InputError,
+        match=r"`type` must be one of 'canonical', 'confidence', 'classwise'; got 'strong'\.",
+    ):
+        skce([[0.2, 0.8]], [1], "biased", type="strong")
+
+
+@pytest.mark.parametrize("estimator", ("uq", "ul"))
+def test_too_few_observations(estimator):
+    msg = rf'`estimator = "{estimator}"` needs at least 2 observations; got 1\.'
+    with pytest.raises(calibr.InputError, match=msg):
+        skce([0.3], [1], estimator)
+    with pytest.raises(calibr.InputError, match=msg):
+        skce([[0.3, 0.7]], [2], estimator)
+    # the biased estimator is defined for n = 1
+    assert skce([0.3], [1], "biased") == pytest.approx(0.49)
+
+
+MEDIAN_MSG = (
+    r'`bandwidth = "median"` needs at least two distinct predictions; '
+    r"all pairwise distances are 0\."
+)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_median_with_all_predictions_equal(estimator):
+    with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
+        skce([0.4, 0.4, 0.4], [0, 1, 1], estimator, "median")
+    with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
+        skce([0.4], [1], "biased", "median")
+    same = [[0.2, 0.8], [0.2, 0.8], [0.2, 0.8]]
+    for t in ("canonical", "confidence", "classwise"):
+        with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
+            skce(same, [1, 2, 2], estimator, "median", t)
+    # confidence: different rows with the same top probability
+    with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
+        skce([[0.2, 0.8], [0.8, 0.2]], [1, 2], estimator, "median", "confidence")
+    with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
+        mmce([[0.2, 0.8], [0.8, 0.2]], [1, 2], "median")
+
+
+def test_classwise_median_with_a_constant_column():
+    p = np.array([[0.5, 0.2, 0.3], [0.3, 0.4, 0.3], [0.1, 0.6, 0.3]])
+    y = [1, 2, 3]
+    with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
+        skce(p, y, "uq", "median", "classwise")
+    assert math.isfinite(skce(p, y, "uq", 0.2, "classwise"))  # a fixed bandwidth is fine
+    assert math.isfinite(skce(p, y, "uq", "median", "canonical"))
+
+
+def test_input_layer_errors_propagate():
+    with pytest.raises(calibr.InputError, match=r"`p` must lie in \[0, 1\]; 1 value does not"):
+        skce([0.2, 1.2], [0, 1])
+    with pytest.raises(calibr.InputError, match=r"`y`"):
+        skce([0.2, 0.5], [0, 2])
+    with pytest.raises(calibr.InputError, match=r"`y` must"):
+        mmce([0.2, 0.5], [0, 1, 1])
+    with pytest.raises(calibr.InputError, match=r"1-based"):
+        skce([[0.2, 0.8], [0.5, 0.5]], [0, 1])
+    with pytest.raises(calibr.InputError, match=r"sum to 1"):
+        skce([[0.2, 0.7], [0.5, 0.5]], [1, 2])
+    with pytest.raises(calibr.InputError, match=r"`na_rm` must be True or False"):
+        skce([0.2, 0.5], [0, 1], na_rm="yes")
