@@ -399,3 +399,22 @@ def test_plot_gets_the_confidence_table_unless_classwise(capsys, tmp_path, monke
     assert list(table.columns) == ["dataset", "model", "class", *TABLE_COLUMNS]
     assert by == ["dataset", "model"]  # classes are curves within each panel
     capsys.readouterr()
+
+
+def test_na_rm_drops_incomplete_rows(capsys, tmp_path):
+    df = pd.DataFrame({"m": ["a", "a", "a", "b"], "p": [0.2, None, 0.7, 0.4],
+                       "y": [0, 1, None, 1]})
+    path = write(tmp_path, df)
+    code, out, err = run(capsys, "report", path, "-g", "m", "--na-rm", "-f", "json")
+    assert code == 0 and err == ""
+    records = json.loads(out)
+    assert [r["n"] for r in records] == [1, 1]
+    assert records[0]["ece"] == calibr.ece([0.2], [0])
+
+
+def test_bundled_data_with_other_keys(capsys):
+    code, out, _ = run(capsys, "report", "--by", "model", "fold", "-m", "ece", "-f", "csv")
+    assert code == 0
+    got = pd.read_csv(io.StringIO(out))
+    assert list(got.columns) == ["dataset", "model", "fold", "n", "ece"]
+    assert len(got) == 2 * 3 * 5
