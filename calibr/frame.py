@@ -20,9 +20,9 @@ How it is fast and still exact: the rows are validated once by
 validate and convert exactly as they would alone), sorted by group, and each
 metric is then called on each group's slice of the canonical arrays. Only the
 validation work on pandas objects is shared; every number comes from the
-public metric itself. If the shared validation finds bad input, the metrics
-are called group by group on the original columns, so that the error names the
-group and the position within it, as a per-group call would.
+public metric itself. If the shared validation finds bad input, each group's
+original rows are validated on their own, so that the error names the group
+and the position within it, as a per-group call of the metric would.
 """
 
 from __future__ import annotations
