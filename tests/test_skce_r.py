@@ -1,0 +1,217 @@
+"""Live parity of skce() and mmce() with the R reference (``r_reference/calibrRef``,
+driven through rpy2 by ``tests/rref.py``) on hundreds of freshly generated cases:
+every estimator, form and bandwidth; n = 2, 3 and odd n; heavy ties, constant
+columns, one-hot rows, K up to 10, bandwidths from 1e-3 to 10 and "median".
+Also the Examples of ``r-docs/skce.txt`` run in R with R's own RNG, and the
+errors that both sides must raise.
+
+Set ``CALIBR_SKCE_SEED`` to draw a different set of cases.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pytest
+from tolerances import SKCE_ATOL, SKCE_RTOL
+
+import calibr
+from calibr._kernel_metrics import mmce, skce
+
+pytestmark = pytest.mark.r
+
+SEED = int(os.environ.get("CALIBR_SKCE_SEED", "20191029"))
+N_CASES = 600
+FORMS = ("binary", "canonical", "confidence", "classwise")
+ESTIMATORS = ("uq", "ul", "biased")
+FIXED_BANDWIDTHS = (1e-3, 0.01, 0.05, 0.2, 1.0, 10.0)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=SKCE_RTOL, abs_tol=SKCE_ATOL)
+
+
+def _case(i: int):
+    """Case i: (form, estimator, bandwidth, p, y) with y as R expects it."""
+    rng = np.random.default_rng([SEED, i])
+    form = FORMS[i % 4]
+    estimator = ESTIMATORS[(i // 4) % 3]
+    choice = rng.integers(0, 8)
+    if choice < len(FIXED_BANDWIDTHS):
+        bandwidth = float(FIXED_BANDWIDTHS[choice])
+    elif choice == 6:
+        bandwidth = float(10 ** rng.uniform(-3, 1))
+    else:
+        bandwidth = "median"
+    n = int(rng.choice([2, 3, 5, int(rng.integers(4, 120)) | 1, int(rng.integers(4, 300))]))
+    kind = ("plain", "ties", "onehot", "constant")[(i // 12) % 4]
+    if form == "binary":
+        if kind == "plain":
+            p = rng.random(n)
+        elif kind == "ties":
+            p = rng.choice([0.0, 0.2, 0.5, 0.8, 1.0], n)
+        elif kind == "onehot":
+            p = rng.choice([0.0, 1.0], n)
+        else:
+            p = np.round(rng.beta(0.3, 0.3, n), 2)
+        y = (rng.random(n) < p).astype(np.int64)
+        return form, estimator, bandwidth, p, y
+    k = int(rng.integers(2, 11))
+    if kind == "plain":
+        p = rng.dirichlet(np.ones(k) * rng.uniform(0.2, 3), n)
+    elif kind == "ties":
+        p = rng.dirichlet(np.ones(k), 4)[rng.integers(0, 4, n)]
+    elif kind == "onehot":
+        p = np.eye(k)[rng.integers(0, k, n)]
+        mixed = rng.random(n) < 0.3
+        p[mixed] = rng.dirichlet(np.ones(k), int(mixed.sum()))
+    else:  # a constant column (and, with k = 2, a constant matrix)
+        p = rng.dirichlet(np.ones(k - 1), n) * 0.6
+        p = np.column_stack([p[:, :1], np.full(n, 0.4), p[:, 1:]])
+    y = rng.integers(1, k + 1, n).astype(np.int64)
+    return form, estimator, bandwidth, p, y
+
+
+def _both(python_call, r_call):
+    """Run both sides; return (py, r) values, or (exc, exc) when both raise."""
+    try:
+        want = r_call()
+    except Exception as exc:  # rref.RError
+        with pytest.raises(calibr.InputError) as info:
+            python_call()
+        return info.value, exc
+    return python_call(), want
+
+
+@pytest.mark.parametrize("i", range(N_CASES))
+def test_skce_parity(rref, i):
+    form, estimator, bandwidth, p, y = _case(i)
+    r_type = "canonical" if form == "binary" else form
+    got, want = _both(
+        lambda: skce(p, y, estimator, bandwidth, r_type),
+        lambda: rref.skce(p, y, estimator=estimator, bandwidth=bandwidth, type=r_type),
+    )
+    if isinstance(want, Exception):
+        assert isinstance(want, rref.RError)
+        assert "median" in str(want) and str(got) == str(want)
+        return
+    assert _close(got, want), (form, estimator, bandwidth, p.shape, got, want)
+    if form in ("binary", "confidence"):
+        m_got, m_want = mmce(p, y, bandwidth), rref.mmce(p, y, bandwidth=bandwidth)
+        assert _close(m_got, m_want)
+        if estimator == "biased":
+            assert _close(m_got**2, got)
+
+
+def test_every_combination_is_covered():
+    seen = set()
+    for i in range(N_CASES):
+        form, estimator, bandwidth, p, _ = _case(i)
+        seen.add((form, estimator, bandwidth == "median"))
+    assert len(seen) == 4 * 3 * 2
+    sizes = {_case(i)[3].shape[0] for i in range(N_CASES)}
+    assert {2, 3} <= sizes and any(s % 2 == 1 and s > 3 for s in sizes)
+    ks = {_case(i)[3].shape[1] for i in range(N_CASES) if _case(i)[3].ndim == 2}
+    assert 10 in ks and 2 in ks
+
+
+@pytest.mark.parametrize("n", (2, 3, 4, 7))
+@pytest.mark.parametrize("bandwidth", (1e-3, 0.2, 10.0, "median"))
+def test_small_n_every_form(rref, n, bandwidth):
+    rng = np.random.default_rng([SEED, 1000 + n])
+    p = rng.random(n)
+    y = (rng.random(n) < 0.5).astype(np.int64)
+    prob = rng.dirichlet(np.ones(3), n)
+    lab = rng.integers(1, 4, n).astype(np.int64)
+    for estimator in ESTIMATORS:
+        assert _close(
+            skce(p, y, estimator, bandwidth), rref.skce(p, y, estimator, bandwidth=bandwidth)
+        )
+        for t in ("canonical", "confidence", "classwise"):
+            got, want = _both(
+                lambda t=t, e=estimator: skce(prob, lab, e, bandwidth, t),
+                lambda t=t, e=estimator: rref.skce(prob, lab, e, bandwidth=bandwidth, type=t),
+            )
+            if isinstance(want, Exception):
+                assert str(got) == str(want)
+            else:
+                assert _close(got, want)
+
+
+# ------------------------------------------------- the help page, run in R
+
+
+def _r():
+    import rpy2.robjects as ro
+
+    return ro
+
+
+def test_help_page_examples(rref):
+    ro = _r()
+    ro.r(
+        "set.seed(31); .p <- stats::runif(200); .y <- rbinom(200, 1, .p);"
+        "set.seed(32); .prob <- matrix(stats::runif(150 * 3), ncol = 3);"
+        ".prob <- .prob / rowSums(.prob); .labels <- max.col(.prob)"
+    )
+    p = np.array(ro.r(".p"))
+    y = np.array(ro.r(".y"), dtype=np.int64)
+    prob = np.array(ro.r(".prob"))
+    labels = np.array(ro.r(".labels"), dtype=np.int64)
+    assert p.shape == (200,) and prob.shape == (150, 3)
+
+    # skce(p, y), computed by the R reference on R's own objects
+    r_uq = ro.r("calibrRef::skce(.p, .y)")[0]
+    assert _close(skce(p, y), r_uq)
+    # all.equal(skce(p, y, estimator = "biased"), mmce(p, y)^2) is TRUE in R ...
+    assert ro.r(
+        'isTRUE(all.equal(calibrRef::skce(.p, .y, estimator = "biased"),'
+        " calibrRef::mmce(.p, .y)^2))"
+    )[0]
+    # ... and the identity holds in Python too, to 1e-12
+    assert math.isclose(skce(p, y, estimator="biased"), mmce(p, y) ** 2, rel_tol=1e-12)
+    assert _close(skce(p, y, estimator="biased"), rref.skce(p, y, "biased"))
+    assert _close(mmce(p, y), rref.mmce(p, y))
+    # skce(prob, labels, type = "canonical")
+    r_canon = ro.r('calibrRef::skce(.prob, .labels, type = "canonical")')[0]
+    assert _close(skce(prob, labels, type="canonical"), r_canon)
+    ro.r("rm(.p, .y, .prob, .labels)")
+
+
+# ------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize("bandwidth", (0.0, -0.2, float("nan"), float("inf"), "mean"))
+def test_bad_bandwidth_rejected_by_both(rref, bandwidth):
+    p = np.array([0.2, 0.6, 0.9])
+    y = np.array([0, 1, 1])
+    with pytest.raises(rref.RError, match="bandwidth"):
+        rref.skce(p, y, bandwidth=bandwidth)
+    with pytest.raises(calibr.InputError, match="`bandwidth` must be a positive finite number"):
+        skce(p, y, bandwidth=bandwidth)
+    with pytest.raises(rref.RError, match="bandwidth"):
+        rref.mmce(p, y, bandwidth=bandwidth)
+    with pytest.raises(calibr.InputError, match="`bandwidth` must be a positive finite number"):
+        mmce(p, y, bandwidth=bandwidth)
+
+
+@pytest.mark.parametrize("estimator", ("uq", "ul"))
+def test_too_few_observations_both(rref, estimator):
+    with pytest.raises(rref.RError) as r_info:
+        rref.skce(np.array([0.3]), np.array([1]), estimator)
+    with pytest.raises(calibr.InputError) as py_info:
+        skce([0.3], [1], estimator)
+    assert str(py_info.value) == str(r_info.value)
+    assert _close(skce([0.3], [1], "biased"), rref.skce(np.array([0.3]), np.array([1]), "biased"))
+
+
+def test_median_all_equal_both(rref):
+    p = np.array([0.4, 0.4, 0.4])
+    y = np.array([0, 1, 1])
+    with pytest.raises(rref.RError) as r_info:
+        rref.skce(p, y, bandwidth="median")
+    with pytest.raises(calibr.InputError) as py_info:
+        skce(p, y, bandwidth="median")
+    assert str(py_info.value) == str(r_info.value)
