@@ -483,3 +483,62 @@ def test_bundled_summary_snapshot(dataframe_regression):
     out.columns = [str(c).replace("'", "").replace("=", "_") for c in out.columns]
     # tolerance: the same computation, summation order aside
     dataframe_regression.check(out, default_tolerance={"rtol": 1e-12, "atol": 1e-14})
+
+
+# --------------------------------------------------------------------------
+# the R workflow itself: dplyr's group_by() |> summarise() with the R reference
+
+
+def _r_frame(ro, df):
+    """An R data.frame with the numeric columns copied bit for bit and strings as strings."""
+    cols = {}
+    for name, col in df.items():
+        if col.dtype.kind == "f":
+            cols[name] = ro.FloatVector(col.tolist())
+        elif col.dtype.kind in "iu":
+            cols[name] = ro.IntVector(col.tolist())
+        else:
+            cols[name] = ro.StrVector(col.astype(str).tolist())
+    return ro.DataFrame(cols)
+
+
+@pytest.mark.r
+def test_matches_dplyr_summarise_in_r(rref):
+    """`df |> group_by(model, fold) |> summarise(...)` in R (dplyr + the R reference package)
+    gives the numbers of calibr.frame.summarise, binary and multiclass."""
+    import rpy2.robjects as ro
+    from tolerances import R_ATOL, R_RTOL
+
+    try:
+        ro.r("suppressPackageStartupMessages({library(dplyr); library(calibrRef)})")
+    except Exception as exc:  # noqa: BLE001 - dplyr is part of the R setup of the CI
+        pytest.fail(f"R package dplyr or calibrRef not loadable: {exc}")
+
+    bc = load_breast_cancer_predictions()
+    ro.globalenv["bc"] = _r_frame(ro, bc)
+    r_bc = ro.r("""
+        bc |> group_by(model, fold) |>
+          summarise(ece = ece(p, y), mce2 = mce(p, y, bins = 2), .groups = "drop") |>
+          as.data.frame()
+    """)
+    py_bc = summarise(bc.groupby(["model", "fold"]), "p", "y",
+                      ece="ece", mce2=metric("mce", bins=2))
+    assert list(r_bc.rx2("model")) == py_bc["model"].tolist()
+    assert list(r_bc.rx2("fold")) == py_bc["fold"].tolist()
+    np.testing.assert_allclose(py_bc["ece"], list(r_bc.rx2("ece")), rtol=R_RTOL, atol=R_ATOL)
+    np.testing.assert_allclose(py_bc["mce2"], list(r_bc.rx2("mce2")), rtol=R_RTOL, atol=R_ATOL)
+
+    dg = load_digits_predictions()
+    ro.globalenv["dg"] = _r_frame(ro, dg)
+    r_dg = ro.r("""
+        dg |> group_by(model) |>
+          summarise(ece = ece(cbind(p_0, p_1, p_2, p_3, p_4, p_5, p_6, p_7, p_8, p_9), y + 1L),
+                    conf = ece(cbind(p_0, p_1, p_2, p_3, p_4, p_5, p_6, p_7, p_8, p_9), y + 1L,
+                               bins = 15, type = "confidence")) |>
+          as.data.frame()
+    """)
+    py_dg = summarise(dg.groupby("model"), y="y", p_prefix="p_",
+                      ece="ece", conf=metric("ece", bins=15, type="confidence"))
+    assert list(r_dg.rx2("model")) == py_dg["model"].tolist()
+    np.testing.assert_allclose(py_dg["ece"], list(r_dg.rx2("ece")), rtol=R_RTOL, atol=R_ATOL)
+    np.testing.assert_allclose(py_dg["conf"], list(r_dg.rx2("conf")), rtol=R_RTOL, atol=R_ATOL)
