@@ -306,3 +306,45 @@ def test_by_must_name_grouping_columns():
 def test_bad_ncols(ncols):
     with pytest.raises(ValueError, match=r"^`ncols` must be a single positive integer; got "):
         reliability_diagram(BINARY, ncols=ncols)
+
+
+# --- tables made by calibration_table on the bundled data ---------------------------
+
+
+@pytest.fixture(scope="module")
+def digits():
+    from calibr.datasets import load_digits_predictions
+
+    return load_digits_predictions()
+
+
+def test_top_label_tables_of_the_bundled_digits(digits):
+    from calibr import calibration_table
+
+    top = calibration_table(None, "y", type="confidence", data=digits.groupby("model"),
+                            p_prefix="p_")
+    fig = reliability_diagram(top)
+    assert [a.get_title() for a in panels(fig)] == [
+        "model = logistic", "model = naive_bayes", "model = random_forest"]
+    for ax, (_, sub) in zip(panels(fig), top.groupby("model"), strict=True):
+        (curve,) = [ln for ln in ax.get_lines() if ln.get_label() == "observed"]
+        np.testing.assert_array_equal(curve.get_ydata(), sub["observed_frequency"])
+    img = render(fig, 50)
+    for ax, cax in zip(panels(fig), count_axes(fig), strict=True):
+        assert colour_pixels(region(img, fig, ax, 50), "C0") > 20
+        assert (region(img, fig, cax, 50) < 0.95).any(axis=-1).mean() > 0.02
+
+
+def test_classwise_tables_of_the_bundled_digits(digits):
+    from calibr import calibration_table
+
+    table = calibration_table(None, "y", data=digits.groupby("model"), p_prefix="p_")
+    assert list(table.columns[:3]) == ["model", "class", "bin"]
+    assert len(panels(reliability_diagram(table))) == 30  # one per (model, class)
+    fig = reliability_diagram(table, by="model")  # the classes as curves
+    assert len(panels(fig)) == 3
+    for ax in panels(fig):
+        assert len(ax.get_legend().get_texts()) == 11  # the diagonal and ten classes
+    img = render(fig, 50)
+    for ax in panels(fig):
+        assert colour_pixels(region(img, fig, ax, 50), "C9") > 5  # the tenth class is drawn
