@@ -142,6 +142,40 @@ def test_property_equal_per_group_calls(seed, n, n_groups, bins, grid):
         assert row[f"mce(bins={bins})"] == calibr.mce(sub["p"], sub["y"], bins=bins)
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 50),
+    k=st.integers(2, 5),
+    bins=st.integers(1, 8),
+    type_=st.sampled_from(["classwise", "confidence"]),
+    observed=st.booleans(),
+    dropna=st.booleans(),
+)
+def test_property_multiclass_categorical_keys(seed, n, k, bins, type_, observed, dropna):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(k), n)
+    p[rng.random(n) < 0.2] = np.eye(k)[0]  # ties and exact 0/1 values
+    df = pd.DataFrame(p, columns=[f"p_{c}" for c in "abcde"[:k]])
+    df["y"] = rng.choice(list("abcde"[:k]), n)
+    keys = rng.choice(["u", "v", None], n)
+    df["g"] = pd.Categorical(keys, categories=["u", "v", "w"])
+    gb = df.groupby("g", observed=observed, dropna=dropna)
+    out = summarise(gb, y="y", p_prefix="p_",
+                    metrics=[metric("ece", bins=bins, type=type_), metric("mce", bins=bins,
+                                                                         type=type_)])
+    cols = [f"p_{c}" for c in "abcde"[:k]]
+    assert len(out) == len(gb.size())
+    for i, (_, sub) in enumerate(gb):
+        if len(sub) == 0:
+            assert out.iloc[i, 1:].isna().all()
+            continue
+        assert out.iloc[i, 1] == calibr.ece(sub[cols], sub["y"], bins=bins, type=type_,
+                                            classes=list("abcde"[:k]))
+        assert out.iloc[i, 2] == calibr.mce(sub[cols], sub["y"], bins=bins, type=type_,
+                                            classes=list("abcde"[:k]))
+
+
 @needs_kernel
 def test_kernel_metrics_join():
     df = binary_frame(seed=4, n=120)
