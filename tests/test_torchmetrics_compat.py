@@ -211,6 +211,29 @@ def test_larger_random_inputs_match_torchmetrics(torchmetrics_mod, dtype):
             )
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_per_bin_state_is_the_same_bits_as_torchmetrics(torchmetrics_mod, dtype):
+    """acc, conf and prop per bin from calibr's state equal torchmetrics' _binning_bucketize."""
+    import torch
+    from torchmetrics.functional.classification.calibration_error import _binning_bucketize
+
+    rng = np.random.default_rng(21)
+    for n, n_bins in [(1, 1), (50, 3), (1000, 15), (200_000, 15), (200_000, 100)]:
+        p = rng.beta(0.5, 0.5, n).astype(dtype)
+        p[rng.random(n) < 0.01] = 1.0
+        y = (rng.random(n) < p).astype(np.int64)
+        m = BinaryCalibrationError(n_bins)
+        m.update(p, y)
+        tp = torch.from_numpy(p)
+        edges = torch.linspace(0, 1, n_bins + 1, dtype=tp.dtype)
+        acc, conf, prop = (t.numpy() for t in _binning_bucketize(tp, torch.from_numpy(y), edges))
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(np.nan_to_num(m._acc_sum / m._count), acc)
+            np.testing.assert_array_equal(np.nan_to_num(m._conf_sum / m._count), conf)
+            np.testing.assert_array_equal(m._count / m._count.sum(), prop)
+
+
 # --------------------------------------------------------------------------
 # hand-made edge cases
 
