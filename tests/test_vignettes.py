@@ -13,7 +13,7 @@ The conventions (also stated at the top of each vignette):
   Python and the R code create under those names. After both have run, each
   side writes them to CSV at 17 significant digits (Python
   ``float_format="%.17g"``, R ``sprintf("%.17g")``); the test reads both back
-  with a round-trip float parser and requires the same columns, the same
+  with Python's exact ``float()`` and requires the same columns, the same
   non-float values and floats equal to ``R_RTOL`` relative (with the
   absolute floor ``R_ATOL`` for values that are zero up to rounding; both in
   ``tests/tolerances.py``).
