@@ -34,7 +34,7 @@ def _require_matplotlib():
     try:
         import matplotlib  # noqa: F401
         import matplotlib.figure
-    except ImportError as exc:  # pragma: no cover - exercised by monkeypatching in tests
+    except ImportError as exc:
         raise ImportError(
             "reliability_diagram() needs matplotlib, which is an optional dependency of "
             "calibr; install it with `pip install calibr[plot]`."
@@ -67,7 +67,7 @@ def _check_table(table: Any) -> list[str]:
             raise InputError(
                 f"`table` column {name!r} must be finite numbers; "
                 f"{_count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
-                f"the first at row {first + 1} ({_fmt(table[name].iloc[first])})."
+                f"the first at position {first} ({_fmt(table[name].iloc[first])})."
             )
     for name in ("ci_lower", "ci_upper"):
         values = pd.to_numeric(table[name], errors="coerce")
@@ -77,7 +77,7 @@ def _check_table(table: Any) -> list[str]:
             raise InputError(
                 f"`table` column {name!r} must be numbers (or missing); "
                 f"{_count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
-                f"the first at row {first + 1} ({_fmt(table[name].iloc[first])})."
+                f"the first at position {first} ({_fmt(table[name].iloc[first])})."
             )
     return group_cols
 

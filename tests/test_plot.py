@@ -282,12 +282,13 @@ def test_non_finite_values():
     table = BINARY.copy()
     table.loc[[1, 3], "mean_confidence"] = [np.nan, np.inf]
     with pytest.raises(ValueError, match=r"^`table` column 'mean_confidence' must be finite "
-                                         r"numbers; 2 values are not, the first at row 2 \(nan\)"):
+                                         r"numbers; 2 values are not, the first at position 1 "
+                                         r"\(nan\)\.$"):
         reliability_diagram(table)
     table = BINARY.astype({"ci_upper": object})
     table.loc[0, "ci_upper"] = "high"
     with pytest.raises(ValueError, match=r"^`table` column 'ci_upper' must be numbers \(or "
-                                         r"missing\); 1 value is not, the first at row 1 "
+                                         r"missing\); 1 value is not, the first at position 0 "
                                          r"\('high'\)\.$"):
         reliability_diagram(table)
 
