@@ -649,6 +649,23 @@ TB = np.array([0, 1])
 # (function, args, kwargs, exception, match, torchmetrics raises the same kind)
 ERROR_CASES = [
     (
+        "m",
+        (np.array([[0, 1, 2], [0, 1, 3]]), np.array([[0, 1, 2], [0, 1, 2]]), 3),
+        {},
+        RuntimeError,
+        r"`preds` must hold at most 3 distinct values \(`num_classes`, plus one for "
+        r"`ignore_index` if given\); found 4\.",
+        True,
+    ),
+    (
+        "b",
+        (pd.Series([0.2, None], dtype="Float64"), pd.Series([0, 1], dtype="Int64")),
+        {},
+        InputError,
+        r"`preds` must not contain NaN; the first NaN value is at position 1\.",
+        None,
+    ),
+    (
         "b",
         (PB, TB),
         {"n_bins": 0},
