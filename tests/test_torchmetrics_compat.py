@@ -966,3 +966,15 @@ def test_bfloat16_tensor_is_refused(torchmetrics_mod):
 
     with pytest.raises(InputError, match=r"`preds` must be float32 or float64; got a bfloat16"):
         binary_calibration_error(torch.tensor([0.2, 0.4], dtype=torch.bfloat16), [0, 1])
+
+
+def test_state_pickles_for_merging_across_processes():
+    import pickle
+
+    rng = np.random.default_rng(2)
+    p, y = rng.random(1000), rng.integers(0, 2, 1000)
+    a, b = BinaryCalibrationError(n_bins=7, norm="l2"), BinaryCalibrationError(n_bins=7, norm="l2")
+    a.update(p[:400], y[:400])
+    b.update(p[400:], y[400:])
+    merged = pickle.loads(pickle.dumps(a)).merge(pickle.loads(pickle.dumps(b)))
+    assert merged.compute() == pytest.approx(binary_calibration_error(p, y, 7, "l2"), abs=TOL64)
