@@ -242,7 +242,7 @@ def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_ar
                 f"of dimensions; got {p.shape} and {t.shape}."
             )
         check_value = num_classes + (ignore_index is not None)
-        if validate_args:
+        if validate_args and p.dtype.kind != "f":  # torchmetrics checks only label preds
             for arr, name in ((t, "target"), (p, "preds")):
                 n_unique = np.unique(arr, equal_nan=False).size
                 if n_unique > check_value:
@@ -262,7 +262,6 @@ def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_ar
             f"got {p.shape} and {t.shape}."
         )
     _check_float_dtype(p)
-    shape = p.shape
     if p.ndim > 2:
         p = np.moveaxis(p, 1, -1).reshape(-1, p.shape[1])
     rows = np.ascontiguousarray(p)
@@ -270,7 +269,7 @@ def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_ar
     has_ignore, ignore = _ignore_args(ignore_index)
     kept, outside, first_nan = _k.multiclass_scan(rows, codes, has_ignore, ignore)
     if first_nan >= 0:
-        raise _nan_error(first_nan, (rows.shape[0],) if len(shape) == 2 else shape[:1], "row")
+        raise _nan_error(first_nan, t.shape, "row")
     if outside:  # logits: softmax over the classes of every kept row
         if has_ignore:
             keep = codes != ignore

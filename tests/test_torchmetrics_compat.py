@@ -650,6 +650,22 @@ TB = np.array([0, 1])
 ERROR_CASES = [
     (
         "m",
+        (np.full((2, 2, 3), np.nan), np.zeros((2, 3), dtype=int), 2),
+        {},
+        InputError,
+        r"the first NaN row is at index \(0, 0\)\.",
+        None,
+    ),
+    (
+        "m",
+        (np.linspace(0, 1, 8).reshape(2, 4), np.zeros((2, 4), dtype=int), 3),
+        {},
+        InputError,
+        r"must have shape \(N, C, \.\.\.\) with one dimension more than `target`",
+        False,
+    ),
+    (
+        "m",
         (np.array([[0, 1, 2], [0, 1, 3]]), np.array([[0, 1, 2], [0, 1, 2]]), 3),
         {},
         RuntimeError,
