@@ -365,7 +365,7 @@ def test_real_process_has_no_traceback(tmp_path):
         [sys.executable, "-m", "calibr.cli", "report", str(tmp_path / "missing.csv")],
         capture_output=True, text=True, check=False,
     )
-    assert proc.returncode == 2
+    assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     ok = subprocess.run([sys.executable, "-m", "calibr.cli", "report"],
