@@ -9,6 +9,7 @@ predictions), ``calibr.plot`` (reliability diagrams; needs matplotlib) and
 ``calibr.torchmetrics`` (torchmetrics-compatible calibration error without torch).
 """
 
+from . import datasets
 from ._binned_metrics import ece, mce
 from ._validation import InputError
 from .frame import Metric, metric, summarise
@@ -21,6 +22,7 @@ __all__ = [
     "Metric",
     "__version__",
     "calibration_table",
+    "datasets",
     "ece",
     "mce",
     "metric",
