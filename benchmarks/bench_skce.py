@@ -1,0 +1,315 @@
+"""Speed of calibr.skce() / calibr.mmce() against numpy.sort, the R reference
+(through rpy2) and naive dense numpy implementations, on the same data in one run.
+
+Usage::
+
+    python benchmarks/bench_skce.py            # everything (the dense baseline at
+                                               # n = 20,000 needs ~10 GB and ~1 min)
+    python benchmarks/bench_skce.py --quick    # skip n = 20,000 dense and n = 100,000
+    python benchmarks/bench_skce.py --compile  # also the first-call compile time with
+                                               # an empty numba cache
+
+Targets (issue 3), printed with each ratio:
+
+* binary skce("uq") at n = 10^6: at most 5x numpy.sort(p);
+* n = 4,000: at least 1000x faster than the R reference and than naive dense numpy;
+* binary bandwidth="median" at n = 10^6: at most 10x numpy.sort(p);
+* canonical, n = 20,000, K = 10: at least 10x faster than naive dense numpy, with
+  peak extra memory under 100 MB (measured in a fresh process from the kernel's
+  change of peak RSS); the time at n = 100,000 is reported.
+
+Timings are medians of repeated runs, interleaved between the contenders; on a
+shared machine they are noisy, so run it a few times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from calibr._kernel_metrics import mmce, skce  # noqa: E402
+from calibr._kernels import skce as kern  # noqa: E402
+
+
+def median_times(fns: dict, repeat: int) -> dict:
+    """Median wall time of each callable over ``repeat`` consecutive calls after a
+    warm-up call (steady state: compiled, caches warm); the contenders take turns
+    in three rounds so that a slow phase of a shared machine hits all of them."""
+    times = {name: [] for name in fns}
+    rounds = 3
+    for _ in range(rounds):
+        for name, f in fns.items():
+            f()
+            for _ in range(max(1, repeat // rounds)):
+                t0 = time.perf_counter()
+                f()
+                times[name].append(time.perf_counter() - t0)
+    return {name: float(np.median(t)) for name, t in times.items()}
+
+
+def dense_scalar_uq(p: np.ndarray, y: np.ndarray, h: float) -> float:
+    """Naive dense numpy: the n x n kernel and residual matrices."""
+    e = y - p
+    H = np.exp(-np.abs(p[:, None] - p[None, :]) / h) * np.outer(e, e)
+    n = p.shape[0]
+    return float((H.sum() - np.trace(H)) / (n * (n - 1)))
+
+
+def dense_canonical_uq(P: np.ndarray, codes: np.ndarray, h: float) -> float:
+    """Naive dense numpy for the canonical form, with in-place operations so that
+    it fits in memory at n = 20,000 (three n x n float64 matrices, ~9.6 GB)."""
+    n, k = P.shape
+    D = np.zeros((n, n))
+    for c in range(k):
+        t = np.subtract.outer(P[:, c], P[:, c])
+        np.square(t, out=t)
+        D += t
+        del t
+    np.sqrt(D, out=D)
+    D /= -h
+    np.exp(D, out=D)
+    E = np.eye(k)[codes] - P
+    G = E @ E.T
+    G *= D
+    del D
+    return float((G.sum() - np.trace(G)) / (n * (n - 1)))
+
+
+def fmt(t: float) -> str:
+    return f"{t * 1e3:10.2f} ms" if t < 10 else f"{t:10.2f} s "
+
+
+def check(label: str, ok: bool) -> str:
+    return f"{label}: {'met' if ok else 'NOT MET'}"
+
+
+def bench_binary(repeat: int) -> None:
+    n = 10**6
+    rng = np.random.default_rng(1)
+    p = rng.random(n)
+    y = (rng.random(n) < p).astype(np.int64)
+    hits = y.astype(np.uint8)
+    t = median_times(
+        {
+            "numpy.sort(p)": lambda: np.sort(p),
+            'skce(p, y, "uq")': lambda: skce(p, y),
+            "kernel only (uq)": lambda: kern.scalar_pair_sum(p, hits, 0.2),
+            'skce(p, y, bandwidth="median")': lambda: skce(p, y, bandwidth="median"),
+            "kernel only (median)": lambda: kern.scalar_pair_sum(p, hits, "median"),
+            "mmce(p, y)": lambda: mmce(p, y),
+        },
+        repeat,
+    )
+    base = t["numpy.sort(p)"]
+    print(f"\n== binary, n = {n:,} (median of {repeat}) ==")
+    for name, v in t.items():
+        print(f"  {name:34s} {fmt(v)}   {v / base:6.2f} x numpy.sort")
+    print("  " + check("uq <= 5x numpy.sort", t['skce(p, y, "uq")'] <= 5 * base))
+    print(
+        "  " + check("median <= 10x numpy.sort", t['skce(p, y, bandwidth="median")'] <= 10 * base)
+    )
+    print(
+        "  (skce() includes the input checks of calibr._validation.prepare(); the\n"
+        "   'kernel only' rows are the SKCE computation itself on checked arrays)"
+    )
+
+
+def bench_n4000(repeat: int) -> None:
+    n = 4000
+    rng = np.random.default_rng(2)
+    p = rng.random(n)
+    y = (rng.random(n) < p).astype(np.int64)
+    fns = {
+        "calibr skce(p, y)": lambda: skce(p, y),
+        "naive dense numpy": lambda: dense_scalar_uq(p, y.astype(float), 0.2),
+    }
+    try:
+        import rref
+
+        r = rref.load()
+        fns["R reference (rpy2)"] = lambda: r.skce(p, y)
+    except Exception as exc:  # noqa: BLE001
+        print(f"  (R reference not available: {exc})")
+    t = median_times(fns, repeat)
+    print(f"\n== binary uq, n = {n:,} (median of {repeat}) ==")
+    ours = t["calibr skce(p, y)"]
+    for name, v in t.items():
+        print(f"  {name:34s} {fmt(v)}   calibr is {v / ours:9.0f} x faster")
+    for name in ("naive dense numpy", "R reference (rpy2)"):
+        if name in t:
+            print("  " + check(f">= 1000x faster than {name}", t[name] >= 1000 * ours))
+    values = {"calibr": skce(p, y), "dense": dense_scalar_uq(p, y.astype(float), 0.2)}
+    if "R reference (rpy2)" in fns:
+        values["R"] = fns["R reference (rpy2)"]()
+    print("  values: " + ", ".join(f"{k} {v:.15g}" for k, v in values.items()))
+
+    # canonical at the same n, for information
+    K = 10
+    P = rng.dirichlet(np.ones(K), n)
+    lab = rng.integers(1, K + 1, n)
+    fns = {
+        "calibr canonical": lambda: skce(P, lab),
+        "naive dense numpy canonical": lambda: dense_canonical_uq(P, lab - 1, 0.2),
+    }
+    if "R reference (rpy2)" in t:
+        fns["R reference canonical"] = lambda: r.skce(P, lab)
+    t = median_times(fns, max(3, repeat // 3))
+    print(f"  -- canonical, K = {K}, n = {n:,}")
+    ours = t["calibr canonical"]
+    for name, v in t.items():
+        print(f"  {name:34s} {fmt(v)}   calibr is {v / ours:9.1f} x faster")
+
+
+_MEMORY_CHILD = r"""
+import json, sys, time
+import numpy as np
+sys.path.insert(0, {root!r})
+from calibr._kernels import skce as kern
+
+def rss_kb(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field):
+            return int(line.split()[1])
+
+n, K, h = {n}, {k}, {h!r}
+rng = np.random.default_rng(3)
+P = rng.dirichlet(np.ones(K), n)
+codes = rng.integers(0, K, n)
+kern.canonical_pair_sum(P[:300], codes[:300], 0.2)   # compile / load the cache
+kern.canonical_pair_sum(P[:300], codes[:300], "median")
+before = rss_kb("VmRSS:")
+with open("/proc/self/clear_refs", "w") as f:          # reset the peak RSS
+    f.write("5")
+t0 = time.perf_counter()
+kern.canonical_pair_sum(P, codes, h)
+dt = time.perf_counter() - t0
+peak = rss_kb("VmHWM:")
+print(json.dumps({{"seconds": dt, "extra_mb": (peak - before) / 1024}}))
+"""
+
+
+def canonical_child(n: int, k: int, h) -> dict:
+    code = _MEMORY_CHILD.format(root=str(ROOT), n=n, k=k, h=h)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"measuring process failed ({out.returncode}): {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bench_canonical(quick: bool) -> None:
+    n, K = 20_000, 10
+    rng = np.random.default_rng(3)
+    P = rng.dirichlet(np.ones(K), n)
+    lab = rng.integers(1, K + 1, n)
+    print(f"\n== canonical, n = {n:,}, K = {K} ==")
+    t = median_times({"calibr": lambda: skce(P, lab)}, 3)["calibr"]
+    print(f"  calibr skce(P, y)                  {fmt(t)}")
+    if not quick:
+        t0 = time.perf_counter()
+        dense = dense_canonical_uq(P, lab - 1, 0.2)
+        td = time.perf_counter() - t0
+        print(f"  naive dense numpy (1 run)          {fmt(td)}   calibr is {td / t:6.1f} x faster")
+        print("  " + check(">= 10x faster than naive dense numpy", td >= 10 * t))
+        print(f"  values: calibr {skce(P, lab):.15g}, dense {dense:.15g}")
+    for h in (0.2, "median"):
+        m = canonical_child(n, K, h)
+        print(
+            f"  peak extra memory, bandwidth={h!r}: {m['extra_mb']:.1f} MB "
+            f"(kernel {m['seconds']:.2f} s, fresh process)"
+        )
+        if h == 0.2:
+            print("  " + check("peak extra memory < 100 MB", m["extra_mb"] < 100))
+    if not quick:
+        m = canonical_child(100_000, K, 0.2)
+        print(
+            f"  n = 100,000, K = {K}: {m['seconds']:.1f} s "
+            f"(peak extra memory {m['extra_mb']:.1f} MB)"
+        )
+
+
+_COMPILE_CHILD = r"""
+import sys, time
+import numpy as np
+sys.path.insert(0, {root!r})
+t0 = time.perf_counter()
+import calibr._kernel_metrics as M
+t_import = time.perf_counter() - t0
+rng = np.random.default_rng(0)
+p = rng.random(50); y = (rng.random(50) < p).astype(int)
+P = rng.dirichlet(np.ones(3), 50); lab = rng.integers(1, 4, 50)
+calls = [
+    ("binary uq", lambda: M.skce(p, y)),
+    ("binary median", lambda: M.skce(p, y, bandwidth="median")),
+    ("binary ul", lambda: M.skce(p, y, "ul")),
+    ("canonical", lambda: M.skce(P, lab)),
+    ("canonical median", lambda: M.skce(P, lab, bandwidth="median")),
+    ("canonical ul", lambda: M.skce(P, lab, "ul")),
+    ("confidence / mmce", lambda: M.mmce(P, lab)),
+]
+print(f"import: {{t_import:.2f}} s")
+total = 0.0
+for name, f in calls:
+    t0 = time.perf_counter(); f(); dt = time.perf_counter() - t0
+    total += dt
+    print(f"first call, {{name}}: {{dt:.2f}} s")
+print(f"total first calls: {{total:.2f}} s")
+"""
+
+
+def bench_compile() -> None:
+    print("\n== first-call (numba) compile time ==")
+    for label in ("empty cache", "warm cache"):
+        env = dict(os.environ)
+        if label == "empty cache":
+            cache = tempfile.mkdtemp(prefix="calibr-numba-")
+            env["NUMBA_CACHE_DIR"] = cache
+        code = _COMPILE_CHILD.format(root=str(ROOT))
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        print(f"  -- {label}")
+        for line in out.stdout.strip().splitlines():
+            print("  " + line)
+        if label == "empty cache":
+            env_warm = env  # the second run reuses the cache the first one filled
+            out = subprocess.run(
+                [sys.executable, "-c", code],
+                capture_output=True,
+                text=True,
+                env=env_warm,
+                check=True,
+            )
+            print("  -- the same cache, second process")
+            for line in out.stdout.strip().splitlines():
+                print("  " + line)
+            break
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="skip the largest runs")
+    ap.add_argument("--compile", action="store_true", help="measure first-call compile time")
+    ap.add_argument("--repeat", type=int, default=15)
+    args = ap.parse_args()
+    print(f"numba threads: {kern.num_threads()}, numpy {np.__version__}")
+    if args.compile:
+        bench_compile()
+    bench_binary(args.repeat)
+    bench_n4000(max(5, args.repeat // 2))
+    bench_canonical(args.quick)
+
+
+if __name__ == "__main__":
+    main()
