@@ -41,6 +41,7 @@ __all__ = [
     "multiclass_scan",
     "multiclass_accumulate",
     "finalize",
+    "torch_sum",
 ]
 
 
@@ -245,6 +246,10 @@ def multiclass_accumulate(preds, target, has_ignore, ignore, boundaries, count, 
 def finalize(count: np.ndarray, conf_sum: np.ndarray, acc_sum: np.ndarray, norm: str):
     """torchmetrics' ``_ce_compute`` from the per-bin sums, in the state's dtype.
 
+    Every step is torch's elementwise IEEE arithmetic, and the two sums over the
+    bins follow ``torch.sum``'s order (:func:`torch_sum`), so the result is the
+    same bits as torchmetrics' when the per-bin sums are.
+
     Returns a numpy scalar of the state's dtype, except for ``norm="l2"`` when the
     weighted sum of squared gaps is not positive (including NaN for no samples):
     then ``numpy.int64(0)``, as torchmetrics returns ``torch.tensor(0)``.
@@ -253,18 +258,83 @@ def finalize(count: np.ndarray, conf_sum: np.ndarray, acc_sum: np.ndarray, norm:
     with np.errstate(divide="ignore", invalid="ignore"):
         conf_bin = np.nan_to_num(conf_sum / count)
         acc_bin = np.nan_to_num(acc_sum / count)
-        prop_bin = count / count.sum(dtype=dtype)
+        prop_bin = count / torch_sum(count)
         gap = acc_bin - conf_bin
         if norm == "l1":
-            return dtype.type(_sum(np.abs(gap) * prop_bin, dtype))
+            return torch_sum(np.abs(gap) * prop_bin)
         if norm == "max":
             return dtype.type(np.abs(gap).max())
-        ce = _sum(gap * gap * prop_bin, dtype)
+        ce = torch_sum(gap * gap * prop_bin)
         if ce > 0:
             return dtype.type(np.sqrt(ce))
         return np.int64(0)
 
 
-def _sum(terms: np.ndarray, dtype) -> np.floating:
-    """A short sum, accumulated in float64 and rounded once to ``dtype``."""
-    return dtype.type(terms.sum(dtype=np.float64))
+# --------------------------------------------------------------------------
+# torch.sum's order of additions (ATen's cascade_sum), for the short sums over bins
+
+#: ATen's sum kernel is registered for its AVX2 and default builds only (not AVX512),
+#: and both use 32-byte vectors: 8 float32 or 4 float64 lanes.
+_TORCH_VECTOR_BYTES = 32
+_ILP = 4  # ATen's row_sum splits a row into 4 interleaved partial sums
+_LEVELS = 4  # ... each a cascade of 4 levels
+
+
+def _cascade(load, size: int, zero):
+    """ATen's ``multi_row_sum`` for 4 interleaved rows: returns their 4 sums."""
+    level_power = max(4, (int(size - 1).bit_length() if size > 1 else 0) // _LEVELS)
+    level_step = 1 << level_power
+    level_mask = level_step - 1
+    acc = [[zero] * _ILP for _ in range(_LEVELS)]
+    i = 0
+    while i + level_step <= size:
+        for _ in range(level_step):
+            for k in range(_ILP):
+                acc[0][k] = acc[0][k] + load(i * _ILP + k)
+            i += 1
+        for j in range(1, _LEVELS):
+            for k in range(_ILP):
+                acc[j][k] = acc[j][k] + acc[j - 1][k]
+                acc[j - 1][k] = zero
+            if i & (level_mask << (j * level_power)):
+                break
+    for row in range(i, size):
+        for k in range(_ILP):
+            acc[0][k] = acc[0][k] + load(row * _ILP + k)
+    for j in range(1, _LEVELS):
+        for k in range(_ILP):
+            acc[0][k] = acc[0][k] + acc[j][k]
+    return acc[0]
+
+
+def _row_sum(load, size: int, zero):
+    """ATen's ``row_sum``: 4 interleaved cascades, the tail into the first, then combined."""
+    partial = _cascade(load, size // _ILP, zero)
+    for i in range(size // _ILP * _ILP, size):
+        partial[0] = partial[0] + load(i)
+    for k in range(1, _ILP):
+        partial[0] = partial[0] + partial[k]
+    return partial[0]
+
+
+def torch_sum(x: np.ndarray) -> np.floating:
+    """``torch.sum`` of a contiguous 1-d float32/float64 array on a CPU, bit for bit.
+
+    A port of the order of additions of ATen's serial ``cascade_sum`` (arrays of up
+    to 32768 elements, below which torch does not split the sum across threads):
+    a cascade over 32-byte vectors, then the scalar tail, then the vector's lanes.
+    Every addition rounds in ``x.dtype`` (numpy float32 arithmetic is IEEE).
+    """
+    dtype = x.dtype
+    zero = dtype.type(0.0)
+    width = _TORCH_VECTOR_BYTES // dtype.itemsize
+    if x.size < width:
+        return dtype.type(zero + _row_sum(lambda i: x[i], x.size, zero))
+    n_vec = x.size // width
+    lanes = _row_sum(lambda i: x[i * width : (i + 1) * width], n_vec, np.zeros(width, dtype))
+    total = zero
+    for v in x[n_vec * width :]:
+        total = dtype.type(total + v)
+    for v in lanes:
+        total = dtype.type(total + v)
+    return dtype.type(zero + total)
