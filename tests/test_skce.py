@@ -279,12 +279,14 @@ def test_scalar_median_is_exact(kind, n):
     assert (math.isnan(got) and math.isnan(want)) or got == want
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(80))
 def test_scalar_median_selection_rounds(monkeypatch, seed):
     """Tiny caps and samples force many bracketing rounds, pivots that hit the
-    answer, ranks that straddle the bracket, and both parities."""
+    answer, ranks that straddle the bracket, and both parities; with and without
+    (coarse or fine) histogram pivots in the first round."""
     monkeypatch.setattr(kern, "SELECT_CAP", 8)
     monkeypatch.setattr(kern, "SELECT_SAMPLE", 16 + seed % 5)
+    monkeypatch.setattr(kern, "SELECT_HIST_BINS", (0, 4, 64, 1 << 16)[seed % 4])
     rng = np.random.default_rng(seed)
     n = int(rng.integers(5, 80))
     kind = ("uniform", "ties", "rounded", "extremes")[seed % 4]

@@ -106,6 +106,9 @@ COLLECT_CAP = 1 << 22
 #: before that, steer with pivots from a sample of SELECT_SAMPLE candidates.
 SELECT_CAP = 1 << 16
 SELECT_SAMPLE = 1 << 16
+#: ... and the first pivots from the autocorrelation of a histogram of x with this
+#: many bins (0: sample from the start).
+SELECT_HIST_BINS = 1 << 16
 
 
 # ---------------------------------------------------------------------------
@@ -526,80 +529,124 @@ def _select_pair_differences(
 
     Needs zeros = #(d = 0) < k <= C(n, 2) (the (k+1)-th is NaN when it does not
     exist); ``xp`` is the sorted x followed by +inf, ``lo_ptr`` the end of each
-    row's tie run (from ``_tie_runs``; it is overwritten). The state is a value bracket (A, B)
-    that holds the k-th value, with #(d <= A) = le_a < k <= lt_b = #(d < B), and
-    per row i the candidate columns lo_ptr[i] <= j < hi_ptr[i] whose difference
-    lies in (A, B). Each round draws a sample of the candidates (uniform rows,
-    weighted by their candidate counts) and counts exactly at two sample quantiles
-    on either side of the target rank.
+    row's tie run (from ``_tie_runs``; it is overwritten).
+
+    The state is a value bracket (A, B) that holds the k-th value, with
+    #(d <= A) = le_a < k <= lt_b = #(d < B), and per row i the candidate columns
+    lo_ptr[i] <= j < hi_ptr[i] whose difference lies in (A, B). Each round picks
+    two pivots on either side of the target rank and counts exactly at them: the
+    first round from the pair differences of a histogram of x (its
+    autocorrelation, by FFT), the later ones from a sample of the candidates
+    (uniform rows, weighted by their candidate counts). Pivots only steer: every
+    count is exact, so the result is exact whatever they are.
     """
     npairs = n * (n - 1) // 2
     x = xp[:n]
     le_a = zeros  # A = 0
+    a_val = 0.0
     hi_ptr = np.full(n, n, dtype=np.int64)  # B = +inf
     lt_b = npairs
     b_val = math.inf
     tmp = np.empty(n, np.int64)
     cap = max(n, SELECT_CAP)
     m = SELECT_SAMPLE
-    rng = np.random.default_rng(20190429)  # steers only; the result does not depend on it
+    rng = np.random.default_rng(20190429)
+    first = True
     while True:
         cand = lt_b - le_a
         local = k - le_a  # 1-based rank of the answer among the candidates
         if cand <= cap:
             vals = _collect(x, lo_ptr, hi_ptr, cand)
             if local < cand:
-                vals.partition([local - 1, local])
-                return float(vals[local - 1]), float(vals[local])
+                vals.partition(local - 1)  # then the next rank is the minimum above it
+                return float(vals[local - 1]), float(vals[local:].min())
             v1 = float(np.partition(vals, local - 1)[local - 1])
-            # the (k+1)-th is the next value at or above B, i.e. B itself
-            return v1, (b_val if k < npairs else math.nan)
-        rows = np.sort(rng.integers(0, n, size=m))  # sorted: the gathers then stream
-        vals, wts = _sample(x, lo_ptr, hi_ptr, rows, rng.random(m))
-        if np.count_nonzero(wts) < m // 16:  # few rows still have candidates: draw from those
-            active = np.flatnonzero(hi_ptr > lo_ptr)
-            rows = active[rng.integers(0, active.size, size=m)]
-            vals, wts = _sample(x, lo_ptr, hi_ptr, rows, rng.random(m))
-        order = np.argsort(vals)
-        vals = vals[order]
-        cum = np.cumsum(wts[order])
-        wsum = float(cum[-1])
-        if wsum == 0.0:  # no drawn row has candidates: take any candidate as pivot
-            i = int(np.flatnonzero(hi_ptr > lo_ptr)[0])
-            p_lo, p_hi = None, float(x[lo_ptr[i]] - x[i])
+            return v1, _next_above(xp, n, v1, k)
+        if first and SELECT_HIST_BINS > 0:
+            p_lo, p_hi = _histogram_pivots(x, k, SELECT_HIST_BINS)
         else:
-            m_eff = wsum * wsum / float(np.sum(wts * wts))
-            q = local / cand
-            delta = 3.0 * math.sqrt(q * (1.0 - q) / m_eff) + 2.0 / m_eff
-            i_lo = int(np.searchsorted(cum, (q - delta) * wsum)) - 1
-            i_hi = int(np.searchsorted(cum, (q + delta) * wsum))
-            p_lo = float(vals[i_lo]) if i_lo >= 0 else None
-            p_hi = float(vals[i_hi]) if i_hi < m and vals[i_hi] < math.inf else None
-            if p_lo is None and p_hi is None:
-                p_hi = float(vals[int(np.searchsorted(cum, q * wsum))])
-        a_val = -math.inf  # raised as A moves within this round
-        if p_lo is not None:  # expected below the answer: count d <= p_lo first
+            p_lo, p_hi = _sample_pivots(x, lo_ptr, hi_ptr, local, cand, m, rng)
+        first = False
+        if p_lo is not None and a_val < p_lo < b_val:  # expected below: count d <= p_lo
             le = _ptr_pass(xp, n, p_lo, False, tmp)
             if le < k:
                 lo_ptr, tmp = tmp, lo_ptr
                 le_a, a_val = le, p_lo
             else:
                 lt = _ptr_pass(xp, n, p_lo, True, tmp)
-                if lt < k:
+                if lt < k:  # p_lo is the k-th value
                     return p_lo, (p_lo if le > k else _next_above(xp, n, p_lo, k))
                 hi_ptr, tmp = tmp, hi_ptr
                 lt_b, b_val = lt, p_lo
-        if p_hi is not None and a_val < p_hi < b_val:  # expected above: count d < p_hi first
+        if p_hi is not None and a_val < p_hi < b_val:  # expected above: count d < p_hi
             lt = _ptr_pass(xp, n, p_hi, True, tmp)
             if lt >= k:
                 hi_ptr, tmp = tmp, hi_ptr
                 lt_b, b_val = lt, p_hi
             else:
                 le = _ptr_pass(xp, n, p_hi, False, tmp)
-                if le >= k:
+                if le >= k:  # p_hi is the k-th value
                     return p_hi, (p_hi if le > k else _next_above(xp, n, p_hi, k))
                 lo_ptr, tmp = tmp, lo_ptr
-                le_a = le
+                le_a, a_val = le, p_hi
+
+
+@njit(cache=True)
+def _bin_counts(x, nbins):  # pragma: no cover - compiled
+    """Counts of the sorted x in nbins equal bins over [x_0, x_{n-1}]."""
+    n = x.shape[0]
+    width = (x[n - 1] - x[0]) / nbins
+    scale = nbins / (x[n - 1] - x[0])
+    counts = np.zeros(nbins)
+    for i in range(n):
+        b = np.int64((x[i] - x[0]) * scale)
+        counts[min(b, nbins - 1)] += 1.0
+    return counts, width
+
+
+def _histogram_pivots(x: np.ndarray, k: int, nbins: int):
+    """Pivots around the k-th pair difference from a histogram of x.
+
+    Pairs whose bins are delta apart differ by about delta bin widths (within one),
+    and the number of such pairs is the autocorrelation of the bin counts.
+    """
+    counts, width = _bin_counts(x, nbins)
+    if not width > 0:
+        return None, None
+    spec = np.fft.rfft(counts, 2 * nbins)
+    auto = np.rint(np.fft.irfft(spec.real**2 + spec.imag**2, 2 * nbins)[:nbins])
+    auto[0] = (auto[0] - x.shape[0]) / 2  # pairs within a bin, each once
+    delta = int(np.searchsorted(np.cumsum(auto), k))  # first offset reaching rank k
+    p_lo = (delta - 2) * width if delta >= 3 else None
+    return p_lo, (delta + 2) * width
+
+
+def _sample_pivots(x, lo_ptr, hi_ptr, local, cand, m, rng):
+    """Pivots around the local-th candidate from a weighted sample of the candidates."""
+    n = x.shape[0]
+    rows = np.sort(rng.integers(0, n, size=m))  # sorted: the gathers then stream
+    vals, wts = _sample(x, lo_ptr, hi_ptr, rows, rng.random(m))
+    if np.count_nonzero(wts) < m // 16:  # few rows still have candidates: draw from those
+        active = np.flatnonzero(hi_ptr > lo_ptr)
+        rows = np.sort(active[rng.integers(0, active.size, size=m)])
+        vals, wts = _sample(x, lo_ptr, hi_ptr, rows, rng.random(m))
+    order = np.argsort(vals)
+    vals = vals[order]
+    cum = np.cumsum(wts[order])
+    wsum = float(cum[-1])
+    if wsum == 0.0:  # no drawn row has candidates: take any candidate
+        i = int(np.flatnonzero(hi_ptr > lo_ptr)[0])
+        return None, float(x[lo_ptr[i]] - x[i])
+    m_eff = wsum * wsum / float(np.sum(wts * wts))
+    q = local / cand
+    delta = 3.0 * math.sqrt(q * (1.0 - q) / m_eff) + 2.0 / m_eff
+    i_lo = int(np.searchsorted(cum, (q - delta) * wsum)) - 1
+    i_hi = int(np.searchsorted(cum, (q + delta) * wsum))
+    p_lo = float(vals[i_lo]) if i_lo >= 0 else None
+    p_hi = float(vals[i_hi]) if i_hi < m and vals[i_hi] < math.inf else None
+    if p_lo is None and p_hi is None:
+        p_hi = float(vals[int(np.searchsorted(cum, q * wsum))])
+    return p_lo, p_hi
 
 
 def _next_above(xp: np.ndarray, n: int, v: float, k: int) -> float:
