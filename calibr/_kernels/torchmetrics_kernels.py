@@ -13,7 +13,9 @@ torchmetrics 1.9 computes its calibration error as follows (``_ce_compute`` and
 
 Everything here keeps that arithmetic: ``numpy.add.at`` and the numba loops
 both accumulate sequentially in the state's dtype, so the per-bin sums are the
-same bits as torch's.
+same bits as torch's; ``torch_linspace`` and ``torch_sum`` reproduce torch's
+boundaries and its order of additions in the short sums over the bins, so
+``finalize`` gives torchmetrics' bits (up to torch's MKL ``sqrt`` for l2).
 
 Each kernel comes twice:
 
@@ -98,10 +100,13 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
-    """Softmax over the columns of a 2-d ``x`` in its dtype (a new array)."""
-    shifted = x - x.max(axis=1, keepdims=True)
-    e = np.exp(shifted)
-    return e / e.sum(axis=1, keepdims=True)
+    """Softmax over the columns of a 2-d ``x`` in its dtype (a new array).
+
+    As torch's CPU kernel: ``exp(x - max)`` times the reciprocal of its row sum
+    (torch's vectorised ``exp`` can still differ from numpy's by an ulp).
+    """
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e * np.reciprocal(e.sum(axis=1, keepdims=True))
 
 
 # --------------------------------------------------------------------------
