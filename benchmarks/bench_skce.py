@@ -36,6 +36,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+# The environment before embedded R (rpy2) changes it: R puts its own
+# LD_LIBRARY_PATH in place, with which a child Python may load another libpython.
+CLEAN_ENV = dict(os.environ)
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
@@ -202,7 +205,9 @@ print(json.dumps({{"seconds": dt, "extra_mb": (peak - before) / 1024}}))
 
 def canonical_child(n: int, k: int, h) -> dict:
     code = _MEMORY_CHILD.format(root=str(ROOT), n=n, k=k, h=h)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=CLEAN_ENV
+    )
     if out.returncode != 0:
         raise RuntimeError(f"measuring process failed ({out.returncode}): {out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -270,31 +275,16 @@ print(f"total first calls: {{total:.2f}} s")
 
 def bench_compile() -> None:
     print("\n== first-call (numba) compile time ==")
-    for label in ("empty cache", "warm cache"):
-        env = dict(os.environ)
-        if label == "empty cache":
-            cache = tempfile.mkdtemp(prefix="calibr-numba-")
-            env["NUMBA_CACHE_DIR"] = cache
-        code = _COMPILE_CHILD.format(root=str(ROOT))
+    env = dict(CLEAN_ENV)
+    env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="calibr-numba-")
+    code = _COMPILE_CHILD.format(root=str(ROOT))
+    for label in ("empty numba cache", "the same cache, in a second process"):
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
         )
         print(f"  -- {label}")
         for line in out.stdout.strip().splitlines():
             print("  " + line)
-        if label == "empty cache":
-            env_warm = env  # the second run reuses the cache the first one filled
-            out = subprocess.run(
-                [sys.executable, "-c", code],
-                capture_output=True,
-                text=True,
-                env=env_warm,
-                check=True,
-            )
-            print("  -- the same cache, second process")
-            for line in out.stdout.strip().splitlines():
-                print("  " + line)
-            break
 
 
 def main() -> None:
