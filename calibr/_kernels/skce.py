@@ -870,6 +870,7 @@ def _canonical_hist(pt, lo, hi, nbins, block, nchunks):  # pragma: no cover - co
     vmax = np.full((nchunks, nbins), -np.inf)
     for c in prange(nchunks):
         d2 = np.empty(block)
+        nbelow = 0
         for t in range(c, npairs, nchunks):
             for which in range(2):
                 bi = t if which == 0 else nb - 1 - t
@@ -885,12 +886,15 @@ def _canonical_hist(pt, lo, hi, nbins, block, nchunks):  # pragma: no cover - co
                         if m <= 0:
                             continue
                         _tile_dist2(pt, i, j0, m, d2)
+                        for jj in range(m):  # vector loop
+                            d2[jj] = np.sqrt(d2[jj])
                         for jj in range(m):
-                            d = np.sqrt(d2[jj])
-                            if d <= 0.0 or d > hi:
-                                continue
+                            d = d2[jj]
                             if d < lo:
-                                below[c] += 1
+                                if d > 0.0:
+                                    nbelow += 1
+                                continue
+                            if d > hi:
                                 continue
                             b = min(nbins - 1, np.int64((d - lo) * scale))
                             cnt[c, b] += 1
@@ -898,6 +902,7 @@ def _canonical_hist(pt, lo, hi, nbins, block, nchunks):  # pragma: no cover - co
                                 vmin[c, b] = d
                             if d > vmax[c, b]:
                                 vmax[c, b] = d
+        below[c] = nbelow
     return below, cnt, vmin, vmax
 
 
@@ -926,8 +931,10 @@ def _canonical_collect(pt, lo, hi, block, nchunks, offsets, total):  # pragma: n
                         if m <= 0:
                             continue
                         _tile_dist2(pt, i, j0, m, d2)
+                        for jj in range(m):  # vector loop
+                            d2[jj] = np.sqrt(d2[jj])
                         for jj in range(m):
-                            d = np.sqrt(d2[jj])
+                            d = d2[jj]
                             if lo <= d <= hi:
                                 out[pos] = d
                                 pos += 1
