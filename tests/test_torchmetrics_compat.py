@@ -66,14 +66,22 @@ def _same(ours, theirs, dtype, context="", exact=False):
     assert abs(float(ours) - t) <= tol, f"{context}: calibr {float(ours)!r} torchmetrics {t!r}"
 
 
+def _float32_logits_exact():
+    """calibr's float32 sigmoid/softmax are torch's bits when it picked torch's vector width."""
+    import torch
+
+    capability = torch.backends.cpu.get_cpu_capability()
+    return {"AVX512": 64, "AVX2": 32}.get(capability) == K._SOFTMAX_VECTOR_BYTES
+
+
 def _bitwise_expected(p, y, ignore, norm, multiclass=False):
-    """Bit-for-bit equality is expected for probabilities with norm l1 or max.
+    """Bit-for-bit equality is expected for norm l1 or max on probabilities and float32 logits.
 
     The per-bin sums, the elementwise steps and the sums over the bins follow torch's
-    order exactly. Not so for logits (torch's vectorised exp in sigmoid/softmax can
-    differ by an ulp) and for l2 (torch's CPU sqrt comes from MKL's vector library and
-    is not correctly rounded: 1 ulp off for about 20% of float32 and 1% of float64
-    values).
+    order exactly, and so do float32 sigmoid and softmax (SLEEF's exp). Not so for
+    float64 logits (numpy's exp can differ from SLEEF's by an ulp) and for l2 (torch's
+    CPU sqrt comes from MKL's vector library and is not correctly rounded: 1 ulp off
+    for about 20% of float32 and 1% of float64 values).
     """
     if norm == "l2":
         return False
@@ -81,7 +89,9 @@ def _bitwise_expected(p, y, ignore, norm, multiclass=False):
         kept = np.moveaxis(p, 1, -1)[y != ignore] if ignore is not None else p
     else:
         kept = p[y != ignore] if ignore is not None else p
-    return bool(((kept >= 0) & (kept <= 1)).all())
+    if bool(((kept >= 0) & (kept <= 1)).all()):
+        return True
+    return p.dtype == np.float32 and _float32_logits_exact()
 
 
 def _random_binary_case(rng, dtype):
@@ -188,6 +198,44 @@ def test_torch_sum_order_equals_torch(torchmetrics_mod, dtype):
         ours = K.torch_sum(x)
         assert ours.dtype == dtype
         assert ours == dtype(torch.sum(torch.from_numpy(x)).item()), f"n={n}"
+
+
+@pytest.mark.torch
+def test_float32_sigmoid_and_softmax_are_torchs_bits(torchmetrics_mod):
+    import torch
+
+    if not _float32_logits_exact():
+        pytest.skip("torch runs another vector width here: float32 logits agree to an ulp")
+    rng = np.random.default_rng(41)
+    special = [0.0, -0.0, 88.0, 89.0, 100.0, 101.0, -103.0, -104.0, -105.0, np.inf, -np.inf]
+    for n in [1, 7, 31, 32, 33, 1000, 32_768, 32_769, 100_003]:
+        x = np.concatenate([rng.normal(size=n) * rng.choice([0.1, 3.0, 30.0]), special])
+        x = x.astype(np.float32)
+        theirs = torch.sigmoid(torch.from_numpy(x)).numpy()
+        np.testing.assert_array_equal(K.sigmoid(x), theirs, err_msg=f"n={n}")
+    for k in [2, 3, 8, 10, 15, 16, 17, 33, 100]:
+        x = (rng.normal(size=(500, k)) * rng.choice([0.5, 3.0, 20.0])).astype(np.float32)
+        theirs = torch.softmax(torch.from_numpy(x), dim=1).numpy()
+        np.testing.assert_array_equal(K.softmax(x), theirs, err_msg=f"k={k}")
+
+
+def test_fast_sigmoid_softmax_equal_their_oracles():
+    rng = np.random.default_rng(42)
+    x = (rng.normal(size=100_000) * rng.choice([0.1, 3.0, 30.0], 100_000)).astype(np.float32)
+    body = x.size // 32 * 32  # torch's scalar tail uses libm's expf instead
+    np.testing.assert_array_equal(K.sigmoid(x)[:body], K.sigmoid_oracle(x)[:body])
+    for k in [2, 5, 8, 16, 17, 40]:
+        m = (rng.normal(size=(300, k)) * 4).astype(np.float32)
+        np.testing.assert_array_equal(K.softmax(m), K.softmax_oracle(m))
+    # the fused multiply-add rounds once, also where the float64 sum lands exactly on a
+    # float32 midpoint: (1 + 2**-12)**2 = 1 + 2**-11 + 2**-24 is halfway between two
+    # float32s, and + 2**-80 (lost in float64) must round it up, not to even (down).
+    a = np.array([1 + 2.0**-12, 1 + 2.0**-12, 3.0], dtype=np.float32)
+    c = np.array([2.0**-80, -(2.0**-80), 2.0**-40], dtype=np.float32)
+    expected = np.array([1 + 2.0**-11 + 2.0**-23, 1 + 2.0**-11, 9.0], dtype=np.float32)
+    np.testing.assert_array_equal(K._fma32(a, a, c), expected)
+    fast = [K._fma32_scalar(a[i], a[i], c[i]) for i in range(3)]
+    np.testing.assert_array_equal(np.array(fast, dtype=np.float32), expected)
 
 
 # --------------------------------------------------------------------------

@@ -26,6 +26,9 @@ Each kernel comes twice:
 from __future__ import annotations
 
 import functools
+import math
+import os
+import sys
 from fractions import Fraction
 
 import numba
@@ -34,7 +37,10 @@ import numpy as np
 __all__ = [
     "torch_linspace",
     "sigmoid",
+    "sleef_expf",
+    "sigmoid_oracle",
     "softmax",
+    "softmax_oracle",
     "bin_index_oracle",
     "accumulate_oracle",
     "top_label_oracle",
@@ -90,21 +96,305 @@ def torch_linspace(steps: int, dtype) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------
-# normalisation of logits (shared by the fast and the readable path)
+# normalisation of logits, in torch's order of operations
+#
+# torch's CPU sigmoid and softmax compute exp with SLEEF's ``expf_u10`` in float32
+# (vectorised, with fused multiply-adds); ``sleef_expf`` below is a numpy port of
+# that algorithm, so float32 logits give torch's bits. float64 uses numpy's exp,
+# which can differ from SLEEF's by an ulp (far below the 1e-12 tolerance).
+
+
+def _torch_lanes(dtype) -> int:
+    """Vector lanes of torch's softmax kernel on this CPU (64-byte on AVX512, else 32)."""
+    return _SOFTMAX_VECTOR_BYTES // np.dtype(dtype).itemsize
+
+
+def _detect_softmax_vector_bytes() -> int:
+    forced = os.environ.get("ATEN_CPU_CAPABILITY", "").strip().lower()
+    if forced in ("avx2", "default"):
+        return 32
+    if forced == "avx512":
+        return 64
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return 64 if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags else 32
+    except OSError:
+        pass
+    return 32
+
+
+#: torch registers its softmax kernel for AVX512 too (16 float32 lanes there, else 8).
+_SOFTMAX_VECTOR_BYTES = _detect_softmax_vector_bytes()
+
+
+def _fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``a * b + c`` for float32 arrays with one rounding (a fused multiply-add).
+
+    The product is exact in float64; the sum is rounded to float64 and then to
+    float32, which is the single rounding except when the float64 sum lands exactly
+    halfway between two float32s: then the sign of the float64 rounding error decides.
+    """
+    with np.errstate(invalid="ignore"):  # inf inputs: masked by the callers
+        p = a.astype(np.float64) * b.astype(np.float64)
+        c64 = c.astype(np.float64)
+        r = p + c64
+        bb = r - p
+        err = (p - (r - bb)) + (c64 - bb)  # exact: p + c == r + err (TwoSum)
+        r32 = r.astype(np.float32)
+        diff = r - r32.astype(np.float64)
+        toward = np.nextafter(r32, np.where(diff > 0, np.float32(np.inf), np.float32(-np.inf)))
+        half_gap = np.abs(toward.astype(np.float64) - r32.astype(np.float64)) / 2
+    tie = (diff != 0) & (np.abs(diff) == half_gap) & (err != 0)
+    if tie.any():
+        past = tie & (np.sign(err) == np.sign(diff))
+        r32 = np.where(past, toward, r32)
+    return r32
+
+
+_LN2_HI = np.float32(0.693145751953125)
+_LN2_LO = np.float32(1.428606765330187045e-06)
+_INV_LN2 = np.float32(1.442695040888963407359924681001892137426645954152985934135449406931)
+_EXPF_POLY = tuple(
+    np.float32(c)
+    for c in (
+        0.000198527617612853646278381,
+        0.00139304355252534151077271,
+        0.00833336077630519866943359,
+        0.0416664853692054748535156,
+        0.166666671633720397949219,
+        0.5,
+    )
+)
+
+
+def sleef_expf(d: np.ndarray) -> np.ndarray:
+    """exp of a float32 array as SLEEF's ``expf_u10`` (torch's vectorised float32 exp).
+
+    ``q = rint(d / ln 2)``; ``s = d - q ln 2`` in two fused steps; a degree-6
+    polynomial ``1 + s + s^2 u(s)``; then times ``2^q`` in two halves; 0 below -104
+    and inf above 100.
+    """
+    d = np.asarray(d, dtype=np.float32)
+    with np.errstate(invalid="ignore"):  # +-inf: q is garbage, masked at the end
+        q = np.rint(d * _INV_LN2).astype(np.int32)
+    qf = q.astype(np.float32)
+    s = _fma32(qf, np.full_like(d, -_LN2_HI), d)
+    s = _fma32(qf, np.full_like(d, -_LN2_LO), s)
+    u = np.full_like(d, _EXPF_POLY[0])
+    for coef in _EXPF_POLY[1:]:
+        u = _fma32(u, s, np.full_like(d, coef))
+    u = np.float32(1.0) + _fma32(s * s, u, s)
+    half = q >> 1
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        u = u * np.ldexp(np.float32(1.0), half).astype(np.float32)
+        u = u * np.ldexp(np.float32(1.0), q - half).astype(np.float32)
+    u = np.where(d < -104, np.float32(0.0), u)
+    return np.where(d > 100, np.float32(np.inf), u).astype(np.float32)
+
+
+def sigmoid_oracle(x: np.ndarray) -> np.ndarray:
+    """Readable float32 sigmoid, SLEEF's exp everywhere (torch's vectorised body)."""
+    with np.errstate(over="ignore"):
+        return np.reciprocal(sleef_expf(np.float32(0.0) - x) + np.float32(1.0))
+
+
+def _torch_row_sums(e: np.ndarray) -> np.ndarray:
+    """Row sums of a 2-d array in the order of torch's ``vec_reduce_all``.
+
+    Rows shorter than a vector are summed left to right. Longer rows accumulate whole
+    vectors lane by lane, the tail into the first lanes, and the vector's lanes are
+    then added as a tree (lane i + lane i + W/2, and so on down to one).
+    """
+    n, c = e.shape
+    w = _torch_lanes(e.dtype)
+    if c < w:
+        acc = e[:, 0].copy()
+        for k in range(1, c):
+            acc += e[:, k]
+        return acc
+    lanes = e[:, :w].copy()
+    d = w
+    while d < c - c % w:
+        lanes += e[:, d : d + w]
+        d += w
+    if c > d:
+        lanes[:, : c - d] += e[:, d:]
+    h = w // 2
+    while h >= 1:
+        lanes = lanes[:, :h] + lanes[:, h : 2 * h]
+        h //= 2
+    return lanes[:, 0]
+
+
+def softmax_oracle(x: np.ndarray) -> np.ndarray:
+    """Readable float32 softmax: SLEEF exp, ``_torch_row_sums``, times 1/sum."""
+    e = sleef_expf(x - x.max(axis=1, keepdims=True))
+    return e * np.reciprocal(_torch_row_sums(e))[:, None]
+
+
+# the fast versions (numba), used by sigmoid() and softmax()
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fma32_scalar(a, b, c):
+    """One float32 ``a * b + c`` with a single rounding (as ``_fma32``).
+
+    ``r`` is the float64 sum of the exact product and ``c``; rounding it to float32
+    is the single rounding unless ``r`` sits exactly halfway between two float32s
+    (then ``2 r - float32(r)`` is the other one): only then is the float64 rounding
+    error computed (TwoSum) to pick the side.
+    """
+    p = np.float64(a) * np.float64(b)
+    cc = np.float64(c)
+    r = p + cc
+    r32 = np.float32(r)
+    diff = r - np.float64(r32)
+    if diff != 0.0:
+        twice = r + diff
+        other = np.float32(twice)
+        if np.float64(other) == twice:
+            bb = r - p
+            err = (p - (r - bb)) + (cc - bb)
+            if err != 0.0 and (err > 0.0) == (diff > 0.0):
+                r32 = other
+    return r32
+
+
+@numba.njit(cache=True, nogil=True)
+def _sleef_expf_scalar(d):
+    """``sleef_expf`` for one float32."""
+    if d < -104.0:
+        return np.float32(0.0)
+    if d > 100.0:
+        return np.float32(np.inf)
+    q = int(np.rint(d * np.float32(1.4426950408889634)))
+    qf = np.float32(q)
+    s = _fma32_scalar(qf, np.float32(-0.693145751953125), d)
+    s = _fma32_scalar(qf, np.float32(-1.428606765330187045e-06), s)
+    u = np.float32(0.000198527617612853646278381)
+    u = _fma32_scalar(u, s, np.float32(0.00139304355252534151077271))
+    u = _fma32_scalar(u, s, np.float32(0.00833336077630519866943359))
+    u = _fma32_scalar(u, s, np.float32(0.0416664853692054748535156))
+    u = _fma32_scalar(u, s, np.float32(0.166666671633720397949219))
+    u = _fma32_scalar(u, s, np.float32(0.5))
+    u = np.float32(1.0) + _fma32_scalar(s * s, u, s)
+    half = q >> 1
+    u = u * np.float32(math.ldexp(1.0, half))
+    return u * np.float32(math.ldexp(1.0, q - half))
+
+
+@numba.njit(cache=True, nogil=True)
+def _sigmoid32(x, lanes, tasks):
+    """torch's float32 sigmoid: SLEEF's exp on whole pairs of vectors, libm's ``expf``
+    on the rest of each thread chunk (the scalar loop of ``cpu_kernel_vec``)."""
+    n = x.size
+    out = np.empty(n, dtype=np.float32)
+    one = np.float32(1.0)
+    chunk = max(1, (n + tasks - 1) // tasks)
+    step = 2 * lanes
+    for begin in range(0, n, chunk):
+        end = min(n, begin + chunk)
+        body = begin + (end - begin) // step * step
+        for i in range(begin, body):
+            out[i] = one / (_sleef_expf_scalar(np.float32(0.0) - x[i]) + one)
+        for i in range(body, end):
+            out[i] = one / (one + np.float32(math.exp(-x[i])))
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _softmax32(x, lanes):
+    """torch's float32 softmax over the columns (as ``softmax_oracle``)."""
+    m, c = x.shape
+    out = np.empty((m, c), dtype=np.float32)
+    acc = np.empty(lanes, dtype=np.float32)
+    for i in range(m):
+        mx = x[i, 0]
+        for k in range(1, c):
+            if x[i, k] > mx:
+                mx = x[i, k]
+        for k in range(c):
+            out[i, k] = _sleef_expf_scalar(x[i, k] - mx)
+        if c < lanes:
+            total = out[i, 0]
+            for k in range(1, c):
+                total += out[i, k]
+        else:
+            for k in range(lanes):
+                acc[k] = out[i, k]
+            d = lanes
+            while d < c - c % lanes:
+                for k in range(lanes):
+                    acc[k] += out[i, d + k]
+                d += lanes
+            for k in range(c - d):
+                acc[k] += out[i, d + k]
+            h = lanes // 2
+            while h >= 1:
+                for k in range(h):
+                    acc[k] = acc[k] + acc[k + h]
+                h //= 2
+            total = acc[0]
+        inv = np.float32(1.0) / total
+        for k in range(c):
+            out[i, k] = out[i, k] * inv
+    return out
+
+
+def _torch_tasks(n: int) -> int:
+    """How many chunks ``at::parallel_for`` splits n elements into (grain 32768)."""
+    if n <= 32768:
+        return 1
+    return max(1, min(_torch_threads(), -(-n // 32768)))
+
+
+def _torch_threads() -> int:
+    """torch's intra-op thread count: from torch if it is loaded, else its default."""
+    torch = sys.modules.get("torch")  # never imported here
+    if torch is not None and hasattr(torch, "get_num_threads"):
+        return int(torch.get_num_threads())
+    env = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    cores = set()
+    try:  # torch's default is the number of physical cores
+        with open("/proc/cpuinfo") as fh:
+            phys = None
+            for line in fh:
+                if line.startswith("physical id"):
+                    phys = line.split(":", 1)[1].strip()
+                elif line.startswith("core id"):
+                    cores.add((phys, line.split(":", 1)[1].strip()))
+    except OSError:
+        pass
+    return len(cores) or os.cpu_count() or 1
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
-    """``1 / (1 + exp(-x))`` in the dtype of ``x`` (a new array)."""
+    """``1 / (exp(0 - x) + 1)`` in the dtype of ``x`` (a new array), as torch's CPU kernel.
+
+    float32 gives torch's bits: SLEEF's exp on the vectorised body and libm's
+    ``expf`` on each thread chunk's tail (arrays longer than 32768 are split by
+    torch's thread count). float64 uses numpy's exp, which can differ by an ulp.
+    """
+    if x.dtype == np.float32:
+        flat = np.ascontiguousarray(x).reshape(-1)
+        return _sigmoid32(flat, _torch_lanes(np.float32), _torch_tasks(flat.size)).reshape(x.shape)
     with np.errstate(over="ignore"):
-        return np.reciprocal(np.exp(-x) + x.dtype.type(1.0))
+        return np.reciprocal(np.exp(x.dtype.type(0.0) - x) + x.dtype.type(1.0))
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
-    """Softmax over the columns of a 2-d ``x`` in its dtype (a new array).
+    """Softmax over the columns of a 2-d ``x`` in its dtype (a new array), as torch's kernel.
 
-    As torch's CPU kernel: ``exp(x - max)`` times the reciprocal of its row sum
-    (torch's vectorised ``exp`` can still differ from numpy's by an ulp).
+    float32 gives torch's bits (SLEEF's exp, the row sum in torch's order, times its
+    reciprocal). float64 uses numpy's exp and sum, times the reciprocal.
     """
+    if x.dtype == np.float32:
+        return _softmax32(np.ascontiguousarray(x), _torch_lanes(np.float32))
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e * np.reciprocal(e.sum(axis=1, keepdims=True))
 
