@@ -57,6 +57,14 @@ def bench_speed(repeat: int) -> list[dict]:
         t_tm = _median_time(lambda tp=tp, ty=ty: tm_binary(tp, ty), repeat)
         diff = abs(float(binary_calibration_error(p, y)) - tm_binary(tp, ty).item())
         rows.append(_row(f"binary n=1e7 {np.dtype(dtype).name}", t_cal, t_tm, diff))
+    n = 10_000_000
+    logits = rng.normal(scale=3.0, size=n).astype(np.float32)
+    y = (rng.random(n) < 0.5).astype(np.int64)
+    tl, ty = torch.from_numpy(logits), torch.from_numpy(y)
+    t_cal = _median_time(lambda: binary_calibration_error(logits, y), repeat)
+    t_tm = _median_time(lambda: tm_binary(tl, ty), repeat)
+    diff = abs(float(binary_calibration_error(logits, y)) - tm_binary(tl, ty).item())
+    rows.append(_row("binary n=1e7 float32 logits", t_cal, t_tm, diff))
     for dtype in (np.float32, np.float64):
         n, k = 1_000_000, 10
         P = rng.dirichlet(np.full(k, 0.5), n).astype(dtype)
@@ -66,6 +74,12 @@ def bench_speed(repeat: int) -> list[dict]:
         t_tm = _median_time(lambda tP=tP, tt=tt, k=k: tm_multiclass(tP, tt, k), repeat)
         diff = abs(float(multiclass_calibration_error(P, t, k)) - tm_multiclass(tP, tt, k).item())
         rows.append(_row(f"multiclass n=1e6 K=10 {np.dtype(dtype).name}", t_cal, t_tm, diff))
+    L = rng.normal(scale=3.0, size=(1_000_000, 10)).astype(np.float32)
+    tL = torch.from_numpy(L)
+    t_cal = _median_time(lambda: multiclass_calibration_error(L, t, 10), repeat)
+    t_tm = _median_time(lambda: tm_multiclass(tL, tt, 10), repeat)
+    diff = abs(float(multiclass_calibration_error(L, t, 10)) - tm_multiclass(tL, tt, 10).item())
+    rows.append(_row("multiclass n=1e6 K=10 float32 logits", t_cal, t_tm, diff))
     return rows
 
 
@@ -230,10 +244,10 @@ def main() -> None:
         f"numpy {np.__version__}, numba {numba.__version__} (calibr single-threaded)"
     )
     print(f"median of {args.repeat} runs; the machine may be shared, so timings are noisy\n")
-    print(f"{'case':34s} {'calibr s':>10s} {'torchm. s':>10s} {'ratio':>7s} {'|diff|':>9s}")
+    print(f"{'case':38s} {'calibr s':>10s} {'torchm. s':>10s} {'ratio':>7s} {'|diff|':>9s}")
     for r in bench_speed(args.repeat):
         print(
-            f"{r['case']:34s} {r['calibr_s']:10.4f} {r['torchmetrics_s']:10.4f} "
+            f"{r['case']:38s} {r['calibr_s']:10.4f} {r['torchmetrics_s']:10.4f} "
             f"{r['ratio']:6.1f}x {r['abs_diff']:9.2e}"
         )
 

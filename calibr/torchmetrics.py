@@ -21,7 +21,8 @@ The quirks reproduced (see ``docs/torchmetrics.md`` for the comparison with
 * per-bin counts and sums accumulate one element after another in that dtype,
   as ``torch.Tensor.scatter_add_`` does on a CPU, so the per-bin sums are the
   same bits as torchmetrics', and the sums over the bins follow ``torch.sum``'s
-  order: l1 and max on probabilities give torchmetrics' bits (l2 can differ by an
+  order, and float32 sigmoid/softmax follow torch's kernels: l1 and max give
+  torchmetrics' bits for probabilities and float32 logits (l2 can differ by an
   ulp, as torch's CPU sqrt is not correctly rounded);
 * ``norm="l2"`` returns ``numpy.int64(0)`` when the weighted sum of squared gaps
   is not positive (torchmetrics returns ``torch.tensor(0)``), and ``"l1"``
