@@ -336,7 +336,11 @@ class _CalibrationErrorBase:
 
     @property
     def n_samples(self) -> int:
-        """Number of samples accumulated so far (after ``ignore_index``)."""
+        """Number of samples accumulated so far (after ``ignore_index``).
+
+        Read from the per-bin counts, which are float32 for float32 input as in
+        torchmetrics, so a bin stops counting at 2**24 samples.
+        """
         return 0 if self._count is None else int(self._count.sum(dtype=np.float64))
 
     def _config(self) -> tuple:

@@ -1088,3 +1088,17 @@ def test_state_pickles_for_merging_across_processes():
     b.update(p[400:], y[400:])
     merged = pickle.loads(pickle.dumps(a)).merge(pickle.loads(pickle.dumps(b)))
     assert merged.compute() == pytest.approx(binary_calibration_error(p, y, 7, "l2"), abs=TOL64)
+
+
+def test_float32_counts_saturate_at_2_pow_24_as_torchmetrics():
+    # torchmetrics counts in float32 (scatter_add_ of ones): 2**24 + 1 == 2**24.
+    m = BinaryCalibrationError(n_bins=2)
+    batch = np.full(2**20, 0.25, dtype=np.float32)
+    target = np.zeros(2**20, dtype=np.int64)
+    for _ in range(17):
+        m.update(batch, target)
+    assert m._count[0] == 2**24 and m.n_samples == 2**24
+    f64 = BinaryCalibrationError(n_bins=2)
+    f64.update(batch.astype(np.float64), target)
+    f64.merge(f64.__class__(n_bins=2))
+    assert f64.n_samples == 2**20
