@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import doctest
 import math
+import subprocess
+import sys
+import textwrap
+import threading
 
 import numba
 import numpy as np
@@ -534,3 +538,52 @@ def test_input_layer_errors_propagate():
         skce([[0.2, 0.7], [0.5, 0.5]], [1, 2])
     with pytest.raises(calibr.InputError, match=r"`na_rm` must be True or False"):
         skce([0.2, 0.5], [0, 1], na_rm="yes")
+
+
+# ------------------------------------------------------ threads and fork()
+
+_FORK_SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    import numpy as np
+    from calibr._kernels import skce as kern
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(4), 2000)
+    codes = rng.integers(0, 4, 2000)
+    want = kern.canonical_pair_sum(P, codes, "median")[0]  # the threaded kernels, in the parent
+    pid = os.fork()
+    if pid == 0:  # the child must be able to run them too
+        got = kern.canonical_pair_sum(P, codes, "median")[0]
+        os._exit(0 if got == want else 3)
+    _, status = os.waitpid(pid, 0)
+    sys.exit(os.waitstatus_to_exitcode(status))
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork()")
+def test_canonical_kernels_survive_fork():
+    """The canonical kernels run in plain threads (nogil), not numba's OpenMP layer,
+    so a forked child (multiprocessing on Linux) can still use them."""
+    out = subprocess.run(
+        [sys.executable, "-c", _FORK_SCRIPT], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_concurrent_calls_from_threads():
+    rng = np.random.default_rng(9)
+    P = rng.dirichlet(np.ones(3), 700)
+    lab = rng.integers(1, 4, 700)
+    want = skce(P, lab, "uq", "median")
+    results = []
+
+    def work():
+        results.append(skce(P, lab, "uq", "median"))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [want] * 4

@@ -57,12 +57,15 @@ whatever the pivots. About six O(n) sweeps after the sort in practice.
 Canonical form
 --------------
 O(n^2 K) over the pairs i < j in square tiles of ``block`` rows, no n x n
-matrix, both cores (tile rows are paired so that every work item has the same
-number of tiles). Euclidean distances are computed directly as
-``sqrt(sum_k (p_ik - p_jk)^2)``, summed in column order as R's ``dist()`` does,
-so they are bit-identical to R's. Rows are grouped by class first (the pair
-sum does not depend on the order), so that ``<e_i, e_j> = e_i[y_j] - p_j[y_i]
-+ <p_i, p_j>`` needs no gather (``e_i[y_j]`` is constant along a class) and
+matrix, all cores: one chunk of tile rows per thread, each tile row paired with
+its mirror so that every chunk has the same number of tiles; ``nogil`` kernels
+in plain threads rather than numba's OpenMP layer, which would break
+``fork()``. Euclidean distances are computed directly as
+``sqrt(sum_k (p_ik - p_jk)^2)``, summed in column order as R's ``dist()``
+does, so they are bit-identical to R's. Rows are grouped by class first (the
+pair sum does not depend on the order), so that
+``<e_i, e_j> = e_i[y_j] - p_j[y_i] + <p_i, p_j>`` needs no gather
+(``e_i[y_j]`` is constant along a class) and
 ``<p_i, p_j> = (||p_i||^2 + ||p_j||^2 - d_ij^2) / 2`` reuses the distance:
 this only feeds the inner product, whose absolute error stays at a few ulps of
 1 (the kernel's distances are never taken from the Gram identity). The median
@@ -83,10 +86,11 @@ relative error below 745 * 2**-52 in a kernel value that is not below 1e-308).
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import intrinsic
 
 __all__ = [
@@ -718,28 +722,28 @@ def _tile_dist2(pt, i, j0, m, d2):  # pragma: no cover - compiled
             d2[jj] += diff * diff
 
 
-@njit(cache=True, parallel=True)
-def _canonical_pair_sum(pt, e, codes, run_end, sq, h, block):  # pragma: no cover - compiled
-    """sum_{i<j} exp(-||p_i - p_j|| / h) <e_i, e_j> over the rows sorted by class.
+@njit(cache=True, nogil=True)
+def _canonical_pair_sum_chunk(pt, e, codes, run_end, sq, h, block, c, nchunks):  # pragma: no cover
+    """Work chunk c of nchunks of sum_{i<j} exp(-||p_i - p_j|| / h) <e_i, e_j>.
 
     ``pt``: p.T (K, n); ``e``: residuals (n, K); ``codes`` sorted; ``run_end[c]``:
     end of the rows of class c; ``sq[i] = ||p_i||^2``. The inner product is
     ``<e_i, e_j> = e_i[y_j] - p_j[y_i] + <p_i, p_j>`` with
     ``<p_i, p_j> = (||p_i||^2 + ||p_j||^2 - d_ij^2) / 2``: along a run of one class
     ``e_i[y_j]`` is a constant (filled in without a gather), so the inner loops
-    are plain vector loops. (The
-    identity only feeds the inner product, whose absolute rounding error stays at
-    a few ulps of 1; the distances in the kernel are computed directly.)
+    are plain vector loops. (The identity only feeds the inner product, whose
+    absolute rounding error stays at a few ulps of 1; the distances in the kernel
+    are computed directly.) Chunk c takes the tile rows t = c, c + nchunks, ...,
+    each paired with tile row nb - 1 - t so that all chunks have equal work.
     """
     K, n = pt.shape
     nb = (n + block - 1) // block
     npairs = (nb + 1) // 2
-    partial = np.zeros(npairs)
     scale = -1.0 / h
-    for t in prange(npairs):
-        d2 = np.empty(block)
-        ey = np.empty(block)
-        acc = np.zeros(block)
+    d2 = np.empty(block)
+    ey = np.empty(block)
+    acc = np.zeros(block)
+    for t in range(c, npairs, nchunks):
         for which in range(2):
             bi = t if which == 0 else nb - 1 - t
             if which == 1 and bi == t:
@@ -768,8 +772,7 @@ def _canonical_pair_sum(pt, e, codes, run_end, sq, h, block):  # pragma: no cove
                         j = j0 + q
                         g = ey[q] - pt[yi, j] + (half_si + 0.5 * sq[j] - 0.5 * d2[q])
                         acc[q] += _vexp(np.sqrt(d2[q]) * scale) * g
-        partial[t] = acc.sum()
-    return partial.sum()
+    return acc.sum()
 
 
 @njit(cache=True)
@@ -818,8 +821,12 @@ def canonical_pair_sum(
         h = _canonical_median_t(pt, block)
         if math.isnan(h):
             return math.nan, math.nan, h
-    total = _canonical_pair_sum(pt, e, sorted_codes, run_end, sq, float(h), block)
-    return float(total), float(diag), float(h)
+    n = pt.shape[1]
+    nchunks = _chunks(n, block)
+    parts = _in_threads(
+        _canonical_pair_sum_chunk, nchunks, pt, e, sorted_codes, run_end, sq, float(h), block
+    )
+    return math.fsum(parts), float(diag), float(h)
 
 
 @njit(cache=True)
@@ -854,104 +861,108 @@ def canonical_ul(p: np.ndarray, codes: np.ndarray, h: float | str, block: int = 
 # --- exact canonical median with bounded memory
 
 
-@njit(cache=True, parallel=True)
-def _canonical_hist(pt, lo, hi, nbins, block, nchunks):  # pragma: no cover - compiled
-    """Per work chunk: #(0 < d < lo), and count/min/max per bin of lo <= d <= hi.
+@njit(cache=True, nogil=True)
+def _canonical_hist_chunk(pt, lo, hi, block, c, nchunks, cnt, vmin, vmax):  # pragma: no cover
+    """Work chunk c: count/min/max per bin of the distances lo <= d <= hi (into the
+    given rows), and the number of distances 0 < d < lo (returned).
 
     Bin of d: min(nbins - 1, floor((d - lo) * scale)), monotone in d.
     """
     K, n = pt.shape
+    nbins = cnt.shape[0]
     nb = (n + block - 1) // block
     npairs = (nb + 1) // 2
     scale = nbins / (hi - lo) if hi > lo else 0.0
-    below = np.zeros(nchunks, np.int64)
-    cnt = np.zeros((nchunks, nbins), np.int64)
-    vmin = np.full((nchunks, nbins), np.inf)
-    vmax = np.full((nchunks, nbins), -np.inf)
-    for c in prange(nchunks):
-        d2 = np.empty(block)
-        nbelow = 0
-        for t in range(c, npairs, nchunks):
-            for which in range(2):
-                bi = t if which == 0 else nb - 1 - t
-                if which == 1 and bi == t:
-                    break
-                i0 = bi * block
-                i1 = min(n, i0 + block)
-                for bj in range(bi, nb):
-                    j1 = min(n, (bj + 1) * block)
-                    for i in range(i0, i1):
-                        j0 = max(bj * block, i + 1)
-                        m = j1 - j0
-                        if m <= 0:
+    d2 = np.empty(block)
+    nbelow = 0
+    for t in range(c, npairs, nchunks):
+        for which in range(2):
+            bi = t if which == 0 else nb - 1 - t
+            if which == 1 and bi == t:
+                break
+            i0 = bi * block
+            i1 = min(n, i0 + block)
+            for bj in range(bi, nb):
+                j1 = min(n, (bj + 1) * block)
+                for i in range(i0, i1):
+                    j0 = max(bj * block, i + 1)
+                    m = j1 - j0
+                    if m <= 0:
+                        continue
+                    _tile_dist2(pt, i, j0, m, d2)
+                    for jj in range(m):  # vector loop
+                        d2[jj] = np.sqrt(d2[jj])
+                    for jj in range(m):
+                        d = d2[jj]
+                        if d < lo:
+                            if d > 0.0:
+                                nbelow += 1
                             continue
-                        _tile_dist2(pt, i, j0, m, d2)
-                        for jj in range(m):  # vector loop
-                            d2[jj] = np.sqrt(d2[jj])
-                        for jj in range(m):
-                            d = d2[jj]
-                            if d < lo:
-                                if d > 0.0:
-                                    nbelow += 1
-                                continue
-                            if d > hi:
-                                continue
-                            b = min(nbins - 1, np.int64((d - lo) * scale))
-                            cnt[c, b] += 1
-                            if d < vmin[c, b]:
-                                vmin[c, b] = d
-                            if d > vmax[c, b]:
-                                vmax[c, b] = d
-        below[c] = nbelow
-    return below, cnt, vmin, vmax
+                        if d > hi:
+                            continue
+                        b = min(nbins - 1, np.int64((d - lo) * scale))
+                        cnt[b] += 1
+                        if d < vmin[b]:
+                            vmin[b] = d
+                        if d > vmax[b]:
+                            vmax[b] = d
+    return nbelow
 
 
-@njit(cache=True, parallel=True)
-def _canonical_collect(pt, lo, hi, block, nchunks, offsets, total):  # pragma: no cover
-    """All distances with lo <= d <= hi (lo > 0); chunk c writes from offsets[c]."""
+@njit(cache=True, nogil=True)
+def _canonical_collect_chunk(pt, lo, hi, block, c, nchunks, out, pos):  # pragma: no cover
+    """Work chunk c: write the distances lo <= d <= hi (lo > 0) to out[pos:]."""
     K, n = pt.shape
     nb = (n + block - 1) // block
     npairs = (nb + 1) // 2
-    out = np.empty(total)
-    for c in prange(nchunks):
-        d2 = np.empty(block)
-        pos = offsets[c]
-        for t in range(c, npairs, nchunks):
-            for which in range(2):
-                bi = t if which == 0 else nb - 1 - t
-                if which == 1 and bi == t:
-                    break
-                i0 = bi * block
-                i1 = min(n, i0 + block)
-                for bj in range(bi, nb):
-                    j1 = min(n, (bj + 1) * block)
-                    for i in range(i0, i1):
-                        j0 = max(bj * block, i + 1)
-                        m = j1 - j0
-                        if m <= 0:
-                            continue
-                        _tile_dist2(pt, i, j0, m, d2)
-                        for jj in range(m):  # vector loop
-                            d2[jj] = np.sqrt(d2[jj])
-                        for jj in range(m):
-                            d = d2[jj]
-                            if lo <= d <= hi:
-                                out[pos] = d
-                                pos += 1
-    return out
+    d2 = np.empty(block)
+    for t in range(c, npairs, nchunks):
+        for which in range(2):
+            bi = t if which == 0 else nb - 1 - t
+            if which == 1 and bi == t:
+                break
+            i0 = bi * block
+            i1 = min(n, i0 + block)
+            for bj in range(bi, nb):
+                j1 = min(n, (bj + 1) * block)
+                for i in range(i0, i1):
+                    j0 = max(bj * block, i + 1)
+                    m = j1 - j0
+                    if m <= 0:
+                        continue
+                    _tile_dist2(pt, i, j0, m, d2)
+                    for jj in range(m):  # vector loop
+                        d2[jj] = np.sqrt(d2[jj])
+                    for jj in range(m):
+                        d = d2[jj]
+                        if lo <= d <= hi:
+                            out[pos] = d
+                            pos += 1
+    return pos
 
 
 def _canonical_median_t(pt: np.ndarray, block: int = BLOCK) -> float:
     """Exact R ``median(d[d > 0])`` of the Euclidean distances between columns of pt."""
     k_cols, n = pt.shape
-    nchunks = max(1, min(8, ((n + block - 1) // block + 1) // 2))
+    nchunks = _chunks(n, block)
     lo = 5e-324  # the smallest positive double: lo <= d  <=>  d > 0
     hi = math.sqrt(k_cols) * (1 + 1e-12)  # |p_ik - p_jk| <= 1
     targets = None  # 1-based ranks of the middle value(s) among the positive distances
     previous = -1
+    cnt = np.empty((nchunks, MEDIAN_BINS), np.int64)
+    vmin = np.empty((nchunks, MEDIAN_BINS))
+    vmax = np.empty((nchunks, MEDIAN_BINS))
     while True:
-        below, cnt, vmin, vmax = _canonical_hist(pt, lo, hi, MEDIAN_BINS, block, nchunks)
-        below_total = int(below.sum())  # positive distances below the bracket
+        cnt[:] = 0
+        vmin[:] = np.inf
+        vmax[:] = -np.inf
+        below = _in_threads(
+            lambda c, nc, lo=lo, hi=hi: _canonical_hist_chunk(
+                pt, lo, hi, block, c, nc, cnt[c], vmin[c], vmax[c]
+            ),
+            nchunks,
+        )
+        below_total = int(sum(below))  # positive distances below the bracket
         counts = cnt.sum(axis=0)
         bmin = vmin.min(axis=0)
         bmax = vmax.max(axis=0)
@@ -975,8 +986,13 @@ def _canonical_median_t(pt: np.ndarray, block: int = BLOCK) -> float:
         if size <= COLLECT_CAP or size == previous:  # (the latter: no progress possible)
             offsets = np.zeros(nchunks, np.int64)
             offsets[1:] = np.cumsum(cnt[:-1, b])
-            vals = _canonical_collect(
-                pt, float(bmin[b]), float(bmax[b]), block, nchunks, offsets, size
+            vals = np.empty(size)
+            b_lo, b_hi = float(bmin[b]), float(bmax[b])
+            _in_threads(
+                lambda c, nc, lo=b_lo, hi=b_hi, out=vals, at=offsets: _canonical_collect_chunk(
+                    pt, lo, hi, block, c, nc, out, at[c]
+                ),
+                nchunks,
             )
             ranks = [t - before - 1 for t in local]
             vals.partition(ranks)
@@ -992,5 +1008,27 @@ def canonical_median(p: np.ndarray, block: int = BLOCK) -> float:
 
 
 def num_threads() -> int:
-    """Threads numba uses for the canonical kernels."""
-    return numba.get_num_threads()
+    """Threads the canonical kernels use: numba's setting (``NUMBA_NUM_THREADS``,
+    by default the number of CPUs)."""
+    return max(1, int(numba.config.NUMBA_NUM_THREADS))
+
+
+def _chunks(n: int, block: int) -> int:
+    """Work chunks (one per thread) for n rows in tiles of ``block``."""
+    npairs = ((n + block - 1) // block + 1) // 2
+    return max(1, min(num_threads(), npairs))
+
+
+def _in_threads(fn, nchunks: int, *args) -> list:
+    """``[fn(*args, c, nchunks) for c in range(nchunks)]``, the chunks in threads.
+
+    The chunk kernels are compiled with ``nogil=True``, so plain Python threads run
+    them on all cores. (Not numba's ``parallel=True``: its OpenMP layer makes any
+    later ``fork()`` of the process, e.g. ``multiprocessing`` on Linux, terminate
+    the child.)
+    """
+    if nchunks == 1:
+        return [fn(*args, 0, 1)]
+    with ThreadPoolExecutor(max_workers=nchunks) as pool:
+        futures = [pool.submit(fn, *args, c, nchunks) for c in range(nchunks)]
+        return [f.result() for f in futures]
