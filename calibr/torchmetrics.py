@@ -161,19 +161,18 @@ def _unique_text(values: np.ndarray) -> str:
 
 
 def _binary_batch(preds, target, ignore_index: int | None, validate_args: bool):
-    """Check and flatten one binary batch; returns what the accumulation needs."""
+    """Convert one binary batch and run the O(1) checks; returns the ``_binary_fill`` inputs."""
     p = _as_array(preds, "preds")
     t = _as_array(target, "target")
     if p.shape != t.shape and (validate_args or p.size != t.size):
         raise RuntimeError(
             f"`preds` and `target` must have the same shape; got {p.shape} and {t.shape}."
         )
-    shape = p.shape
     codes = _target_codes(t)
     has_ignore, ignore = _ignore_args(ignore_index)
     if p.dtype.kind != "f":
         if validate_args:
-            _binary_target_check(codes, has_ignore, ignore, shape, ignore_index)
+            _binary_target_check(codes, has_ignore, ignore, p.shape, ignore_index)
             if not np.isin(p, (0, 1)).all():
                 raise RuntimeError(
                     f"`preds` holds the values {_unique_text(p)}, but as a label (non-float) "
@@ -184,20 +183,29 @@ def _binary_batch(preds, target, ignore_index: int | None, validate_args: bool):
         )
     _check_float_dtype(p)
     flat = np.ascontiguousarray(p).reshape(-1)
-    kept, outside, first_nan, first_bad = _k.binary_scan(
-        flat, codes, has_ignore, ignore, validate_args
-    )
+    return flat, codes, p.shape, has_ignore, ignore, ignore_index, validate_args
+
+
+def _binary_fill(flat, codes, shape, has_ignore, ignore, ignore_index, validate_args, *state):
+    """Add one batch into the per-bin ``state``; raises (leaving it unchanged) on bad data.
+
+    Probabilities take one checked pass; a kept value outside [0, 1] means logits:
+    then the whole batch is checked again, and the sigmoid of every kept value binned.
+    """
+    status, _ = _k.binary_accumulate_checked(flat, codes, has_ignore, ignore, validate_args, *state)
+    if status == 0:
+        return
+    if status == 2:
+        _binary_target_check(codes, has_ignore, ignore, shape, ignore_index)
+    _, _, first_nan, first_bad = _k.binary_scan(flat, codes, has_ignore, ignore, validate_args)
     if first_bad >= 0:
         _binary_target_check(codes, has_ignore, ignore, shape, ignore_index)
     if first_nan >= 0:
         raise _nan_error(first_nan, shape)
-    if outside:  # logits: sigmoid on every kept value
-        if has_ignore:
-            keep = codes != ignore
-            flat, codes = flat[keep], codes[keep]
-            has_ignore = False
-        flat = _k.sigmoid(flat)
-    return flat, codes, has_ignore, ignore
+    if has_ignore:  # logits: sigmoid on every kept value
+        keep = codes != ignore
+        flat, codes = flat[keep], codes[keep]
+    _k.binary_accumulate(_k.sigmoid(flat), codes, False, ignore, *state)
 
 
 def _binary_target_check(codes, has_ignore, ignore, shape, ignore_index) -> None:
@@ -214,7 +222,7 @@ def _binary_target_check(codes, has_ignore, ignore, shape, ignore_index) -> None
 
 
 def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_args: bool):
-    """Check one multiclass batch and bring it to (M, C) rows; returns the kernel inputs."""
+    """Check one multiclass batch (O(1) checks) and bring it to (M, C) rows."""
     p = _as_array(preds, "preds")
     t = _as_array(target, "target")
     if p.ndim == t.ndim + 1:
@@ -270,23 +278,32 @@ def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_ar
     rows = np.ascontiguousarray(p)
     codes = _target_codes(t)
     has_ignore, ignore = _ignore_args(ignore_index)
-    kept, outside, first_nan = _k.multiclass_scan(rows, codes, has_ignore, ignore)
+    return rows, codes, t.shape, has_ignore, ignore
+
+
+def _multiclass_fill(rows, codes, t_shape, has_ignore, ignore, *state):
+    """Add one batch into the per-bin ``state``; raises (leaving it unchanged) on bad data.
+
+    Probabilities take one checked pass; a kept value outside [0, 1] means logits:
+    then the softmax of every kept row is binned.
+    """
+    if _k.multiclass_accumulate_checked(rows, codes, has_ignore, ignore, *state):
+        return
+    _, _, first_nan = _k.multiclass_scan(rows, codes, has_ignore, ignore)
     if first_nan >= 0:
-        raise _nan_error(first_nan, t.shape, "row")
-    if outside:  # logits: softmax over the classes of every kept row
-        if has_ignore:
-            keep = codes != ignore
-            rows, codes = rows[keep], codes[keep]
-            has_ignore = False
-        with np.errstate(invalid="ignore", over="ignore"):
-            rows = _k.softmax(rows)
-        bad_rows = np.isnan(rows).any(axis=1)
-        if bad_rows.any():
-            raise InputError(
-                "`preds` holds logits whose softmax is undefined (a row with +inf, or with "
-                f"-inf only); {int(bad_rows.sum())} such kept rows."
-            )
-    return rows, codes, has_ignore, ignore
+        raise _nan_error(first_nan, t_shape, "row")
+    if has_ignore:  # logits: softmax over the classes of every kept row
+        keep = codes != ignore
+        rows, codes = rows[keep], codes[keep]
+    with np.errstate(invalid="ignore", over="ignore"):
+        rows = _k.softmax(rows)
+    bad_rows = np.isnan(rows).any(axis=1)
+    if bad_rows.any():
+        raise InputError(
+            "`preds` holds logits whose softmax is undefined (a row with +inf, or with "
+            f"-inf only); {int(bad_rows.sum())} such kept rows."
+        )
+    _k.multiclass_accumulate(rows, codes, False, ignore, *state)
 
 
 def _too_many_message(name: str, found: int, allowed: int) -> str:
@@ -392,12 +409,18 @@ class _CalibrationErrorBase:
         self._updated = True
         return self
 
-    def _add(self, dtype, kernel, rows, codes, has_ignore, ignore) -> None:
+    def _add(self, dtype, fill, *batch) -> None:
+        """Run ``fill(*batch, *state)``; on an error a fresh metric stays fresh."""
+        fresh = self._count is None
         self._alloc(dtype)
         boundaries = _k.torch_linspace(self.n_bins + 1, dtype)
-        kernel(
-            rows, codes, has_ignore, ignore, boundaries, self._count, self._conf_sum, self._acc_sum
-        )
+        try:
+            fill(*batch, boundaries, self._count, self._conf_sum, self._acc_sum)
+        except Exception:
+            if fresh:
+                self._count = self._conf_sum = self._acc_sum = None
+                self._dtype = self._fixed_dtype()
+            raise
         self._updated = True
 
     def __repr__(self) -> str:
@@ -449,10 +472,8 @@ class BinaryCalibrationError(_CalibrationErrorBase):
 
     def update(self, preds: Any, target: Any) -> None:
         """Add one batch: ``preds`` (N, ...) floats, ``target`` (N, ...) of 0 and 1."""
-        flat, codes, has_ignore, ignore = _binary_batch(
-            preds, target, self.ignore_index, self.validate_args
-        )
-        self._add(flat.dtype, _k.binary_accumulate, flat, codes, has_ignore, ignore)
+        batch = _binary_batch(preds, target, self.ignore_index, self.validate_args)
+        self._add(batch[0].dtype, _binary_fill, *batch)
 
 
 class MulticlassCalibrationError(_CalibrationErrorBase):
@@ -504,10 +525,10 @@ class MulticlassCalibrationError(_CalibrationErrorBase):
 
     def update(self, preds: Any, target: Any) -> None:
         """Add one batch: ``preds`` (N, C, ...) floats, ``target`` (N, ...) 0-based classes."""
-        rows, codes, has_ignore, ignore = _multiclass_batch(
+        batch = _multiclass_batch(
             preds, target, self.num_classes, self.ignore_index, self.validate_args
         )
-        self._add(np.float32, _k.multiclass_accumulate, rows, codes, has_ignore, ignore)
+        self._add(np.float32, _multiclass_fill, *batch)
 
 
 # --------------------------------------------------------------------------

@@ -1102,3 +1102,26 @@ def test_float32_counts_saturate_at_2_pow_24_as_torchmetrics():
     f64.update(batch.astype(np.float64), target)
     f64.merge(f64.__class__(n_bins=2))
     assert f64.n_samples == 2**20
+
+
+def test_a_failing_update_changes_nothing():
+    m = BinaryCalibrationError(n_bins=4)
+    with pytest.raises(RuntimeError, match=r"`target` must hold only 0 and 1"):
+        m.update(np.array([0.2, 0.9]), np.array([0, 3]))
+    m.update(np.array([0.2], dtype=np.float32), np.array([1]))  # the failed float64 batch
+    before = [a.copy() for a in (m._count, m._conf_sum, m._acc_sum)]  # fixed no dtype
+    for p, y in [
+        (np.array([0.1, 0.5, 0.7], dtype=np.float32), np.array([0, 1, 2])),  # bad target late
+        (np.array([0.1, 5.0, np.nan], dtype=np.float32), np.array([0, 1, 1])),  # NaN logits
+    ]:
+        with pytest.raises((RuntimeError, InputError)):
+            m.update(p, y)
+        for a, b in zip((m._count, m._conf_sum, m._acc_sum), before, strict=True):
+            np.testing.assert_array_equal(a, b)
+    mc = MulticlassCalibrationError(3, n_bins=4)
+    mc.update(np.array([[0.2, 0.3, 0.5]]), np.array([2]))
+    before = [a.copy() for a in (mc._count, mc._conf_sum, mc._acc_sum)]
+    with pytest.raises(InputError, match="must not contain NaN"):
+        mc.update(np.array([[0.2, 0.3, 0.5], [np.nan, 0.1, 0.1]]), np.array([0, 1]))
+    for a, b in zip((mc._count, mc._conf_sum, mc._acc_sum), before, strict=True):
+        np.testing.assert_array_equal(a, b)

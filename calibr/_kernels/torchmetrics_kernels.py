@@ -46,8 +46,10 @@ __all__ = [
     "top_label_oracle",
     "binary_scan",
     "binary_accumulate",
+    "binary_accumulate_checked",
     "multiclass_scan",
     "multiclass_accumulate",
+    "multiclass_accumulate_checked",
     "finalize",
     "torch_sum",
 ]
@@ -484,6 +486,82 @@ def binary_accumulate(preds, target, has_ignore, ignore, boundaries, count, conf
         count[j] += 1.0
         conf_sum[j] += x
         acc_sum[j] += t
+
+
+@numba.njit(cache=True, nogil=True)
+def binary_accumulate_checked(
+    preds, target, has_ignore, ignore, check_target, boundaries, count, conf_sum, acc_sum
+):
+    """``binary_accumulate`` for a batch of probabilities, checking as it goes: one pass.
+
+    Returns ``(status, position)``: 0 when every kept value lies in [0, 1] and the
+    state was updated; 1 at the first kept value outside [0, 1] (or NaN), and 2 at the
+    first bad target (with ``check_target``): then the state is left unchanged.
+    """
+    n_bins = boundaries.size - 1
+    c = count.copy()
+    s = conf_sum.copy()
+    a = acc_sum.copy()
+    for i in range(preds.size):
+        t = target[i]
+        if has_ignore and t == ignore:
+            continue
+        if check_target and t != 0 and t != 1:
+            return 2, i
+        x = preds[i]
+        if not (x >= 0.0 and x <= 1.0):
+            return 1, i
+        j = _bin_of(x, boundaries, n_bins)
+        c[j] += 1.0
+        s[j] += x
+        a[j] += t
+    count[:] = c
+    conf_sum[:] = s
+    acc_sum[:] = a
+    return 0, -1
+
+
+@numba.njit(cache=True, nogil=True)
+def multiclass_accumulate_checked(
+    preds, target, has_ignore, ignore, boundaries, count, conf_sum, acc_sum
+):
+    """``multiclass_accumulate`` for a batch of probabilities, checking as it goes.
+
+    Returns True when every kept value lies in [0, 1] (the state was updated), False
+    at the first kept value outside [0, 1] or NaN (the state is left unchanged).
+    """
+    m, k_cols = preds.shape
+    n_bins = boundaries.size - 1
+    c = count.copy()
+    s = conf_sum.copy()
+    a = acc_sum.copy()
+    for i in range(m):
+        t = target[i]
+        if has_ignore and t == ignore:
+            continue
+        best = preds[i, 0]
+        arg = 0
+        if not best >= 0.0:  # negative or NaN
+            return False
+        for k in range(1, k_cols):
+            v = preds[i, k]
+            if not v >= 0.0:
+                return False
+            if v > best:
+                best = v
+                arg = k
+        if not best <= 1.0:  # the row maximum bounds every value above
+            return False
+        conf = np.float32(best)
+        j = _bin_of(conf, boundaries, n_bins)
+        c[j] += 1.0
+        s[j] += conf
+        if arg == t:
+            a[j] += 1.0
+    count[:] = c
+    conf_sum[:] = s
+    acc_sum[:] = a
+    return True
 
 
 @numba.njit(cache=True, nogil=True)
