@@ -234,8 +234,9 @@ def test_fast_sigmoid_softmax_equal_their_oracles():
     c = np.array([2.0**-80, -(2.0**-80), 2.0**-40], dtype=np.float32)
     expected = np.array([1 + 2.0**-11 + 2.0**-23, 1 + 2.0**-11, 9.0], dtype=np.float32)
     np.testing.assert_array_equal(K._fma32(a, a, c), expected)
-    fast = [K._fma32_scalar(a[i], a[i], c[i]) for i in range(3)]
-    np.testing.assert_array_equal(np.array(fast, dtype=np.float32), expected)
+    np.testing.assert_array_equal(K._fma32_arrays(a, a, c), expected)
+    x, y, z = (rng.normal(size=(3, 100_000)) * [[1.0], [1.0], [1e-3]]).astype(np.float32)
+    np.testing.assert_array_equal(K._fma32_arrays(x, y, z), K._fma32(x, y, z))
 
 
 # --------------------------------------------------------------------------

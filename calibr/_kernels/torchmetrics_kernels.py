@@ -33,6 +33,9 @@ from fractions import Fraction
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
 
 __all__ = [
     "torch_linspace",
@@ -240,34 +243,39 @@ def softmax_oracle(x: np.ndarray) -> np.ndarray:
 # the fast versions (numba), used by sigmoid() and softmax()
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _fma32_scalar(a, b, c):
-    """One float32 ``a * b + c`` with a single rounding (as ``_fma32``).
+@intrinsic
+def _fma32_scalar(typingctx, a, b, c):
+    """One float32 ``a * b + c`` with a single rounding: LLVM's ``llvm.fma`` (the
+    hardware FMA instruction, or libm's ``fmaf`` where there is none)."""
+    sig = types.float32(types.float32, types.float32, types.float32)
 
-    ``r`` is the float64 sum of the exact product and ``c``; rounding it to float32
-    is the single rounding unless ``r`` sits exactly halfway between two float32s
-    (then ``2 r - float32(r)`` is the other one): only then is the float64 rounding
-    error computed (TwoSum) to pick the side.
-    """
-    p = np.float64(a) * np.float64(b)
-    cc = np.float64(c)
-    r = p + cc
-    r32 = np.float32(r)
-    diff = r - np.float64(r32)
-    if diff != 0.0:
-        twice = r + diff
-        other = np.float32(twice)
-        if np.float64(other) == twice:
-            bb = r - p
-            err = (p - (r - bb)) + (cc - bb)
-            if err != 0.0 and (err > 0.0) == (diff > 0.0):
-                r32 = other
-    return r32
+    def codegen(context, builder, signature, args):
+        f32 = ir.FloatType()
+        fma = builder.module.declare_intrinsic("llvm.fma", [f32], ir.FunctionType(f32, [f32] * 3))
+        return builder.call(fma, args)
+
+    return sig, codegen
+
+
+@numba.njit(cache=True, nogil=True)
+def _fma32_arrays(a, b, c):
+    """``_fma32_scalar`` over float32 arrays (to test it against ``_fma32``)."""
+    out = np.empty(a.size, dtype=np.float32)
+    for i in range(a.size):
+        out[i] = _fma32_scalar(a[i], b[i], c[i])
+    return out
+
+
+#: 2**k as float32 for the two halves of 2**q (|q| <= 151 for -104 <= d <= 100)
+_POW2_OFFSET = 80
+_POW2_F32 = np.array([2.0**k for k in range(-_POW2_OFFSET, _POW2_OFFSET + 1)], dtype=np.float32)
 
 
 @numba.njit(cache=True, nogil=True)
 def _sleef_expf_scalar(d):
     """``sleef_expf`` for one float32."""
+    if d != d:
+        return d  # NaN stays NaN (and never indexes the table below)
     if d < -104.0:
         return np.float32(0.0)
     if d > 100.0:
@@ -284,8 +292,8 @@ def _sleef_expf_scalar(d):
     u = _fma32_scalar(u, s, np.float32(0.5))
     u = np.float32(1.0) + _fma32_scalar(s * s, u, s)
     half = q >> 1
-    u = u * np.float32(math.ldexp(1.0, half))
-    return u * np.float32(math.ldexp(1.0, q - half))
+    u = u * _POW2_F32[half + _POW2_OFFSET]
+    return u * _POW2_F32[q - half + _POW2_OFFSET]
 
 
 @numba.njit(cache=True, nogil=True)
