@@ -40,6 +40,7 @@ def _as_hits(y: np.ndarray) -> np.ndarray:
 def _scalar_skce(x: np.ndarray, c: np.ndarray, estimator: str, h: float | str) -> float:
     """SKCE of the scalar Laplacian kernel on x with residuals c - x."""
     x = np.ascontiguousarray(x, dtype=np.float64)
+    c = np.ascontiguousarray(c)
     if estimator == "ul":
         value = kern.scalar_ul(x, c, h)
         if math.isnan(value):
