@@ -140,6 +140,22 @@ def test_small_n_every_form(rref, n, bandwidth):
                 assert _close(got, want)
 
 
+@pytest.mark.parametrize("n", (1500, 2001))
+def test_median_selection_path_against_r(rref, n):
+    """n large enough that the exact median selection takes its bracketing rounds
+    (histogram and sampled pivots) rather than collecting every difference."""
+    rng = np.random.default_rng([SEED, 2000 + n])
+    for p in (rng.random(n), np.round(rng.random(n), 3), rng.beta(0.2, 0.2, n)):
+        y = (rng.random(n) < p).astype(np.int64)
+        for estimator in ESTIMATORS:
+            got = skce(p, y, estimator, "median")
+            assert _close(got, rref.skce(p, y, estimator, bandwidth="median"))
+    prob = rng.dirichlet(np.ones(4) * 0.5, 700)
+    lab = rng.integers(1, 5, 700).astype(np.int64)
+    for t in ("canonical", "confidence", "classwise"):
+        assert _close(skce(prob, lab, "uq", "median", t), rref.skce(prob, lab, "uq", "median", t))
+
+
 # ------------------------------------------------- the help page, run in R
 
 
