@@ -587,3 +587,14 @@ def test_concurrent_calls_from_threads():
     for t in threads:
         t.join()
     assert results == [want] * 4
+
+
+def test_median_of_subnormal_spreads():
+    """Values that differ only in the subnormal range: no histogram scale
+    overflows, the selection stays exact."""
+    rng = np.random.default_rng(10)
+    for x in (
+        rng.integers(0, 50, 3000) * 1e-310,
+        np.concatenate([rng.integers(0, 50, 500) * 1e-310, [0.5]]),
+    ):
+        assert kern.scalar_median(x) == kern.median_oracle(x)

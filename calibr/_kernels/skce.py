@@ -614,7 +614,7 @@ def _bin_counts(x, nbins):  # pragma: no cover - compiled
     counts = np.zeros(nbins)
     for i in range(n):
         b = np.int64((x[i] - x[0]) * scale)
-        counts[min(b, nbins - 1)] += 1.0
+        counts[max(0, min(b, nbins - 1))] += 1.0
     return counts, width
 
 
@@ -624,9 +624,10 @@ def _histogram_pivots(x: np.ndarray, k: int, nbins: int):
     Pairs whose bins are delta apart differ by about delta bin widths (within one),
     and the number of such pairs is the autocorrelation of the bin counts.
     """
-    counts, width = _bin_counts(x, nbins)
-    if not width > 0:
+    spread = float(x[-1] - x[0])
+    if not math.isfinite(nbins / spread):  # (a spread below ~1e-304: sample instead)
         return None, None
+    counts, width = _bin_counts(x, nbins)
     spec = np.fft.rfft(counts, 2 * nbins)
     auto = np.rint(np.fft.irfft(spec.real**2 + spec.imag**2, 2 * nbins)[:nbins])
     auto[0] = (auto[0] - x.shape[0]) / 2  # pairs within a bin, each once
@@ -873,6 +874,8 @@ def _canonical_hist_chunk(pt, lo, hi, block, c, nchunks, cnt, vmin, vmax):  # pr
     nb = (n + block - 1) // block
     npairs = (nb + 1) // 2
     scale = nbins / (hi - lo) if hi > lo else 0.0
+    if not scale < np.inf:  # a bracket narrower than ~1e-304: one bin
+        scale = 0.0
     d2 = np.empty(block)
     nbelow = 0
     for t in range(c, npairs, nchunks):
