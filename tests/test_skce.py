@@ -598,3 +598,17 @@ def test_median_of_subnormal_spreads():
         np.concatenate([rng.integers(0, 50, 500) * 1e-310, [0.5]]),
     ):
         assert kern.scalar_median(x) == kern.median_oracle(x)
+
+
+@pytest.mark.parametrize("h", (5e-324, 1e-310, 1e-300, 1e300))
+def test_canonical_extreme_bandwidths(h):
+    """1/h overflows for h < 2**-1024: ties must still get the kernel value 1."""
+    rng = np.random.default_rng(11)
+    p = rng.dirichlet(np.ones(3), 5)[rng.integers(0, 5, 40)]
+    codes = rng.integers(0, 3, 40)
+    e = _onehot(codes, 3) - p
+    for est in ESTIMATORS:
+        with np.errstate(over="ignore", divide="ignore"):
+            want = kern.skce_oracle(p, e, est, h)
+        assert close(_fast_canonical(p, codes, est, h, block=8), want, atol=ORACLE_ATOL)
+        assert close(skce(p, codes + 1, est, h), want, atol=ORACLE_ATOL)

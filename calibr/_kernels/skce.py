@@ -741,6 +741,7 @@ def _canonical_pair_sum_chunk(pt, e, codes, run_end, sq, h, block, c, nchunks): 
     nb = (n + block - 1) // block
     npairs = (nb + 1) // 2
     scale = -1.0 / h
+    divide = not scale > -np.inf  # h < 2**-1024: 1/h overflows, divide instead
     d2 = np.empty(block)
     ey = np.empty(block)
     acc = np.zeros(block)
@@ -769,10 +770,16 @@ def _canonical_pair_sum_chunk(pt, e, codes, run_end, sq, h, block, c, nchunks): 
                         for q in range(jj, stop):
                             ey[q] = eiy
                         jj = stop
-                    for q in range(m):
-                        j = j0 + q
-                        g = ey[q] - pt[yi, j] + (half_si + 0.5 * sq[j] - 0.5 * d2[q])
-                        acc[q] += _vexp(np.sqrt(d2[q]) * scale) * g
+                    if divide:
+                        for q in range(m):
+                            j = j0 + q
+                            g = ey[q] - pt[yi, j] + (half_si + 0.5 * sq[j] - 0.5 * d2[q])
+                            acc[q] += _vexp(-np.sqrt(d2[q]) / h) * g
+                    else:
+                        for q in range(m):
+                            j = j0 + q
+                            g = ey[q] - pt[yi, j] + (half_si + 0.5 * sq[j] - 0.5 * d2[q])
+                            acc[q] += _vexp(np.sqrt(d2[q]) * scale) * g
     return acc.sum()
 
 
