@@ -20,8 +20,8 @@ The quirks reproduced (see ``docs/torchmetrics.md`` for the comparison with
   result); multiclass takes the top-label confidence in float32;
 * per-bin counts and sums accumulate one element after another in that dtype,
   as ``torch.Tensor.scatter_add_`` does on a CPU; the sums over the bins follow
-  ``torch.sum``'s order; float32 sigmoid and softmax follow torch's kernels. So
-  l1 and max give torchmetrics' bits for probabilities and float32 logits, and
+  ``torch.sum``'s order; sigmoid and softmax follow torch's kernels. So l1 and
+  max give torchmetrics' bits for probabilities and logits, and
   l2 can differ by an ulp (torch's CPU sqrt is not correctly rounded);
 * ``norm="l2"`` returns ``numpy.int64(0)`` when the weighted sum of squared gaps
   is not positive (torchmetrics returns ``torch.tensor(0)``), and ``"l1"``

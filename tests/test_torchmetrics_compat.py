@@ -66,8 +66,8 @@ def _same(ours, theirs, dtype, context="", exact=False):
     assert abs(float(ours) - t) <= tol, f"{context}: calibr {float(ours)!r} torchmetrics {t!r}"
 
 
-def _float32_logits_exact():
-    """calibr's float32 sigmoid/softmax are torch's bits when it picked torch's vector width."""
+def _logits_exact():
+    """calibr's sigmoid/softmax are torch's bits when it picked torch's vector width."""
     import torch
 
     capability = torch.backends.cpu.get_cpu_capability()
@@ -75,13 +75,13 @@ def _float32_logits_exact():
 
 
 def _bitwise_expected(p, y, ignore, norm, multiclass=False):
-    """Bit-for-bit equality is expected for norm l1 or max on probabilities and float32 logits.
+    """Bit-for-bit equality is expected for norm l1 or max, on probabilities and logits.
 
     The per-bin sums, the elementwise steps and the sums over the bins follow torch's
-    order exactly, and so do float32 sigmoid and softmax (SLEEF's exp). Not so for
-    float64 logits (numpy's exp can differ from SLEEF's by an ulp) and for l2 (torch's
-    CPU sqrt comes from MKL's vector library and is not correctly rounded: 1 ulp off
-    for about 20% of float32 and 1% of float64 values).
+    order exactly, and so do sigmoid and softmax (SLEEF's exp, where calibr knows
+    torch's vector width). Not so for l2: torch's CPU sqrt comes from MKL's vector
+    library and is not correctly rounded (1 ulp off for about 20% of float32 and 1%
+    of float64 values).
     """
     if norm == "l2":
         return False
@@ -91,7 +91,7 @@ def _bitwise_expected(p, y, ignore, norm, multiclass=False):
         kept = p[y != ignore] if ignore is not None else p
     if bool(((kept >= 0) & (kept <= 1)).all()):
         return True
-    return p.dtype == np.float32 and _float32_logits_exact()
+    return _logits_exact()
 
 
 def _random_binary_case(rng, dtype):
@@ -201,20 +201,22 @@ def test_torch_sum_order_equals_torch(torchmetrics_mod, dtype):
 
 
 @pytest.mark.torch
-def test_float32_sigmoid_and_softmax_are_torchs_bits(torchmetrics_mod):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_and_softmax_are_torchs_bits(torchmetrics_mod, dtype):
     import torch
 
-    if not _float32_logits_exact():
-        pytest.skip("torch runs another vector width here: float32 logits agree to an ulp")
+    if not _logits_exact():
+        pytest.skip("torch runs another vector width here: logits agree to an ulp")
     rng = np.random.default_rng(41)
-    special = [0.0, -0.0, 88.0, 89.0, 100.0, 101.0, -103.0, -104.0, -105.0, np.inf, -np.inf]
+    special = [0.0, -0.0, 88.0, 89.0, 100.0, 101.0, -103.0, -104.0, -105.0, 700.0, 710.0]
+    special += [-745.0, -1000.0, -1001.0, np.inf, -np.inf]
     for n in [1, 7, 31, 32, 33, 1000, 32_768, 32_769, 100_003]:
-        x = np.concatenate([rng.normal(size=n) * rng.choice([0.1, 3.0, 30.0]), special])
-        x = x.astype(np.float32)
+        x = np.concatenate([rng.normal(size=n) * rng.choice([0.1, 3.0, 30.0, 300.0]), special])
+        x = x.astype(dtype)
         theirs = torch.sigmoid(torch.from_numpy(x)).numpy()
         np.testing.assert_array_equal(K.sigmoid(x), theirs, err_msg=f"n={n}")
-    for k in [2, 3, 8, 10, 15, 16, 17, 33, 100]:
-        x = (rng.normal(size=(500, k)) * rng.choice([0.5, 3.0, 20.0])).astype(np.float32)
+    for k in [2, 3, 8, 9, 10, 15, 16, 17, 33, 100]:
+        x = (rng.normal(size=(500, k)) * rng.choice([0.5, 3.0, 20.0])).astype(dtype)
         theirs = torch.softmax(torch.from_numpy(x), dim=1).numpy()
         np.testing.assert_array_equal(K.softmax(x), theirs, err_msg=f"k={k}")
 
@@ -227,6 +229,11 @@ def test_fast_sigmoid_softmax_equal_their_oracles():
     for k in [2, 5, 8, 16, 17, 40]:
         m = (rng.normal(size=(300, k)) * 4).astype(np.float32)
         np.testing.assert_array_equal(K.softmax(m), K.softmax_oracle(m))
+    # float64: the oracle's fused multiply-adds are exact rationals (slow), so fewer values
+    x64 = np.concatenate([rng.normal(size=1024) * 30, [700.0, 710.0, -745.0, -1001.0]])
+    np.testing.assert_array_equal(K.sigmoid(x64)[:1024], K.sigmoid_oracle(x64)[:1024])
+    m64 = rng.normal(size=(40, 17)) * 4
+    np.testing.assert_array_equal(K.softmax(m64), K.softmax_oracle(m64))
     # the fused multiply-add rounds once, also where the float64 sum lands exactly on a
     # float32 midpoint: (1 + 2**-12)**2 = 1 + 2**-11 + 2**-24 is halfway between two
     # float32s, and + 2**-80 (lost in float64) must round it up, not to even (down).

@@ -35,11 +35,12 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 __all__ = [
     "torch_linspace",
     "sigmoid",
+    "sleef_exp",
     "sleef_expf",
     "sigmoid_oracle",
     "softmax",
@@ -200,18 +201,75 @@ def sleef_expf(d: np.ndarray) -> np.ndarray:
     return np.where(d > 100, np.float32(np.inf), u).astype(np.float32)
 
 
+_L2U_F64 = 0.69314718055966295651160180568695068359375
+_L2L_F64 = 0.28235290563031577122588448175013436025525412068e-12
+_INV_LN2_F64 = 1.442695040888963407359924681001892137426645954152985934135449406931
+_EXP_POLY_F64 = (  # c9 .. c0 of SLEEF's exp_u10 (FMA build), Estrin order below
+    0.2081276378237164457e-8,
+    0.2511210703042288022e-7,
+    0.2755762628169491192e-6,
+    0.2755723402025388239e-5,
+    0.2480158687479686264e-4,
+    0.1984126989855865850e-3,
+    0.1388888888914497797e-2,
+    0.8333333333314938210e-2,
+    0.4166666666666602598e-1,
+    0.1666666666666669072e0,
+)
+_EXP_MAX_F64 = 709.782712893384  # 0x1.62e42fefa39efp+9: above it, inf
+
+
+def _fma64(a, b, c) -> np.ndarray:
+    """``a * b + c`` for float64 arrays with one rounding (exact rationals; slow, readable)."""
+    exact = np.frompyfunc(lambda x, y, z: float(Fraction(x) * Fraction(y) + Fraction(z)), 3, 1)
+    return exact(*np.broadcast_arrays(a, b, c)).astype(np.float64)
+
+
+def sleef_exp(d: np.ndarray) -> np.ndarray:
+    """exp as torch's vectorised kernels compute it: SLEEF's ``exp_u10`` in the dtype.
+
+    float32 is ``sleef_expf``. float64: ``q = rint(d / ln 2)``, ``s = d - q ln 2`` in
+    two fused steps, a degree-10 polynomial in Estrin's order, three more fused steps
+    to ``1 + s + s^2/2 + ...``, times ``2^q`` in two halves; 0 below -1000, inf above
+    ``log(DBL_MAX)``.
+    """
+    d = np.asarray(d)
+    if d.dtype == np.float32:
+        return sleef_expf(d)
+    finite = np.where(np.isfinite(d), d, 0.0)
+    u = np.rint(finite * _INV_LN2_F64)
+    q = u.astype(np.int64)
+    s = _fma64(u, -_L2U_F64, finite)
+    s = _fma64(u, -_L2L_F64, s)
+    s2, c = s * s, _EXP_POLY_F64
+    s4 = s2 * s2
+    s8 = s4 * s4
+    low = _fma64(s2, _fma64(s, c[6], c[7]), _fma64(s, c[8], c[9]))
+    mid = _fma64(s2, _fma64(s, c[2], c[3]), _fma64(s, c[4], c[5]))
+    u = _fma64(s8, _fma64(s, c[0], c[1]), _fma64(s4, mid, low))
+    u = _fma64(_fma64(_fma64(u, s, 0.5), s, 1.0), s, 1.0)
+    half = q >> 1
+    with np.errstate(over="ignore", under="ignore"):
+        u = u * np.ldexp(1.0, half) * np.ldexp(1.0, q - half)
+    u = np.where(d < -1000, 0.0, u)
+    u = np.where(d > _EXP_MAX_F64, np.inf, u)
+    return np.where(np.isnan(d), d, u)
+
+
 def sigmoid_oracle(x: np.ndarray) -> np.ndarray:
-    """Readable float32 sigmoid, SLEEF's exp everywhere (torch's vectorised body)."""
+    """Readable sigmoid with SLEEF's exp everywhere (torch's vectorised body)."""
+    one = x.dtype.type(1.0)
     with np.errstate(over="ignore"):
-        return np.reciprocal(sleef_expf(np.float32(0.0) - x) + np.float32(1.0))
+        return np.reciprocal(sleef_exp(x.dtype.type(0.0) - x) + one).astype(x.dtype)
 
 
 def _torch_row_sums(e: np.ndarray) -> np.ndarray:
     """Row sums of a 2-d array in the order of torch's ``vec_reduce_all``.
 
     Rows shorter than a vector are summed left to right. Longer rows accumulate whole
-    vectors lane by lane, the tail into the first lanes, and the vector's lanes are
-    then added as a tree (lane i + lane i + W/2, and so on down to one).
+    vectors lane by lane, the tail into the first lanes; then the lanes are added as
+    a tree for float32 (lane i + lane i + W/2, down to one: the shuffle reduction)
+    and left to right for float64.
     """
     n, c = e.shape
     w = _torch_lanes(e.dtype)
@@ -227,6 +285,11 @@ def _torch_row_sums(e: np.ndarray) -> np.ndarray:
         d += w
     if c > d:
         lanes[:, : c - d] += e[:, d:]
+    if e.dtype == np.float64:
+        acc = lanes[:, 0].copy()
+        for k in range(1, w):
+            acc += lanes[:, k]
+        return acc
     h = w // 2
     while h >= 1:
         lanes = lanes[:, :h] + lanes[:, h : 2 * h]
@@ -235,26 +298,33 @@ def _torch_row_sums(e: np.ndarray) -> np.ndarray:
 
 
 def softmax_oracle(x: np.ndarray) -> np.ndarray:
-    """Readable float32 softmax: SLEEF exp, ``_torch_row_sums``, times 1/sum."""
-    e = sleef_expf(x - x.max(axis=1, keepdims=True))
+    """Readable softmax: SLEEF exp, ``_torch_row_sums``, times 1/sum."""
+    e = sleef_exp(x - x.max(axis=1, keepdims=True)).astype(x.dtype)
     return e * np.reciprocal(_torch_row_sums(e))[:, None]
 
 
 # the fast versions (numba), used by sigmoid() and softmax()
 
 
-@intrinsic
-def _fma32_scalar(typingctx, a, b, c):
-    """One float32 ``a * b + c`` with a single rounding: LLVM's ``llvm.fma`` (the
-    hardware FMA instruction, or libm's ``fmaf`` where there is none)."""
-    sig = types.float32(types.float32, types.float32, types.float32)
+def _fma_intrinsic(nbtype, irtype):
+    def fma(typingctx, a, b, c):
+        sig = nbtype(nbtype, nbtype, nbtype)
 
-    def codegen(context, builder, signature, args):
-        f32 = ir.FloatType()
-        fma = builder.module.declare_intrinsic("llvm.fma", [f32], ir.FunctionType(f32, [f32] * 3))
-        return builder.call(fma, args)
+        def codegen(context, builder, signature, args):
+            fn = builder.module.declare_intrinsic(
+                "llvm.fma", [irtype], ir.FunctionType(irtype, [irtype] * 3)
+            )
+            return builder.call(fn, args)
 
-    return sig, codegen
+        return sig, codegen
+
+    return intrinsic(fma)
+
+
+#: one ``a * b + c`` with a single rounding: LLVM's ``llvm.fma`` (the hardware FMA
+#: instruction, or libm's ``fma``/``fmaf`` where there is none)
+_fma32_scalar = _fma_intrinsic(types.float32, ir.FloatType())
+_fma64_scalar = _fma_intrinsic(types.float64, ir.DoubleType())
 
 
 @numba.njit(cache=True, nogil=True)
@@ -296,38 +366,92 @@ def _sleef_expf_scalar(d):
     return u * _POW2_F32[q - half + _POW2_OFFSET]
 
 
+_POW2_OFFSET_F64 = 760
+_POW2_F64 = np.array([2.0**k for k in range(-_POW2_OFFSET_F64, _POW2_OFFSET_F64 + 1)])
+
+
 @numba.njit(cache=True, nogil=True)
-def _sigmoid32(x, lanes, tasks):
-    """torch's float32 sigmoid: SLEEF's exp on whole pairs of vectors, libm's ``expf``
+def _sleef_exp_scalar(d):
+    """``sleef_exp`` for one float64."""
+    if d != d:
+        return d
+    if d < -1000.0:
+        return 0.0
+    if d > 709.782712893384:
+        return np.inf
+    u = np.rint(d * 1.4426950408889634)
+    q = int(u)
+    s = _fma64_scalar(u, -0.69314718055966295651160180568695068359375, d)
+    s = _fma64_scalar(u, -0.28235290563031577122588448175013436025525412068e-12, s)
+    s2 = s * s
+    s4 = s2 * s2
+    s8 = s4 * s4
+    low = _fma64_scalar(
+        s2,
+        _fma64_scalar(s, 0.1388888888914497797e-2, 0.8333333333314938210e-2),
+        _fma64_scalar(s, 0.4166666666666602598e-1, 0.1666666666666669072e0),
+    )
+    mid = _fma64_scalar(
+        s2,
+        _fma64_scalar(s, 0.2755762628169491192e-6, 0.2755723402025388239e-5),
+        _fma64_scalar(s, 0.2480158687479686264e-4, 0.1984126989855865850e-3),
+    )
+    u = _fma64_scalar(
+        s8,
+        _fma64_scalar(s, 0.2081276378237164457e-8, 0.2511210703042288022e-7),
+        _fma64_scalar(s4, mid, low),
+    )
+    u = _fma64_scalar(u, s, 0.5)
+    u = _fma64_scalar(u, s, 1.0)
+    u = _fma64_scalar(u, s, 1.0)
+    half = q >> 1
+    u = u * _POW2_F64[half + _POW2_OFFSET_F64]
+    return u * _POW2_F64[q - half + _POW2_OFFSET_F64]
+
+
+def _sleef_exp_any(d):  # typed by the overload below
+    raise NotImplementedError
+
+
+@overload(_sleef_exp_any, jit_options={"cache": True})
+def _sleef_exp_any_impl(d):
+    if d == types.float32:
+        return lambda d: _sleef_expf_scalar(d)
+    return lambda d: _sleef_exp_scalar(d)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sigmoid_kernel(x, one, lanes, tasks):
+    """torch's sigmoid: SLEEF's exp on whole pairs of vectors, libm's ``exp``/``expf``
     on the rest of each thread chunk (the scalar loop of ``cpu_kernel_vec``)."""
     n = x.size
-    out = np.empty(n, dtype=np.float32)
-    one = np.float32(1.0)
+    out = np.empty_like(x)
+    zero = one - one
     chunk = max(1, (n + tasks - 1) // tasks)
     step = 2 * lanes
     for begin in range(0, n, chunk):
         end = min(n, begin + chunk)
         body = begin + (end - begin) // step * step
         for i in range(begin, body):
-            out[i] = one / (_sleef_expf_scalar(np.float32(0.0) - x[i]) + one)
+            out[i] = one / (_sleef_exp_any(zero - x[i]) + one)
         for i in range(body, end):
-            out[i] = one / (one + np.float32(math.exp(-x[i])))
+            out[i] = one / (one + math.exp(-x[i]))
     return out
 
 
 @numba.njit(cache=True, nogil=True)
-def _softmax32(x, lanes):
-    """torch's float32 softmax over the columns (as ``softmax_oracle``)."""
+def _softmax_kernel(x, one, lanes, tree):
+    """torch's softmax over the columns (as ``softmax_oracle``)."""
     m, c = x.shape
-    out = np.empty((m, c), dtype=np.float32)
-    acc = np.empty(lanes, dtype=np.float32)
+    out = np.empty_like(x)
+    acc = np.empty(lanes, dtype=x.dtype)
     for i in range(m):
         mx = x[i, 0]
         for k in range(1, c):
             if x[i, k] > mx:
                 mx = x[i, k]
         for k in range(c):
-            out[i, k] = _sleef_expf_scalar(x[i, k] - mx)
+            out[i, k] = _sleef_exp_any(x[i, k] - mx)
         if c < lanes:
             total = out[i, 0]
             for k in range(1, c):
@@ -342,13 +466,18 @@ def _softmax32(x, lanes):
                 d += lanes
             for k in range(c - d):
                 acc[k] += out[i, d + k]
-            h = lanes // 2
-            while h >= 1:
-                for k in range(h):
-                    acc[k] = acc[k] + acc[k + h]
-                h //= 2
-            total = acc[0]
-        inv = np.float32(1.0) / total
+            if tree:
+                h = lanes // 2
+                while h >= 1:
+                    for k in range(h):
+                        acc[k] = acc[k] + acc[k + h]
+                    h //= 2
+                total = acc[0]
+            else:
+                total = acc[0]
+                for k in range(1, lanes):
+                    total += acc[k]
+        inv = one / total
         for k in range(c):
             out[i, k] = out[i, k] * inv
     return out
@@ -386,27 +515,24 @@ def _torch_threads() -> int:
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """``1 / (exp(0 - x) + 1)`` in the dtype of ``x`` (a new array), as torch's CPU kernel.
 
-    float32 gives torch's bits: SLEEF's exp on the vectorised body and libm's
-    ``expf`` on each thread chunk's tail (arrays longer than 32768 are split by
-    torch's thread count). float64 uses numpy's exp, which can differ by an ulp.
+    Gives torch's bits: SLEEF's exp on the vectorised body and libm's ``exp`` on
+    each thread chunk's scalar tail (arrays longer than 32768 are split by torch's
+    thread count).
     """
-    if x.dtype == np.float32:
-        flat = np.ascontiguousarray(x).reshape(-1)
-        return _sigmoid32(flat, _torch_lanes(np.float32), _torch_tasks(flat.size)).reshape(x.shape)
-    with np.errstate(over="ignore"):
-        return np.reciprocal(np.exp(x.dtype.type(0.0) - x) + x.dtype.type(1.0))
+    flat = np.ascontiguousarray(x).reshape(-1)
+    one = x.dtype.type(1.0)
+    out = _sigmoid_kernel(flat, one, _torch_lanes(x.dtype), _torch_tasks(flat.size))
+    return out.reshape(x.shape)
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
     """Softmax over the columns of a 2-d ``x`` in its dtype (a new array), as torch's kernel.
 
-    float32 gives torch's bits (SLEEF's exp, the row sum in torch's order, times its
-    reciprocal). float64 uses numpy's exp and sum, times the reciprocal.
+    SLEEF's exp of ``x - max``, the row sum in torch's order, times its reciprocal.
     """
-    if x.dtype == np.float32:
-        return _softmax32(np.ascontiguousarray(x), _torch_lanes(np.float32))
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e * np.reciprocal(e.sum(axis=1, keepdims=True))
+    rows = np.ascontiguousarray(x)
+    tree = rows.dtype == np.float32
+    return _softmax_kernel(rows, rows.dtype.type(1.0), _torch_lanes(rows.dtype), tree)
 
 
 # --------------------------------------------------------------------------
