@@ -498,6 +498,11 @@ def _torch_threads() -> int:
     env = os.environ.get("OMP_NUM_THREADS", "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
+    return _physical_cores()
+
+
+@functools.lru_cache(maxsize=1)
+def _physical_cores() -> int:
     cores = set()
     try:  # torch's default is the number of physical cores
         with open("/proc/cpuinfo") as fh:
