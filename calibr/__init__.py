@@ -11,6 +11,7 @@ predictions), ``calibr.plot`` (reliability diagrams; needs matplotlib) and
 
 from . import datasets
 from ._binned_metrics import ece, mce
+from ._kernel_metrics import mmce, skce
 from ._validation import InputError
 from .frame import Metric, metric, summarise
 from .table import calibration_table
@@ -26,5 +27,7 @@ __all__ = [
     "ece",
     "mce",
     "metric",
+    "mmce",
+    "skce",
     "summarise",
 ]

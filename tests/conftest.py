@@ -14,6 +14,25 @@ import os
 import pytest
 
 
+#: LD_LIBRARY_PATH before anything started embedded R (see _restore_library_path).
+_ORIGINAL_LD_LIBRARY_PATH = os.environ.get("LD_LIBRARY_PATH")
+
+
+def _restore_library_path() -> None:
+    """Undo embedded R's change of LD_LIBRARY_PATH, in os.environ and in the C
+    environment that subprocesses inherit.
+
+    rpy2 and R put R's and the system's library folders first; a Python started
+    afterwards by a test then loads the wrong libpython and cannot import numpy.
+    R's own libraries are loaded by then, so the original value is restored.
+    """
+    if _ORIGINAL_LD_LIBRARY_PATH is None:
+        os.environ.pop("LD_LIBRARY_PATH", None)
+        os.unsetenv("LD_LIBRARY_PATH")
+    else:
+        os.environ["LD_LIBRARY_PATH"] = _ORIGINAL_LD_LIBRARY_PATH
+
+
 def _required(var: str) -> bool:
     return os.environ.get(var, "").strip().lower() not in ("", "0", "false", "no")
 
@@ -24,7 +43,9 @@ def rref():
     try:
         import rref as _rref
 
-        return _rref.load()
+        loaded = _rref.load()
+        _restore_library_path()
+        return loaded
     except Exception as exc:  # noqa: BLE001 - any failure to load R is reported alike
         msg = f"R reference not available: {type(exc).__name__}: {exc}"
         if _required("CALIBR_REQUIRE_R"):

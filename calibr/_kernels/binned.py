@@ -19,6 +19,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ._threads import over_chunks
+
 __all__ = [
     "breaks",
     "binary_stats",
@@ -112,11 +114,11 @@ def mce_from_stats(count, sum_conf, sum_hit) -> float:
 # The breaks are computed arithmetically: numpy's linspace(0, 1, B + 1) is
 # exactly ``m * (1 / B)`` for m < B and 1.0 at the end (checked for every B up
 # to 3000 in the tests), so no table look-up is needed per value. Large inputs
-# are cut into a fixed number of chunks that run on all cores; the chunking
-# depends only on n, so results do not depend on the number of threads.
+# are cut into a fixed number of chunks that run in threads on all cores; the
+# chunking depends only on n, so results do not depend on the number of threads.
 
-_PARALLEL_MIN_N = 1 << 17
-_CHUNKS = 16
+_PARALLEL_MIN_N = 1 << 18
+_CHUNKS = 8
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -133,17 +135,20 @@ def _bin_of(v, bins, step):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _binary_chunk(p, y, lo, hi, bins, step, out):  # pragma: no cover - compiled
+def _binary_chunk(p, y, bins, step, lo, hi):  # pragma: no cover - compiled
+    out = np.zeros((3, bins))
     for i in range(lo, hi):
         v = p[i]
         j = _bin_of(v, bins, step)
         out[0, j] += 1.0
         out[1, j] += v
         out[2, j] += y[i]
+    return out
 
 
 @numba.njit(cache=True, nogil=True)
-def _confidence_chunk(p, codes, lo, hi, bins, step, out):  # pragma: no cover - compiled
+def _confidence_chunk(p, codes, bins, step, lo, hi):  # pragma: no cover - compiled
+    out = np.zeros((3, bins))
     k = p.shape[1]
     for i in range(lo, hi):
         best = 0
@@ -156,11 +161,13 @@ def _confidence_chunk(p, codes, lo, hi, bins, step, out):  # pragma: no cover - 
         out[0, j] += 1.0
         out[1, j] += r
         out[2, j] += best == codes[i]
+    return out
 
 
 @numba.njit(cache=True, nogil=True)
-def _classwise_chunk(p, codes, lo, hi, bins, step, out):  # pragma: no cover - compiled
+def _classwise_chunk(p, codes, bins, step, lo, hi):  # pragma: no cover - compiled
     k = p.shape[1]
+    out = np.zeros((k, 3, bins))
     for i in range(lo, hi):
         for c in range(k):
             v = p[i, c]
@@ -169,61 +176,29 @@ def _classwise_chunk(p, codes, lo, hi, bins, step, out):  # pragma: no cover - c
             out[c, 1, j] += v
         yi = codes[i]
         out[yi, 2, _bin_of(p[i, yi], bins, step)] += 1.0
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _binary_par(p, y, bins, step, chunks):  # pragma: no cover - compiled
-    n = p.shape[0]
-    size = (n + chunks - 1) // chunks
-    acc = np.zeros((chunks, 3, bins))
-    for c in numba.prange(chunks):
-        _binary_chunk(p, y, c * size, min(n, (c + 1) * size), bins, step, acc[c])
-    return acc.sum(axis=0)
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _confidence_par(p, codes, bins, step, chunks):  # pragma: no cover - compiled
-    n = p.shape[0]
-    size = (n + chunks - 1) // chunks
-    acc = np.zeros((chunks, 3, bins))
-    for c in numba.prange(chunks):
-        _confidence_chunk(p, codes, c * size, min(n, (c + 1) * size), bins, step, acc[c])
-    return acc.sum(axis=0)
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _classwise_par(p, codes, bins, step, chunks):  # pragma: no cover - compiled
-    n, k = p.shape
-    size = (n + chunks - 1) // chunks
-    acc = np.zeros((chunks, k, 3, bins))
-    for c in numba.prange(chunks):
-        _classwise_chunk(p, codes, c * size, min(n, (c + 1) * size), bins, step, acc[c])
-    return acc.sum(axis=0)
-
-
-def _run(chunk, par, p, y, bins, shape):
-    step = 1.0 / bins
-    n = p.shape[0]
-    if n >= _PARALLEL_MIN_N:
-        return par(p, y, bins, step, _CHUNKS)
-    out = np.zeros(shape)
-    chunk(p, y, 0, n, bins, step, out)
     return out
+
+
+def _run(chunk, p, y, bins):
+    n = p.shape[0]
+    nchunks = _CHUNKS if n >= _PARALLEL_MIN_N else 1
+    parts = over_chunks(chunk, n, nchunks, p, y, bins, 1.0 / bins)
+    return parts[0] if nchunks == 1 else np.sum(parts, axis=0)
 
 
 def binary_stats(p: np.ndarray, y: np.ndarray, bins: int):
     """Per-bin count, sum of p and sum of y; ``y`` holds exact 0/1 values."""
-    count, sum_conf, sum_hit = _run(_binary_chunk, _binary_par, p, y, bins, (3, bins))
+    count, sum_conf, sum_hit = _run(_binary_chunk, p, y, bins)
     return count, sum_conf, sum_hit
 
 
 def confidence_stats(p: np.ndarray, codes: np.ndarray, bins: int):
     """Per-bin statistics of the top-label confidence and its correctness."""
-    count, sum_conf, sum_hit = _run(_confidence_chunk, _confidence_par, p, codes, bins, (3, bins))
+    count, sum_conf, sum_hit = _run(_confidence_chunk, p, codes, bins)
     return count, sum_conf, sum_hit
 
 
 def classwise_stats(p: np.ndarray, codes: np.ndarray, bins: int):
     """Per-class, per-bin statistics, arrays of shape (K, bins)."""
-    acc = _run(_classwise_chunk, _classwise_par, p, codes, bins, (p.shape[1], 3, bins))
+    acc = _run(_classwise_chunk, p, codes, bins)
     return acc[:, 0], acc[:, 1], acc[:, 2]
