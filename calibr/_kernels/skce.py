@@ -86,12 +86,12 @@ relative error below 745 * 2**-52 in a kernel value that is not below 1e-308).
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
+
+from ._threads import in_threads, num_threads
 
 __all__ = [
     "canonical_median",
@@ -831,7 +831,7 @@ def canonical_pair_sum(
             return math.nan, math.nan, h
     n = pt.shape[1]
     nchunks = _chunks(n, block)
-    parts = _in_threads(
+    parts = in_threads(
         _canonical_pair_sum_chunk, nchunks, pt, e, sorted_codes, run_end, sq, float(h), block
     )
     return math.fsum(parts), float(diag), float(h)
@@ -966,7 +966,7 @@ def _canonical_median_t(pt: np.ndarray, block: int = BLOCK) -> float:
         cnt[:] = 0
         vmin[:] = np.inf
         vmax[:] = -np.inf
-        below = _in_threads(
+        below = in_threads(
             lambda c, nc, lo=lo, hi=hi: _canonical_hist_chunk(
                 pt, lo, hi, block, c, nc, cnt[c], vmin[c], vmax[c]
             ),
@@ -998,7 +998,7 @@ def _canonical_median_t(pt: np.ndarray, block: int = BLOCK) -> float:
             offsets[1:] = np.cumsum(cnt[:-1, b])
             vals = np.empty(size)
             b_lo, b_hi = float(bmin[b]), float(bmax[b])
-            _in_threads(
+            in_threads(
                 lambda c, nc, lo=b_lo, hi=b_hi, out=vals, at=offsets: _canonical_collect_chunk(
                     pt, lo, hi, block, c, nc, out, at[c]
                 ),
@@ -1017,28 +1017,9 @@ def canonical_median(p: np.ndarray, block: int = BLOCK) -> float:
     return _canonical_median_t(pt, block)
 
 
-def num_threads() -> int:
-    """Threads the canonical kernels use: numba's setting (``NUMBA_NUM_THREADS``,
-    by default the number of CPUs)."""
-    return max(1, int(numba.config.NUMBA_NUM_THREADS))
-
-
 def _chunks(n: int, block: int) -> int:
     """Work chunks (one per thread) for n rows in tiles of ``block``."""
     npairs = ((n + block - 1) // block + 1) // 2
     return max(1, min(num_threads(), npairs))
 
 
-def _in_threads(fn, nchunks: int, *args) -> list:
-    """``[fn(*args, c, nchunks) for c in range(nchunks)]``, the chunks in threads.
-
-    The chunk kernels are compiled with ``nogil=True``, so plain Python threads run
-    them on all cores. (Not numba's ``parallel=True``: its OpenMP layer makes any
-    later ``fork()`` of the process, e.g. ``multiprocessing`` on Linux, terminate
-    the child.)
-    """
-    if nchunks == 1:
-        return [fn(*args, 0, 1)]
-    with ThreadPoolExecutor(max_workers=nchunks) as pool:
-        futures = [pool.submit(fn, *args, c, nchunks) for c in range(nchunks)]
-        return [f.result() for f in futures]
