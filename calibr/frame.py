@@ -398,7 +398,10 @@ def groups_of(data: Any) -> Groups:
     ng = data.ngroup().to_numpy(dtype=np.float64, na_value=np.nan)
     observed = np.flatnonzero(sizes > 0)
     local = np.where(np.isnan(ng), -1, ng).astype(np.int64)
-    ids = np.where(local >= 0, observed[np.clip(local, 0, max(len(observed) - 1, 0))], -1)
+    if observed.size:
+        ids = np.where(local >= 0, observed[np.clip(local, 0, observed.size - 1)], -1)
+    else:  # every row has a missing key and dropna=True: no row is in a group
+        ids = np.full(local.shape, -1, dtype=np.int64)
     counts = np.bincount(ids[ids >= 0], minlength=len(sizes))
     if not np.array_equal(counts, sizes):  # pragma: no cover - a pandas contract changed
         raise RuntimeError("calibr could not match pandas' groups to their rows.")

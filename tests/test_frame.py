@@ -9,7 +9,7 @@ import importlib
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import calibr
@@ -152,6 +152,7 @@ def test_property_equal_per_group_calls(seed, n, n_groups, bins, grid):
     observed=st.booleans(),
     dropna=st.booleans(),
 )
+@example(seed=0, n=1, k=3, bins=1, type_="classwise", observed=False, dropna=True)  # all keys NaN
 def test_property_multiclass_categorical_keys(seed, n, k, bins, type_, observed, dropna):
     rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.ones(k), n)
