@@ -13,7 +13,6 @@ import os
 
 import pytest
 
-
 #: LD_LIBRARY_PATH before anything started embedded R (see _restore_library_path).
 _ORIGINAL_LD_LIBRARY_PATH = os.environ.get("LD_LIBRARY_PATH")
 

@@ -249,10 +249,12 @@ def test_input_error_is_a_value_error():
 @pytest.mark.parametrize(
     "bins, shown",
     [(2.5, "2.5"), (0, "0"), (-3, "-3"), (True, "True"), ("10", "'10'"), (None, "None"),
-     (np.nan, "nan"), (np.inf, "inf"), ([10], r"\[10\]"), (np.array([10, 20]), r"an array of shape \(2,\)")],
+     (np.nan, "nan"), (np.inf, "inf"), ([10], r"\[10\]"),
+     (np.array([10, 20]), r"an array of shape \(2,\)")],
 )
 def test_bins_errors(bins, shown):
-    with pytest.raises(InputError, match=rf"^`bins` must be a single positive integer; got {shown}"):
+    msg = rf"^`bins` must be a single positive integer; got {shown}"
+    with pytest.raises(InputError, match=msg):
         calibr.ece([0.1, 0.9], [0, 1], bins=bins)
 
 
