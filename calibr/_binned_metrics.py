@@ -6,26 +6,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._kernels import binned
-from ._validation import Prepared, check_bins, check_choice, prepare
+from ._validation import check_bins, check_choice, prepare
 
 __all__ = ["ece", "mce"]
 
 _TYPES = ("classwise", "confidence")
 
 
-def _bin_stats(prep: Prepared, bins: int, type: str):
-    if prep.binary:
-        return binned.binary_stats(prep.p, prep.y, bins)
-    if type == "confidence":
-        return binned.confidence_stats(prep.p, prep.y, bins)
-    return binned.classwise_stats(prep.p, prep.y, bins)
-
-
 def _prepare_binned(p, y, bins, type, classes, na_rm):
     bins = check_bins(bins)
     type = check_choice(type, "type", _TYPES)
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
-    return _bin_stats(prep, bins, type)
+    return binned.bin_stats(prep.p, prep.y, prep.binary, bins, type)
 
 
 def ece(

@@ -98,12 +98,7 @@ def _rows(
     The statistics are those of ``ece()``/``mce()``: the same kernels on the
     same arrays. ``"_class"`` holds 0-based class positions (classwise only).
     """
-    if binary:
-        stats = binned.binary_stats(p, y, bins)
-    elif type == "confidence":
-        stats = binned.confidence_stats(p, y, bins)
-    else:
-        stats = binned.classwise_stats(p, y, bins)
+    stats = binned.bin_stats(p, y, binary, bins, type)
     count, sum_conf, sum_hit = (np.atleast_2d(s) for s in stats)
     cls, b = np.nonzero(count > 0)  # row-major: by class, then by bin
     n = count[cls, b]

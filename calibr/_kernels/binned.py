@@ -22,6 +22,7 @@ import numpy as np
 from ._threads import over_chunks
 
 __all__ = [
+    "bin_stats",
     "breaks",
     "binary_stats",
     "binary_stats_oracle",
@@ -202,3 +203,13 @@ def classwise_stats(p: np.ndarray, codes: np.ndarray, bins: int):
     """Per-class, per-bin statistics, arrays of shape (K, bins)."""
     acc = _run(_classwise_chunk, p, codes, bins)
     return acc[:, 0], acc[:, 1], acc[:, 2]
+
+
+def bin_stats(p: np.ndarray, y: np.ndarray, binary: bool, bins: int, type: str):
+    """The statistics behind ece()/mce() of one form: binary, or a matrix's
+    ``"confidence"`` / ``"classwise"`` form."""
+    if binary:
+        return binary_stats(p, y, bins)
+    if type == "confidence":
+        return confidence_stats(p, y, bins)
+    return classwise_stats(p, y, bins)
