@@ -37,6 +37,7 @@ __all__ = [
     "check_bandwidth",
     "check_bins",
     "check_choice",
+    "check_flag",
     "prepare",
 ]
 
@@ -128,6 +129,13 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
         return value
     options = ", ".join(repr(c) for c in choices)
     raise InputError(f"`{name}` must be one of {options}; got {_fmt(value)}.")
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """Return ``value`` as a bool if it is True or False (numpy booleans too)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputError(f"`{name}` must be True or False; got {_fmt(value)}.")
 
 
 def check_bins(bins: Any) -> int:
@@ -470,8 +478,7 @@ def prepare(
     TypeError
         For a non-numeric ``p``.
     """
-    if not isinstance(na_rm, (bool, np.bool_)):
-        raise InputError(f"`na_rm` must be True or False; got {_fmt(na_rm)}.")
+    na_rm = check_flag(na_rm, "na_rm")
 
     arr, columns = _convert_p(p)
     binary = arr.ndim == 1
