@@ -32,6 +32,7 @@ from ._kernels._threads import over_chunks
 
 __all__ = [
     "InputError",
+    "MAX_BINS",
     "Prepared",
     "ROW_SUM_TOL",
     "check_bandwidth",
@@ -98,22 +99,31 @@ def _count_phrase(count: int, singular: str, plural: str) -> str:
     return f"{count} {singular if count == 1 else plural}"
 
 
-def _bad_values_message(name: str, expected: str, bad: np.ndarray, shown: np.ndarray) -> str:
-    """"`name` must <expected>; N values do not, the first at position i (v)."""
+def _bad_values_message(
+    name: str, expected: str, bad: np.ndarray, shown: np.ndarray, rows: np.ndarray | None = None
+) -> str:
+    """"`name` must <expected>; N values do not, the first at position i (v).
+
+    ``rows`` maps positions in ``shown`` back to the caller's rows when some
+    were dropped (``na_rm=True``), so positions always refer to the caller's data.
+    """
     (positions,) = np.nonzero(bad.ravel())
     first = int(positions[0])
     verb = "does not" if positions.size == 1 else "do not"
     return (
         f"`{name}` must {expected}; {_count_phrase(positions.size, 'value', 'values')} {verb}, "
-        f"the first at {_position_text(first, shown.shape)} ({_fmt(shown.ravel()[first])})."
+        f"the first at {_position_text(first, shown.shape, rows)} ({_fmt(shown.ravel()[first])})."
     )
 
 
-def _position_text(flat_index: int, shape: tuple[int, ...]) -> str:
+def _position_text(
+    flat_index: int, shape: tuple[int, ...], rows: np.ndarray | None = None
+) -> str:
+    """0-based position (vector) or row and column (matrix) in the caller's data."""
     if len(shape) == 1:
-        return f"position {flat_index}"
+        return f"position {flat_index if rows is None else int(rows[flat_index])}"
     row, col = divmod(flat_index, shape[1])
-    return f"row {row}, column {col}"
+    return f"row {row if rows is None else int(rows[row])}, column {col}"
 
 
 def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
@@ -138,8 +148,14 @@ def check_flag(value: Any, name: str) -> bool:
     raise InputError(f"`{name}` must be True or False; got {_fmt(value)}.")
 
 
+#: Upper bound for ``bins``: the kernels keep per-bin sums (per class and per
+#: thread), so a count in the billions would exhaust memory instead of failing
+#: clearly. R has no such bound; no equal-width binning needs more.
+MAX_BINS = 1_000_000
+
+
 def check_bins(bins: Any) -> int:
-    """Return ``bins`` as an int if it is a single positive integer.
+    """Return ``bins`` as an int if it is a single positive integer (at most ``MAX_BINS``).
 
     Integral floats (``10.0``) are accepted because R's ``bins = 10`` is a double;
     booleans, fractions, arrays and strings are not.
@@ -154,6 +170,11 @@ def check_bins(bins: Any) -> int:
         ok = math.isfinite(b) and b >= 1 and b == math.floor(b)
     if not ok:
         raise InputError(f"`bins` must be a single positive integer; got {_fmt(bins)}.")
+    if bins > MAX_BINS:
+        raise InputError(
+            f"`bins` must be a single positive integer no larger than {MAX_BINS:,}; "
+            f"got {_fmt(bins)}."
+        )
     return int(bins)
 
 
@@ -226,30 +247,70 @@ def _all_binary(y: np.ndarray) -> bool:
 # p
 
 
+def _is_real_dtype(dtype: Any) -> bool:
+    """Real numbers: numpy/pandas integer and float dtypes, not bool or complex."""
+    return (
+        pd.api.types.is_numeric_dtype(dtype)
+        and not pd.api.types.is_bool_dtype(dtype)
+        and not pd.api.types.is_complex_dtype(dtype)
+    )
+
+
+def _is_real_or_missing(v: Any) -> bool:
+    return v is None or v is pd.NA or (
+        isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+    )
+
+
+def _object_to_float(arr: np.ndarray, name: str) -> np.ndarray:
+    """An object array of real numbers and missing values (None, pd.NA, NaN) as float64.
+
+    Anything else (strings, booleans, complex numbers, dates) is a TypeError:
+    calibr never guesses a number from it.
+    """
+    flat = arr.ravel()
+    ok = np.fromiter((_is_real_or_missing(v) for v in flat), dtype=bool, count=flat.size)
+    if not ok.all():
+        (bad,) = np.nonzero(~ok)
+        first = int(bad[0])
+        raise TypeError(
+            f"`{name}` must hold real numbers; {_count_phrase(bad.size, 'value', 'values')} "
+            f"{'is' if bad.size == 1 else 'are'} not, the first at "
+            f"{_position_text(first, arr.shape)} ({_fmt(flat[first])} of type "
+            f"{type(flat[first]).__name__})."
+        )
+    return np.array([np.nan if v is None or v is pd.NA else v for v in flat],
+                    dtype=np.float64).reshape(arr.shape)
+
+
 def _as_float_array(values: Any, name: str) -> np.ndarray:
-    """float64 ndarray of ``values``; missing values (None, pd.NA) become NaN."""
+    """float64 ndarray of real-valued ``values``; missing values (None, pd.NA) become NaN.
+
+    Only real numbers are accepted: numpy or pandas integer and float dtypes
+    (nullable ones too), or object arrays holding real numbers. Booleans,
+    strings, complex numbers, categories and dates are a TypeError, never
+    converted.
+    """
     if isinstance(values, (pd.DataFrame, pd.Series)):
-        try:
-            return values.to_numpy(dtype=np.float64, na_value=np.nan)
-        except (TypeError, ValueError):
+        dtypes = list(values.dtypes) if isinstance(values, pd.DataFrame) else [values.dtype]
+        if all(pd.api.types.is_object_dtype(d) for d in dtypes):
+            return _object_to_float(values.to_numpy(dtype=object), name)
+        bad = [str(d) for d in dtypes if not _is_real_dtype(d)]
+        if bad:
+            what = "columns of dtype" if isinstance(values, pd.DataFrame) else "dtype"
             raise TypeError(
-                f"`{name}` must be numeric; got columns of dtype "
-                f"{', '.join(sorted({str(d) for d in np.atleast_1d(values.dtypes)}))}."
-            ) from None
+                f"`{name}` must be numeric (integer or float); got {what} "
+                f"{', '.join(sorted(set(bad)))}."
+            )
+        return values.to_numpy(dtype=np.float64, na_value=np.nan)
     arr = np.asarray(values)
     if arr.dtype == np.float64:
         return arr
     if arr.dtype.kind in "iuf":
         return arr.astype(np.float64)
     if arr.dtype.kind == "O":
-        try:
-            return np.array(
-                [np.nan if v is None or v is pd.NA else v for v in arr.ravel()],
-                dtype=np.float64,
-            ).reshape(arr.shape)
-        except (TypeError, ValueError):
-            pass
-    raise TypeError(f"`{name}` must be numeric; got dtype {arr.dtype}.")
+        return _object_to_float(arr, name)
+    raise TypeError(f"`{name}` must be numeric (integer or float); got dtype {arr.dtype}.")
 
 
 def _convert_p(p: Any) -> tuple[np.ndarray, pd.Index | None]:
@@ -274,27 +335,27 @@ def _convert_p(p: Any) -> tuple[np.ndarray, pd.Index | None]:
     return arr, columns
 
 
-def _check_p_values(arr: np.ndarray) -> None:
-    """Non-finite or out-of-range probabilities (missing values handled before)."""
+def _check_p_values(arr: np.ndarray, rows: np.ndarray | None) -> None:
+    """Raise for non-finite or out-of-range probabilities (missing values handled before)."""
     inf = np.isinf(arr)
     if inf.any():
-        raise InputError(_bad_values_message("p", "be finite", inf, arr))
-    raise InputError(_bad_values_message("p", "lie in [0, 1]", (arr < 0) | (arr > 1), arr))
+        raise InputError(_bad_values_message("p", "be finite", inf, arr, rows))
+    raise InputError(_bad_values_message("p", "lie in [0, 1]", (arr < 0) | (arr > 1), arr, rows))
 
 
-def _check_row_sums(arr: np.ndarray) -> None:
+def _check_row_sums(arr: np.ndarray, rows: np.ndarray | None) -> None:
     if _count(_count_bad_row_sums, arr, ROW_SUM_TOL) == 0:
         return
     sums = arr.sum(axis=1)
     bad = np.abs(sums - 1.0) > ROW_SUM_TOL
     if bad.any():
-        (rows,) = np.nonzero(bad)
-        first = int(rows[0])
-        verb = "does not" if rows.size == 1 else "do not"
+        (bad_rows,) = np.nonzero(bad)
+        first = int(bad_rows[0])
+        verb = "does not" if bad_rows.size == 1 else "do not"
         raise InputError(
             f"`p` rows must sum to 1 (within {ROW_SUM_TOL:g}); "
-            f"{_count_phrase(rows.size, 'row', 'rows')} {verb}, the first at row {first} "
-            f"(sum {_fmt(sums[first])})."
+            f"{_count_phrase(bad_rows.size, 'row', 'rows')} {verb}, the first at row "
+            f"{first if rows is None else int(rows[first])} (sum {_fmt(sums[first])})."
         )
 
 
@@ -327,21 +388,35 @@ def _infer_object_labels(y_values: np.ndarray) -> np.ndarray:
     return y_values
 
 
-def _binary_labels(y_values: np.ndarray, classes: Sequence | None) -> np.ndarray:
+def _class_list(classes: Any) -> list:
+    """``classes=`` as a list: an ordered sequence of distinct labels.
+
+    Sets and strings are refused: a set has no column order (the result would
+    depend on hashing) and a string is one label, not a sequence of them.
+    """
+    ordered = isinstance(classes, (Sequence, np.ndarray, pd.Index, pd.Series))
+    if not ordered or isinstance(classes, (str, bytes)):
+        raise InputError(
+            "`classes` must be an ordered sequence of labels (a list, tuple, range, array "
+            f"or pandas Index), one per column of `p`; got a {type(classes).__name__}."
+        )
+    labels = list(classes)
+    if not pd.Index(labels).is_unique:
+        raise InputError(f"`classes` must be unique to identify the classes; got {labels!r}.")
+    return labels
+
+
+def _binary_labels(
+    y_values: np.ndarray, classes: Sequence | None, rows: np.ndarray | None
+) -> np.ndarray:
     if classes is not None:
-        classes = list(classes)
+        classes = _class_list(classes)
         if len(classes) != 2:
             raise InputError(
                 "`classes` must name the two labels (negative, positive) for a vector `p`; "
                 f"got {len(classes)}."
             )
-        idx = pd.Index(classes).get_indexer(y_values)
-        if (idx < 0).any():
-            raise InputError(
-                _bad_values_message("y", f"be one of {_fmt(classes[0])}, {_fmt(classes[1])}",
-                                    idx < 0, y_values)
-            )
-        return idx.astype(np.int64)
+        return _labels_against(y_values, classes, rows)
     kind = y_values.dtype.kind
     if kind == "b":
         return y_values
@@ -350,7 +425,7 @@ def _binary_labels(y_values: np.ndarray, classes: Sequence | None) -> np.ndarray
             raise InputError(
                 _bad_values_message(
                     "y", "be 0/1 or boolean for a vector `p`",
-                    (y_values != 0) & (y_values != 1), y_values,
+                    (y_values != 0) & (y_values != 1), y_values, rows,
                 )
             )
         return y_values
@@ -365,23 +440,24 @@ def _binary_labels(y_values: np.ndarray, classes: Sequence | None) -> np.ndarray
     else:
         ok = np.zeros(y_values.size, dtype=bool)
     raise InputError(
-        _bad_values_message("y", "be 0/1 or boolean for a vector `p`", ~ok, y_values)
+        _bad_values_message("y", "be 0/1 or boolean for a vector `p`", ~ok, y_values, rows)
         + " Pass classes=(negative, positive) to name other labels."
     )
 
 
-def _labels_against(y_values: np.ndarray, labels: Sequence, what: str) -> np.ndarray:
-    """Map labels to the 0-based position of the equal entry of ``labels``."""
-    index = pd.Index(list(labels))
-    if not index.is_unique:
-        raise InputError(f"{what} must be unique to identify the classes; got {list(labels)!r}.")
-    codes = index.get_indexer(y_values)
+def _labels_against(
+    y_values: np.ndarray, labels: Sequence, rows: np.ndarray | None
+) -> np.ndarray:
+    """Map labels to the 0-based position of the equal entry of ``labels`` (unique)."""
+    codes = pd.Index(list(labels)).get_indexer(y_values)
     bad = codes < 0
     if bad.any():
         shown = ", ".join(_fmt(v) for v in list(labels)[:10])
         more = ", ..." if len(labels) > 10 else ""
         raise InputError(
-            _bad_values_message("y", f"be one of the class labels ({shown}{more})", bad, y_values)
+            _bad_values_message(
+                "y", f"be one of the class labels ({shown}{more})", bad, y_values, rows
+            )
         )
     return codes.astype(np.int64)
 
@@ -393,17 +469,23 @@ def _multiclass_labels(
     columns: pd.Index | None,
     k: int,
     classes: Sequence | None,
+    rows: np.ndarray | None,
 ) -> tuple[np.ndarray, tuple]:
     if classes is not None:
-        classes = list(classes)
+        classes = _class_list(classes)
         if len(classes) != k:
             raise InputError(
                 f"`classes` must give one label per column of `p` ({k}); got {len(classes)}."
             )
-        return _labels_against(y_values, classes, "`classes`"), tuple(classes)
+        return _labels_against(y_values, classes, rows), tuple(classes)
+    if columns is not None and not columns.is_unique:
+        raise InputError(
+            "The columns of `p` must be unique to identify the classes; got "
+            f"{list(columns)!r}. Pass classes= to give the label of each column."
+        )
     if categories is not None:
         if columns is not None and set(categories) == set(columns):
-            return _labels_against(y_values, columns, "The columns of `p`"), tuple(columns)
+            return _labels_against(y_values, columns, rows), tuple(columns)
         if len(categories) != k:
             raise InputError(
                 f"`y` is categorical with {len(categories)} categories, but `p` has {k} "
@@ -412,7 +494,7 @@ def _multiclass_labels(
         return cat_codes.astype(np.int64), tuple(categories)
     if columns is not None:
         try:
-            return _labels_against(y_values, columns, "The columns of `p`"), tuple(columns)
+            return _labels_against(y_values, columns, rows), tuple(columns)
         except InputError as err:
             raise InputError(
                 f"{err} Labels are matched to the column names of the DataFrame `p`; "
@@ -425,7 +507,8 @@ def _multiclass_labels(
         bad = ~((y_values >= 1) & (y_values <= k) & integral)
         if bad.any():
             msg = _bad_values_message(
-                "y", f"hold integer class codes in 1..{k} for a {k}-column `p`", bad, y_values
+                "y", f"hold integer class codes in 1..{k} for a {k}-column `p`", bad, y_values,
+                rows,
             )
             if (y_values == 0).any():
                 msg += (
@@ -497,6 +580,12 @@ def prepare(
         y_values = y.to_numpy()
     else:
         y_values = np.asarray(y)
+        if y_values.dtype.kind in "US" and not isinstance(y, np.ndarray):
+            # numpy turns [0, 1, "1"] into strings: keep the caller's values instead
+            as_object = np.empty(len(y_values), dtype=object)
+            as_object[:] = list(y)
+            if not all(isinstance(v, str) for v in as_object):
+                y_values = as_object
     if y_values.ndim != 1:
         raise InputError(f"`y` must be a vector of labels; got an array of shape {y_values.shape}.")
 
@@ -514,6 +603,7 @@ def prepare(
         raise InputError("`p` and `y` must not be empty; got 0 observations.")
 
     # missing values
+    kept = None  # positions of the rows kept by na_rm=True, for messages
     suspicious = _any_outside_unit(arr)  # NaN, inf or out of range: look closer
     p_missing = np.isnan(arr) if suspicious else None
     if p_missing is not None and not p_missing.any():
@@ -536,6 +626,7 @@ def prepare(
         if y_missing is not None:
             drop |= y_missing
         keep = ~drop
+        kept = np.flatnonzero(keep)
         arr = arr[keep]
         y_values = y_values[keep]
         if codes is not None:
@@ -546,19 +637,19 @@ def prepare(
             )
 
     if suspicious and (p_missing is None or _any_outside_unit(arr)):
-        _check_p_values(arr)
+        _check_p_values(arr, kept)
     if y_values.dtype.kind == "O" and categories is None:
         y_values = _infer_object_labels(y_values)
 
     if binary:
         if categories is not None and classes is None:
             y_values = np.asarray(y_values)
-        y_out = _binary_labels(y_values, classes)
+        y_out = _binary_labels(y_values, classes, kept)
         return Prepared(p=arr, y=y_out, binary=True, classes=None)
 
-    _check_row_sums(arr)
+    _check_row_sums(arr, kept)
     y_codes, labels = _multiclass_labels(
-        y_values, categories, codes, columns, arr.shape[1], classes
+        y_values, categories, codes, columns, arr.shape[1], classes, kept
     )
     return Prepared(p=arr, y=y_codes, binary=False, classes=labels)
 

@@ -167,10 +167,28 @@ ERRORS = [
     (0.5, [1], {}, InputError, r"^`p` must be a vector or a matrix; got a scalar\.$"),
     (np.zeros((2, 2, 2)), [1, 1], {}, InputError,
      r"^`p` must be a vector or a matrix; got an array of shape \(2, 2, 2\)\.$"),
-    (["a", "b"], [0, 1], {}, TypeError, r"^`p` must be numeric; got dtype <U1\.$"),
-    ([True, False], [0, 1], {}, TypeError, r"^`p` must be numeric; got dtype bool\.$"),
+    (["a", "b"], [0, 1], {}, TypeError,
+     r"^`p` must be numeric \(integer or float\); got dtype <U1\.$"),
+    ([True, False], [0, 1], {}, TypeError,
+     r"^`p` must be numeric \(integer or float\); got dtype bool\.$"),
     (pd.DataFrame({"a": ["x", "y"], "b": [0.5, 0.5]}), ["a", "b"], {}, TypeError,
-     r"^`p` must be numeric; got columns of dtype"),
+     r"^`p` must be numeric \(integer or float\); got columns of dtype str\.$"),
+    # pandas data that numpy would refuse are refused too, never converted
+    (pd.Series(["0.1", "0.9"]), [0, 1], {}, TypeError,
+     r"^`p` must be numeric \(integer or float\); got dtype str\.$"),
+    (pd.Series([True, False]), [0, 1], {}, TypeError,
+     r"^`p` must be numeric \(integer or float\); got dtype bool\.$"),
+    (pd.Series([True, False], dtype="boolean"), [0, 1], {}, TypeError,
+     r"^`p` must be numeric \(integer or float\); got dtype boolean\.$"),
+    (pd.Series(pd.to_timedelta([0, 0])), [0, 1], {}, TypeError,
+     r"^`p` must be numeric \(integer or float\); got dtype timedelta64\[ns\]\.$"),
+    (pd.Series([0.1 + 0j, 0.9 + 0j]), [0, 1], {}, TypeError,
+     r"^`p` must be numeric \(integer or float\); got dtype complex128\.$"),
+    (pd.Series(pd.Categorical([0.1, 0.9])), [0, 1], {}, TypeError,
+     r"^`p` must be numeric \(integer or float\); got dtype category\.$"),
+    (np.array([0.1, "0.9", 0.8], dtype=object), [0, 1, 1], {}, TypeError,
+     r"^`p` must hold real numbers; 1 value is not, the first at position 1 \('0\.9' of "
+     r"type str\)\.$"),
     ([0.1, 0.2], [[0, 1]], {}, InputError,
      r"^`y` must be a vector of labels; got an array of shape \(1, 2\)\.$"),
     ([0.1, 0.2, 0.3], [0, 2, 3], {}, InputError,
@@ -185,8 +203,36 @@ ERRORS = [
     ([0.1, 0.2], ["no", "yes"], {"classes": ["no", "yes", "maybe"]}, InputError,
      r"^`classes` must name the two labels \(negative, positive\) for a vector `p`; got 3\.$"),
     ([0.1, 0.2], ["no", "perhaps"], {"classes": ["no", "yes"]}, InputError,
-     r"^`y` must be one of 'no', 'yes'; 1 value does not, the first at position 1 "
-     r"\('perhaps'\)\.$"),
+     r"^`y` must be one of the class labels \('no', 'yes'\); 1 value does not, the first at "
+     r"position 1 \('perhaps'\)\.$"),
+    ([0.1, 0.2], ["a", "a"], {"classes": ("a", "a")}, InputError,
+     r"^`classes` must be unique to identify the classes; got \['a', 'a'\]\.$"),
+    ([0.1, 0.2], ["a", "b"], {"classes": "ab"}, InputError,
+     r"^`classes` must be an ordered sequence of labels \(a list, tuple, range, array or "
+     r"pandas Index\), one per column of `p`; got a str\.$"),
+    (P3, ["a", "b", "c", "c"], {"classes": {"a", "b", "c"}}, InputError,
+     r"^`classes` must be an ordered sequence of labels \(a list, tuple, range, array or "
+     r"pandas Index\), one per column of `p`; got a set\.$"),
+    ([0.1, 0.2, 0.3, 0.4], [0, 1, "1", 0], {}, InputError,
+     r"^`y` must be 0/1 or boolean for a vector `p`; 1 value does not, the first at "
+     r"position 2 \('1'\)\."),
+    (pd.DataFrame([[0.5, 0.5], [0.3, 0.7]], columns=["a", "a"]), ["a", "a"], {}, InputError,
+     r"^The columns of `p` must be unique to identify the classes; got \['a', 'a'\]\. Pass "
+     r"classes= to give the label of each column\.$"),
+    # after na_rm=True drops rows, positions still refer to the caller's data
+    ([np.nan, 0.5, 1.5, 0.2], [0, 1, 1, 0], {"na_rm": True}, InputError,
+     r"^`p` must lie in \[0, 1\]; 1 value does not, the first at position 2 \(1\.5\)\.$"),
+    ([np.nan, 0.5, 0.5, 0.2], [0, 1, 2, 0], {"na_rm": True}, InputError,
+     r"^`y` must be 0/1 or boolean for a vector `p`; 1 value does not, the first at position 2 "
+     r"\(2\)\.$"),
+    ([[np.nan, 0.5], [0.5, 0.5], [0.3, 0.7]], [1, 1, 5], {"na_rm": True}, InputError,
+     r"^`y` must hold integer class codes in 1\.\.2 for a 2-column `p`; 1 value does not, the "
+     r"first at position 2 \(5\)\.$"),
+    ([[np.nan, 0.5], [0.5, 0.5], [0.3, 0.6]], [1, 1, 2], {"na_rm": True}, InputError,
+     r"^`p` rows must sum to 1 \(within 1e-06\); 1 row does not, the first at row 2 "),
+    ([[0.5, 0.5], [0.3, 0.7], [0.2, 1.2]], pd.Series([1, None, 2], dtype="Int64"),
+     {"na_rm": True}, InputError,
+     r"^`p` must lie in \[0, 1\]; 1 value does not, the first at row 2, column 1 \(1\.2\)\.$"),
     (np.array([[1.0], [1.0]]), [1, 1], {}, InputError,
      r"^`p` must have at least two columns \(one per class\), or be a vector for binary "
      r"problems; got 1 column\.$"),
@@ -256,6 +302,23 @@ def test_bins_errors(bins, shown):
     msg = rf"^`bins` must be a single positive integer; got {shown}"
     with pytest.raises(InputError, match=msg):
         calibr.ece([0.1, 0.9], [0, 1], bins=bins)
+
+
+@pytest.mark.parametrize("bins, shown", [(1_000_001, "1000001"), (2**40, "1099511627776"),
+                                          (1e20, r"1e\+20")])
+def test_bins_has_an_upper_bound(bins, shown):
+    msg = rf"^`bins` must be a single positive integer no larger than 1,000,000; got {shown}\.$"
+    with pytest.raises(InputError, match=msg):
+        calibr.ece([0.1, 0.9], [0, 1], bins=bins)
+    assert calibr.ece([0.1, 0.9], [0, 1], bins=1_000_000) == pytest.approx(0.1)
+
+
+def test_classes_accepts_ordered_sequences():
+    y = ["b", "a", "c", "c"]
+    ref = calibr.ece(P3, y, classes=["b", "a", "c"])
+    for classes in (("b", "a", "c"), np.array(["b", "a", "c"]), pd.Index(["b", "a", "c"]),
+                    pd.Series(["b", "a", "c"])):
+        assert calibr.ece(P3, y, classes=classes) == ref
 
 
 def test_bins_accepts_integral_numbers_like_r():
