@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import doctest
 import math
+import os
 import subprocess
 import sys
 import textwrap
@@ -569,6 +570,39 @@ def test_canonical_kernels_survive_fork():
         [sys.executable, "-c", _FORK_SCRIPT], capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+_THREADS_SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    from calibr._kernels import skce as kern
+    rng = np.random.default_rng(12)
+    P = rng.dirichlet(np.ones(5), 3000)
+    codes = rng.integers(0, 5, 3000)
+    for block in (kern.BLOCK, 40):  # 6 and 16 (= CHUNKS) work chunks
+        print(kern.canonical_pair_sum(P, codes, 0.2, block)[0].hex())
+        print(kern.canonical_pair_sum(P, codes, "median", block)[0].hex())
+        print(kern.canonical_median(P, block).hex())
+    """
+)
+
+
+def test_canonical_results_do_not_depend_on_the_thread_count():
+    """The work is split into a fixed number of chunks (never one per thread) and
+    combined in a fixed order, so 1 and 2 threads give bit-identical results."""
+    outputs = []
+    for threads in ("1", "2"):
+        out = subprocess.run(
+            [sys.executable, "-c", _THREADS_SCRIPT],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, NUMBA_NUM_THREADS=threads),
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        outputs.append(out.stdout.split())
+    assert len(outputs[0]) == 6
+    assert outputs[0] == outputs[1]
 
 
 def test_concurrent_calls_from_threads():

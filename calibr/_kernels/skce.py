@@ -57,10 +57,12 @@ whatever the pivots. About six O(n) sweeps after the sort in practice.
 Canonical form
 --------------
 O(n^2 K) over the pairs i < j in square tiles of ``block`` rows, no n x n
-matrix, all cores: one chunk of tile rows per thread, each tile row paired with
-its mirror so that every chunk has the same number of tiles; ``nogil`` kernels
-in plain threads rather than numba's OpenMP layer, which would break
-``fork()``. Euclidean distances are computed directly as
+matrix, all cores: a fixed number of work chunks (``CHUNKS``, whatever the
+number of threads, so the results are the same on every machine), each a set of
+tile rows paired with their mirrors so that every chunk has the same number of
+tiles; the chunk results are combined in chunk order. ``nogil`` kernels in plain
+threads rather than numba's OpenMP layer, which would break ``fork()``.
+Euclidean distances are computed directly as
 ``sqrt(sum_k (p_ik - p_jk)^2)``, summed in column order as R's ``dist()``
 does, so they are bit-identical to R's. Rows are grouped by class first (the
 pair sum does not depend on the order), so that
@@ -99,6 +101,7 @@ __all__ = [
     "canonical_ul",
     "estimate_from_sums",
     "median_oracle",
+    "num_threads",
     "scalar_median",
     "scalar_pair_sum",
     "scalar_ul",
@@ -111,6 +114,9 @@ ESTIMATORS = ("uq", "ul", "biased")
 
 #: Tile edge of the canonical kernels (rows of p per tile).
 BLOCK = 256
+#: Work chunks of the canonical kernels, run on up to ``num_threads()`` threads. A
+#: fixed number, so that the results do not depend on the number of threads.
+CHUNKS = 16
 #: Bins of one histogram pass of the canonical median.
 MEDIAN_BINS = 1 << 15
 #: At most this many distances (8 bytes each) are collected for the final exact
@@ -1018,8 +1024,10 @@ def canonical_median(p: np.ndarray, block: int = BLOCK) -> float:
 
 
 def _chunks(n: int, block: int) -> int:
-    """Work chunks (one per thread) for n rows in tiles of ``block``."""
+    """Work chunks for n rows in tiles of ``block``: ``CHUNKS`` (fewer when there are
+    fewer tile-row pairs), never the number of threads, so that every machine splits
+    the work, and sums it, in the same way."""
     npairs = ((n + block - 1) // block + 1) // 2
-    return max(1, min(num_threads(), npairs))
+    return max(1, min(CHUNKS, npairs))
 
 
