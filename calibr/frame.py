@@ -28,7 +28,6 @@ and the position within it, as a per-group call of the metric would.
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import re
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
@@ -39,18 +38,14 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
-from ._validation import InputError, Prepared, _fmt, prepare
+from ._binned_metrics import ece, mce
+from ._kernel_metrics import mmce, skce
+from ._validation import InputError, Prepared, _fmt, check_flag, prepare
 
 __all__ = ["Metric", "metric", "summarise", "METRICS"]
 
-#: The metrics that can be named by a string, and where each lives. They are
-#: imported when first used, so this module works whichever have been built.
-METRICS: dict[str, tuple[str, str]] = {
-    "ece": ("calibr._binned_metrics", "ece"),
-    "mce": ("calibr._binned_metrics", "mce"),
-    "skce": ("calibr._kernel_metrics", "skce"),
-    "mmce": ("calibr._kernel_metrics", "mmce"),
-}
+#: The metrics that can be named by a string.
+METRICS: dict[str, Callable[..., Any]] = {"ece": ece, "mce": mce, "skce": skce, "mmce": mmce}
 
 #: Arguments that belong to the data, not to a metric: summarise() sets them.
 _DATA_ARGS = ("p", "y", "classes", "na_rm")
@@ -136,34 +131,27 @@ def _callable_name(func: Callable[..., Any]) -> str:
     return getattr(func, "__name__", type(func).__name__)
 
 
-def _load(name: str) -> Callable[..., Any]:
-    module, attr = METRICS[name]
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError):
-        raise InputError(
-            f"The metric {name!r} is not available in this build of calibr."
-        ) from None
+def _unknown_metric(value: Any, specs: bool = False) -> InputError:
+    """The error for a ``metrics`` entry that is not a calibr metric."""
+    return InputError(
+        "`metrics` must name calibr metrics ("
+        + ", ".join(repr(m) for m in METRICS)
+        + ") or be callables"
+        + (" or calibr.metric(...) specs" if specs else "")
+        + f"; got {_fmt(value)}."
+    )
 
 
 def _resolve(spec: Metric) -> Callable[..., Any]:
     """The function of ``spec``, after checking its name and option names."""
     if isinstance(spec.func, str):
         if spec.func not in METRICS:
-            raise InputError(
-                "`metrics` must name calibr metrics ("
-                + ", ".join(repr(m) for m in METRICS)
-                + f") or be callables; got {spec.func!r}."
-            )
-        func = _load(spec.func)
+            raise _unknown_metric(spec.func)
+        func = METRICS[spec.func]
     elif callable(spec.func):
         func = spec.func
     else:
-        raise InputError(
-            "`metrics` must name calibr metrics ("
-            + ", ".join(repr(m) for m in METRICS)
-            + f") or be callables; got {_fmt(spec.func)}."
-        )
+        raise _unknown_metric(spec.func)
     clash = [k for k in spec.options if k in _DATA_ARGS]
     if clash:
         raise InputError(
@@ -194,11 +182,7 @@ def _as_spec(value: Any) -> Metric:
         return value
     if isinstance(value, str) or callable(value):
         return Metric(value)
-    raise InputError(
-        "`metrics` must name calibr metrics ("
-        + ", ".join(repr(m) for m in METRICS)
-        + f") or be callables or calibr.metric(...) specs; got {_fmt(value)}."
-    )
+    raise _unknown_metric(value, specs=True)
 
 
 def _metric_columns(
@@ -394,18 +378,37 @@ def groups_of(data: Any) -> Groups:
     else:
         sizes = size.to_numpy(dtype=np.int64)
         keys = pd.DataFrame(index=size.index).reset_index()  # pandas names unnamed keys
-    # ngroup() numbers the observed groups (size > 0) in the order of size()
-    ng = data.ngroup().to_numpy(dtype=np.float64, na_value=np.nan)
-    observed = np.flatnonzero(sizes > 0)
-    local = np.where(np.isnan(ng), -1, ng).astype(np.int64)
-    if observed.size:
-        ids = np.where(local >= 0, observed[np.clip(local, 0, observed.size - 1)], -1)
-    else:  # every row has a missing key and dropna=True: no row is in a group
-        ids = np.full(local.shape, -1, dtype=np.int64)
-    counts = np.bincount(ids[ids >= 0], minlength=len(sizes))
-    if not np.array_equal(counts, sizes):  # pragma: no cover - a pandas contract changed
-        raise RuntimeError("calibr could not match pandas' groups to their rows.")
+    ids = _row_groups(data.ngroup(), sizes)
     return Groups(frame, keys, ids, sizes)
+
+
+def _row_groups(ngroup: pd.Series, sizes: np.ndarray) -> np.ndarray:
+    """Each row's position in ``size()`` (-1: in no group), from ``ngroup()``.
+
+    pandas numbers the groups in the order of ``size()``, but not always over
+    the same groups: for categorical keys with ``observed=False`` it skips the
+    empty (unobserved) groups, while for time bins (``pd.Grouper(freq=...)``) it
+    counts the empty bins too. Both numberings are tried, and the one whose
+    per-group row counts equal ``size()`` is used.
+    """
+    ng = ngroup.to_numpy(dtype=np.float64, na_value=np.nan)
+    local = np.where(np.isnan(ng), -1, ng).astype(np.int64)
+    member = local >= 0
+    top = int(local.max(initial=-1))
+    observed = np.flatnonzero(sizes > 0)
+    candidates = []
+    if top < len(sizes):  # numbered over all groups of size()
+        candidates.append(local)
+    if top < observed.size:  # numbered over the observed groups only
+        ids = np.full(local.shape, -1, dtype=np.int64)
+        ids[member] = observed[local[member]]
+        candidates.append(ids)
+    for ids in candidates:
+        if np.array_equal(np.bincount(ids[member], minlength=len(sizes)), sizes):
+            return ids
+    raise RuntimeError(  # pragma: no cover - a pandas contract changed
+        "calibr could not match pandas' groups to their rows."
+    )
 
 
 def complete_rows(frame: pd.DataFrame, cols: Columns) -> np.ndarray:
@@ -505,8 +508,9 @@ def summarise(
     p : str or list of str, optional
         The probability column: one column name for binary problems (P(y = 1)),
         or a list of column names, one per class. Labels in ``y`` are then
-        matched as by the metrics for a DataFrame ``p``: to the column names,
-        or as R's 1-based codes, or through ``classes=``.
+        matched to the column names (as the metrics match them for a DataFrame
+        ``p``), unless ``classes=`` gives the label of each column: for R's
+        1-based codes ``y + 1``, pass ``classes=range(1, K + 1)``.
     y : str
         The label column.
     metrics : str, callable, Metric, list or dict, default ("ece", "mce")
@@ -590,8 +594,7 @@ def summarise(
     columns = _metric_columns(metrics, named_metrics)
     groups = groups_of(data)
     cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
-    if not isinstance(na_rm, (bool, np.bool_)):
-        raise InputError(f"`na_rm` must be True or False; got {_fmt(na_rm)}.")
+    na_rm = check_flag(na_rm, "na_rm")
 
     values = np.full((groups.n_groups, len(columns)), np.nan)
     try:

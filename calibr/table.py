@@ -13,7 +13,7 @@ import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
 from ._kernels import binned
-from ._validation import InputError, Prepared, _fmt, check_bins, check_choice, prepare
+from ._validation import InputError, Prepared, _fmt, check_bins, check_choice, check_flag, prepare
 from .frame import _raise_per_group, groups_of, resolve_columns, split
 
 __all__ = ["calibration_table", "wilson_interval", "TABLE_COLUMNS"]
@@ -215,8 +215,7 @@ def calibration_table(
     bins = check_bins(bins)
     type = check_choice(type, "type", _TYPES)
     level = _check_level(ci_level)
-    if not isinstance(na_rm, (bool, np.bool_)):
-        raise InputError(f"`na_rm` must be True or False; got {_fmt(na_rm)}.")
+    na_rm = check_flag(na_rm, "na_rm")
     if data is None:
         if p_prefix is not None:
             raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.")

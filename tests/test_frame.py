@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import importlib
 
 import numpy as np
 import pandas as pd
@@ -17,19 +16,6 @@ from calibr.datasets import load_breast_cancer_predictions, load_digits_predicti
 from calibr.frame import Metric, metric, summarise
 
 DIGITS = [f"p_{k}" for k in range(10)]
-
-
-def _has(module: str) -> bool:
-    try:
-        importlib.import_module(module)
-    except ImportError:
-        return False
-    return True
-
-
-needs_kernel = pytest.mark.skipif(
-    not _has("calibr._kernel_metrics"), reason="calibr._kernel_metrics has not landed"
-)
 
 
 def binary_frame(seed=0, n=300, groups=("a", "b", "c")):
@@ -109,6 +95,20 @@ def test_multiclass_column_list_matches_labels_to_names():
         assert row["mce"] == calibr.mce(g[["cat", "dog", "eel"]], g["y"])
 
 
+def test_column_list_with_r_codes_needs_classes():
+    # as documented for `p`: labels match the column names, not R's 1-based codes...
+    df = load_digits_predictions().assign(y1=lambda d: d["y"] + 1)
+    with pytest.raises(ValueError, match=r"^`y` must be one of the class labels \('p_0', 'p_1', "
+                       r".*'p_9'\); 1797 values do not, the first at position 0 \(1\)\. Labels "
+                       r"are matched to the column names of the DataFrame `p`; pass classes= to "
+                       r"give the label of each column\. \[group model='logistic'\]$"):
+        summarise(df.groupby("model"), p=DIGITS, y="y1")
+    # ...unless classes= gives them
+    ones = summarise(df.groupby("model"), p=DIGITS, y="y1", classes=range(1, 11))
+    zeros = summarise(df.groupby("model"), p=DIGITS, y="y", classes=range(10))
+    pd.testing.assert_frame_equal(ones, zeros, check_exact=True)
+
+
 def test_bundled_digits_equal_per_group_calls():
     df = load_digits_predictions()
     out = summarise(df.groupby(["model", "fold"]), y="y", p_prefix="p_",
@@ -177,17 +177,22 @@ def test_property_multiclass_categorical_keys(seed, n, k, bins, type_, observed,
                                             classes=list("abcde"[:k]))
 
 
-@needs_kernel
 def test_kernel_metrics_join():
+    # no skip: the kernel metrics are part of calibr, so a broken import must fail here
     df = binary_frame(seed=4, n=120)
     out = summarise(df.groupby("model"), "p", "y",
                     metrics=["skce", "mmce", metric("skce", estimator="biased", bandwidth=0.5)])
     for _, row in out.iterrows():
         g = df[df["model"] == row["model"]]
-        assert row["skce"] == calibr._kernel_metrics.skce(g["p"], g["y"])
-        assert row["mmce"] == calibr._kernel_metrics.mmce(g["p"], g["y"])
+        assert row["skce"] == calibr.skce(g["p"], g["y"])
+        assert row["mmce"] == calibr.mmce(g["p"], g["y"])
         assert row["skce(estimator='biased', bandwidth=0.5)"] == (
-            calibr._kernel_metrics.skce(g["p"], g["y"], estimator="biased", bandwidth=0.5))
+            calibr.skce(g["p"], g["y"], estimator="biased", bandwidth=0.5))
+
+
+def test_metric_names_are_the_public_functions():
+    assert calibr.frame.METRICS == {"ece": calibr.ece, "mce": calibr.mce,
+                                    "skce": calibr.skce, "mmce": calibr.mmce}
 
 
 def test_ungrouped_dataframe_gives_one_row():
@@ -316,6 +321,57 @@ def test_as_index_false_and_other_groupers():
     pd.testing.assert_frame_equal(by_level, ref)
 
 
+def day_frame():
+    """30 rows on 2020-01-01, -03 and -04: the daily bin of 2020-01-02 is empty."""
+    rng = np.random.default_rng(7)
+    days = ["2020-01-01"] * 10 + ["2020-01-03"] * 10 + ["2020-01-04"] * 10
+    p = rng.random(30)
+    return pd.DataFrame({"t": pd.to_datetime(days), "m": rng.choice(["a", "b"], 30), "p": p,
+                         "y": (rng.random(30) < p).astype(int)})
+
+
+@pytest.mark.parametrize("how", ["key", "index", "with_m"])
+def test_time_bins_with_an_empty_bin_follow_pandas(how):
+    # pandas numbers the empty time bins in ngroup() (unlike unobserved categories)
+    df = day_frame()
+    if how == "key":
+        gb = df.groupby(pd.Grouper(key="t", freq="D"))
+    elif how == "index":
+        gb = df.set_index("t").groupby(pd.Grouper(freq="D"))
+    else:
+        gb = df.groupby([pd.Grouper(key="t", freq="D"), "m"])
+    out = summarise(gb, "p", "y", metrics=["ece", "mmce"])
+    ref = gb["p"].mean()
+    keys = list(ref.index.names)
+    pd.testing.assert_frame_equal(out[keys], ref.reset_index()[keys])
+    # the empty day is a row of NaN, as in pandas' mean(); every other row the metric
+    assert out["ece"].isna().tolist() == ref.isna().tolist()
+    assert out["mmce"].isna().tolist() == ref.isna().tolist()
+    if how == "key":
+        assert out["t"].dt.day.tolist() == [1, 2, 3, 4]
+        assert out["ece"].isna().tolist() == [False, True, False, False]
+    for i, (_, sub) in enumerate(gb):
+        if len(sub):
+            assert out.loc[i, "ece"] == calibr.ece(sub["p"], sub["y"])
+            assert out.loc[i, "mmce"] == calibr.mmce(sub["p"], sub["y"])
+
+
+def test_row_groups_accepts_both_numberings_of_ngroup():
+    from calibr.frame import _row_groups
+
+    sizes = np.array([2, 0, 1])
+    # over all groups (time bins) and over the observed ones (categories): the same rows
+    over_all = pd.Series([0, 2, 0, -1])
+    over_observed = pd.Series([0, 1, 0, -1])
+    np.testing.assert_array_equal(_row_groups(over_all, sizes), [0, 2, 0, -1])
+    np.testing.assert_array_equal(_row_groups(over_observed, sizes), [0, 2, 0, -1])
+    np.testing.assert_array_equal(_row_groups(pd.Series([np.nan, 1.0, 0.0, 0.0]), sizes),
+                                  [-1, 2, 0, 0])
+    with pytest.raises(RuntimeError, match=r"^calibr could not match pandas' groups to their "
+                       r"rows\.$"):
+        _row_groups(pd.Series([0, 1, 1, 1]), sizes)
+
+
 def test_empty_grouped_frame_gives_no_rows():
     df = binary_frame().iloc[:0]
     out = summarise(df.groupby("model"), "p", "y")
@@ -432,8 +488,18 @@ def test_errors_on_arguments():
     with pytest.raises(ValueError, match=r"`metrics` must name calibr metrics \('ece', 'mce', "
                        r"'skce', 'mmce'\) or be callables; got 'ecee'\."):
         summarise(gb, "p", "y", metrics=["ecee"])
-    with pytest.raises(ValueError, match=r"`metrics` must name calibr metrics .* got 3\."):
+    with pytest.raises(ValueError, match=r"^`metrics` must name calibr metrics \('ece', 'mce', "
+                       r"'skce', 'mmce'\) or be callables or calibr.metric\(...\) specs; got 3\.$"):
         summarise(gb, "p", "y", metrics=[3])
+    with pytest.raises(ValueError, match=r"^`metrics` must name calibr metrics \('ece', 'mce', "
+                       r"'skce', 'mmce'\) or be callables; got 3\.$"):
+        summarise(gb, "p", "y", metrics=[Metric(3)])
+    with pytest.raises(ValueError, match=r"^`metrics` must be a metric, a list of metrics or a "
+                       r"dict of them; got int\.$"):
+        summarise(gb, "p", "y", metrics=5)
+    with pytest.raises(ValueError, match=r"^`p` must be a column name or a list of column names; "
+                       r"got set\.$"):
+        summarise(gb, {"p"}, "y")
     with pytest.raises(ValueError, match=r"The metric 'mce\(bns=2\)' has no option 'bns'; "
                        r"its options are bins, type\."):
         metric("mce", bns=2)
@@ -475,9 +541,11 @@ def test_errors_on_arguments():
     with pytest.raises(TypeError, match=r"`data` must be a pandas DataFrame or DataFrameGroupBy "
                        r"\(df.groupby\(...\)\); got SeriesGroupBy\."):
         summarise(df.groupby("model")["p"], "p", "y")
-    with pytest.raises(ValueError, match=r"The metric column 'model' has the name of a group "
-                       r"key"):
+    with pytest.raises(ValueError, match=r"^The metric column 'model' has the name of a group "
+                       r"key; name it differently with a dict or a keyword argument\.$"):
         summarise(gb, "p", "y", model="ece")
+    with pytest.raises(ValueError, match=r"^`na_rm` must be True or False; got 1\.$"):
+        summarise(gb, "p", "y", na_rm=1)
 
 
 def test_bad_values_name_the_group_and_position_within_it():

@@ -217,6 +217,21 @@ def test_per_group_observed_false_leaves_out_empty_groups():
     assert list(empty.columns) == ["k", *TABLE_COLUMNS] and len(empty) == 0
 
 
+def test_per_group_time_bins_leave_out_the_empty_bin():
+    # pandas numbers the empty daily bin in ngroup(); the table has no row for it
+    rng = np.random.default_rng(3)
+    days = ["2020-01-01"] * 10 + ["2020-01-03"] * 10 + ["2020-01-04"] * 10
+    p = rng.random(30)
+    df = pd.DataFrame({"t": pd.to_datetime(days), "p": p, "y": (rng.random(30) < p).astype(int)})
+    t = calibration_table("p", "y", bins=4, data=df.groupby(pd.Grouper(key="t", freq="D")))
+    assert list(t.columns) == ["t", *TABLE_COLUMNS]
+    assert sorted(t["t"].dt.day.unique()) == [1, 3, 4]
+    for day, g in df.groupby("t"):
+        got = t[t["t"] == day].drop(columns="t").reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, calibration_table(g["p"], g["y"], bins=4),
+                                      check_exact=True)
+
+
 # --------------------------------------------------------------------------
 # errors
 
@@ -235,8 +250,10 @@ def test_errors():
     with pytest.raises(ValueError, match=r"`p_prefix` needs `data`: it selects columns of a data "
                        r"frame\."):
         calibration_table(None, [1], p_prefix="p_")
-    with pytest.raises(ValueError, match=r"`na_rm` must be True or False; got 1\."):
+    with pytest.raises(ValueError, match=r"^`na_rm` must be True or False; got 1\.$"):
         calibration_table([0.5], [1], na_rm=1)
+    with pytest.raises(ValueError, match=r"^`na_rm` must be True or False; got 'no'\.$"):
+        calibration_table("p", "y", na_rm="no", data=pd.DataFrame({"p": [0.5], "y": [1]}))
     df = pd.DataFrame({"g": ["a", "b"], "p": [0.5, 1.5], "y": [1, 0]})
     with pytest.raises(ValueError, match=r"^`p` must lie in \[0, 1\]; 1 value does not, the first "
                        r"at position 0 \(1\.5\)\. \[group g='b'\]$"):
