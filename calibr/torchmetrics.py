@@ -104,15 +104,97 @@ def _as_array(x: Any, name: str) -> np.ndarray:
     if isinstance(x, (pd.Series, pd.DataFrame, pd.Index)):
         arr = x.to_numpy()
     elif isinstance(x, (list, tuple)):
-        arr = np.asarray(x)
-        if arr.dtype == np.float64:
-            # torch.tensor(list) makes float32 from Python floats; so does calibr
-            arr = arr.astype(np.float32)
+        dtype = _list_dtype(x, name)
+        try:
+            arr = np.asarray(x, dtype=dtype)
+        except OverflowError as err:
+            raise InputError(
+                f"`{name}` must hold integers within the int64 range, as torch.tensor needs; "
+                f"got a larger one ({err})."
+            ) from None
+        except (ValueError, TypeError) as err:
+            raise InputError(
+                f"`{name}` must be a rectangular (nested) list of numbers, as torch.tensor "
+                f"needs; numpy could not read it ({err})."
+            ) from None
     else:
         arr = np.asarray(x)
     if arr.dtype.kind not in "biuf":
         raise InputError(f"`{name}` must hold numbers; got an array of dtype {arr.dtype}.")
     return arr
+
+
+def _default_float(name: str) -> np.dtype:
+    """The dtype ``torch.tensor`` gives Python floats: torch's default dtype (float32)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return np.dtype(np.float32)
+    default = str(torch.get_default_dtype()).removeprefix("torch.")
+    if default == "bfloat16":
+        raise InputError(
+            f"`{name}` is a list, and torch's default dtype is bfloat16, which calibr does not "
+            "reproduce; pass a float32 or float64 array or tensor instead."
+        )
+    return np.dtype(default)
+
+
+def _promote(a: np.dtype, b: np.dtype) -> np.dtype:
+    """torch.promote_types for the bool, integer and float dtypes numpy has.
+
+    A float wins over any integer or bool and keeps its own width (torch:
+    int64 with float32 is float32, where numpy makes float64); two floats give the
+    wider; integers promote as in numpy (which agrees with torch where torch
+    defines the result).
+    """
+    if a == b or b.kind == "b":
+        return a
+    if a.kind == "b":
+        return b
+    if a.kind == "f" or b.kind == "f":
+        return max((d for d in (a, b) if d.kind == "f"), key=lambda d: d.itemsize)
+    return np.promote_types(a, b)
+
+
+def _list_dtype(x: list | tuple, name: str) -> np.dtype | None:
+    """The dtype ``torch.tensor(x)`` infers for a (nested) list or tuple.
+
+    torch gives each element a dtype (Python bool: bool; int: int64; float:
+    torch's default dtype, float32; a numpy scalar or array: its own dtype) and
+    promotes them with ``torch.promote_types``; an empty list is the default float.
+    None when an element is of another kind (then numpy decides, and a non-numeric
+    result is refused).
+    """
+    found: set[np.dtype] = set()
+    level: list | tuple = x
+    while len(level):
+        nested = False
+        for tp in set(map(type, level)):
+            if issubclass(tp, np.generic):  # before float: np.float64 subclasses float
+                found.add(np.dtype(tp))
+            elif issubclass(tp, bool):  # before int: bool subclasses int
+                found.add(np.dtype(np.bool_))
+            elif issubclass(tp, int):
+                found.add(np.dtype(np.int64))
+            elif issubclass(tp, float):
+                found.add(_default_float(name))
+            elif issubclass(tp, np.ndarray):
+                found.update(a.dtype for a in level if isinstance(a, np.ndarray))
+            elif issubclass(tp, (list, tuple)):
+                nested = True
+            else:
+                return None
+        if not nested:
+            break
+        level = [v for item in level if isinstance(item, (list, tuple)) for v in item]
+    if not found:
+        return _default_float(name)
+    dtypes = sorted(found, key=str)
+    if any(d.kind not in "biuf" for d in dtypes):
+        return None
+    out = dtypes[0]
+    for d in dtypes[1:]:
+        out = _promote(out, d)
+    return out
 
 
 def _target_codes(target: np.ndarray) -> np.ndarray:
@@ -142,10 +224,18 @@ def _position(flat: int, shape: tuple[int, ...]) -> str:
     return f"index {tuple(int(i) for i in np.unravel_index(flat, shape))}"
 
 
-def _nan_error(flat: int, shape: tuple[int, ...], what: str = "value") -> InputError:
+def _count_text(count: int, what: str) -> str:
+    """'1 value does' / '3 values do' (``what`` is singular)."""
+    return f"{count} {what} does" if count == 1 else f"{count} {what}s do"
+
+
+def _nan_error(bad: np.ndarray, shape: tuple[int, ...], what: str = "value") -> InputError:
+    """The NaN message for the flat mask ``bad`` over ``shape`` (values, or rows of classes)."""
+    where = np.flatnonzero(bad)
     return InputError(
-        f"`preds` must not contain NaN; the first NaN {what} is at {_position(flat, shape)}. "
-        "(torchmetrics would return a number: it bins NaN with the confidences of 1.0.)"
+        f"`preds` must not contain NaN; {_count_text(where.size, what)}, the first at "
+        f"{_position(int(where[0]), shape)}. (torchmetrics would return a number: it bins NaN "
+        "with the confidences of 1.0.)"
     )
 
 
@@ -200,7 +290,10 @@ def _binary_fill(flat, codes, shape, has_ignore, ignore, ignore_index, validate_
     if first_bad >= 0:
         _binary_target_check(codes, has_ignore, ignore, shape, ignore_index)
     if first_nan >= 0:
-        raise _nan_error(first_nan, shape)
+        nan = np.isnan(flat)
+        if has_ignore:
+            nan &= codes != ignore
+        raise _nan_error(nan, shape)
     if has_ignore:  # logits: sigmoid on every kept value
         keep = codes != ignore
         flat, codes = flat[keep], codes[keep]
@@ -212,11 +305,14 @@ def _binary_target_check(codes, has_ignore, ignore, shape, ignore_index) -> None
     if has_ignore:
         bad &= codes != ignore
     if bad.any():
-        first = int(np.flatnonzero(bad)[0])
+        where = np.flatnonzero(bad)
+        first = int(where[0])
         allowed = "0 and 1" + ("" if ignore_index is None else f" (and {ignore_index}, ignored)")
         raise RuntimeError(
-            f"`target` must hold only {allowed}; found the values {_unique_text(codes)}, "
-            f"the first bad one at {_position(first, shape)} ({codes[first].item()!r})."
+            f"`target` must hold only {allowed}; {_count_text(where.size, 'value')} not, "
+            "the first at "
+            f"{_position(first, shape)} ({codes[first].item()!r}). Its distinct values are "
+            f"{_unique_text(codes)}."
         )
 
 
@@ -289,18 +385,22 @@ def _multiclass_fill(rows, codes, t_shape, has_ignore, ignore, *state):
     if _k.multiclass_accumulate_checked(rows, codes, has_ignore, ignore, *state):
         return
     _, _, first_nan = _k.multiclass_scan(rows, codes, has_ignore, ignore)
+    keep = codes != ignore if has_ignore else np.ones(codes.size, dtype=bool)
     if first_nan >= 0:
-        raise _nan_error(first_nan, t_shape, "row")
+        raise _nan_error(np.isnan(rows).any(axis=1) & keep, t_shape, "row")
     if has_ignore:  # logits: softmax over the classes of every kept row
-        keep = codes != ignore
         rows, codes = rows[keep], codes[keep]
     with np.errstate(invalid="ignore", over="ignore"):
         rows = _k.softmax(rows)
-    bad_rows = np.isnan(rows).any(axis=1)
-    if bad_rows.any():
+    undefined = np.isnan(rows).any(axis=1)
+    if undefined.any():
+        bad = np.zeros(keep.size, dtype=bool)
+        bad[np.flatnonzero(keep)[undefined]] = True  # back to positions in the batch
+        where = np.flatnonzero(bad)
         raise InputError(
-            "`preds` holds logits whose softmax is undefined (a row with +inf, or with "
-            f"-inf only); {int(bad_rows.sum())} such kept rows."
+            "`preds` holds logits, so every row must have a softmax (no +inf, and not -inf "
+            f"only); {_count_text(where.size, 'row')} not, the "
+            f"first at {_position(int(where[0]), t_shape)}."
         )
     _k.multiclass_accumulate(rows, codes, False, ignore, *state)
 
@@ -549,8 +649,10 @@ def binary_calibration_error(
     preds : array-like of float, shape (N, ...)
         Probabilities of the positive class, or logits: if any kept value lies
         outside [0, 1], the sigmoid is applied to all of them. float32 or float64
-        (numpy arrays, pandas objects, torch tensors); a list becomes float32, as
-        ``torch.tensor(list)`` does. Extra dimensions are flattened.
+        (numpy arrays, pandas objects, torch tensors). A list or tuple takes the
+        dtype ``torch.tensor(list)`` gives it: float32 for Python floats (torch's
+        default dtype), float64 for numpy float64 scalars, the wider float when
+        they are mixed. Extra dimensions are flattened.
     target : array-like, shape (N, ...)
         0 or 1 (bool, integer or float), or ``ignore_index``.
     n_bins : int, default 15
@@ -621,8 +723,9 @@ def multiclass_calibration_error(
     preds : array-like of float, shape (N, C, ...)
         Probabilities, or logits: if any kept value lies outside [0, 1], the
         softmax over the classes is applied to every kept row. float32 or float64;
-        a pandas DataFrame has one column per class. Extra dimensions are flattened
-        into the samples.
+        a pandas DataFrame has one column per class; a nested list takes the dtype
+        ``torch.tensor`` gives it (see :func:`binary_calibration_error`). Extra
+        dimensions are flattened into the samples.
     target : array-like of int, shape (N, ...)
         0-based classes ``0..num_classes-1``, or ``ignore_index``.
     num_classes : int

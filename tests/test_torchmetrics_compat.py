@@ -9,6 +9,7 @@ mark; the rest run anywhere.
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 import textwrap
@@ -708,6 +709,157 @@ def test_pandas_lists_and_tensors_agree(torchmetrics_mod):
     _same(multiclass_calibration_error(P.to_numpy().tolist(), t.tolist(), 3, 3), ref, np.float32)
 
 
+_RNG_LISTS = np.random.default_rng(7)
+_VALS = _RNG_LISTS.random(40)
+_YS = _RNG_LISTS.integers(0, 2, 40)
+
+#: list inputs and the dtype torch.tensor(list) gives them (torch 2.13, default dtype float32)
+LIST_CASES = {
+    "python floats": ([float(v) for v in _VALS], np.float32),
+    "np.float64 scalars": (list(_VALS), np.float64),
+    "np.float32 scalars": (list(_VALS.astype(np.float32)), np.float32),
+    "tuple of python floats": (tuple(float(v) for v in _VALS), np.float32),
+    "python floats and ints": ([0, 1, *(float(v) for v in _VALS[2:])], np.float32),
+    "np.float64 and python floats": ([_VALS[0], *(float(v) for v in _VALS[1:])], np.float64),
+    "np.float32 and python floats": (
+        [np.float32(_VALS[0]), *(float(v) for v in _VALS[1:])],
+        np.float32,
+    ),
+    "np.float32 and np.float64": (
+        [np.float32(_VALS[0]), *_VALS[1:]],
+        np.float64,
+    ),
+    "np.int64 and python floats": ([np.int64(1), *(float(v) for v in _VALS[1:])], np.float32),
+    "np.float32 and ints": ([np.float32(_VALS[0]), 1, *_VALS[2:].astype(np.float32)], np.float32),
+    "bools and python floats": ([True, False, *(float(v) for v in _VALS[2:])], np.float32),
+    "bools and np.float64": ([True, False, *_VALS[2:]], np.float64),
+}
+
+#: targets as lists: torch.tensor gives int64, bool, float32 (Python floats) or float64
+TARGET_CASES = {
+    "ints": ([int(v) for v in _YS], np.int64),
+    "bools": ([bool(v) for v in _YS], np.bool_),
+    "python floats": ([float(v) for v in _YS], np.float32),
+    "np.float64 scalars": (list(_YS.astype(np.float64)), np.float64),
+    "ints and bools": ([True, *(int(v) for v in _YS[1:])], np.int64),
+    "np.int32 scalars": (list(_YS.astype(np.int32)), np.int32),
+}
+
+
+@pytest.mark.parametrize("case", list(LIST_CASES))
+def test_list_dtypes_follow_torch_tensor_without_torch(case):
+    from calibr.torchmetrics import _as_array
+
+    values, dtype = LIST_CASES[case]
+    assert _as_array(values, "preds").dtype == dtype
+    assert _as_array([values[:20], values[20:]], "preds").dtype == dtype  # nested: the same
+    ours = binary_calibration_error(values, [int(v) for v in _YS])
+    assert ours.dtype == dtype
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("case", list(LIST_CASES))
+def test_list_preds_match_torchmetrics_dtype_and_value(torchmetrics_mod, case):
+    import torch
+
+    bfn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    mfn = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")
+    values, dtype = LIST_CASES[case]
+    target = [int(v) for v in _YS]
+    assert torch.tensor(values).dtype == getattr(torch, np.dtype(dtype).name)  # the table is right
+    for norm in NORMS:
+        ours = binary_calibration_error(values, target, n_bins=7, norm=norm)
+        _same(ours, bfn(torch.tensor(values), torch.tensor(target), 7, norm), dtype, case)
+    # as a (20, 2) multiclass list of rows (multiclass works in float32 throughout)
+    rows = [list(values[i : i + 2]) for i in range(0, 40, 2)]
+    t = target[:20]
+    ours = multiclass_calibration_error(rows, t, 2, n_bins=5)
+    _same(ours, mfn(torch.tensor(rows), torch.tensor(t), 2, 5), np.float32, case)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("case", list(TARGET_CASES))
+def test_list_targets_match_torchmetrics(torchmetrics_mod, case):
+    import torch
+
+    from calibr.torchmetrics import _as_array
+
+    bfn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    target, dtype = TARGET_CASES[case]
+    assert _as_array(target, "target").dtype == dtype
+    assert torch.tensor(target).dtype == getattr(torch, np.dtype(dtype).name)
+    p = _VALS.astype(np.float32)
+    _same(binary_calibration_error(p, target), bfn(_tensor(p), torch.tensor(target)), np.float32)
+
+
+@pytest.mark.torch
+def test_list_dtype_inference_equals_torch_on_every_small_mix(torchmetrics_mod):
+    import warnings
+
+    import torch
+
+    from calibr.torchmetrics import _as_array
+
+    elements = [True, 1, 0.5, np.float64(0.5), np.float32(0.5), np.float16(0.5), np.int64(1)]
+    elements += [np.int32(1), np.int8(1), np.uint8(1), np.bool_(True)]
+    checked = 0
+    for size in (1, 2, 3):
+        for combo in itertools.product(elements, repeat=size):
+            values = list(combo)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    expected = str(torch.tensor(values).dtype).removeprefix("torch.")
+            except (TypeError, RuntimeError):  # torch refuses e.g. np.bool_ with ints
+                continue
+            assert _as_array(values, "preds").dtype == np.dtype(expected), values
+            assert _as_array([values, values], "preds").dtype == np.dtype(expected), values
+            checked += 1
+    assert checked > 1000
+    assert _as_array([], "preds").dtype == np.float32 == np.dtype(str(torch.tensor([]).dtype)[6:])
+
+
+@pytest.mark.torch
+def test_list_of_python_floats_follows_torchs_default_dtype(torchmetrics_mod):
+    import torch
+
+    bfn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    values, target = [float(v) for v in _VALS], [int(v) for v in _YS]
+    before = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float64)
+        ours = binary_calibration_error(values, target)
+        theirs = bfn(torch.tensor(values), torch.tensor(target))
+        _same(ours, theirs, np.float64)
+        torch.set_default_dtype(torch.bfloat16)
+        with pytest.raises(
+            InputError,
+            match=r"`preds` is a list, and torch's default dtype is bfloat16, which calibr does "
+            r"not reproduce; pass a float32 or float64 array or tensor instead\.",
+        ):
+            binary_calibration_error(values, target)
+    finally:
+        torch.set_default_dtype(before)
+    assert binary_calibration_error(values, target).dtype == np.float32
+
+
+def test_unreadable_lists_are_refused():
+    with pytest.raises(
+        InputError,
+        match=r"`preds` must be a rectangular \(nested\) list of numbers, as torch\.tensor needs; "
+        r"numpy could not read it \(.*inhomogeneous",
+    ):
+        binary_calibration_error([[0.1, 0.2], [0.3]], [[0, 1], [1]])
+    with pytest.raises(
+        InputError,
+        match=r"`target` must hold integers within the int64 range, as torch\.tensor needs; "
+        r"got a larger one \(",
+    ):
+        binary_calibration_error([0.1, 0.2], [0, 2**70])
+    with pytest.raises(InputError, match=r"`preds` must hold numbers; got an array of dtype <U1"):
+        binary_calibration_error(["a", "b"], [0, 1])
+
+
 def test_inputs_are_not_modified():
     p = np.array([-1.0, 0.5, 2.0, 0.3])
     y = np.array([0, 1, -1, 1])
@@ -755,7 +907,8 @@ ERROR_CASES = [
         (np.full((2, 2, 3), np.nan), np.zeros((2, 3), dtype=int), 2),
         {},
         InputError,
-        r"the first NaN row is at index \(0, 0\)\.",
+        r"`preds` must not contain NaN; 6 rows do, the first at index \(0, 0\)\. "
+        r"\(torchmetrics would return a number",
         None,
     ),
     (
@@ -780,7 +933,7 @@ ERROR_CASES = [
         (pd.Series([0.2, None], dtype="Float64"), pd.Series([0, 1], dtype="Int64")),
         {},
         InputError,
-        r"`preds` must not contain NaN; the first NaN value is at position 1\.",
+        r"`preds` must not contain NaN; 1 value does, the first at position 1\.",
         None,
     ),
     (
@@ -836,8 +989,8 @@ ERROR_CASES = [
         (PB, np.array([0, 2])),
         {},
         RuntimeError,
-        r"`target` must hold only 0 and 1; found the values \[0, 2\], the first"
-        r" bad one at position 1 \(2\)\.",
+        r"`target` must hold only 0 and 1; 1 value does not, the first at position 1 \(2\)\. "
+        r"Its distinct values are \[0, 2\]\.$",
         True,
     ),
     (
@@ -845,10 +998,19 @@ ERROR_CASES = [
         (PB, np.array([-1, 2])),
         {"ignore_index": -1},
         RuntimeError,
-        r"only 0 and 1 \(and -1, ignored\); found the values \[-1, 2\]",
+        r"`target` must hold only 0 and 1 \(and -1, ignored\); 1 value does not, the first "
+        r"at position 1 \(2\)\. Its distinct values are \[-1, 2\]\.$",
         True,
     ),
-    ("b", (PB, np.array([0.0, 0.5])), {}, RuntimeError, r"found the values \[0\.0, 0\.5\]", True),
+    (
+        "b",
+        (np.array([0.2, 0.7, 0.4, 0.9]), np.array([0.0, 0.5, 2.0, 1.0])),
+        {},
+        RuntimeError,
+        r"`target` must hold only 0 and 1; 2 values do not, the first at position 1 \(0\.5\)\. "
+        r"Its distinct values are \[0\.0, 0\.5, 1\.0, 2\.0\]\.$",
+        True,
+    ),
     (
         "b",
         (np.array([0, 2]), TB),
@@ -876,10 +1038,10 @@ ERROR_CASES = [
     ),
     (
         "b",
-        (np.array([0.2, np.nan]), TB),
-        {},
+        (np.array([0.2, np.nan, 0.5, np.nan, np.nan]), np.array([0, 1, 1, 0, -1])),
+        {"ignore_index": -1},
         InputError,
-        r"`preds` must not contain NaN; the first NaN value is at position 1\.",
+        r"`preds` must not contain NaN; 2 values do, the first at position 1\.",
         False,
     ),
     (
@@ -1011,7 +1173,7 @@ ERROR_CASES = [
         (np.array([[0.2, np.nan], [0.5, 0.5]]), np.array([0, 1]), 2),
         {},
         InputError,
-        r"the first NaN row is at position 0\.",
+        r"`preds` must not contain NaN; 1 row does, the first at position 0\.",
         False,
     ),
     (
@@ -1019,7 +1181,32 @@ ERROR_CASES = [
         (np.array([[np.inf, 1.0], [0.5, 0.5]]), np.array([0, 1]), 2),
         {},
         InputError,
-        r"logits whose softmax is undefined .* 1 such kept rows\.",
+        r"`preds` holds logits, so every row must have a softmax \(no \+inf, and not -inf "
+        r"only\); 1 row does not, the first at position 0\.$",
+        False,
+    ),
+    (
+        "m",
+        (
+            np.array([[0.2, 0.8], [np.inf, 1.0], [np.inf, 0.0], [5.0, np.inf], [-np.inf, -np.inf]]),
+            np.array([0, 9, 1, 0, 1]),
+            2,
+        ),
+        {"ignore_index": 9},
+        InputError,
+        r"every row must have a softmax .*; 3 rows do not, the first at position 2\.$",
+        False,
+    ),
+    (
+        "m",
+        (
+            np.full((2, 2, 3), 7.0) + np.array([0.0, np.inf])[None, :, None],
+            np.zeros((2, 3), int),
+            2,
+        ),
+        {},
+        InputError,
+        r"every row must have a softmax .*; 6 rows do not, the first at index \(0, 0\)\.$",
         False,
     ),
 ]
