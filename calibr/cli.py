@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from ._validation import InputError, check_bins
 from .frame import Metric, _classes_from_names, metric, resolve_columns, summarise
 from .table import TABLE_COLUMNS, calibration_table
 
@@ -59,7 +60,8 @@ sets them itself.
 multiclass: with --prob-prefix p_ the columns p_<label> hold the probability of
 each class; numeric labels match the columns whose suffix is that integer (the
 label 3 is the class of p_3). With --prob a b c, labels must equal the column
-names, be R's 1-based codes, or be given by --classes.
+names, or --classes must give the label of each column (e.g. --classes 1,2,3 for
+R's 1-based codes).
 
 exit status: 0 on success, 2 for bad input (one line on stderr, nothing written).
 """
@@ -144,7 +146,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--plot", metavar="PATH",
         help="also write reliability diagrams (one panel per group; multiclass: the "
         "top-label confidence unless --type classwise, which draws a curve per class) to "
-        "PATH (.png, .pdf, .svg); needs matplotlib (pip install calibr[plot])",
+        "PATH (.png, .pdf, .svg); needs matplotlib (pip install matplotlib)",
     )
     return parser
 
@@ -176,10 +178,16 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
+_BOOLS = {"True": True, "TRUE": True, "False": False, "FALSE": False}
+
+
 def _value(text: str) -> Any:
+    """An option value: a quoted string, True/False (R's TRUE/FALSE), a number, else a string."""
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
+    if text in _BOOLS:
+        return _BOOLS[text]
     for conv in (int, float):
         try:
             return conv(text)
@@ -236,7 +244,7 @@ def _with_defaults(specs, bins, type_) -> list[tuple[str, Metric]]:
 
 def _read(file: str) -> pd.DataFrame:
     if file == "-":
-        return pd.read_csv(sys.stdin)
+        return _read_csv(sys.stdin, "-")
     path = Path(file)
     if not path.exists():
         raise CLIError(f"{file}: no such file.")
@@ -248,13 +256,26 @@ def _read(file: str) -> pd.DataFrame:
             return pd.read_parquet(path)
         except ImportError:
             raise CLIError(
-                "reading Parquet needs pyarrow; install it with `pip install calibr[parquet]`."
+                "reading Parquet needs pyarrow; install it with `pip install pyarrow`."
             ) from None
     if re.search(r"\.(csv|txt)(\.(gz|bz2|xz|zip|zst))?$", name):
-        return pd.read_csv(path)
+        return _read_csv(path, file)
     raise CLIError(
         f"{file}: cannot tell the format from the extension; use .csv or .parquet."
     )
+
+
+def _read_csv(source: Any, file: str) -> pd.DataFrame:
+    """pd.read_csv, with the file named in the message when it cannot be read."""
+    try:
+        return pd.read_csv(source)
+    except UnicodeDecodeError as err:
+        raise CLIError(
+            f"{file}: cannot read it as CSV: it is not UTF-8 text (it has the byte "
+            f"0x{err.object[err.start]:02x})."
+        ) from None
+    except ValueError as err:  # pandas' ParserError and EmptyDataError
+        raise CLIError(f"{file}: cannot read it as CSV: {str(err).rstrip('.')}.") from None
 
 
 def _datasets(args) -> list[tuple[str | None, pd.DataFrame, dict[str, Any]]]:
@@ -323,11 +344,37 @@ def _columns(frame: pd.DataFrame, ca: dict[str, Any], classes_text: str | None):
     try:
         resolve_columns(frame, p, ca["y"], ca["p_prefix"], classes)
     except ValueError as err:
-        msg = str(err)
-        msg = msg.replace("`p_prefix`", "--prob-prefix").replace("`p`", "--prob")
-        msg = msg.replace("`y`", "--label").replace("classes=", "--classes")
-        raise CLIError(msg) from None
+        raise CLIError(_cli_words(str(err))) from None
     return p, classes
+
+
+#: The Python arguments named in calibr's messages, and the options that set them.
+_OPTION_WORDS = (
+    ("the column names of the DataFrame `p`", "the names of the --prob columns"),
+    ("`p_prefix`", "--prob-prefix"),
+    ("`p`", "--prob"),
+    ("`y`", "--label"),
+    ("`classes`", "--classes"),
+    ("classes=(negative, positive)", "--classes NEGATIVE,POSITIVE"),
+    ("classes= ", "--classes "),
+    ("na_rm=True", "--na-rm"),
+)
+
+
+def _cli_words(msg: str) -> str:
+    """A message of calibr's Python API with its argument names as command-line options."""
+    for python, option in _OPTION_WORDS:
+        msg = msg.replace(python, option)
+    return msg
+
+
+def _check_key_names(by: list | None, outputs: Sequence[str], what: str) -> None:
+    """Grouping columns must not have the name of a column the report adds."""
+    for col in by or []:
+        if col in outputs:
+            raise CLIError(
+                f"--by: the column {col!r} has the name of {what}; rename it in the data."
+            )
 
 
 # --------------------------------------------------------------------------
@@ -400,8 +447,11 @@ def _write_all(outputs: list[tuple[str, bytes]]) -> None:
 
 
 def _report(args) -> int:
-    if args.bins is not None and args.bins < 1:
-        raise CLIError(f"--bins must be a positive integer; got {args.bins}.")
+    if args.bins is not None:
+        try:
+            check_bins(args.bins)
+        except InputError as err:
+            raise CLIError(str(err).replace("`bins`", "--bins")) from None
     if args.prob is not None and args.prob_prefix is not None:
         raise CLIError("give the probability columns by --prob or by --prob-prefix, not both.")
     fmt = _format(args)
@@ -417,6 +467,11 @@ def _report(args) -> int:
     for name, frame, ca in _datasets(args):
         p, classes = _columns(frame, ca, args.classes)
         by = ca["by"]
+        if not args.per_bin:
+            _check_key_names(by, ["n"], "the report's row count")
+            _check_key_names(by, [col for col, _ in specs], "a metric column of the report")
+        if args.per_bin or args.plot:
+            _check_key_names(by, TABLE_COLUMNS, "a column of the per-bin table")
         # missing keys form their own group, so that no row is dropped silently
         data = frame.groupby(by, sort=True, dropna=False, observed=True) if by else frame
         common = {"p_prefix": ca["p_prefix"], "classes": classes, "na_rm": args.na_rm}
@@ -492,7 +547,7 @@ def _plot(table: pd.DataFrame, path: str) -> bytes:
         fig.savefig(buf, format=fmt)
     except ImportError:
         raise CLIError(
-            "--plot needs matplotlib; install it with `pip install calibr[plot]`."
+            "--plot needs matplotlib; install it with `pip install matplotlib`."
         ) from None
     return buf.getvalue()
 
@@ -528,13 +583,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(args)
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    except (OverflowError, MemoryError) as err:  # e.g. a huge number of bins
+        what = "a number is too large" if isinstance(err, OverflowError) else "out of memory"
+        detail = f" ({err})" if str(err) else ""
+        msg = f"{what} for this computation{detail}; check --bins and the metric options."
     except (CLIError, ValueError, TypeError, KeyError, OSError, ImportError) as err:
         msg = str(err) if not isinstance(err, KeyError) else f"missing column {err}"
         if isinstance(err, OSError) and getattr(err, "filename", None):
             msg = f"{err.filename}: {err.strerror or err}"
-        msg = " ".join(msg.split())  # one line
-        print(f"calibr: error: {msg}", file=sys.stderr)
-        return 2
+        elif isinstance(err, (ValueError, TypeError)) and not isinstance(err, CLIError):
+            msg = _cli_words(msg)
+    msg = " ".join(msg.split())  # one line
+    print(f"calibr: error: {msg}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -234,16 +234,18 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
          r"--label must name a column of the data; got 'label'\.$"),
         (lambda t: ["report", write(t, GOOD), "-g", "model"], r"--by: no column 'model' in the"),
         (lambda t: ["report", write(t, GOOD.assign(p=[0.2, 1.7, 0.4])), "-g", "m"],
-         r"`p` must lie in \[0, 1\]; 1 value does not, the first at position 1 \(1\.7\)\. "
+         r"--prob must lie in \[0, 1\]; 1 value does not, the first at position 1 \(1\.7\)\. "
          r"\[group m='a'\]$"),
         (lambda t: ["report", write(t, GOOD.assign(y=[0, 2, 1]))],
-         r"`y` must be 0/1 or boolean for a vector `p`"),
+         r"--label must be 0/1 or boolean for a vector --prob"),
         (lambda t: ["report", write(t, GOOD.assign(p=[0.2, None, 0.4]))],
-         r"`p` must not contain missing values; .* Pass na_rm=True"),
-        (lambda t: ["report", write(t, GOOD.assign(p=["x", "y", "z"]))], r"`p` must be numeric"),
+         r"--prob must not contain missing values; .* Pass --na-rm to drop incomplete "
+         r"observations\.$"),
+        (lambda t: ["report", write(t, GOOD.assign(p=["x", "y", "z"]))],
+         r"--prob must be numeric"),
         (lambda t: ["report", write(t, pd.DataFrame({"p_0": [0.5, 0.3], "p_1": [0.6, 0.7],
                                                      "y": [0, 1]})), "--prob-prefix", "p_"],
-         r"`p` rows must sum to 1 \(within 1e-06\); 1 row does not, the first at row 0"),
+         r"--prob rows must sum to 1 \(within 1e-06\); 1 row does not, the first at row 0"),
         (lambda t: ["report", write(t, GOOD), "-m", "ece,brier"],
          r"`metrics` must name calibr metrics .* got 'brier'\.$"),
         (lambda t: ["report", write(t, GOOD), "-m", "mce(bns=2)"],
@@ -256,7 +258,35 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
         (lambda t: ["report", write(t, GOOD), "-m", "ece,,mce"], r"--metrics: empty entry"),
         (lambda t: ["report", write(t, GOOD), "-m", "ece,ece"], r"--metrics: 'ece' appears twice"),
         (lambda t: ["report", write(t, GOOD), "--bins", "0"],
-         r"--bins must be a positive integer; got 0\.$"),
+         r"error: --bins must be a single positive integer; got 0\.$"),
+        (lambda t: ["report", write(t, GOOD), "--bins", "1099511627776"],
+         r"error: --bins must be .*; got 1099511627776\.$"),
+        (lambda t: ["report", write(t, GOOD), "-m", "ece(bins=1e20)"],
+         r"error: `bins` must be .*; got 1e\+20\. \[metric 'ece\(bins=1e20\)'\]$"),
+        (lambda t: ["report", write(t, GOOD), "-m", "ece(bins=True)"],
+         r"error: `bins` must be a single positive integer; got True\. "
+         r"\[metric 'ece\(bins=True\)'\]$"),
+        (lambda t: ["report", write(t, GOOD), "-m", "mce(bins=FALSE)"],
+         r"error: `bins` must be a single positive integer; got False\. "),
+        (lambda t: ["report", write(t, GOOD.assign(n=[1, 1, 2])), "--by", "n"],
+         r"error: --by: the column 'n' has the name of the report's row count; rename it in the "
+         r"data\.$"),
+        (lambda t: ["report", write(t, GOOD.assign(ece=[1, 1, 2])), "--by", "m", "ece"],
+         r"error: --by: the column 'ece' has the name of a metric column of the report; rename "
+         r"it in the data\.$"),
+        (lambda t: ["report", write(t, GOOD.assign(n=[1, 1, 2])), "--by", "n", "--per-bin"],
+         r"error: --by: the column 'n' has the name of a column of the per-bin table; rename it "
+         r"in the data\.$"),
+        (lambda t: ["report", write(t, GOOD.assign(y=[3, 1, 2]).rename(columns={"p": "p_1"})
+                                    .assign(p_2=[0.5, 0.2, 0.4], p_3=[0.3, 0.1, 0.2])),
+                    "--prob", "p_1", "p_2", "p_3"],
+         r"error: --label must be one of the class labels \('p_1', 'p_2', 'p_3'\); 3 values do "
+         r"not, the first at position 0 \(3\)\. Labels are matched to the names of the --prob "
+         r"columns; pass --classes to give the label of each column\.$"),
+        (lambda t: ["report", write(t, GOOD.assign(y=["no", "yes", "yes"]))],
+         r"error: --label .* Pass --classes NEGATIVE,POSITIVE to name other labels\.$"),
+        (lambda t: ["report", write(t, GOOD.assign(p=[None, None, None])), "--na-rm"],
+         r"error: --prob and --label have no complete observations: --na-rm dropped all 3\.$"),
         (lambda t: ["report", write(t, GOOD), "--bins", "2.5"],
          r"argument --bins: invalid int value: '2\.5' \(see `calibr report --help`\)$"),
         (lambda t: ["report", write(t, GOOD), "--type", "top"],
@@ -270,7 +300,8 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
         (lambda t: ["report", "-p", "q"], r"--prob need FILE or --example"),
         (lambda t: ["report", write(t, GOOD), "--unknown"], r"unrecognized arguments: --unknown"),
         (lambda t: ["frobnicate"], r"argument COMMAND: invalid choice: 'frobnicate'"),
-        (lambda t: ["report", write(t, pd.DataFrame()), "-p", "p"], r"No columns to parse"),
+        (lambda t: ["report", write(t, pd.DataFrame()), "-p", "p"],
+         r"error: .*bad\.csv: cannot read it as CSV: No columns to parse from file\.$"),
         (lambda t: ["report", write(t, GOOD.assign(y=[3, 4, 3]).rename(columns={"p": "p_x"})
                                     .assign(p_y=[0.8, 0.3, 0.6]).assign(p_x=[0.2, 0.7, 0.4])),
                     "--prob-prefix", "p_"],
@@ -330,8 +361,9 @@ def test_plot_without_matplotlib(capsys, tmp_path, monkeypatch):
                  "--plot", str(tmp_path / "r.png")])
     _, err = capsys.readouterr()
     assert code == 2
+    # calibr is not on PyPI: the hint names the package that is
     assert err == ("calibr: error: --plot needs matplotlib; install it with "
-                   "`pip install calibr[plot]`.\n")
+                   "`pip install matplotlib`.\n")
     assert not out_file.exists() and not (tmp_path / "r.png").exists()
 
 
@@ -347,7 +379,7 @@ def test_parquet_without_pyarrow(capsys, tmp_path, monkeypatch):
     _, err = capsys.readouterr()
     assert code == 2
     assert err == ("calibr: error: reading Parquet needs pyarrow; install it with "
-                   "`pip install calibr[parquet]`.\n")
+                   "`pip install pyarrow`.\n")
 
 
 def test_corrupt_parquet(capsys, tmp_path):
@@ -357,6 +389,69 @@ def test_corrupt_parquet(capsys, tmp_path):
     code = main(["report", str(path)])
     _, err = capsys.readouterr()
     assert code == 2 and err.count("\n") == 1 and err.startswith("calibr: error: ")
+
+
+def test_unreadable_csv_names_the_file(capsys, tmp_path):
+    path = tmp_path / "garbage.csv"
+    path.write_bytes(b"p,y\n\x81\xfe\x00\xff,1\n")
+    code, out, err = run(capsys, "report", str(path))
+    assert code == 2 and out == ""
+    assert re.fullmatch(r"calibr: error: .*garbage\.csv: cannot read it as CSV: it is not UTF-8 "
+                        r"text \(it has the byte 0x81\)\.\n", err), err
+
+
+def test_stdin_csv_errors_name_stdin(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code, out, err = run(capsys, "report", "-")
+    assert code == 2 and out == ""
+    assert err == "calibr: error: -: cannot read it as CSV: No columns to parse from file.\n"
+
+
+@pytest.mark.parametrize(
+    ("exc", "match"),
+    [
+        (MemoryError("Unable to allocate 8.00 TiB for an array"),
+         r"^calibr: error: out of memory for this computation \(Unable to allocate 8\.00 TiB for "
+         r"an array\); check --bins and the metric options\.\n$"),
+        (MemoryError(), r"^calibr: error: out of memory for this computation; check --bins and "
+                        r"the metric options\.\n$"),
+        (OverflowError("Python int too large to convert to C long"),
+         r"^calibr: error: a number is too large for this computation \(Python int too large to "
+         r"convert to C long\); check --bins and the metric options\.\n$"),
+    ],
+)
+def test_overflow_and_memory_errors_exit_2(capsys, tmp_path, monkeypatch, exc, match):
+    import calibr.cli
+
+    def boom(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(calibr.cli, "summarise", boom)
+    code, out, err = run(capsys, "report", write(tmp_path, GOOD))
+    assert code == 2 and out == ""
+    assert re.search(match, err), err
+
+
+def test_r_codes_with_a_column_list_need_classes(capsys, tmp_path):
+    # the --help epilog: labels equal the column names, or --classes gives them
+    df = GOOD.assign(y=[3, 1, 2]).rename(columns={"p": "a"}).assign(b=[0.5, 0.2, 0.4],
+                                                                   c=[0.3, 0.1, 0.2])
+    path = write(tmp_path, df)
+    code, out, err = run(capsys, "report", path, "--prob", "a", "b", "c", "--classes", "1,2,3",
+                         "-f", "csv")
+    assert code == 0 and err == ""
+    got = pd.read_csv(io.StringIO(out))
+    assert got["ece"].tolist() == [calibr.ece(df[["a", "b", "c"]], df["y"], classes=[1, 2, 3])]
+
+
+def test_help_does_not_promise_r_codes_or_pypi(capsys):
+    code, out, _ = run(capsys, "report", "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    assert "be R's 1-based codes" not in text
+    assert "--classes must give the label of each column (e.g. --classes 1,2,3 for R's 1-based " \
+           "codes)" in text
+    assert "pip install calibr" not in text and "(pip install matplotlib)" in text
 
 
 def test_real_process_has_no_traceback(tmp_path):
