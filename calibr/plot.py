@@ -1,6 +1,7 @@
 """Reliability diagrams drawn from a calibration table.
 
-matplotlib is an optional dependency (``pip install calibr[plot]``). It is
+matplotlib is an optional dependency (``pip install matplotlib``, or
+``pip install ".[plot]"`` from a checkout of calibr). It is
 imported inside :func:`reliability_diagram` only, so ``import calibr`` and
 ``import calibr.plot`` work without it, and importing calibr never selects a
 backend or changes matplotlib's global options.
@@ -37,7 +38,7 @@ def _require_matplotlib():
     except ImportError as exc:
         raise ImportError(
             "reliability_diagram() needs matplotlib, which is an optional dependency of "
-            "calibr; install it with `pip install calibr[plot]`."
+            "calibr; install it with `pip install matplotlib`."
         ) from exc
     return matplotlib.figure
 
@@ -171,7 +172,7 @@ def reliability_diagram(
     Raises
     ------
     ImportError
-        If matplotlib is not installed (``pip install calibr[plot]``).
+        If matplotlib is not installed (``pip install matplotlib``).
     TypeError
         If `table` is not a DataFrame.
     calibr._validation.InputError

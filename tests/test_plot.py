@@ -255,7 +255,10 @@ def test_without_matplotlib_the_error_says_how_to_install(monkeypatch):
         if name == "matplotlib" or name.startswith("matplotlib."):
             monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail
-    with pytest.raises(ImportError, match=r"pip install calibr\[plot\]"):
+    # calibr is not on PyPI, so the hint names matplotlib itself
+    with pytest.raises(ImportError, match=r"^reliability_diagram\(\) needs matplotlib, which is "
+                       r"an optional dependency of calibr; install it with "
+                       r"`pip install matplotlib`\.$"):
         reliability_diagram(BINARY)
 
 
