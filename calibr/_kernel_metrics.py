@@ -13,7 +13,14 @@ from typing import Any
 import numpy as np
 
 from ._kernels import skce as kern
-from ._validation import InputError, Prepared, check_bandwidth, check_choice, prepare
+from ._validation import (
+    InputError,
+    Prepared,
+    _fmt,
+    check_bandwidth,
+    check_choice,
+    prepare,
+)
 
 __all__ = ["mmce", "skce"]
 
@@ -21,10 +28,21 @@ _ESTIMATORS = ("uq", "ul", "biased")
 _TYPES = ("canonical", "confidence", "classwise")
 
 
-def _median_error() -> InputError:
+def _median_error(prep: Prepared, column: int | None) -> InputError:
+    if column is None:
+        return InputError(
+            '`bandwidth = "median"` needs at least two distinct predictions; '
+            "all pairwise distances are 0."
+        )
+    which = (
+        f"of class {_fmt(prep.classes[column])}"
+        if prep.classes is not None
+        else f"at position {column} (0-based)"
+    )
     return InputError(
-        '`bandwidth = "median"` needs at least two distinct predictions; '
-        "all pairwise distances are 0."
+        '`bandwidth = "median"` with `type = "classwise"` needs at least two distinct '
+        f"predictions in every column of `p`; the column {which} has all its values "
+        f"equal ({_fmt(prep.p[0, column])})."
     )
 
 
@@ -37,46 +55,47 @@ def _as_hits(y: np.ndarray) -> np.ndarray:
     return (y != 0).view(np.uint8)
 
 
-def _scalar_skce(x: np.ndarray, c: np.ndarray, estimator: str, h: float | str) -> float:
-    """SKCE of the scalar Laplacian kernel on x with residuals c - x."""
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    c = np.ascontiguousarray(c)
+def _estimate(
+    prep: Prepared,
+    x: np.ndarray,
+    c: np.ndarray,
+    estimator: str,
+    h: float | str,
+    canonical: bool = False,
+    column: int | None = None,
+) -> float:
+    """SKCE of the Laplacian kernel on x (scalars, or the rows of a matrix when
+    ``canonical``) with residuals onehot(c) - x; ``column``: the column of ``p``
+    that x is, for the message when its median bandwidth is undefined."""
+    if canonical:
+        ul, pair_sums = kern.canonical_ul, kern.canonical_pair_sum
+    else:
+        ul, pair_sums = kern.scalar_ul, kern.scalar_pair_sum
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        c = np.ascontiguousarray(c)
     if estimator == "ul":
-        value = kern.scalar_ul(x, c, h)
-        if math.isnan(value):
-            raise _median_error()
-        return value
-    pair_sum, diag, h = kern.scalar_pair_sum(x, c, h)
-    if math.isnan(h):
-        raise _median_error()
-    return kern.estimate_from_sums(estimator, x.shape[0], pair_sum, diag)
-
-
-def _canonical_skce(p: np.ndarray, codes: np.ndarray, estimator: str, h: float | str) -> float:
-    if estimator == "ul":
-        value = kern.canonical_ul(p, codes, h)
-        if math.isnan(value):
-            raise _median_error()
-        return value
-    pair_sum, diag, h = kern.canonical_pair_sum(p, codes, h)
-    if math.isnan(h):
-        raise _median_error()
-    return kern.estimate_from_sums(estimator, p.shape[0], pair_sum, diag)
+        value = ul(x, c, h)
+    else:
+        pair_sum, diag, _ = pair_sums(x, c, h)
+        value = kern.estimate_from_sums(estimator, x.shape[0], pair_sum, diag)
+    if h == "median" and math.isnan(value):  # the kernels' NaN for "all distances 0"
+        raise _median_error(prep, column)
+    return value
 
 
 def _dispatch(prep: Prepared, estimator: str, h: float | str, type: str) -> float:
     if prep.binary:
-        return _scalar_skce(prep.p, _as_hits(prep.y), estimator, h)
+        return _estimate(prep, prep.p, _as_hits(prep.y), estimator, h)
     if type == "confidence":
         rho, hit = kern.top_label(prep.p, prep.y)
-        return _scalar_skce(rho, hit, estimator, h)
+        return _estimate(prep, rho, hit, estimator, h)
     if type == "classwise":
         per_class = [
-            _scalar_skce(prep.p[:, k], (prep.y == k).view(np.uint8), estimator, h)
+            _estimate(prep, prep.p[:, k], (prep.y == k).view(np.uint8), estimator, h, column=k)
             for k in range(prep.k)
         ]
         return float(np.mean(per_class))
-    return _canonical_skce(prep.p, prep.y, estimator, h)
+    return _estimate(prep, prep.p, prep.y, estimator, h, canonical=True)
 
 
 def _check_n(estimator: str, n: int) -> None:
@@ -282,7 +301,7 @@ def mmce(
         x, c = prep.p, _as_hits(prep.y)
     else:
         x, c = kern.top_label(prep.p, prep.y)
-    value = _scalar_skce(x, c, "biased", h)
+    value = _estimate(prep, x, c, "biased", h)
     # The biased SKCE is a positive semi-definite quadratic form, >= 0 in exact
     # arithmetic; a negative value can only be rounding at the level of zero
     # (its terms are bounded by 1, so rounding stays far below 1e-12).

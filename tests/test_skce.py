@@ -500,6 +500,13 @@ MEDIAN_MSG = (
 )
 
 
+CLASSWISE_MEDIAN_MSG = (
+    r'`bandwidth = "median"` with `type = "classwise"` needs at least two distinct '
+    r"predictions in every column of `p`; the column {which} has all its values equal "
+    r"\({value}\)\."
+)
+
+
 @pytest.mark.parametrize("estimator", ESTIMATORS)
 def test_median_with_all_predictions_equal(estimator):
     with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
@@ -507,9 +514,13 @@ def test_median_with_all_predictions_equal(estimator):
     with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
         skce([0.4], [1], "biased", "median")
     same = [[0.2, 0.8], [0.2, 0.8], [0.2, 0.8]]
-    for t in ("canonical", "confidence", "classwise"):
+    for t in ("canonical", "confidence"):
         with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
             skce(same, [1, 2, 2], estimator, "median", t)
+    # classwise: each column its own median; the first constant column is named
+    msg = CLASSWISE_MEDIAN_MSG.format(which="of class 1", value=r"0\.2")
+    with pytest.raises(calibr.InputError, match=msg):
+        skce(same, [1, 2, 2], estimator, "median", "classwise")
     # confidence: different rows with the same top probability
     with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
         skce([[0.2, 0.8], [0.8, 0.2]], [1, 2], estimator, "median", "confidence")
@@ -517,11 +528,26 @@ def test_median_with_all_predictions_equal(estimator):
         mmce([[0.2, 0.8], [0.8, 0.2]], [1, 2], "median")
 
 
-def test_classwise_median_with_a_constant_column():
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_classwise_median_with_a_constant_column(estimator):
+    """The message names the constant column: its class label, else its position."""
     p = np.array([[0.5, 0.2, 0.3], [0.3, 0.4, 0.3], [0.1, 0.6, 0.3]])
     y = [1, 2, 3]
-    with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
-        skce(p, y, "uq", "median", "classwise")
+    with pytest.raises(
+        calibr.InputError, match=CLASSWISE_MEDIAN_MSG.format(which="of class 3", value=r"0\.3")
+    ):
+        skce(p, y, estimator, "median", "classwise")
+    frame = pd.DataFrame(p, columns=["cat", "dog", "emu"])
+    with pytest.raises(
+        calibr.InputError, match=CLASSWISE_MEDIAN_MSG.format(which="of class 'emu'", value=r"0\.3")
+    ):
+        skce(frame, ["cat", "dog", "emu"], estimator, "median", "classwise")
+    prep = _kernel_metrics.Prepared(p=p, y=np.array([0, 1, 2]), binary=False, classes=None)
+    with pytest.raises(
+        calibr.InputError,
+        match=CLASSWISE_MEDIAN_MSG.format(which=r"at position 2 \(0-based\)", value=r"0\.3"),
+    ):
+        _kernel_metrics._dispatch(prep, estimator, "median", "classwise")
     assert math.isfinite(skce(p, y, "uq", 0.2, "classwise"))  # a fixed bandwidth is fine
     assert math.isfinite(skce(p, y, "uq", "median", "canonical"))
 
