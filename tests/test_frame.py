@@ -645,3 +645,28 @@ def test_matches_dplyr_summarise_in_r(rref):
     assert list(r_dg.rx2("model")) == py_dg["model"].tolist()
     np.testing.assert_allclose(py_dg["ece"], list(r_dg.rx2("ece")), rtol=R_RTOL, atol=R_ATOL)
     np.testing.assert_allclose(py_dg["conf"], list(r_dg.rx2("conf")), rtol=R_RTOL, atol=R_ATOL)
+
+
+# --------------------------------------------------------------------------
+# the docs say what the code does
+
+
+def test_docs_on_column_lists_and_installing_are_true():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    # a list of probability columns does not read R's 1-based codes (see
+    # test_column_list_with_r_codes_needs_classes); nothing may say it does
+    assert "or as R's 1-based codes" not in summarise.__doc__
+    assert "classes=range(1, K + 1)" in summarise.__doc__
+    migrating = (root / "vignettes" / "migrating-from-r.md").read_text()
+    assert '`p=prob_cols` |' not in migrating
+    assert "`p=prob_cols, classes=range(K)`" in migrating
+    df = load_digits_predictions()
+    got = summarise(df.groupby("model"), p=DIGITS, y="y", classes=range(10), ece="ece")
+    ref = summarise(df.groupby("model"), y="y", p_prefix="p_", ece="ece")
+    pd.testing.assert_frame_equal(got, ref, check_exact=True)
+    # calibr is not on PyPI: no install line may name it there
+    for name in ("getting-started.md", "migrating-from-r.md"):
+        text = (root / "vignettes" / name).read_text()
+        assert "pip install calibr" not in text and "calibr[plot]" not in text, name
