@@ -729,28 +729,16 @@ def _tile_dist2(pt, i, j0, m, d2):  # pragma: no cover - compiled
             d2[jj] += diff * diff
 
 
-@njit(cache=True, nogil=True)
-def _canonical_pair_sum_chunk(pt, e, codes, run_end, sq, h, block, c, nchunks):  # pragma: no cover
-    """Work chunk c of nchunks of sum_{i<j} exp(-||p_i - p_j|| / h) <e_i, e_j>.
+@njit(cache=True)
+def _tile_rows(n, block, c, nchunks):  # pragma: no cover - compiled
+    """The one traversal of the pairs i < j, for work chunk c of nchunks: yields
+    (i, j0, m) for the pairs (i, j0), ..., (i, j0 + m - 1), tile by tile.
 
-    ``pt``: p.T (K, n); ``e``: residuals (n, K); ``codes`` sorted; ``run_end[c]``:
-    end of the rows of class c; ``sq[i] = ||p_i||^2``. The inner product is
-    ``<e_i, e_j> = e_i[y_j] - p_j[y_i] + <p_i, p_j>`` with
-    ``<p_i, p_j> = (||p_i||^2 + ||p_j||^2 - d_ij^2) / 2``: along a run of one class
-    ``e_i[y_j]`` is a constant (filled in without a gather), so the inner loops
-    are plain vector loops. (The identity only feeds the inner product, whose
-    absolute rounding error stays at a few ulps of 1; the distances in the kernel
-    are computed directly.) Chunk c takes the tile rows t = c, c + nchunks, ...,
-    each paired with tile row nb - 1 - t so that all chunks have equal work.
+    Square tiles of ``block`` rows; chunk c takes the tile rows t = c, c + nchunks,
+    ..., each paired with tile row nb - 1 - t so that all chunks have equal work.
     """
-    K, n = pt.shape
     nb = (n + block - 1) // block
     npairs = (nb + 1) // 2
-    scale = -1.0 / h
-    divide = not scale > -np.inf  # h < 2**-1024: 1/h overflows, divide instead
-    d2 = np.empty(block)
-    ey = np.empty(block)
-    acc = np.zeros(block)
     for t in range(c, npairs, nchunks):
         for which in range(2):
             bi = t if which == 0 else nb - 1 - t
@@ -762,30 +750,50 @@ def _canonical_pair_sum_chunk(pt, e, codes, run_end, sq, h, block, c, nchunks): 
                 j1 = min(n, (bj + 1) * block)
                 for i in range(i0, i1):
                     j0 = max(bj * block, i + 1)
-                    m = j1 - j0
-                    if m <= 0:
-                        continue
-                    _tile_dist2(pt, i, j0, m, d2)
-                    yi = codes[i]
-                    half_si = 0.5 * sq[i]
-                    jj = 0
-                    while jj < m:  # e_i[y_j] is constant along a run of one class
-                        cls = codes[j0 + jj]
-                        stop = min(m, run_end[cls] - j0)
-                        eiy = e[i, cls]
-                        for q in range(jj, stop):
-                            ey[q] = eiy
-                        jj = stop
-                    if divide:
-                        for q in range(m):
-                            j = j0 + q
-                            g = ey[q] - pt[yi, j] + (half_si + 0.5 * sq[j] - 0.5 * d2[q])
-                            acc[q] += _vexp(-np.sqrt(d2[q]) / h) * g
-                    else:
-                        for q in range(m):
-                            j = j0 + q
-                            g = ey[q] - pt[yi, j] + (half_si + 0.5 * sq[j] - 0.5 * d2[q])
-                            acc[q] += _vexp(np.sqrt(d2[q]) * scale) * g
+                    if j1 > j0:
+                        yield i, j0, j1 - j0
+
+
+@njit(cache=True, nogil=True)
+def _canonical_pair_sum_chunk(pt, e, codes, run_end, sq, h, block, c, nchunks):  # pragma: no cover
+    """Work chunk c of nchunks of sum_{i<j} exp(-||p_i - p_j|| / h) <e_i, e_j>.
+
+    ``pt``: p.T (K, n); ``e``: residuals (n, K); ``codes`` sorted; ``run_end[c]``:
+    end of the rows of class c; ``sq[i] = ||p_i||^2``. The inner product is
+    ``<e_i, e_j> = e_i[y_j] - p_j[y_i] + <p_i, p_j>`` with
+    ``<p_i, p_j> = (||p_i||^2 + ||p_j||^2 - d_ij^2) / 2``: along a run of one class
+    ``e_i[y_j]`` is a constant (filled in without a gather), so the inner loops
+    are plain vector loops. (The identity only feeds the inner product, whose
+    absolute rounding error stays at a few ulps of 1; the distances in the kernel
+    are computed directly.)
+    """
+    scale = -1.0 / h
+    divide = not scale > -np.inf  # h < 2**-1024: 1/h overflows, divide instead
+    d2 = np.empty(block)
+    ey = np.empty(block)
+    acc = np.zeros(block)
+    for i, j0, m in _tile_rows(pt.shape[1], block, c, nchunks):
+        _tile_dist2(pt, i, j0, m, d2)
+        yi = codes[i]
+        half_si = 0.5 * sq[i]
+        jj = 0
+        while jj < m:  # e_i[y_j] is constant along a run of one class
+            cls = codes[j0 + jj]
+            stop = min(m, run_end[cls] - j0)
+            eiy = e[i, cls]
+            for q in range(jj, stop):
+                ey[q] = eiy
+            jj = stop
+        if divide:
+            for q in range(m):
+                j = j0 + q
+                g = ey[q] - pt[yi, j] + (half_si + 0.5 * sq[j] - 0.5 * d2[q])
+                acc[q] += _vexp(-np.sqrt(d2[q]) / h) * g
+        else:
+            for q in range(m):
+                j = j0 + q
+                g = ey[q] - pt[yi, j] + (half_si + 0.5 * sq[j] - 0.5 * d2[q])
+                acc[q] += _vexp(np.sqrt(d2[q]) * scale) * g
     return acc.sum()
 
 
@@ -882,78 +890,46 @@ def _canonical_hist_chunk(pt, lo, hi, block, c, nchunks, cnt, vmin, vmax):  # pr
 
     Bin of d: min(nbins - 1, floor((d - lo) * scale)), monotone in d.
     """
-    K, n = pt.shape
     nbins = cnt.shape[0]
-    nb = (n + block - 1) // block
-    npairs = (nb + 1) // 2
     scale = nbins / (hi - lo) if hi > lo else 0.0
     if not scale < np.inf:  # a bracket narrower than ~1e-304: one bin
         scale = 0.0
     d2 = np.empty(block)
     nbelow = 0
-    for t in range(c, npairs, nchunks):
-        for which in range(2):
-            bi = t if which == 0 else nb - 1 - t
-            if which == 1 and bi == t:
-                break
-            i0 = bi * block
-            i1 = min(n, i0 + block)
-            for bj in range(bi, nb):
-                j1 = min(n, (bj + 1) * block)
-                for i in range(i0, i1):
-                    j0 = max(bj * block, i + 1)
-                    m = j1 - j0
-                    if m <= 0:
-                        continue
-                    _tile_dist2(pt, i, j0, m, d2)
-                    for jj in range(m):  # vector loop
-                        d2[jj] = np.sqrt(d2[jj])
-                    for jj in range(m):
-                        d = d2[jj]
-                        if d < lo:
-                            if d > 0.0:
-                                nbelow += 1
-                            continue
-                        if d > hi:
-                            continue
-                        b = min(nbins - 1, np.int64((d - lo) * scale))
-                        cnt[b] += 1
-                        if d < vmin[b]:
-                            vmin[b] = d
-                        if d > vmax[b]:
-                            vmax[b] = d
+    for i, j0, m in _tile_rows(pt.shape[1], block, c, nchunks):
+        _tile_dist2(pt, i, j0, m, d2)
+        for jj in range(m):  # vector loop
+            d2[jj] = np.sqrt(d2[jj])
+        for jj in range(m):
+            d = d2[jj]
+            if d < lo:
+                if d > 0.0:
+                    nbelow += 1
+                continue
+            if d > hi:
+                continue
+            b = min(nbins - 1, np.int64((d - lo) * scale))
+            cnt[b] += 1
+            if d < vmin[b]:
+                vmin[b] = d
+            if d > vmax[b]:
+                vmax[b] = d
     return nbelow
 
 
 @njit(cache=True, nogil=True)
 def _canonical_collect_chunk(pt, lo, hi, block, c, nchunks, out, pos):  # pragma: no cover
     """Work chunk c: write the distances lo <= d <= hi (lo > 0) to out[pos:]."""
-    K, n = pt.shape
-    nb = (n + block - 1) // block
-    npairs = (nb + 1) // 2
     d2 = np.empty(block)
-    for t in range(c, npairs, nchunks):
-        for which in range(2):
-            bi = t if which == 0 else nb - 1 - t
-            if which == 1 and bi == t:
-                break
-            i0 = bi * block
-            i1 = min(n, i0 + block)
-            for bj in range(bi, nb):
-                j1 = min(n, (bj + 1) * block)
-                for i in range(i0, i1):
-                    j0 = max(bj * block, i + 1)
-                    m = j1 - j0
-                    if m <= 0:
-                        continue
-                    _tile_dist2(pt, i, j0, m, d2)
-                    for jj in range(m):  # vector loop
-                        d2[jj] = np.sqrt(d2[jj])
-                    for jj in range(m):
-                        d = d2[jj]
-                        if lo <= d <= hi:
-                            out[pos] = d
-                            pos += 1
+    for i, j0, m in _tile_rows(pt.shape[1], block, c, nchunks):
+        _tile_dist2(pt, i, j0, m, d2)
+        for jj in range(m):  # vector loop
+            d2[jj] = np.sqrt(d2[jj])
+        for jj in range(m):
+            d = d2[jj]
+            if lo <= d <= hi:
+                out[pos] = d
+                pos += 1
     return pos
 
 
@@ -1029,5 +1005,3 @@ def _chunks(n: int, block: int) -> int:
     the work, and sums it, in the same way."""
     npairs = ((n + block - 1) // block + 1) // 2
     return max(1, min(CHUNKS, npairs))
-
-
