@@ -24,11 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 import pandas as pd
 
-from ._kernels._threads import over_chunks
+from ._kernels import scans
 
 __all__ = [
     "InputError",
@@ -196,51 +195,12 @@ def check_bandwidth(bandwidth: Any) -> float | str:
 # fast scans (one pass; the slow path builds the message)
 
 
-_PARALLEL_MIN_N = 1 << 20
-_CHUNKS = 4
-
-
-@numba.njit(cache=True, nogil=True)
-def _count_outside_unit(x, lo, hi):  # pragma: no cover - compiled
-    """Number of values of x[lo:hi] not in [0, 1] (NaN and inf included)."""
-    c = 0
-    for v in x[lo:hi]:  # iterating a slice (not x[i]) lets LLVM vectorise the loop
-        c += not (v >= 0.0 and v <= 1.0)
-    return c
-
-
-@numba.njit(cache=True, nogil=True)
-def _count_not_binary(y, lo, hi):  # pragma: no cover - compiled
-    """Number of values of y[lo:hi] other than 0 and 1."""
-    c = 0
-    for v in y[lo:hi]:
-        c += (v != 0) & (v != 1)
-    return c
-
-
-@numba.njit(cache=True, nogil=True)
-def _count_bad_row_sums(p, tol, lo, hi):  # pragma: no cover - compiled
-    """Number of rows of p[lo:hi] whose sum is more than tol away from 1."""
-    c = 0
-    for row in p[lo:hi]:
-        s = 0.0
-        for v in row:
-            s += v
-        c += abs(s - 1.0) > tol
-    return c
-
-
-def _count(kernel, x: np.ndarray, *args) -> int:
-    nchunks = _CHUNKS if x.size >= _PARALLEL_MIN_N else 1
-    return sum(over_chunks(kernel, x.shape[0], nchunks, x, *args))
-
-
 def _any_outside_unit(x: np.ndarray) -> bool:
-    return _count(_count_outside_unit, x.reshape(-1)) > 0
+    return scans.count_outside_unit(x.reshape(-1)) > 0
 
 
 def _all_binary(y: np.ndarray) -> bool:
-    return _count(_count_not_binary, y) == 0
+    return scans.count_not_binary(y) == 0
 
 
 # --------------------------------------------------------------------------
@@ -344,7 +304,7 @@ def _check_p_values(arr: np.ndarray, rows: np.ndarray | None) -> None:
 
 
 def _check_row_sums(arr: np.ndarray, rows: np.ndarray | None) -> None:
-    if _count(_count_bad_row_sums, arr, ROW_SUM_TOL) == 0:
+    if scans.count_bad_row_sums(arr, ROW_SUM_TOL) == 0:
         return
     sums = arr.sum(axis=1)
     bad = np.abs(sums - 1.0) > ROW_SUM_TOL

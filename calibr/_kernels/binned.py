@@ -16,9 +16,9 @@ and ``mce_from_stats`` turn them into the metrics.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ._jit import jit
 from ._threads import over_chunks
 
 __all__ = [
@@ -122,7 +122,7 @@ _PARALLEL_MIN_N = 1 << 18
 _CHUNKS = 8
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@jit(nogil=True, inline="always")
 def _bin_of(v, bins, step):  # pragma: no cover - compiled
     """0-based bin of v in [0, 1]: breaks[j] < v <= breaks[j+1], 0 in bin 0.
 
@@ -135,7 +135,7 @@ def _bin_of(v, bins, step):  # pragma: no cover - compiled
     return min(max(j, 0), bins - 1)
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def _binary_chunk(p, y, bins, step, lo, hi):  # pragma: no cover - compiled
     out = np.zeros((3, bins))
     for i in range(lo, hi):
@@ -147,7 +147,7 @@ def _binary_chunk(p, y, bins, step, lo, hi):  # pragma: no cover - compiled
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def _confidence_chunk(p, codes, bins, step, lo, hi):  # pragma: no cover - compiled
     out = np.zeros((3, bins))
     k = p.shape[1]
@@ -165,7 +165,7 @@ def _confidence_chunk(p, codes, bins, step, lo, hi):  # pragma: no cover - compi
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def _classwise_chunk(p, codes, bins, step, lo, hi):  # pragma: no cover - compiled
     k = p.shape[1]
     out = np.zeros((k, 3, bins))

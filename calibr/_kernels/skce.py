@@ -90,9 +90,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
+from ._jit import jit
 from ._threads import in_threads, num_threads
 
 __all__ = [
@@ -204,7 +205,7 @@ _LN2_HI = 6.93147180369123816490e-01  # fdlibm split: k * _LN2_HI is exact for |
 _LN2_LO = 1.90821492927058770002e-10
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _vexp(x):  # pragma: no cover - compiled
     """exp(x) for x <= 0 (or -inf), ~1 ulp, branch-free so that loops vectorise.
 
@@ -236,7 +237,7 @@ def _vexp(x):  # pragma: no cover - compiled
     return (p * _i64_as_f64((k1 + 1023) << 52)) * _i64_as_f64((k2 + 1023) << 52)
 
 
-@njit(cache=True)
+@jit()
 def _vexp_array(x):  # pragma: no cover - compiled
     out = np.empty_like(x)
     for i in range(x.shape[0]):
@@ -253,7 +254,7 @@ def vexp(x: np.ndarray) -> np.ndarray:
 # residuals
 
 
-@njit(cache=True)
+@jit()
 def _top_label(p, codes):  # pragma: no cover - compiled
     n, k = p.shape
     rho = np.empty(n)
@@ -286,7 +287,7 @@ def estimate_from_sums(estimator: str, n: int, pair_sum: float, diag: float) -> 
 # scalar kernels: pair sum by the sorted running sum
 
 
-@njit(cache=True)
+@jit()
 def _pack_keys(x, c):  # pragma: no cover - compiled
     """uint64 keys (bits(x) << 1) | c, monotone in x for 0 <= x <= 1."""
     n = x.shape[0]
@@ -297,7 +298,7 @@ def _pack_keys(x, c):  # pragma: no cover - compiled
     return keys
 
 
-@njit(cache=True)
+@jit()
 def _sorted_pair_sum(keys, h):  # pragma: no cover - compiled
     """(T, sum e^2) from sorted keys; e = c - x.
 
@@ -338,7 +339,7 @@ def _sorted_keys(x: np.ndarray, c: np.ndarray) -> np.ndarray:
     return keys
 
 
-@njit(cache=True)
+@jit()
 def _keys_values(keys):  # pragma: no cover - compiled
     out = np.empty(keys.shape[0])
     for i in range(keys.shape[0]):
@@ -361,7 +362,7 @@ def scalar_pair_sum(x: np.ndarray, c: np.ndarray, h: float | str) -> tuple[float
     return float(total), float(diag), float(h)
 
 
-@njit(cache=True)
+@jit()
 def _scalar_ul(x, c, h):  # pragma: no cover - compiled
     m = x.shape[0] // 2
     total = 0.0
@@ -387,7 +388,7 @@ def scalar_ul(x: np.ndarray, c: np.ndarray, h: float | str) -> float:
 # exact median of the positive pairwise differences of scalars
 
 
-@njit(cache=True)
+@jit()
 def _tie_runs(x, out):  # pragma: no cover - compiled
     """out[i] = end of the run of values equal to x_i (x sorted), i.e. the first
     j with x_j - x_i > 0; returns the number of tied pairs i < j."""
@@ -404,7 +405,7 @@ def _tie_runs(x, out):  # pragma: no cover - compiled
     return z
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _first_fail(xp, n, i, t, strict):  # pragma: no cover - compiled
     """First j in [0, n] with not (x_j - x_i <= t) (strict: not (x_j - x_i < t))."""
     lo = 0
@@ -421,7 +422,7 @@ def _first_fail(xp, n, i, t, strict):  # pragma: no cover - compiled
     return lo
 
 
-@njit(cache=True)
+@jit()
 def _ptr_pass(xp, n, t, strict, out):  # pragma: no cover - compiled
     """out[i] = #{j : x_j - x_i <= t} (strict: < t); returns #{i < j : same}.
 
@@ -511,7 +512,7 @@ def _ptr_pass(xp, n, t, strict, out):  # pragma: no cover - compiled
     return cnt
 
 
-@njit(cache=True)
+@jit()
 def _collect(x, lo_ptr, hi_ptr, total):  # pragma: no cover - compiled
     out = np.empty(total)
     m = 0
@@ -523,7 +524,7 @@ def _collect(x, lo_ptr, hi_ptr, total):  # pragma: no cover - compiled
     return out
 
 
-@njit(cache=True)
+@jit()
 def _sample(x, lo_ptr, hi_ptr, rows, u):  # pragma: no cover - compiled
     """For each drawn row r (uniform) and u in [0, 1): a uniform candidate of row r,
     as (difference, weight = number of candidates of row r)."""
@@ -611,7 +612,7 @@ def _select_pair_differences(
                 le_a, a_val = le, p_hi
 
 
-@njit(cache=True)
+@jit()
 def _bin_counts(x, nbins):  # pragma: no cover - compiled
     """Counts of the sorted x in nbins equal bins over [x_0, x_{n-1}]."""
     n = x.shape[0]
@@ -677,7 +678,7 @@ def _next_above(xp: np.ndarray, n: int, v: float, k: int) -> float:
     return float(_min_above(xp, n, v))
 
 
-@njit(cache=True)
+@jit()
 def _min_above(xp, n, t):  # pragma: no cover - compiled
     """The smallest difference x_j - x_i (i < j) that is > t (t >= 0)."""
     ptr = np.empty(n, np.int64)
@@ -716,7 +717,7 @@ def scalar_median(x: np.ndarray, presorted: bool = False) -> float:
 # canonical kernels
 
 
-@njit(cache=True, inline="always")
+@jit(inline="always")
 def _tile_dist2(pt, i, j0, m, d2):  # pragma: no cover - compiled
     """d2[jj] = sum_k (p_ik - p_{j0+jj,k})^2 for jj < m, summed in column order."""
     K = pt.shape[0]
@@ -729,32 +730,39 @@ def _tile_dist2(pt, i, j0, m, d2):  # pragma: no cover - compiled
             d2[jj] += diff * diff
 
 
-@njit(cache=True)
-def _tile_rows(n, block, c, nchunks):  # pragma: no cover - compiled
-    """The one traversal of the pairs i < j, for work chunk c of nchunks: yields
-    (i, j0, m) for the pairs (i, j0), ..., (i, j0 + m - 1), tile by tile.
+@jit()
+def _chunk_tiles(n, block, c, nchunks):  # pragma: no cover - compiled
+    """The one traversal of the pairs i < j: the tiles (bi, bj), bi <= bj, of work
+    chunk c of nchunks, in the order the kernels visit them.
 
     Square tiles of ``block`` rows; chunk c takes the tile rows t = c, c + nchunks,
     ..., each paired with tile row nb - 1 - t so that all chunks have equal work.
+    Within tile (bi, bj), row i meets the columns max(bj * block, i + 1) <= j <
+    min(n, (bj + 1) * block). (An array, not a numba generator: numba's cache
+    cannot reload a function that uses a generator compiled in another process.)
     """
     nb = (n + block - 1) // block
     npairs = (nb + 1) // 2
+    count = 0
+    for t in range(c, npairs, nchunks):
+        count += nb - t
+        if nb - 1 - t != t:
+            count += t + 1
+    tiles = np.empty((count, 2), np.int64)
+    k = 0
     for t in range(c, npairs, nchunks):
         for which in range(2):
             bi = t if which == 0 else nb - 1 - t
             if which == 1 and bi == t:
                 break
-            i0 = bi * block
-            i1 = min(n, i0 + block)
             for bj in range(bi, nb):
-                j1 = min(n, (bj + 1) * block)
-                for i in range(i0, i1):
-                    j0 = max(bj * block, i + 1)
-                    if j1 > j0:
-                        yield i, j0, j1 - j0
+                tiles[k, 0] = bi
+                tiles[k, 1] = bj
+                k += 1
+    return tiles
 
 
-@njit(cache=True, nogil=True)
+@jit(nogil=True)
 def _canonical_pair_sum_chunk(pt, e, codes, run_end, sq, h, block, c, nchunks):  # pragma: no cover
     """Work chunk c of nchunks of sum_{i<j} exp(-||p_i - p_j|| / h) <e_i, e_j>.
 
@@ -772,32 +780,43 @@ def _canonical_pair_sum_chunk(pt, e, codes, run_end, sq, h, block, c, nchunks): 
     d2 = np.empty(block)
     ey = np.empty(block)
     acc = np.zeros(block)
-    for i, j0, m in _tile_rows(pt.shape[1], block, c, nchunks):
-        _tile_dist2(pt, i, j0, m, d2)
-        yi = codes[i]
-        half_si = 0.5 * sq[i]
-        jj = 0
-        while jj < m:  # e_i[y_j] is constant along a run of one class
-            cls = codes[j0 + jj]
-            stop = min(m, run_end[cls] - j0)
-            eiy = e[i, cls]
-            for q in range(jj, stop):
-                ey[q] = eiy
-            jj = stop
-        if divide:
-            for q in range(m):
-                j = j0 + q
-                g = ey[q] - pt[yi, j] + (half_si + 0.5 * sq[j] - 0.5 * d2[q])
-                acc[q] += _vexp(-np.sqrt(d2[q]) / h) * g
-        else:
-            for q in range(m):
-                j = j0 + q
-                g = ey[q] - pt[yi, j] + (half_si + 0.5 * sq[j] - 0.5 * d2[q])
-                acc[q] += _vexp(np.sqrt(d2[q]) * scale) * g
+    n = pt.shape[1]
+    tiles = _chunk_tiles(n, block, c, nchunks)
+    for t in range(tiles.shape[0]):
+        i0 = tiles[t, 0] * block
+        i1 = min(n, i0 + block)
+        j_lo = tiles[t, 1] * block
+        j1 = min(n, j_lo + block)
+        for i in range(i0, i1):
+            j0 = max(j_lo, i + 1)
+            m = j1 - j0
+            if m <= 0:
+                continue
+            _tile_dist2(pt, i, j0, m, d2)
+            yi = codes[i]
+            half_si = 0.5 * sq[i]
+            jj = 0
+            while jj < m:  # e_i[y_j] is constant along a run of one class
+                cls = codes[j0 + jj]
+                stop = min(m, run_end[cls] - j0)
+                eiy = e[i, cls]
+                for q in range(jj, stop):
+                    ey[q] = eiy
+                jj = stop
+            if divide:
+                for q in range(m):
+                    j = j0 + q
+                    g = ey[q] - pt[yi, j] + (half_si + 0.5 * sq[j] - 0.5 * d2[q])
+                    acc[q] += _vexp(-np.sqrt(d2[q]) / h) * g
+            else:
+                for q in range(m):
+                    j = j0 + q
+                    g = ey[q] - pt[yi, j] + (half_si + 0.5 * sq[j] - 0.5 * d2[q])
+                    acc[q] += _vexp(np.sqrt(d2[q]) * scale) * g
     return acc.sum()
 
 
-@njit(cache=True)
+@jit()
 def _by_class(p, codes):  # pragma: no cover - compiled
     """Rows grouped by class (counting sort): p.T (K, n), residuals (n, K), the
     sorted codes, the end of each class run, ||p_i||^2, and sum_i ||e_i||^2."""
@@ -851,7 +870,7 @@ def canonical_pair_sum(
     return math.fsum(parts), float(diag), float(h)
 
 
-@njit(cache=True)
+@jit()
 def _canonical_ul(p, codes, h):  # pragma: no cover - compiled
     n, K = p.shape
     m = n // 2
@@ -883,7 +902,7 @@ def canonical_ul(p: np.ndarray, codes: np.ndarray, h: float | str, block: int = 
 # --- exact canonical median with bounded memory
 
 
-@njit(cache=True, nogil=True)
+@jit(nogil=True)
 def _canonical_hist_chunk(pt, lo, hi, block, c, nchunks, cnt, vmin, vmax):  # pragma: no cover
     """Work chunk c: count/min/max per bin of the distances lo <= d <= hi (into the
     given rows), and the number of distances 0 < d < lo (returned).
@@ -896,40 +915,62 @@ def _canonical_hist_chunk(pt, lo, hi, block, c, nchunks, cnt, vmin, vmax):  # pr
         scale = 0.0
     d2 = np.empty(block)
     nbelow = 0
-    for i, j0, m in _tile_rows(pt.shape[1], block, c, nchunks):
-        _tile_dist2(pt, i, j0, m, d2)
-        for jj in range(m):  # vector loop
-            d2[jj] = np.sqrt(d2[jj])
-        for jj in range(m):
-            d = d2[jj]
-            if d < lo:
-                if d > 0.0:
-                    nbelow += 1
+    n = pt.shape[1]
+    tiles = _chunk_tiles(n, block, c, nchunks)
+    for t in range(tiles.shape[0]):
+        i0 = tiles[t, 0] * block
+        i1 = min(n, i0 + block)
+        j_lo = tiles[t, 1] * block
+        j1 = min(n, j_lo + block)
+        for i in range(i0, i1):
+            j0 = max(j_lo, i + 1)
+            m = j1 - j0
+            if m <= 0:
                 continue
-            if d > hi:
-                continue
-            b = min(nbins - 1, np.int64((d - lo) * scale))
-            cnt[b] += 1
-            if d < vmin[b]:
-                vmin[b] = d
-            if d > vmax[b]:
-                vmax[b] = d
+            _tile_dist2(pt, i, j0, m, d2)
+            for jj in range(m):  # vector loop
+                d2[jj] = np.sqrt(d2[jj])
+            for jj in range(m):
+                d = d2[jj]
+                if d < lo:
+                    if d > 0.0:
+                        nbelow += 1
+                    continue
+                if d > hi:
+                    continue
+                b = min(nbins - 1, np.int64((d - lo) * scale))
+                cnt[b] += 1
+                if d < vmin[b]:
+                    vmin[b] = d
+                if d > vmax[b]:
+                    vmax[b] = d
     return nbelow
 
 
-@njit(cache=True, nogil=True)
+@jit(nogil=True)
 def _canonical_collect_chunk(pt, lo, hi, block, c, nchunks, out, pos):  # pragma: no cover
     """Work chunk c: write the distances lo <= d <= hi (lo > 0) to out[pos:]."""
     d2 = np.empty(block)
-    for i, j0, m in _tile_rows(pt.shape[1], block, c, nchunks):
-        _tile_dist2(pt, i, j0, m, d2)
-        for jj in range(m):  # vector loop
-            d2[jj] = np.sqrt(d2[jj])
-        for jj in range(m):
-            d = d2[jj]
-            if lo <= d <= hi:
-                out[pos] = d
-                pos += 1
+    n = pt.shape[1]
+    tiles = _chunk_tiles(n, block, c, nchunks)
+    for t in range(tiles.shape[0]):
+        i0 = tiles[t, 0] * block
+        i1 = min(n, i0 + block)
+        j_lo = tiles[t, 1] * block
+        j1 = min(n, j_lo + block)
+        for i in range(i0, i1):
+            j0 = max(j_lo, i + 1)
+            m = j1 - j0
+            if m <= 0:
+                continue
+            _tile_dist2(pt, i, j0, m, d2)
+            for jj in range(m):  # vector loop
+                d2[jj] = np.sqrt(d2[jj])
+            for jj in range(m):
+                d = d2[jj]
+                if lo <= d <= hi:
+                    out[pos] = d
+                    pos += 1
     return pos
 
 

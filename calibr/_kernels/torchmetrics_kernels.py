@@ -31,11 +31,12 @@ import os
 import sys
 from fractions import Fraction
 
-import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic, overload
+
+from ._jit import jit
 
 __all__ = [
     "torch_linspace",
@@ -327,7 +328,7 @@ _fma32_scalar = _fma_intrinsic(types.float32, ir.FloatType())
 _fma64_scalar = _fma_intrinsic(types.float64, ir.DoubleType())
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def _fma32_arrays(a, b, c):
     """``_fma32_scalar`` over float32 arrays (to test it against ``_fma32``)."""
     out = np.empty(a.size, dtype=np.float32)
@@ -341,7 +342,7 @@ _POW2_OFFSET = 80
 _POW2_F32 = np.array([2.0**k for k in range(-_POW2_OFFSET, _POW2_OFFSET + 1)], dtype=np.float32)
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def _sleef_expf_scalar(d):
     """``sleef_expf`` for one float32."""
     if d != d:
@@ -370,7 +371,7 @@ _POW2_OFFSET_F64 = 760
 _POW2_F64 = np.array([2.0**k for k in range(-_POW2_OFFSET_F64, _POW2_OFFSET_F64 + 1)])
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def _sleef_exp_scalar(d):
     """``sleef_exp`` for one float64."""
     if d != d:
@@ -413,14 +414,14 @@ def _sleef_exp_any(d):  # typed by the overload below
     raise NotImplementedError
 
 
-@overload(_sleef_exp_any, jit_options={"cache": True})
+@overload(_sleef_exp_any)  # compiled into its (cached) callers
 def _sleef_exp_any_impl(d):
     if d == types.float32:
         return lambda d: _sleef_expf_scalar(d)
     return lambda d: _sleef_exp_scalar(d)
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def _sigmoid_kernel(x, one, lanes, tasks):
     """torch's sigmoid: SLEEF's exp on whole pairs of vectors, libm's ``exp``/``expf``
     on the rest of each thread chunk (the scalar loop of ``cpu_kernel_vec``)."""
@@ -439,7 +440,7 @@ def _sigmoid_kernel(x, one, lanes, tasks):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def _softmax_kernel(x, one, lanes, tree):
     """torch's softmax over the columns (as ``softmax_oracle``)."""
     m, c = x.shape
@@ -569,7 +570,7 @@ def top_label_oracle(probs: np.ndarray, target: np.ndarray) -> tuple[np.ndarray,
 # fast kernels (numba, one pass each)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@jit(nogil=True, inline="always")
 def _bin_of(x, boundaries, n_bins):
     """Bin index of ``x`` in [0, 1]: start from ``x * n_bins``, then settle exactly."""
     j = int(x * n_bins)
@@ -584,7 +585,7 @@ def _bin_of(x, boundaries, n_bins):
     return j
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def binary_scan(preds, target, has_ignore, ignore, check_target):
     """One pass: kept count, any value outside [0, 1], first NaN, first bad target.
 
@@ -612,7 +613,7 @@ def binary_scan(preds, target, has_ignore, ignore, check_target):
     return kept, outside, first_nan, first_bad
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def binary_accumulate(preds, target, has_ignore, ignore, boundaries, count, conf_sum, acc_sum):
     """Add each kept (pred, target) into the per-bin state, in input order (in place)."""
     n_bins = boundaries.size - 1
@@ -627,7 +628,7 @@ def binary_accumulate(preds, target, has_ignore, ignore, boundaries, count, conf
         acc_sum[j] += t
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def binary_accumulate_checked(
     preds, target, has_ignore, ignore, check_target, boundaries, count, conf_sum, acc_sum
 ):
@@ -660,7 +661,7 @@ def binary_accumulate_checked(
     return 0, -1
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def multiclass_accumulate_checked(
     preds, target, has_ignore, ignore, boundaries, count, conf_sum, acc_sum
 ):
@@ -703,7 +704,7 @@ def multiclass_accumulate_checked(
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def multiclass_scan(preds, target, has_ignore, ignore):
     """One pass over (M, C) rows: ``(kept, outside, first_nan_row)``.
 
@@ -727,7 +728,7 @@ def multiclass_scan(preds, target, has_ignore, ignore):
     return kept, outside, first_nan
 
 
-@numba.njit(cache=True, nogil=True)
+@jit(nogil=True)
 def multiclass_accumulate(preds, target, has_ignore, ignore, boundaries, count, conf_sum, acc_sum):
     """Top-label (first maximal column) confidence as float32 and hit, binned (in place)."""
     m, c = preds.shape

@@ -1,0 +1,136 @@
+"""``jit``: numba's ``njit`` with calibr's own on-disk cache.
+
+Every compiled kernel of calibr is made by :func:`jit`. It compiles exactly as
+``numba.njit(cache=True, ...)`` would, but keeps the cache files in a place and
+under a key that numba's default arrangement does not give:
+
+* **Where.** Never beside the source. numba's default writes ``*.nbi``/``*.nbc``
+  into ``__pycache__`` next to the module whenever that is writable, which for a
+  ``pip install .`` is ``site-packages/calibr/``. pip does not own those files:
+  ``pip uninstall`` leaves the directory behind, and a later editable install is
+  shadowed by it (a ``calibr`` directory without ``__init__.py`` is a namespace
+  package that wins over the editable finder). calibr's cache lives in
+  ``$NUMBA_CACHE_DIR/calibr/`` when that variable is set (numba's own setting,
+  so that a user who redirects numba's cache redirects calibr's too), else in
+  the user's cache directory (``~/.cache/calibr/numba`` on Linux). If neither
+  can be written, kernels are compiled in memory each time, as without a cache.
+* **When it is fresh.** numba keys a function's cache by the contents of its
+  own source file only. A cached kernel contains the code of every compiled
+  function it calls, so when a callee in another file changes, numba would keep
+  loading the stale caller. calibr keys every kernel by the digest of *all* of
+  its compiled source files together (and calibr's and numba's versions, which
+  numba already checks), so any change anywhere recompiles everything. For this
+  to hold, every compiled function lives in ``calibr/_kernels/`` (:func:`jit`
+  refuses any other).
+
+Kernels must not be numba generators: numba cannot reload a function that
+uses a generator compiled in another process (it fails with a ``KeyError`` on
+the generator type in every process after the first). The cross-process tests
+in ``tests/test_cache_processes.py`` run every compiled path in fresh
+processes that share one cache, in several orders.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from pathlib import Path
+
+import numba
+from numba.core import caching, config
+from numba.core.dispatcher import Dispatcher
+from numba.misc.appdirs import AppDirs
+
+__all__ = ["cache_dir", "jit"]
+
+#: Every compiled function of calibr lives in this directory (``calibr/_kernels``).
+_KERNELS = Path(__file__).resolve().parent
+
+
+@functools.lru_cache(maxsize=1)
+def _source_digest() -> str:
+    """sha256 of every ``.py`` file under ``calibr/_kernels`` (sorted by path)."""
+    h = hashlib.sha256()
+    for path in sorted(_KERNELS.rglob("*.py")):
+        h.update(str(path.relative_to(_KERNELS)).encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def cache_dir() -> Path:
+    """The root of calibr's kernel cache (it may not exist yet)."""
+    if config.CACHE_DIR:
+        return Path(config.CACHE_DIR) / "calibr"
+    return Path(AppDirs(appname="calibr", appauthor=False).user_cache_dir) / "numba"
+
+
+class _Locator(caching._CacheLocator):
+    """calibr's cache directory, with the package digest as the freshness stamp."""
+
+    def __init__(self, py_func, py_file):
+        self._lineno = py_func.__code__.co_firstlineno
+        # one subdirectory per installed copy of calibr (as numba does per source dir)
+        sub = self.get_suitable_cache_subpath(py_file)
+        self._cache_path = str(cache_dir() / sub)
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    def get_source_stamp(self):
+        return ("calibr", _source_digest())
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if not os.path.isfile(py_file):  # e.g. "<doctest ...>": nothing to key on
+            return None
+        self = cls(py_func, py_file)
+        try:
+            self.ensure_cache_path()
+        except OSError:  # not writable: no cache (compile in memory)
+            return None
+        return self
+
+
+class _Impl(caching.CompileResultCacheImpl):
+    _locator_classes = [_Locator]
+
+
+class _FunctionCache(caching.FunctionCache):
+    _impl_class = _Impl
+
+
+def _attach_cache(dispatcher: Dispatcher) -> None:
+    try:
+        dispatcher._cache = _FunctionCache(dispatcher.py_func)
+    except RuntimeError:  # no locator: the directory cannot be written
+        pass
+
+
+def jit(*, nogil: bool = False, inline: str = "never"):
+    """``numba.njit(nogil=..., inline=...)`` with calibr's cache (see the module doc).
+
+    Raises
+    ------
+    RuntimeError
+        For a function outside ``calibr/_kernels/``: its source would not be part
+        of the cache key.
+    """
+
+    def decorate(func):
+        source = Path(func.__code__.co_filename).resolve()
+        if source.parent != _KERNELS and _KERNELS not in source.parents:
+            raise RuntimeError(  # a rule for calibr's own code, not a user error
+                f"calibr kernels live in {_KERNELS}; {func.__qualname__} is in {source}."
+            )
+        dispatcher = numba.njit(nogil=nogil, inline=inline)(func)
+        if isinstance(dispatcher, Dispatcher):  # not under NUMBA_DISABLE_JIT
+            _attach_cache(dispatcher)
+        return dispatcher
+
+    return decorate
