@@ -12,7 +12,7 @@ predictions), ``calibr.plot`` (reliability diagrams; needs matplotlib) and
 from . import datasets
 from ._binned_metrics import ece, mce
 from ._kernel_metrics import mmce, skce
-from ._validation import InputError
+from ._validation import InputError, InputTypeError
 from .frame import Metric, metric, summarise
 from .table import calibration_table
 
@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "InputError",
+    "InputTypeError",
     "Metric",
     "__version__",
     "calibration_table",

@@ -31,6 +31,7 @@ from ._kernels import scans
 
 __all__ = [
     "InputError",
+    "InputTypeError",
     "MAX_BINS",
     "Prepared",
     "ROW_SUM_TOL",
@@ -48,6 +49,14 @@ ROW_SUM_TOL = 1e-6
 
 class InputError(ValueError):
     """Raised for an argument with a bad value (a ``ValueError``)."""
+
+
+class InputTypeError(TypeError):
+    """Raised for an argument of a type calibr does not accept (a ``TypeError``).
+
+    Bad input to any public function of calibr raises :class:`InputError` or
+    this; any other exception is a bug in calibr.
+    """
 
 
 @dataclass(frozen=True)
@@ -233,7 +242,7 @@ def _object_to_float(arr: np.ndarray, name: str) -> np.ndarray:
     if not ok.all():
         (bad,) = np.nonzero(~ok)
         first = int(bad[0])
-        raise TypeError(
+        raise InputTypeError(
             f"`{name}` must hold real numbers; {_count_phrase(bad.size, 'value', 'values')} "
             f"{'is' if bad.size == 1 else 'are'} not, the first at "
             f"{_position_text(first, arr.shape)} ({_fmt(flat[first])} of type "
@@ -258,7 +267,7 @@ def _as_float_array(values: Any, name: str) -> np.ndarray:
         bad = [str(d) for d in dtypes if not _is_real_dtype(d)]
         if bad:
             what = "columns of dtype" if isinstance(values, pd.DataFrame) else "dtype"
-            raise TypeError(
+            raise InputTypeError(
                 f"`{name}` must be numeric (integer or float); got {what} "
                 f"{', '.join(sorted(set(bad)))}."
             )
@@ -270,7 +279,7 @@ def _as_float_array(values: Any, name: str) -> np.ndarray:
         return arr.astype(np.float64)
     if arr.dtype.kind == "O":
         return _object_to_float(arr, name)
-    raise TypeError(f"`{name}` must be numeric (integer or float); got dtype {arr.dtype}.")
+    raise InputTypeError(f"`{name}` must be numeric (integer or float); got dtype {arr.dtype}.")
 
 
 def _convert_p(p: Any) -> tuple[np.ndarray, pd.Index | None]:

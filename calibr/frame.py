@@ -40,7 +40,7 @@ from pandas.api.typing import DataFrameGroupBy
 
 from ._binned_metrics import ece, mce
 from ._kernel_metrics import mmce, skce
-from ._validation import InputError, Prepared, _fmt, check_flag, prepare
+from ._validation import InputError, InputTypeError, Prepared, _fmt, check_flag, prepare
 
 __all__ = ["Metric", "metric", "summarise", "METRICS"]
 
@@ -366,7 +366,7 @@ def groups_of(data: Any) -> Groups:
         n = len(data)
         return Groups(data, None, np.zeros(n, dtype=np.int64), np.array([n], dtype=np.int64))
     if not isinstance(data, DataFrameGroupBy):
-        raise TypeError(
+        raise InputTypeError(
             "`data` must be a pandas DataFrame or DataFrameGroupBy (df.groupby(...)); "
             f"got {type(data).__name__}."
         )
@@ -476,7 +476,7 @@ def with_context(err: Exception, groups: Groups, g: int, what: str = "") -> Exce
     try:
         return type(err)(msg)
     except Exception:  # noqa: BLE001 - an exception type with another constructor
-        return (TypeError if isinstance(err, TypeError) else InputError)(msg)
+        return (InputTypeError if isinstance(err, TypeError) else InputError)(msg)
 
 
 # --------------------------------------------------------------------------

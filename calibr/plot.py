@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from calibr._validation import InputError, _count_phrase, _fmt
+from calibr._validation import InputError, InputTypeError, _count_phrase, _fmt
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.figure import Figure
@@ -46,7 +46,7 @@ def _require_matplotlib():
 def _check_table(table: Any) -> list[str]:
     """Validate the table; return its grouping columns (those before ``bin``)."""
     if not isinstance(table, pd.DataFrame):
-        raise TypeError(
+        raise InputTypeError(
             "`table` must be a pandas DataFrame from calibr.calibration_table(); "
             f"got {type(table).__name__}."
         )

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ._kernels import torchmetrics_kernels as _k
-from ._validation import InputError
+from ._validation import InputError, InputTypeError
 
 __all__ = [
     "binary_calibration_error",
@@ -490,7 +490,7 @@ class _CalibrationErrorBase:
         pass by float32 rounding.
         """
         if type(other) is not type(self):
-            raise TypeError(
+            raise InputTypeError(
                 f"can only merge a {type(self).__name__} with another; got {type(other).__name__}."
             )
         if other._config() != self._config():
