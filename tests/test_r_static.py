@@ -9,6 +9,7 @@ from R: never regenerate them from Python.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
@@ -24,6 +25,13 @@ REFERENCE = pd.read_csv(DATA / "reference.csv", keep_default_na=False, dtype=str
 
 #: mmce = sqrt(biased SKCE): an absolute error e in the SKCE near 0 becomes sqrt(e)
 MMCE_ATOL = 1e-8
+
+MEDIAN_PREFIX = '`bandwidth = "median"` needs at least two distinct predictions'
+CLASSWISE_MEDIAN = (
+    r'`bandwidth = "median"` with `type = "classwise"` needs at least two distinct '
+    r"predictions in every column of `p`; the column of class \d+ has all its values "
+    r"equal \([0-9.e-]+\)\."
+)
 
 
 @cache
@@ -54,9 +62,16 @@ def _rows(metrics):
 
 
 def _compare(row, rtol, atol):
-    if row["error"]:
-        with pytest.raises(ValueError):
+    if row["error"]:  # calibr reproduces R's message word for word ...
+        with pytest.raises(calibr.InputError) as info:
             _call(row)
+        classwise = row["type"] == "classwise" and _case(row["case"])[0].ndim == 2
+        if classwise and row["bandwidth"] == "median" and "distinct" in row["error"]:
+            # ... except that it names the constant column (R's message does not)
+            assert row["error"].startswith(MEDIAN_PREFIX)
+            assert re.fullmatch(CLASSWISE_MEDIAN, str(info.value)), str(info.value)
+        else:
+            assert str(info.value) == row["error"]
         return
     got = _call(row)
     assert got == pytest.approx(float(row["value"]), rel=rtol, abs=atol)
