@@ -84,6 +84,109 @@ reference <- do.call(rbind, rows)
 utils::write.csv(reference, file.path(data_dir, "reference.csv"), row.names = FALSE,
                  quote = which(names(reference) == "error"))
 
+# ------------------------------------------------- the bundled example data
+#
+# calibr ships two data sets of predictions (calibr/datasets/data/). Their
+# per-model summaries and per-bin tables are computed here, in R, so that no
+# number in calibr's tests of the bundled data comes from calibr itself:
+# ece()/mce() from calibrRef, bins from calibrRef's own bin table, and the
+# interval of each bin's observed frequency from R's
+# prop.test(x, n, correct = FALSE) (the Wilson score interval).
+
+bundled_dir <- file.path(root, "calibr", "datasets", "data")
+bundled_files <- file.path(bundled_dir, c("breast_cancer_predictions.csv",
+                                          "digits_predictions.csv"))
+read_bundled <- function(name) {
+  df <- utils::read.csv(file.path(bundled_dir, paste0(name, "_predictions.csv")),
+                        stringsAsFactors = FALSE)
+  p_cols <- grep("^p(_[0-9]+)?$", names(df), value = TRUE)
+  p <- if (identical(p_cols, "p")) as.double(df$p) else {
+    m <- as.matrix(df[p_cols])
+    storage.mode(m) <- "double"
+    dimnames(m) <- NULL
+    m
+  }
+  # the digits labels are 0..9 in the file; R's class codes are 1..K
+  y <- if (is.matrix(p)) as.integer(df$y) + 1L else as.integer(df$y)
+  list(model = df$model, p = p, y = y)
+}
+BUNDLED <- list(
+  list(data = "breast_cancer", summaries = list(
+    list(metric = "ece", type = "classwise", bins = 10),
+    list(metric = "mce", type = "classwise", bins = 10),
+    list(metric = "ece", type = "classwise", bins = 5),
+    list(metric = "mce", type = "classwise", bins = 15)),
+    tables = list(list(type = "classwise", bins = 10, level = 0.95),
+                  list(type = "classwise", bins = 7, level = 0.9))),
+  list(data = "digits", summaries = list(
+    list(metric = "ece", type = "classwise", bins = 10),
+    list(metric = "mce", type = "classwise", bins = 10),
+    list(metric = "ece", type = "confidence", bins = 10),
+    list(metric = "mce", type = "confidence", bins = 4)),
+    tables = list(list(type = "classwise", bins = 10, level = 0.95),
+                  list(type = "confidence", bins = 5, level = 0.8)))
+)
+fmt17 <- function(x) sprintf("%.17g", x)
+
+# One data.frame of per-bin rows for binary scores r with outcomes c.
+bin_rows <- function(r, c, bins, level) {
+  tab <- calibrRef:::bin_table(r, c, bins)
+  breaks <- seq(0, 1, length.out = bins + 1L)
+  x <- vapply(seq_len(nrow(tab)), function(i) sum(c[.bincode(r, breaks, right = TRUE,
+                                                             include.lowest = TRUE)
+                                                     == tab$bin[i]]), numeric(1))
+  ci <- t(vapply(seq_len(nrow(tab)), function(i) {
+    # (prop.test warns that its chi-squared p-value may be inaccurate for small n;
+    # the interval is the closed-form Wilson interval all the same)
+    suppressWarnings(stats::prop.test(x[i], tab$n[i], conf.level = level,
+                                      correct = FALSE))$conf.int[1:2]
+  }, numeric(2)))
+  data.frame(bin = tab$bin, lower = fmt17(breaks[tab$bin]), upper = fmt17(breaks[tab$bin + 1L]),
+             n = tab$n, mean_confidence = fmt17(tab$conf), observed_frequency = fmt17(tab$acc),
+             gap = fmt17(abs(tab$acc - tab$conf)), ci_lower = fmt17(ci[, 1]),
+             ci_upper = fmt17(ci[, 2]))
+}
+
+summary_rows <- list()
+table_rows <- list()
+for (spec in BUNDLED) {
+  d <- read_bundled(spec$data)
+  for (model in sort(unique(d$model))) {
+    keep <- d$model == model
+    p <- if (is.matrix(d$p)) d$p[keep, , drop = FALSE] else d$p[keep]
+    y <- d$y[keep]
+    for (s in spec$summaries) {
+      f <- get(s$metric, envir = asNamespace("calibrRef"))
+      summary_rows[[length(summary_rows) + 1L]] <- data.frame(
+        data = spec$data, model = model, metric = s$metric, type = s$type, bins = s$bins,
+        value = fmt17(f(p, y, bins = s$bins, type = s$type)))
+    }
+    for (tb in spec$tables) {
+      parts <- if (!is.matrix(p)) {
+        list(cbind(class = "", bin_rows(p, as.double(y), tb$bins, tb$level)))
+      } else if (tb$type == "confidence") {
+        top <- calibrRef:::top_label(p, y)
+        list(cbind(class = "", bin_rows(top$r, top$c, tb$bins, tb$level)))
+      } else {
+        lapply(seq_len(ncol(p)), function(k) {
+          # classes are named by the file's labels 0..K-1
+          cbind(class = as.character(k - 1L), bin_rows(p[, k], as.double(y == k), tb$bins,
+                                                       tb$level))
+        })
+      }
+      table_rows[[length(table_rows) + 1L]] <- cbind(
+        data = spec$data, model = model, type = tb$type, bins = tb$bins,
+        level = format(tb$level), do.call(rbind, parts))
+    }
+  }
+}
+bundled_summary <- do.call(rbind, summary_rows)
+bundled_tables <- do.call(rbind, table_rows)
+utils::write.csv(bundled_summary, file.path(data_dir, "bundled_summary.csv"), row.names = FALSE,
+                 quote = FALSE)
+utils::write.csv(bundled_tables, file.path(data_dir, "bundled_tables.csv"), row.names = FALSE,
+                 quote = FALSE)
+
 # ---------------------------------------------------------------- provenance
 
 md5 <- function(paths) unname(tools::md5sum(paths))
@@ -92,7 +195,8 @@ pkg_dir <- file.path(root, "r_reference", "calibrRef")
 pkg_files <- sort(c(file.path(pkg_dir, c("DESCRIPTION", "NAMESPACE")),
                     list.files(file.path(pkg_dir, "R"), full.names = TRUE)))
 script_files <- file.path(root, "r_reference", c("make_inputs.R", "make_reference.R"))
-input_files <- c(file.path(in_dir, c("cases.csv", "generated_by.txt")), file.path(in_dir, paste0(manifest$case, ".csv")))
+input_files <- c(file.path(in_dir, c("cases.csv", "generated_by.txt")),
+                 file.path(in_dir, paste0(manifest$case, ".csv")), bundled_files)
 checksum_table <- function(paths) {
   c("| file | md5 |", "| --- | --- |", sprintf("| `%s` | `%s` |", rel(paths), md5(paths)))
 }
@@ -111,7 +215,7 @@ provenance <- c(
   "```sh",
   "R CMD INSTALL r_reference/calibrRef     # the reference package (base R only)",
   "Rscript r_reference/make_inputs.R       # only if the inputs must change",
-  "Rscript r_reference/make_reference.R    # reference.csv and this file",
+  "Rscript r_reference/make_reference.R    # reference.csv, bundled_*.csv and this file",
   "```",
   "",
   "## Run",
@@ -161,6 +265,20 @@ provenance <- c(
   "`mmce(p, y, bandwidth = bandwidth)` with `p` a double vector or matrix and `y` an",
   "integer vector, as read by `utils::read.csv`.",
   "",
+  "## Outputs: the bundled example data",
+  "",
+  "`bundled_summary.csv` and `bundled_tables.csv` hold the numbers behind calibr's tests of",
+  "its bundled data sets (`calibr/datasets/data/*.csv`, checksums below), per model:",
+  "",
+  "- `bundled_summary.csv`: `data`, `model`, `metric` (calibrRef's `ece` or `mce`), `type`,",
+  "  `bins`, `value` (`sprintf(\"%.17g\")`). The digits labels 0..9 are passed to R as",
+  "  class codes 1..10.",
+  "- `bundled_tables.csv`: one row per non-empty bin (and class, for the classwise form of",
+  "  the digits data; `class` is the file's label 0..9, empty otherwise): `data`, `model`,",
+  "  `type`, `bins`, `level`, `class`, `bin` (1-based), `lower`/`upper` (the breaks),",
+  "  `n`, `mean_confidence`, `observed_frequency`, `gap` (from calibrRef's bin table) and",
+  "  `ci_lower`/`ci_upper` = `prop.test(x, n, conf.level = level, correct = FALSE)$conf.int`.",
+  "",
   "## Numerical notes for comparisons",
   "",
   "- R's `sum()` and `mean()` accumulate in long double (and `mean()` adds a second,",
@@ -182,7 +300,7 @@ provenance <- c(
   "",
   checksum_table(pkg_files),
   "",
-  "Inputs:",
+  "Inputs (the seeded cases and the bundled data sets):",
   "",
   checksum_table(input_files),
   ""
