@@ -29,6 +29,20 @@ The quirks reproduced (see ``docs/torchmetrics.md`` for the comparison with
 * multiclass targets are 0-based and never checked, as in torchmetrics 1.9 (its
   distinct-value check on ``target`` is skipped for float ``preds`` by operator
   precedence): a target outside ``0..num_classes-1`` is simply a miss.
+
+What calibr refuses where torchmetrics would compute something (the full list is
+in ``docs/torchmetrics.md``): NaN ``preds``; a target value that int64 cannot
+hold exactly (a uint64 above 2**63 - 1, a float that is NaN, not whole or beyond
+its dtype's exact integers), which torch would wrap or compare approximately; an
+``ignore_index`` that torch would wrap into the target's integer dtype where that
+changes which samples are dropped; ``n_bins`` above 1,000,000 (as ``calibr.ece``'s ``bins``); bools
+for the integer arguments and anything but a bool for ``validate_args``.
+
+Errors: bad input raises :class:`calibr.InputError` (a ``ValueError``) or
+:class:`calibr.InputTypeError` (a ``TypeError``), naming the argument. Where
+torchmetrics raises a ``RuntimeError``, calibr raises :class:`InputRuntimeError`,
+which is both an ``InputError`` and a ``RuntimeError``. Inputs are only read:
+numpy arrays, pandas objects and tensors are never written to.
 """
 
 from __future__ import annotations
@@ -40,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from ._kernels import torchmetrics_kernels as _k
-from ._validation import InputError, InputTypeError
+from ._validation import MAX_BINS, InputError, InputTypeError
 
 __all__ = [
     "binary_calibration_error",
@@ -51,6 +65,21 @@ __all__ = [
 
 _NORMS = ("l1", "l2", "max")
 _SUPPORTED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+#: Float dtypes a target may have (numpy and torch share them; the values convert exactly).
+_TARGET_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+_INT64_MIN = int(np.iinfo(np.int64).min)
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+class InputRuntimeError(InputError, RuntimeError):
+    """Bad input where torchmetrics raises a ``RuntimeError``.
+
+    Both a :class:`calibr.InputError` (so a ``ValueError``) and a ``RuntimeError``,
+    so that code written against either library catches it. Raised for a shape
+    mismatch in the binary case, ``N`` differing between ``preds`` and ``target``
+    in the multiclass case, a binary ``target`` value other than 0, 1 and
+    ``ignore_index``, and label (non-float) ``preds`` with bad values.
+    """
 
 
 # --------------------------------------------------------------------------
@@ -58,70 +87,202 @@ _SUPPORTED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _is_int(value: Any) -> bool:
-    # torchmetrics tests isinstance(value, int), which admits bool; calibr also admits
-    # numpy integers.
-    return isinstance(value, (int, np.integer))
+    # torchmetrics tests isinstance(value, int), which admits bool; calibr admits numpy
+    # integers and refuses bools (n_bins=True would silently mean one bin).
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _show(value: Any) -> str:
+    """``repr`` of an argument for a message (short; bools flagged as such)."""
+    text = repr(value)
+    if "\n" in text or len(text) > 80:
+        text = f"an object of type {type(value).__name__}"
+    if isinstance(value, (bool, np.bool_)):
+        text += " (a bool, not an integer)"
+    return text
 
 
 def _check_n_bins(n_bins: Any) -> int:
     if not _is_int(n_bins) or n_bins < 1:
-        raise InputError(f"`n_bins` must be an integer larger than 0; got {n_bins!r}.")
+        raise InputError(f"`n_bins` must be an integer larger than 0; got {_show(n_bins)}.")
+    if n_bins > MAX_BINS:
+        raise InputError(
+            f"`n_bins` must be an integer larger than 0 and at most {MAX_BINS:,} (calibr's "
+            f"bound, checked before anything is allocated); got {_show(n_bins)}."
+        )
     return int(n_bins)
 
 
 def _check_norm(norm: Any) -> str:
     if not isinstance(norm, str) or norm not in _NORMS:
-        raise InputError(f"`norm` must be one of 'l1', 'l2', 'max'; got {norm!r}.")
-    return norm
+        raise InputError(f"`norm` must be one of 'l1', 'l2', 'max'; got {_show(norm)}.")
+    return str(norm)
 
 
 def _check_ignore_index(ignore_index: Any) -> int | None:
-    if ignore_index is not None and not _is_int(ignore_index):
-        raise InputError(f"`ignore_index` must be None or an integer; got {ignore_index!r}.")
-    return None if ignore_index is None else int(ignore_index)
+    if ignore_index is None:
+        return None
+    if not _is_int(ignore_index):
+        raise InputError(f"`ignore_index` must be None or an integer; got {_show(ignore_index)}.")
+    value = int(ignore_index)
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise InputError(
+            "`ignore_index` must be None or an integer within the int64 range (torch compares "
+            f"it with the targets as one); got {value}."
+        )
+    return value
 
 
 def _check_num_classes(num_classes: Any) -> int:
     if not _is_int(num_classes) or num_classes < 2:
-        raise InputError(f"`num_classes` must be an integer larger than 1; got {num_classes!r}.")
+        raise InputError(
+            f"`num_classes` must be an integer larger than 1; got {_show(num_classes)}."
+        )
     return int(num_classes)
 
 
+def _check_validate_args(validate_args: Any) -> bool:
+    # torchmetrics takes any truthy value; calibr refuses e.g. the string "False".
+    if isinstance(validate_args, (bool, np.bool_)):
+        return bool(validate_args)
+    raise InputError(f"`validate_args` must be True or False; got {_show(validate_args)}.")
+
+
 # --------------------------------------------------------------------------
-# input conversion (never imports torch)
+# input conversion (never imports torch; never writes to the caller's object)
+
+_ACCEPTED = (
+    "a numpy array, a pandas Series or DataFrame, a (nested) list or tuple, or a torch tensor"
+)
+
+
+def _describe(x: Any) -> str:
+    if x is None:
+        return "None"
+    if isinstance(x, (str, bytes)):
+        return f"a {type(x).__name__} ({_show(x)})"
+    return f"a {type(x).__name__}"
 
 
 def _as_array(x: Any, name: str) -> np.ndarray:
-    """A numpy view or copy of ``x``; the caller's object is never written to."""
+    """A numpy view or copy of ``x`` in native byte order; the caller's object is never
+    written to.
+
+    Accepted: numpy arrays (memory-maps, read-only and strided ones too; masked arrays
+    without masked values), numpy and Python scalars, pandas objects (nullable and
+    Arrow-backed numeric dtypes; missing values become NaN), (nested) lists and tuples,
+    torch tensors (detached first) and other objects numpy reads through
+    ``__array__``. Generators, sets, dicts, strings and None are a type error.
+    """
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
-        if x.dtype == torch.bfloat16:
-            raise InputError(
-                f"`{name}` must be float32 or float64; got a bfloat16 tensor. "
-                "Convert it with .float() first."
-            )
-        return x.detach().cpu().numpy()
-    if isinstance(x, (pd.Series, pd.DataFrame, pd.Index)):
-        arr = x.to_numpy()
-    elif isinstance(x, (list, tuple)):
-        dtype = _list_dtype(x, name)
+        arr = _tensor_to_numpy(torch, x, name)
+    elif isinstance(x, (pd.Series, pd.DataFrame, pd.Index)):
+        arr = _pandas_to_numpy(x, name)
+    elif isinstance(x, pd.api.extensions.ExtensionArray):
+        arr = _pandas_to_numpy(pd.Series(x, copy=False), name)
+    elif isinstance(x, (list, tuple, range)):
+        arr = _list_to_numpy(list(x) if isinstance(x, range) else x, name)
+    elif isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        arr = _list_to_numpy([x], name).reshape(())  # a Python scalar: as torch.tensor(x)
+    elif isinstance(x, np.ma.MaskedArray):
+        arr = _unmasked(x, name)
+    elif isinstance(x, (np.ndarray, np.generic)) or hasattr(x, "__array__"):
         try:
-            arr = np.asarray(x, dtype=dtype)
-        except OverflowError as err:
-            raise InputError(
-                f"`{name}` must hold integers within the int64 range, as torch.tensor needs; "
-                f"got a larger one ({err})."
-            ) from None
-        except (ValueError, TypeError) as err:
-            raise InputError(
-                f"`{name}` must be a rectangular (nested) list of numbers, as torch.tensor "
-                f"needs; numpy could not read it ({err})."
+            arr = np.asarray(x)
+        except (TypeError, ValueError, RuntimeError, NotImplementedError, OverflowError) as err:
+            raise InputTypeError(
+                f"`{name}` must be {_ACCEPTED}; numpy could not read {_describe(x)} "
+                f"({type(err).__name__}: {err})."
             ) from None
     else:
-        arr = np.asarray(x)
+        raise InputTypeError(f"`{name}` must be {_ACCEPTED}; got {_describe(x)}.")
     if arr.dtype.kind not in "biuf":
         raise InputError(f"`{name}` must hold numbers; got an array of dtype {arr.dtype}.")
+    if not arr.dtype.isnative:  # e.g. big-endian data read from a file: same values
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     return arr
+
+
+def _tensor_to_numpy(torch: Any, x: Any, name: str) -> np.ndarray:
+    """The values of a tensor as numpy (detached; the tensor itself is not touched)."""
+    if x.layout != torch.strided or getattr(x, "is_nested", False):
+        raise InputTypeError(
+            f"`{name}` must be a dense tensor; got a tensor with layout {x.layout}"
+            f"{' (nested)' if getattr(x, 'is_nested', False) else ''}. Convert it with "
+            ".to_dense() first."
+        )
+    if x.dtype == torch.bfloat16:
+        if name == "preds":
+            raise InputError(
+                "`preds` must be float32 or float64; got a bfloat16 tensor. "
+                "Convert it with .float() first."
+            )
+        raise InputError(
+            f"`{name}` must be a bool, integer, float16, float32 or float64 tensor; got a "
+            "bfloat16 tensor, which numpy cannot hold. Convert it with .long() first."
+        )
+    if x.is_complex():
+        raise InputError(f"`{name}` must hold real numbers; got a tensor of dtype {x.dtype}.")
+    if x.device.type == "meta":
+        raise InputError(f"`{name}` is a tensor on the meta device, which holds no values.")
+    try:
+        return x.detach().cpu().resolve_conj().resolve_neg().numpy()
+    except (TypeError, ValueError, RuntimeError, NotImplementedError) as err:
+        raise InputTypeError(
+            f"`{name}` must be a tensor numpy can read; got a tensor of dtype {x.dtype} "
+            f"({type(err).__name__}: {err})."
+        ) from None
+
+
+def _pandas_to_numpy(x: Any, name: str) -> np.ndarray:
+    """``to_numpy()``; nullable or Arrow-backed numbers with missing values become float NaN."""
+    dtypes = list(x.dtypes) if isinstance(x, pd.DataFrame) else [x.dtype]
+    try:
+        arr = x.to_numpy()
+        if arr.dtype == object and all(
+            (pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d))
+            and not pd.api.types.is_complex_dtype(d)
+            for d in dtypes
+        ):
+            arr = x.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError) as err:
+        raise InputTypeError(
+            f"`{name}` must be {_ACCEPTED}; pandas could not convert it to numpy "
+            f"({type(err).__name__}: {err})."
+        ) from None
+    return arr
+
+
+def _unmasked(x: np.ma.MaskedArray, name: str) -> np.ndarray:
+    """The data of a masked array that has no masked value (calibr never drops data)."""
+    mask = np.ma.getmaskarray(x)
+    if mask.any():
+        where = np.flatnonzero(mask)
+        raise InputError(
+            f"`{name}` is a masked array with {where.size} masked "
+            f"value{'s' if where.size > 1 else ''}, the first at "
+            f"{_position(int(where[0]), x.shape)}; calibr never drops data silently: remove "
+            "those samples (or fill them) first."
+        )
+    return np.asarray(np.ma.getdata(x))
+
+
+def _list_to_numpy(x: list | tuple, name: str) -> np.ndarray:
+    """A (nested) list or tuple in the dtype ``torch.tensor(x)`` would give it."""
+    dtype = _list_dtype(x, name)
+    try:
+        return np.asarray(x, dtype=dtype)
+    except OverflowError as err:
+        raise InputError(
+            f"`{name}` must hold integers within the int64 range, as torch.tensor needs; "
+            f"got a larger one ({err})."
+        ) from None
+    except (ValueError, TypeError, RuntimeError, NotImplementedError) as err:
+        raise InputError(
+            f"`{name}` must be a rectangular (nested) list of numbers, as torch.tensor "
+            f"needs; numpy could not read it ({err})."
+        ) from None
 
 
 def _default_float(name: str) -> np.dtype:
@@ -197,25 +358,110 @@ def _list_dtype(x: list | tuple, name: str) -> np.dtype | None:
     return out
 
 
-def _target_codes(target: np.ndarray) -> np.ndarray:
-    """Targets for the kernels: int64, or float64 for float input (values unchanged)."""
-    if target.dtype.kind == "f":
-        return np.ascontiguousarray(target, dtype=np.float64).reshape(-1)
-    return np.ascontiguousarray(target, dtype=np.int64).reshape(-1)
+def _target_codes(t: np.ndarray, ignore_index: int | None, check_binary: bool) -> np.ndarray:
+    """``target`` as flat int64 codes, refusing every value a cast would change.
+
+    Integers must fit in int64 (a uint64 above 2**63 - 1 would wrap to a negative
+    code, and could even equal ``ignore_index``). Floats must be whole numbers that
+    their dtype holds exactly (below 2**11, 2**24 or 2**53 in magnitude for float16,
+    float32 and float64), and not NaN: torchmetrics compares float targets by value,
+    so 0.5 or NaN would be a silent miss. With ``check_binary`` the binary values
+    (0, 1, ``ignore_index``) are checked first, on the values as given.
+    """
+    shape = t.shape
+    flat = t.reshape(-1)
+    kind = t.dtype.kind
+    if kind == "f":
+        return _float_target_codes(flat, t.dtype, shape, ignore_index, check_binary)
+    if kind == "u" and t.dtype.itemsize >= 8 and flat.size:
+        over = flat > _INT64_MAX
+        if over.any():
+            where = np.flatnonzero(over)
+            first = int(where[0])
+            raise InputError(
+                "`target` must hold integers within the int64 range (torch's class labels are "
+                f"int64); {_count_text(where.size, 'value')} not, the first at "
+                f"{_position(first, shape)} ({flat[first].item()})."
+            )
+    if kind in "iu" and ignore_index is not None:
+        _check_ignore_fits(flat, t.dtype, shape, ignore_index)
+    return np.ascontiguousarray(flat, dtype=np.int64)
+
+
+def _check_ignore_fits(flat: np.ndarray, dtype: np.dtype, shape, ignore_index: int) -> None:
+    """Refuse an ``ignore_index`` that torch would wrap into the target's integer dtype.
+
+    torch compares an integer tensor with a Python int in the tensor's dtype: for a
+    uint8 target, ignore_index=-1 is compared as 255. calibr compares exactly, so the
+    two would differ on the targets equal to the wrapped value.
+    """
+    info = np.iinfo(dtype)
+    if dtype.itemsize >= 8 or info.min <= ignore_index <= info.max:
+        return  # int64 is compared exactly; uint64 too (torch does not wrap it)
+    bits = 8 * dtype.itemsize
+    wrapped = ignore_index % (1 << bits)
+    if info.min < 0 and wrapped > info.max:
+        wrapped -= 1 << bits
+    hit = flat == wrapped
+    if hit.any():
+        where = np.flatnonzero(hit)
+        raise InputError(
+            f"`ignore_index` ({ignore_index}) does not fit `target`'s dtype {dtype.name}, so "
+            f"torch would compare it as {wrapped} and ignore the {where.size} "
+            f"target{'s' if where.size > 1 else ''} equal to {wrapped} (the first at "
+            f"{_position(int(where[0]), shape)}), where calibr compares exactly; "
+            f"pass `target` as int64, or ignore_index={wrapped}, to say which you mean."
+        )
+
+
+def _float_target_codes(flat, dtype, shape, ignore_index, check_binary) -> np.ndarray:
+    if dtype not in _TARGET_FLOATS:
+        raise InputError(
+            f"`target` must be bool, integer, float16, float32 or float64; got {dtype}."
+        )
+    values = np.asarray(flat, dtype=np.float64)  # exact for these dtypes
+    nan = np.isnan(values)
+    if nan.any():
+        where = np.flatnonzero(nan)
+        raise InputError(
+            f"`target` must not contain NaN (a missing label); {_count_text(where.size, 'value')}"
+            f", the first at {_position(int(where[0]), shape)}."
+        )
+    if check_binary:
+        _binary_target_check(values, *_ignore_args(ignore_index), shape, ignore_index)
+    bits = np.finfo(dtype).nmant + 1
+    exact = (np.abs(values) < 2.0**bits) & (np.floor(values) == values)
+    if not exact.all():
+        where = np.flatnonzero(~exact)
+        first = int(where[0])
+        raise InputError(
+            f"`target` holds {dtype.name} values, so they must be whole numbers (class labels) "
+            f"smaller than 2**{bits} in magnitude, which {dtype.name} holds exactly; "
+            f"{_count_text(where.size, 'value')} not, the first at {_position(first, shape)} "
+            f"({values[first].item()!r})."
+        )
+    return values.astype(np.int64)
 
 
 def _ignore_args(ignore_index: int | None) -> tuple[bool, np.int64]:
-    if ignore_index is None or not (-(2**63) <= ignore_index < 2**63):
-        return False, np.int64(0)  # no int64 target can equal an out-of-range index
+    """(has_ignore, ignore) for the kernels; ``ignore_index`` is within int64 (checked)."""
+    if ignore_index is None:
+        return False, np.int64(0)
     return True, np.int64(ignore_index)
 
 
 def _check_float_dtype(preds: np.ndarray) -> None:
-    if preds.dtype not in _SUPPORTED_FLOATS:
+    if preds.dtype in _SUPPORTED_FLOATS:
+        return
+    if preds.dtype == np.float16:
         raise InputError(
-            f"`preds` must be float32 or float64; got {preds.dtype}. torchmetrics' float16 "
-            "path sums counts in float16 and is not reproduced: cast to float32 first."
+            "`preds` must be float32 or float64; got float16. torchmetrics' float16 path sums "
+            "counts in float16 and is not reproduced: cast to float32 first."
         )
+    raise InputError(
+        f"`preds` must be float32 or float64; got {preds.dtype}, which torch has no tensor "
+        "for: cast to float64 first."
+    )
 
 
 def _position(flat: int, shape: tuple[int, ...]) -> str:
@@ -254,16 +500,16 @@ def _binary_batch(preds, target, ignore_index: int | None, validate_args: bool):
     p = _as_array(preds, "preds")
     t = _as_array(target, "target")
     if p.shape != t.shape and (validate_args or p.size != t.size):
-        raise RuntimeError(
+        raise InputRuntimeError(
             f"`preds` and `target` must have the same shape; got {p.shape} and {t.shape}."
         )
-    codes = _target_codes(t)
+    codes = _target_codes(t, ignore_index, check_binary=validate_args)
     has_ignore, ignore = _ignore_args(ignore_index)
     if p.dtype.kind != "f":
         if validate_args:
             _binary_target_check(codes, has_ignore, ignore, p.shape, ignore_index)
             if not np.isin(p, (0, 1)).all():
-                raise RuntimeError(
+                raise InputRuntimeError(
                     f"`preds` holds the values {_unique_text(p)}, but as a label (non-float) "
                     "array it may hold only 0 and 1."
                 )
@@ -308,7 +554,7 @@ def _binary_target_check(codes, has_ignore, ignore, shape, ignore_index) -> None
         where = np.flatnonzero(bad)
         first = int(where[0])
         allowed = "0 and 1" + ("" if ignore_index is None else f" (and {ignore_index}, ignored)")
-        raise RuntimeError(
+        raise InputRuntimeError(
             f"`target` must hold only {allowed}; {_count_text(where.size, 'value')} not, "
             "the first at "
             f"{_position(first, shape)} ({codes[first].item()!r}). Its distinct values are "
@@ -321,6 +567,11 @@ def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_ar
     p = _as_array(preds, "preds")
     t = _as_array(target, "target")
     if p.ndim == t.ndim + 1:
+        if p.ndim < 2:  # a 0-d target: there is no N
+            raise InputError(
+                "`preds` must have shape (N, C, ...) and `target` shape (N, ...); "
+                f"got {p.shape} and {t.shape}."
+            )
         if p.dtype.kind != "f":
             raise InputError(
                 "`preds` must be a float array of probabilities or logits when it has one "
@@ -336,8 +587,13 @@ def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_ar
                 "`preds` must have shape (N, C, ...) and `target` shape (N, ...); "
                 f"got {p.shape} and {t.shape}."
             )
+        if p.shape[1] == 0:
+            raise InputError(
+                "`preds` must have at least one class: shape (N, C, ...) with C >= 1; "
+                f"got {p.shape}."
+            )
         if p.shape[0] != t.shape[0]:
-            raise RuntimeError(
+            raise InputRuntimeError(
                 f"`preds` and `target` must have the same number of samples N; got "
                 f"{p.shape[0]} and {t.shape[0]}."
             )
@@ -352,7 +608,7 @@ def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_ar
             for arr, name in ((t, "target"), (p, "preds")):
                 n_unique = np.unique(arr, equal_nan=False).size
                 if n_unique > check_value:
-                    raise RuntimeError(_too_many_message(name, n_unique, check_value))
+                    raise InputRuntimeError(_too_many_message(name, n_unique, check_value))
         if p.dtype.kind != "f":
             raise InputError(
                 f"`preds` must be a float array of probabilities or logits; got dtype {p.dtype}."
@@ -371,7 +627,7 @@ def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_ar
     if p.ndim > 2:
         p = np.moveaxis(p, 1, -1).reshape(-1, p.shape[1])
     rows = np.ascontiguousarray(p)
-    codes = _target_codes(t)
+    codes = _target_codes(t, ignore_index, check_binary=False)
     has_ignore, ignore = _ignore_args(ignore_index)
     return rows, codes, t.shape, has_ignore, ignore
 
@@ -422,11 +678,34 @@ class _CalibrationErrorBase:
     _dtype: np.dtype | None
 
     def __init__(self, n_bins, norm, ignore_index, validate_args) -> None:
-        self.n_bins = _check_n_bins(n_bins)
-        self.norm = _check_norm(norm)
-        self.ignore_index = _check_ignore_index(ignore_index)
-        self.validate_args = bool(validate_args)
+        self._n_bins = _check_n_bins(n_bins)
+        self._norm = _check_norm(norm)
+        self._ignore_index = _check_ignore_index(ignore_index)
+        self._validate_args = _check_validate_args(validate_args)
         self.reset()
+
+    # The settings are read-only: the per-bin state is sized and checked by them, so
+    # changing one after an update() would mix incompatible states.
+
+    @property
+    def n_bins(self) -> int:
+        """Number of equal-width bins (read-only)."""
+        return self._n_bins
+
+    @property
+    def norm(self) -> str:
+        """ "l1", "l2" or "max" (read-only)."""
+        return self._norm
+
+    @property
+    def ignore_index(self) -> int | None:
+        """The target value whose samples are dropped, or None (read-only)."""
+        return self._ignore_index
+
+    @property
+    def validate_args(self) -> bool:
+        """Whether ``update()`` checks the data values (read-only)."""
+        return self._validate_args
 
     def reset(self) -> None:
         """Forget every batch: back to the state right after construction."""
@@ -437,7 +716,7 @@ class _CalibrationErrorBase:
     def _fixed_dtype(self) -> np.dtype | None:
         return None
 
-    def _alloc(self, dtype: np.dtype) -> None:
+    def _alloc(self, dtype: np.dtype, source: str = "`preds` of this batch is") -> None:
         if self._count is None:
             self._dtype = np.dtype(dtype)
             self._count = np.zeros(self.n_bins + 1, dtype=dtype)
@@ -445,9 +724,8 @@ class _CalibrationErrorBase:
             self._acc_sum = np.zeros(self.n_bins + 1, dtype=dtype)
         elif np.dtype(dtype) != self._dtype:
             raise InputError(
-                f"`preds` of this batch is {np.dtype(dtype)}, but earlier batches were "
-                f"{self._dtype}; keep one dtype per metric (torchmetrics would recompute "
-                "everything in float64)."
+                f"{source} {np.dtype(dtype)}, but earlier batches were {self._dtype}; keep "
+                "one dtype per metric (torchmetrics would recompute everything in float64)."
             )
 
     @property
@@ -473,7 +751,7 @@ class _CalibrationErrorBase:
 
         Raises
         ------
-        ValueError
+        calibr.InputError
             If ``update()`` has not been called (torchmetrics: "No samples to concatenate").
         """
         if not self._updated:
@@ -491,17 +769,20 @@ class _CalibrationErrorBase:
         """
         if type(other) is not type(self):
             raise InputTypeError(
-                f"can only merge a {type(self).__name__} with another; got {type(other).__name__}."
+                f"can only merge a {type(self).__name__} with another; got `other` of type "
+                f"{type(other).__name__}."
             )
         if other._config() != self._config():
+            mine = ", ".join(f"{k}={v!r}" for k, v in self._settings().items())
+            theirs = ", ".join(f"{k}={v!r}" for k, v in other._settings().items())
             raise InputError(
-                f"cannot merge metrics with different settings: {self._config()} and "
-                f"{other._config()}."
+                f"cannot merge metrics with different settings: this one has {mine}, "
+                f"`other` has {theirs}."
             )
         if not other._updated:
             return self
         if other._count is not None:
-            self._alloc(other._dtype)
+            self._alloc(other._dtype, "`other` holds batches of")
             self._count += other._count
             self._conf_sum += other._conf_sum
             self._acc_sum += other._acc_sum
@@ -610,8 +891,13 @@ class MulticlassCalibrationError(_CalibrationErrorBase):
         ignore_index: int | None = None,
         validate_args: bool = True,
     ) -> None:
-        self.num_classes = _check_num_classes(num_classes)
+        self._num_classes = _check_num_classes(num_classes)
         super().__init__(n_bins, norm, ignore_index, validate_args)
+
+    @property
+    def num_classes(self) -> int:
+        """Number of classes C (read-only)."""
+        return self._num_classes
 
     def _fixed_dtype(self) -> np.dtype:
         return np.dtype(np.float32)
@@ -654,15 +940,21 @@ def binary_calibration_error(
         default dtype), float64 for numpy float64 scalars, the wider float when
         they are mixed. Extra dimensions are flattened.
     target : array-like, shape (N, ...)
-        0 or 1 (bool, integer or float), or ``ignore_index``.
+        0 or 1 (bool, integer or float), or ``ignore_index``. Every value must be
+        one int64 holds exactly: integers within the int64 range, floats whole
+        numbers below 2**24 (float32), 2**53 (float64) or 2**11 (float16) in
+        magnitude, never NaN (so no soft labels, even with ``validate_args=False``).
     n_bins : int, default 15
-        Number of equal-width bins on [0, 1] (plus the extra bin for 1.0).
+        Number of equal-width bins on [0, 1] (plus the extra bin for 1.0); at most
+        1,000,000, the bound ``calibr.ece`` puts on ``bins``.
     norm : {"l1", "l2", "max"}, default "l1"
         "l1": expected calibration error ``sum_b prop_b |acc_b - conf_b|``;
         "l2": ``sqrt(sum_b prop_b (acc_b - conf_b)^2)``; "max": ``max_b |acc_b - conf_b|``
         over all ``n_bins + 1`` bins (an empty bin counts as a gap of 0).
     ignore_index : int, optional
-        Samples whose target equals it are dropped before anything else.
+        Samples whose target equals it are dropped before anything else. Within the
+        int64 range; compared exactly (where torch would wrap it into a narrow
+        integer ``target`` dtype and so drop other samples, that is an error).
     validate_args : bool, default True
         Check the target values (torchmetrics' ``torch.unique`` checks). With False
         they are skipped and a target of, say, 2 adds 2 to its bin's accuracy, as in
@@ -676,12 +968,17 @@ def binary_calibration_error(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for a bad ``n_bins``, ``norm`` or ``ignore_index``,
-        non-float ``preds``, a dtype other than float32/float64, or NaN in ``preds``.
-    RuntimeError
-        If the shapes differ, or (with ``validate_args``) ``target`` holds a value
-        other than 0, 1 and ``ignore_index``: the same kinds as torchmetrics.
+    calibr.InputError
+        (a ``ValueError``) for a bad ``n_bins``, ``norm``, ``ignore_index`` or
+        ``validate_args``, non-float ``preds``, a dtype other than float32/float64,
+        NaN in ``preds``, or a ``target`` value int64 cannot hold exactly.
+    calibr.torchmetrics.InputRuntimeError
+        (an ``InputError`` and a ``RuntimeError``, the kind torchmetrics raises) if
+        the shapes differ, or (with ``validate_args``) ``target`` holds a value other
+        than 0, 1 and ``ignore_index``.
+    calibr.InputTypeError
+        (a ``TypeError``) if ``preds`` or ``target`` is not array-like (a generator,
+        set, dict, string or None) or is a tensor numpy cannot read.
 
     Notes
     -----
@@ -727,7 +1024,8 @@ def multiclass_calibration_error(
         ``torch.tensor`` gives it (see :func:`binary_calibration_error`). Extra
         dimensions are flattened into the samples.
     target : array-like of int, shape (N, ...)
-        0-based classes ``0..num_classes-1``, or ``ignore_index``.
+        0-based classes ``0..num_classes-1``, or ``ignore_index``; values as in
+        :func:`binary_calibration_error` (int64-exact, no NaN).
     num_classes : int
         Number of classes C (at least 2).
     n_bins, norm, ignore_index
@@ -745,13 +1043,16 @@ def multiclass_calibration_error(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad arguments or shapes (as torchmetrics), non-float
-        ``preds``, a dtype other than float32/float64, NaN in ``preds`` or logits
-        whose softmax is undefined.
-    RuntimeError
-        If N differs between ``preds`` and ``target`` (torchmetrics fails the same
-        way), or for integer ``preds`` with too many distinct values (its check).
+    calibr.InputError
+        (a ``ValueError``) for bad arguments or shapes (as torchmetrics), non-float
+        ``preds``, a dtype other than float32/float64, NaN in ``preds``, logits
+        whose softmax is undefined, or a ``target`` value int64 cannot hold exactly.
+    calibr.torchmetrics.InputRuntimeError
+        (an ``InputError`` and a ``RuntimeError``) if N differs between ``preds`` and
+        ``target`` (torchmetrics fails the same way), or for integer ``preds`` with too
+        many distinct values (its check).
+    calibr.InputTypeError
+        (a ``TypeError``) if ``preds`` or ``target`` is not array-like.
 
     Notes
     -----

@@ -1,4 +1,4 @@
-"""calibr.torchmetrics against torchmetrics 1.9 itself (issue 4).
+"""calibr.torchmetrics against torchmetrics 1.9 itself.
 
 Tolerances: float64 results agree to 1e-12 (the per-bin sums are the same bits;
 only the final short sum over the bins is ordered differently); float32 results
@@ -18,10 +18,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibr import InputError
+from calibr import InputError, InputTypeError
 from calibr._kernels import torchmetrics_kernels as K
 from calibr.torchmetrics import (
     BinaryCalibrationError,
+    InputRuntimeError,
     MulticlassCalibrationError,
     binary_calibration_error,
     multiclass_calibration_error,
@@ -900,6 +901,11 @@ T3 = np.array([0, 2])
 PB = np.array([0.2, 0.7])
 TB = np.array([0, 1])
 
+_NOT_ARRAY = (
+    r"`preds` must be a numpy array, a pandas Series or DataFrame, a \(nested\) list or tuple, "
+    r"or a torch tensor; "
+)
+
 # (function, args, kwargs, exception, match, torchmetrics raises the same kind)
 ERROR_CASES = [
     (
@@ -923,7 +929,7 @@ ERROR_CASES = [
         "m",
         (np.array([[0, 1, 2], [0, 1, 3]]), np.array([[0, 1, 2], [0, 1, 2]]), 3),
         {},
-        RuntimeError,
+        InputRuntimeError,
         r"`preds` must hold at most 3 distinct values \(`num_classes`, plus one for "
         r"`ignore_index` if given\); found 4\.",
         True,
@@ -972,7 +978,7 @@ ERROR_CASES = [
         "b",
         (PB, np.array([0, 1, 1])),
         {},
-        RuntimeError,
+        InputRuntimeError,
         r"`preds` and `target` must have the same shape; got \(2,\) and \(3,\)\.",
         True,
     ),
@@ -980,7 +986,7 @@ ERROR_CASES = [
         "b",
         (PB[None], TB),
         {},
-        RuntimeError,
+        InputRuntimeError,
         r"must have the same shape; got \(1, 2\) and \(2,\)\.",
         True,
     ),
@@ -988,7 +994,7 @@ ERROR_CASES = [
         "b",
         (PB, np.array([0, 2])),
         {},
-        RuntimeError,
+        InputRuntimeError,
         r"`target` must hold only 0 and 1; 1 value does not, the first at position 1 \(2\)\. "
         r"Its distinct values are \[0, 2\]\.$",
         True,
@@ -997,7 +1003,7 @@ ERROR_CASES = [
         "b",
         (PB, np.array([-1, 2])),
         {"ignore_index": -1},
-        RuntimeError,
+        InputRuntimeError,
         r"`target` must hold only 0 and 1 \(and -1, ignored\); 1 value does not, the first "
         r"at position 1 \(2\)\. Its distinct values are \[-1, 2\]\.$",
         True,
@@ -1006,7 +1012,7 @@ ERROR_CASES = [
         "b",
         (np.array([0.2, 0.7, 0.4, 0.9]), np.array([0.0, 0.5, 2.0, 1.0])),
         {},
-        RuntimeError,
+        InputRuntimeError,
         r"`target` must hold only 0 and 1; 2 values do not, the first at position 1 \(0\.5\)\. "
         r"Its distinct values are \[0\.0, 0\.5, 1\.0, 2\.0\]\.$",
         True,
@@ -1015,7 +1021,7 @@ ERROR_CASES = [
         "b",
         (np.array([0, 2]), TB),
         {},
-        RuntimeError,
+        InputRuntimeError,
         r"`preds` holds the values \[0, 2\], but as a label \(non-float\) array",
         True,
     ),
@@ -1140,7 +1146,7 @@ ERROR_CASES = [
         "m",
         (P3, np.array([0, 1, 2])),
         {"num_classes": 3},
-        RuntimeError,
+        InputRuntimeError,
         r"must have the same number of samples N; got 2 and 3\.",
         True,
     ),
@@ -1164,7 +1170,7 @@ ERROR_CASES = [
         "m",
         (np.array([0, 1, 2, 3]), np.array([0, 1, 2, 3]), 3),
         {},
-        RuntimeError,
+        InputRuntimeError,
         r"`target` must hold at most 3 distinct values",
         True,
     ),
@@ -1209,6 +1215,203 @@ ERROR_CASES = [
         r"every row must have a softmax .*; 6 rows do not, the first at index \(0, 0\)\.$",
         False,
     ),
+    # --- hostile input: each of these escaped, or passed silently, before ---
+    (
+        "b",
+        (PB, np.array([0, 2**64 - 1], dtype=np.uint64)),
+        {"ignore_index": -1},
+        InputError,
+        r"`target` must hold integers within the int64 range \(torch's class labels are "
+        r"int64\); 1 value does not, the first at position 1 \(18446744073709551615\)\.$",
+        None,
+    ),
+    (
+        "m",
+        (P3, np.array([[0, 2**64 - 1]], dtype=np.uint64).T[:, 0]),
+        {"num_classes": 3, "ignore_index": -1},
+        InputError,
+        r"`target` must hold integers within the int64 range .* \(18446744073709551615\)\.$",
+        None,
+    ),
+    (
+        "m",
+        (P3, np.array([0.0, 0.5])),
+        {"num_classes": 3},
+        InputError,
+        r"`target` holds float64 values, so they must be whole numbers \(class labels\) smaller "
+        r"than 2\*\*53 in magnitude, which float64 holds exactly; 1 value does not, the first "
+        r"at position 1 \(0\.5\)\.$",
+        None,
+    ),
+    (
+        "m",
+        (P3, np.array([0.0, 2.0**24], dtype=np.float32)),
+        {"num_classes": 3, "validate_args": False},
+        InputError,
+        r"`target` holds float32 values, so they must be whole numbers \(class labels\) smaller "
+        r"than 2\*\*24 .*\(16777216\.0\)\.$",
+        None,
+    ),
+    (
+        "m",
+        (P3, np.array([np.nan, 1.0])),
+        {"num_classes": 3},
+        InputError,
+        r"`target` must not contain NaN \(a missing label\); 1 value does, the first at "
+        r"position 0\.$",
+        None,
+    ),
+    (
+        "b",
+        (PB, np.array([0.0, 0.5])),
+        {"validate_args": False},
+        InputError,
+        r"`target` holds float64 values, so they must be whole numbers",
+        None,
+    ),
+    (
+        "b",
+        (PB, pd.Series([1, None], dtype="Int64")),
+        {"validate_args": False},
+        InputError,
+        r"`target` must not contain NaN \(a missing label\); 1 value does, the first at "
+        r"position 1\.$",
+        None,
+    ),
+    (
+        "m",
+        (P3, np.array([0, 255], dtype=np.uint8)),
+        {"num_classes": 3, "ignore_index": -1},
+        InputError,
+        r"`ignore_index` \(-1\) does not fit `target`'s dtype uint8, so torch would compare it "
+        r"as 255 and ignore the 1 target equal to 255 \(the first at position 1\), where "
+        r"calibr compares exactly; pass `target` as int64, or ignore_index=255, to say which "
+        r"you mean\.$",
+        None,
+    ),
+    (
+        "b",
+        (PB, np.array([127, 0], dtype=np.int8)),
+        {"ignore_index": -129, "validate_args": False},
+        InputError,
+        r"`ignore_index` \(-129\) does not fit `target`'s dtype int8, so torch would compare "
+        r"it as 127",
+        None,
+    ),
+    (
+        "b",
+        (PB, TB),
+        {"ignore_index": 2**70},
+        InputError,
+        r"`ignore_index` must be None or an integer within the int64 range \(torch compares "
+        r"it with the targets as one\); got 1180591620717411303424\.$",
+        False,
+    ),
+    (
+        "b",
+        (PB, TB),
+        {"ignore_index": True},
+        InputError,
+        r"`ignore_index` must be None or an integer; got True \(a bool, not an integer\)\.$",
+        False,
+    ),
+    (
+        "b",
+        (PB, TB),
+        {"n_bins": True},
+        InputError,
+        r"`n_bins` must be an integer larger than 0; got True \(a bool, not an integer\)\.$",
+        False,
+    ),
+    (
+        "b",
+        (PB, TB),
+        {"n_bins": 10**12},
+        InputError,
+        r"`n_bins` must be an integer larger than 0 and at most 1,000,000 \(calibr's bound, "
+        r"checked before anything is allocated\); got 1000000000000\.$",
+        None,
+    ),
+    (
+        "m",
+        (P3, T3, 3),
+        {"n_bins": 1_000_001},
+        InputError,
+        r"`n_bins` must be an integer larger than 0 and at most 1,000,000 .* got 1000001\.$",
+        None,
+    ),
+    (
+        "b",
+        (PB, TB),
+        {"validate_args": "False"},
+        InputError,
+        r"`validate_args` must be True or False; got 'False'\.$",
+        False,
+    ),
+    (
+        "b",
+        (PB, TB),
+        {"validate_args": np.array([True, False])},
+        InputError,
+        r"`validate_args` must be True or False; got array\(\[ True, False\]\)\.$",
+        None,
+    ),
+    (
+        "m",
+        (np.array([0.2, 0.8]), np.array(1), 2),
+        {},
+        InputError,
+        r"`preds` must have shape \(N, C, \.\.\.\) and `target` shape \(N, \.\.\.\); "
+        r"got \(2,\) and \(\)\.$",
+        None,
+    ),
+    (
+        "m",
+        (np.zeros((2, 0)), np.array([0, 1]), 2),
+        {"validate_args": False},
+        InputError,
+        r"`preds` must have at least one class: shape \(N, C, \.\.\.\) with C >= 1; got "
+        r"\(2, 0\)\.$",
+        None,
+    ),
+    (
+        "b",
+        (np.ma.masked_array([0.2, 0.7, 0.4], mask=[0, 1, 1]), np.array([0, 1, 1])),
+        {},
+        InputError,
+        r"`preds` is a masked array with 2 masked values, the first at position 1; calibr "
+        r"never drops data silently: remove those samples \(or fill them\) first\.$",
+        None,
+    ),
+    (
+        "b",
+        (PB.astype(np.longdouble), TB),
+        {},
+        InputError,
+        r"`preds` must be float32 or float64; got float128, which torch has no tensor for: "
+        r"cast to float64 first\.$",
+        None,
+    ),
+    (
+        "b",
+        (PB, np.array([0, 1], dtype=np.longdouble)),
+        {},
+        InputError,
+        r"`target` must be bool, integer, float16, float32 or float64; got float128\.$",
+        None,
+    ),
+    ("b", ((x for x in PB), TB), {}, InputTypeError, _NOT_ARRAY + r"got a generator\.$", None),
+    ("b", ({0.2, 0.7}, TB), {}, InputTypeError, _NOT_ARRAY + r"got a set\.$", None),
+    ("m", ({0: 0.2, 1: 0.8}, T3, 3), {}, InputTypeError, _NOT_ARRAY + r"got a dict\.$", None),
+    ("b", (None, TB), {}, InputTypeError, _NOT_ARRAY + r"got None\.$", None),
+    (
+        "b",
+        (PB, "01"),
+        {},
+        InputTypeError,
+        r"`target` must be a numpy array, .* got a str \('01'\)\.$",
+        None,
+    ),
 ]
 
 
@@ -1219,8 +1422,10 @@ ERROR_CASES = [
 )
 def test_errors_are_pinned(which, args, kwargs, exc, match, torch_same):
     fn = binary_calibration_error if which == "b" else multiclass_calibration_error
-    with pytest.raises(exc, match=match):
+    with pytest.raises(exc, match=match) as info:
         fn(*args, **kwargs)
+    # calibr's contract: only its own input errors escape (InputRuntimeError is one)
+    assert isinstance(info.value, (InputError, InputTypeError)), type(info.value)
 
 
 @pytest.mark.torch
@@ -1235,7 +1440,7 @@ def test_torchmetrics_raises_the_same_kind(
     name = "binary_calibration_error" if which == "b" else "multiclass_calibration_error"
     fn = _tm_fn(torchmetrics_mod, name)
     targs = [_tensor(a) if isinstance(a, np.ndarray) else a for a in args]
-    kind = RuntimeError if exc is RuntimeError else ValueError
+    kind = RuntimeError if issubclass(exc, RuntimeError) else ValueError
     with pytest.raises(kind) as info:
         fn(*targs, **kwargs)
     if kind is ValueError:
@@ -1260,7 +1465,9 @@ def test_class_errors_are_pinned():
     other = BinaryCalibrationError()
     other.update(np.array([0.3]), np.array([0]))
     with pytest.raises(
-        InputError, match=r"this batch is float64, but earlier batches were float32"
+        InputError,
+        match=r"`other` holds batches of float64, but earlier batches were float32; keep one "
+        r"dtype per metric",
     ):
         m.merge(other)
 
@@ -1320,3 +1527,179 @@ def test_a_failing_update_changes_nothing():
         mc.update(np.array([[0.2, 0.3, 0.5], [np.nan, 0.1, 0.1]]), np.array([0, 1]))
     for a, b in zip((mc._count, mc._conf_sum, mc._acc_sum), before, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------
+# hostile input: accepted where the values are unambiguous, refused otherwise
+
+
+def test_non_native_byte_order_is_read_as_native():
+    rng = np.random.default_rng(17)
+    p, y = rng.random(40), rng.integers(0, 2, 40)
+    P, t = rng.dirichlet(np.ones(3), 40), rng.integers(0, 3, 40)
+    big_p, big_y = p.astype(">f8"), y.astype(">i4")
+    assert not big_p.dtype.isnative
+    for norm in NORMS:
+        ours = binary_calibration_error(big_p, big_y, 7, norm, ignore_index=-1)
+        assert ours == binary_calibration_error(p, y, 7, norm, ignore_index=-1)
+        assert ours.dtype == np.float64
+        ours = multiclass_calibration_error(P.astype(">f4"), t.astype(">i8"), 3, 5, norm)
+        assert ours == multiclass_calibration_error(P.astype(np.float32), t, 3, 5, norm)
+    m = BinaryCalibrationError()
+    m.update(p.astype("<f8").astype(">f8"), y)  # a big-endian batch, then a native one
+    m.update(p, y)
+    assert m._dtype == np.float64
+
+
+def test_float_targets_are_compared_as_the_whole_numbers_they_hold():
+    rng = np.random.default_rng(18)
+    P, t = rng.dirichlet(np.ones(4), 60), rng.integers(0, 4, 60)
+    t[:5] = -100
+    for dtype in (np.float16, np.float32, np.float64):
+        assert multiclass_calibration_error(
+            P, t.astype(dtype), 4, ignore_index=-100
+        ) == multiclass_calibration_error(P, t, 4, ignore_index=-100)
+    p, y = rng.random(60), rng.integers(0, 2, 60)
+    assert binary_calibration_error(p, y.astype(np.float32)) == binary_calibration_error(p, y)
+    # the largest whole number each float dtype holds exactly is accepted (a miss)
+    big = np.array([2.0**24 - 1, 0.0], dtype=np.float32)
+    assert np.isfinite(multiclass_calibration_error(P[:2], big, 4))
+    with pytest.raises(InputError, match=r"smaller than 2\*\*11 .* \(2048\.0\)\.$"):
+        multiclass_calibration_error(P[:2], np.array([2048.0, 0.0], dtype=np.float16), 4)
+    with pytest.raises(InputError, match=r"the first at index \(1, 0\) \(-inf\)\.$"):
+        multiclass_calibration_error(
+            np.repeat(P[:2, :, None], 2, axis=2), np.array([[0.0, 1.0], [-np.inf, 2.0]]), 4
+        )
+
+
+def test_ignore_index_that_fits_or_matches_nothing_is_exact():
+    rng = np.random.default_rng(19)
+    P, t = rng.dirichlet(np.ones(3), 50), rng.integers(0, 3, 50)
+    # -1 does not fit uint8, but no target equals its wrapped value 255: same as int64
+    assert multiclass_calibration_error(
+        P, t.astype(np.uint8), 3, ignore_index=-1
+    ) == multiclass_calibration_error(P, t, 3, ignore_index=-1)
+    # uint64 targets within int64 are fine, and int64 targets compare exactly
+    assert binary_calibration_error(
+        P[:, 0], (t % 2).astype(np.uint64), ignore_index=-1
+    ) == binary_calibration_error(P[:, 0], t % 2, ignore_index=-1)
+
+
+def test_settings_of_the_classes_are_read_only():
+    m = BinaryCalibrationError(n_bins=4)
+    m.update(np.array([0.2, 0.9]), np.array([0, 1]))
+    for name, value in [("n_bins", 100), ("norm", "max"), ("ignore_index", 1)]:
+        with pytest.raises(AttributeError):
+            setattr(m, name, value)
+    with pytest.raises(AttributeError):
+        MulticlassCalibrationError(3).num_classes = 4
+    assert (m.n_bins, m.norm, m.ignore_index, m.validate_args) == (4, "l1", None, True)
+    assert m._count.size == 5
+
+
+@pytest.mark.torch
+def test_requires_grad_tensors_are_detached_and_match_torchmetrics(torchmetrics_mod):
+    import torch
+
+    bfn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    mfn = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")
+    rng = np.random.default_rng(20)
+    p = torch.tensor(rng.random(30), requires_grad=True)
+    y = torch.tensor(rng.integers(0, 2, 30))
+    P = torch.tensor(rng.normal(size=(30, 4)), dtype=torch.float32, requires_grad=True)
+    t = torch.tensor(rng.integers(0, 4, 30))
+    before = [x.detach().clone() for x in (p, P)]
+    for norm in NORMS:
+        _same(binary_calibration_error(p, y, 6, norm), bfn(p, y, 6, norm), np.float64)
+        _same(multiclass_calibration_error(P, t, 4, 6, norm), mfn(P, t, 4, 6, norm), np.float32)
+    m = MulticlassCalibrationError(4, 6)
+    m.update(P, t)
+    _same(m.compute(), mfn(P, t, 4, 6), np.float32)
+    for x, b in zip((p, P), before, strict=True):
+        assert x.requires_grad and x.grad is None and x.grad_fn is None
+        assert torch.equal(x.detach(), b)
+
+
+@pytest.mark.torch
+def test_hostile_tensors_are_refused_with_input_errors(torchmetrics_mod):
+    import torch
+
+    p, y = torch.tensor([0.2, 0.7]), torch.tensor([0, 1])
+    cases = [
+        (
+            (p, y.to(torch.bfloat16)),
+            InputError,
+            r"`target` must be a bool, integer, float16, float32 or float64 tensor; got a "
+            r"bfloat16 tensor, which numpy cannot hold\. Convert it with \.long\(\) first\.$",
+        ),
+        (
+            (p.to_sparse(), y),
+            InputTypeError,
+            r"`preds` must be a dense tensor; got a tensor with layout torch\.sparse_coo\. "
+            r"Convert it with \.to_dense\(\) first\.$",
+        ),
+        (
+            (torch.empty(2, device="meta"), y),
+            InputError,
+            r"`preds` is a tensor on the meta device, which holds no values\.$",
+        ),
+        (
+            (p.to(torch.complex64), y),
+            InputError,
+            r"`preds` must hold real numbers; got a tensor of dtype torch\.complex64\.$",
+        ),
+        (
+            (p.to(torch.float8_e4m3fn), y),
+            InputTypeError,
+            r"`preds` must be a tensor numpy can read; got a tensor of dtype "
+            r"torch\.float8_e4m3fn \(TypeError: ",
+        ),
+        (
+            (p.to(torch.float16), y),
+            InputError,
+            r"`preds` must be float32 or float64; got float16\. torchmetrics' float16 path",
+        ),
+    ]
+    for args, exc, match in cases:
+        with pytest.raises(exc, match=match):
+            binary_calibration_error(*args)
+    # a negated view (numpy() refuses its neg bit) is read with its values, unchanged
+    neg = torch.tensor([-0.2, -0.7])._neg_view()
+    assert neg.is_neg()
+    assert binary_calibration_error(neg, y) == binary_calibration_error(p, y)
+    assert neg.is_neg() and neg.tolist() == pytest.approx([0.2, 0.7])
+
+
+@pytest.mark.torch
+def test_where_calibr_refuses_torchmetrics_differs_or_fails(torchmetrics_mod):
+    """The refusals above are not gratuitous: torchmetrics wraps, miscounts or crashes."""
+    import torch
+
+    bfn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    mfn = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")
+    P = torch.tensor([[0.2, 0.8], [0.7, 0.3], [0.4, 0.6]])
+    # torch compares ignore_index=-1 with a uint8 target as 255: the 255 is dropped
+    t8 = torch.tensor([1, 0, 255], dtype=torch.uint8)
+    assert mfn(P, t8, 2, ignore_index=-1).item() == pytest.approx(
+        mfn(P[:2], t8[:2].long(), 2).item()
+    )
+    with pytest.raises(InputError, match=r"would compare it as 255 and ignore the 1 target"):
+        multiclass_calibration_error(P, t8, 2, ignore_index=-1)
+    # a target of 0.5 or NaN is a silent miss in torchmetrics
+    half = torch.tensor([1.0, 0.5, 1.0])
+    assert mfn(P, half, 2).item() == pytest.approx(mfn(P, torch.tensor([1, 9, 1]), 2).item())
+    with pytest.raises(InputError, match=r"must be whole numbers"):
+        multiclass_calibration_error(P, half, 2)
+    # a 0-d target crashes torchmetrics with an IndexError
+    with pytest.raises(IndexError):
+        mfn(torch.tensor([0.2, 0.8]), torch.tensor(1), 2)
+    with pytest.raises(InputError, match=r"`target` shape \(N, \.\.\.\); got \(2,\) and \(\)"):
+        multiclass_calibration_error(torch.tensor([0.2, 0.8]), torch.tensor(1), 2)
+    # an ignore_index beyond int64 is an OverflowError in torch
+    p0 = P[:, 0].contiguous()
+    with pytest.raises(OverflowError):
+        bfn(p0, torch.tensor([0, 1, 1]), ignore_index=2**70)
+    # torchmetrics accepts n_bins=True as one bin
+    assert bfn(p0, torch.tensor([0, 1, 1]), n_bins=True).item() == pytest.approx(
+        bfn(p0, torch.tensor([0, 1, 1]), n_bins=1).item()
+    )
