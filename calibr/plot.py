@@ -15,16 +15,22 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from calibr._validation import InputError, InputTypeError, _count_phrase, _fmt
+from calibr._validation import InputError, InputTypeError, _count_phrase, _fmt, check_flag
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.figure import Figure
 
-__all__ = ["reliability_diagram"]
+__all__ = ["reliability_diagram", "table_ece"]
 
 #: The subset the drawing needs.
 _NEEDED = ("bin", "lower", "upper", "n", "mean_confidence", "observed_frequency",
            "ci_lower", "ci_upper")
+
+#: Panels with more curves than this draw them thinner and put the legend beside.
+_FEW_CURVES = 3
+
+#: Inches added to each panel's width for a legend beside it.
+_LEGEND_WIDTH = 1.2
 
 #: Artist labels that identify the two kinds of axes (``Axes.get_label()``).
 PANEL_LABEL = "reliability"
@@ -118,6 +124,108 @@ def _describe(cols: list[str], key: tuple[Hashable, ...]) -> str:
     return ", ".join(f"{c} = {k}" for c, k in zip(cols, key, strict=True))
 
 
+def _all_missing(key: tuple[Hashable, ...]) -> bool:
+    """A curve key of missing values only (the binary rows of a stacked table have
+    no class): drawn as the panel's single observed curve."""
+    return bool(key) and all(pd.isna(k) for k in key)
+
+
+def _check_panel_size(panel_size: Any) -> tuple[float, float]:
+    msg = ("`panel_size` must be two positive finite numbers (width, height) in inches; "
+           f"got {_fmt(panel_size)}.")
+    if isinstance(panel_size, (str, bytes)) or not isinstance(panel_size, (Sequence, np.ndarray)):
+        raise InputTypeError(msg)
+    values = list(panel_size)
+    if len(values) != 2:
+        raise InputError(msg)
+    for v in values:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                               np.floating)):
+            raise InputTypeError(msg)
+        if not (np.isfinite(v) and v > 0):
+            raise InputError(msg)
+    return float(values[0]), float(values[1])
+
+
+def _bins_of(table: pd.DataFrame) -> int:
+    """The number of equal-width bins of a calibration table (from its bin edges)."""
+    bin_ = pd.to_numeric(table["bin"], errors="coerce").to_numpy(dtype=float)
+    lower = table["lower"].to_numpy(dtype=float)
+    upper = table["upper"].to_numpy(dtype=float)
+    width = upper[0] - lower[0]
+    bins = int(round(1.0 / width)) if width > 0 else 0
+    ok = bins >= 1 and np.all(bin_ == np.floor(bin_)) and np.all((bin_ >= 1) & (bin_ <= bins))
+    if ok:
+        edges = np.linspace(0.0, 1.0, bins + 1)  # the breaks of calibration_table()
+        b = bin_.astype(np.int64)
+        ok = bool(np.array_equal(lower, edges[b - 1]) and np.array_equal(upper, edges[b]))
+    if not ok:
+        raise InputError(
+            "`show_ece` needs the equal-width bins of calibr.calibration_table(): the "
+            "columns 'bin', 'lower' and 'upper' of `table` do not describe them."
+        )
+    return bins
+
+
+def table_ece(table: pd.DataFrame, by: str | Sequence[str] | None = None) -> float:
+    """The ECE of a calibration table's rows, exactly as :func:`calibr.ece` computes it.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The rows of one group of ``calibr.calibration_table()`` (all of them for
+        an ungrouped table).
+    by : str or sequence of str, optional
+        The columns that tell the curves apart, e.g. ``"class"`` for a classwise
+        table; default: ``"class"`` if the table has it, else none.
+
+    Returns
+    -------
+    float
+        ``sum(n * gap) / sum(n)`` over the bins; with ``by``, the mean of that
+        over the curves (for a classwise table, the classwise ECE). The sums
+        run over all ``bins`` bins, empty ones as zeros, in the order of
+        ``calibr.ece()``, so the result is bit-for-bit the same.
+
+    Raises
+    ------
+    calibr.InputError
+        If the table's bin edges are not the equal-width bins of
+        ``calibration_table()``.
+
+    Examples
+    --------
+    >>> import calibr
+    >>> from calibr.plot import table_ece
+    >>> p, y = [0.1, 0.2, 0.8, 0.9, 0.4], [0, 0, 1, 1, 1]
+    >>> table_ece(calibr.calibration_table(p, y, bins=4)) == calibr.ece(p, y, bins=4)
+    True
+    """
+    group_cols = _check_table(table)
+    if by is None:
+        by = ["class"] if "class" in group_cols else []
+    by = _check_by(by, group_cols)
+    return _table_ece(table, by)
+
+
+def _table_ece(table: pd.DataFrame, series_by: list) -> float:
+    bins = _bins_of(table)
+    curves = _groups(table, series_by)
+    count = np.zeros((len(curves), bins))
+    gap = np.zeros((len(curves), bins))
+    for i, (_, sub) in enumerate(curves):
+        b = sub["bin"].to_numpy(dtype=np.int64) - 1
+        count[i, b] = sub["n"].to_numpy(dtype=float)
+        # the table's gap, |observed_frequency - mean_confidence|, recomputed from the
+        # two columns it was computed from (the same floats)
+        gap[i, b] = np.abs(sub["observed_frequency"].to_numpy(dtype=float)
+                           - sub["mean_confidence"].to_numpy(dtype=float))
+    # the arithmetic of calibr.ece(): per-curve sums over all bins, then the mean
+    nonempty = count > 0
+    per = np.sum(np.where(nonempty, count * gap, 0.0), axis=-1) / np.sum(count, axis=-1)
+    return float(np.mean(per))
+
+
 def reliability_diagram(
     table: pd.DataFrame,
     by: str | Sequence[str] | None = None,
@@ -127,6 +235,7 @@ def reliability_diagram(
     intervals: bool = True,
     panel_size: tuple[float, float] = (3.6, 3.6),
     title: str | None = None,
+    show_ece: bool = False,
 ) -> Figure:
     """Draw a reliability diagram from a calibration table.
 
@@ -157,9 +266,17 @@ def reliability_diagram(
     intervals : bool, default True
         Draw the ``ci_lower``-``ci_upper`` bars.
     panel_size : (float, float), default (3.6, 3.6)
-        Width and height in inches of one panel (histogram included).
+        Width and height in inches of one panel (histogram included); a
+        legend beside the panels (more than three curves) adds 1.2 inches to
+        each panel's width.
     title : str, optional
         A title for the whole figure.
+    show_ece : bool, default False
+        Add each panel's ECE to its title, computed from the panel's rows by
+        :func:`table_ece` (equal to ``calibr.ece()`` on the same data, bins
+        and form; for a classwise table drawn with the classes as curves, the
+        classwise ECE: the mean over the classes). Needs one group per panel:
+        the columns left out of `by` may only be ``class``.
 
     Returns
     -------
@@ -173,18 +290,30 @@ def reliability_diagram(
     ------
     ImportError
         If matplotlib is not installed (``pip install matplotlib``).
-    TypeError
-        If `table` is not a DataFrame.
-    calibr._validation.InputError
+    calibr.InputTypeError
+        A ``TypeError``: if `table` is not a DataFrame, `panel_size` is not a
+        pair of numbers or `title` is not a string.
+    calibr.InputError
         A ``ValueError``: if `table` lacks a column, is empty or holds non-finite values, if
-        `by` names a column that is not a grouping column, or if `ncols` is
-        not a positive integer.
+        `by` names a column that is not a grouping column, if `ncols` is
+        not a positive integer, `panel_size` not two positive finite numbers,
+        `histogram`, `intervals` or `show_ece` not True or False, or if
+        `show_ece` is set and the panels mix groups or the bins are not those
+        of ``calibration_table()``. Every message names the argument.
 
     Notes
     -----
     The figure is built with ``matplotlib.figure.Figure`` directly, so it does
     not depend on the pyplot state or the interactive backend and leaves
     matplotlib's global options untouched.
+
+    A panel with more than three curves (e.g. the ten classes of a classwise
+    table) draws them with thinner lines and lighter interval bars and puts
+    its legend beside the panel; the count bars of several curves stand side
+    by side within each bin, one per curve, in the curves' colours. Curves
+    whose key is missing (the binary rows of a table stacked with classwise
+    ones, whose ``class`` is empty) are drawn as the panel's single
+    "observed" curve.
 
     Examples
     --------
@@ -198,7 +327,6 @@ def reliability_diagram(
     >>> [ax.get_label() for ax in fig.axes]
     ['reliability', 'counts']
     """
-    figure_mod = _require_matplotlib()
     group_cols = _check_table(table)
     panel_by = _check_by(by, group_cols)
     series_by = [c for c in group_cols if c not in panel_by]
@@ -206,13 +334,31 @@ def reliability_diagram(
         isinstance(ncols, bool) or not isinstance(ncols, (int, np.integer)) or ncols < 1
     ):
         raise InputError(f"`ncols` must be a single positive integer; got {ncols!r}.")
+    histogram = check_flag(histogram, "histogram")
+    intervals = check_flag(intervals, "intervals")
+    show_ece = check_flag(show_ece, "show_ece")
+    width, height = _check_panel_size(panel_size)
+    if title is not None and not isinstance(title, str):
+        raise InputTypeError(f"`title` must be a string or None; got {type(title).__name__}.")
+    if show_ece and [c for c in series_by if c != "class"]:
+        raise InputError(
+            "`show_ece` needs one group per panel: `by` must name every grouping column "
+            f"except 'class'; {', '.join(repr(c) for c in series_by if c != 'class')} "
+            "would mix groups in one panel."
+        )
+    figure_mod = _require_matplotlib()
 
     panels = _groups(table, panel_by)
     n_panels = len(panels)
     ncols = min(n_panels, 4) if ncols is None else min(int(ncols), n_panels)
     nrows = -(-n_panels // ncols)
-    width, height = panel_size
-    fig = figure_mod.Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+    # a legend beside a panel (more than three curves) gets room of its own
+    beside = bool(series_by) and any(
+        len(_groups(sub, series_by)) > _FEW_CURVES for _, sub in panels
+    )
+    extra = _LEGEND_WIDTH if beside else 0.0
+    fig = figure_mod.Figure(figsize=((width + extra) * ncols, height * nrows),
+                            layout="constrained")
     if title is not None:
         fig.suptitle(title)
     rows_per_panel = 2 if histogram else 1
@@ -229,33 +375,48 @@ def reliability_diagram(
             counts_ax = fig.add_subplot(grid[r * rows_per_panel + 1, c], sharex=ax,
                                         label=COUNTS_LABEL)
         curves = _groups(sub, series_by)
+        slots = len(curves)  # count bars side by side within each bin
+        crowded = slots > _FEW_CURVES  # thinner lines, lighter bars, the legend beside
         for j, (skey, ssub) in enumerate(curves):
             ssub = ssub.sort_values("mean_confidence", kind="stable")
             color = f"C{j % 10}"
-            name = _describe(series_by, skey) if series_by else "observed"
+            named = series_by and not _all_missing(skey)
+            name = _describe(series_by, skey) if named else "observed"
             x = ssub["mean_confidence"].to_numpy(dtype=float)
             yv = ssub["observed_frequency"].to_numpy(dtype=float)
-            ax.plot(x, yv, marker="o", markersize=4, linewidth=1.5, color=color, label=name)
+            ax.plot(x, yv, marker="o", markersize=3 if crowded else 4,
+                    linewidth=1.0 if crowded else 1.5, color=color, label=name)
             if intervals:
                 lo = pd.to_numeric(ssub["ci_lower"]).to_numpy(dtype=float)
                 hi = pd.to_numeric(ssub["ci_upper"]).to_numpy(dtype=float)
                 ok = np.isfinite(lo) & np.isfinite(hi)
                 if ok.any():
-                    ax.vlines(x[ok], lo[ok], hi[ok], color=color, linewidth=1, alpha=0.8)
+                    ax.vlines(x[ok], lo[ok], hi[ok], color=color, linewidth=0.8 if crowded else 1,
+                              alpha=0.35 if crowded else 0.8)
             if counts_ax is not None:
                 lower = ssub["lower"].to_numpy(dtype=float)
                 upper = ssub["upper"].to_numpy(dtype=float)
-                counts_ax.bar(lower, ssub["n"].to_numpy(dtype=float),
-                              width=upper - lower, align="edge", color=color,
-                              alpha=0.5 if len(curves) > 1 else 0.8,
+                slot = (upper - lower) / slots
+                counts_ax.bar(lower + j * slot, ssub["n"].to_numpy(dtype=float),
+                              width=slot, align="edge", color=color, alpha=0.8,
                               edgecolor=color, linewidth=0.5)
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.02, 1.02)
         ax.set_ylabel("Observed frequency")
-        if panel_by:
-            ax.set_title(_describe(panel_by, key), fontsize="medium")
-        if series_by:
-            ax.legend(fontsize="x-small", loc="upper left")
+        heading = [_describe(panel_by, key)] if panel_by else []
+        if show_ece:
+            value = _table_ece(sub, series_by)
+            drawn = [k for k, _ in curves if not _all_missing(k)]
+            mean = f" (mean over {len(drawn)} classes)" if len(drawn) > 1 else ""
+            heading.append(f"ECE = {value:.4g}{mean}")
+        if heading:
+            ax.set_title("\n".join(heading), fontsize="medium")
+        if series_by and any(not _all_missing(k) for k, _ in curves):
+            if crowded:  # beside the panel, so that it hides no curve
+                ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                          borderaxespad=0.0)
+            else:
+                ax.legend(fontsize="x-small", loc="upper left")
         if counts_ax is not None:
             ax.tick_params(labelbottom=False)
             counts_ax.set_ylabel("Count")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -25,6 +28,14 @@ def run(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def table_body(out):
+    """The rows of the table output (between the header and the footnotes) as lists of
+    cells, the column names first."""
+    header, body, *notes = out.split("\n\n")
+    assert header.startswith("calibr ")
+    return [line.split() for line in body.splitlines()]
 
 
 @pytest.fixture
@@ -55,8 +66,11 @@ def test_report_bundled_data_by_default(capsys):
     code, out, err = run(capsys, "report", "--format", "csv")
     assert code == 0 and err == ""
     got = pd.read_csv(io.StringIO(out))
-    assert list(got.columns) == ["dataset", "model", "n", "ece", "mce"]
+    assert list(got.columns) == ["dataset", "model", "form", "bins", "n", "ece", "mce",
+                                 "mce_bin_n"]
     assert got["dataset"].tolist() == ["breast_cancer"] * 3 + ["digits"] * 3
+    assert got["form"].tolist() == ["binary"] * 3 + ["classwise"] * 3
+    assert got["bins"].tolist() == [10] * 6
     assert got["n"].tolist() == [569] * 3 + [1797] * 3
     bc = load_breast_cancer_predictions()
     dg = load_digits_predictions()
@@ -71,9 +85,9 @@ def test_report_bundled_data_by_default(capsys):
 def test_report_table_format_and_example(capsys):
     code, out, err = run(capsys, "report", "--example", "digits", "--type", "confidence")
     assert code == 0 and err == ""
-    lines = out.splitlines()
-    assert lines[0].split() == ["dataset", "model", "n", "ece", "mce"]
-    assert len(lines) == 4 and all(line.split()[0] == "digits" for line in lines[1:])
+    rows = table_body(out)
+    assert rows[0] == ["dataset", "model", "form", "bins", "n", "ece", "mce", "mce_bin_n"]
+    assert len(rows) == 4 and all(row[:3] == ["digits", row[1], "confidence"] for row in rows[1:])
 
 
 def test_report_file_matches_summarise(capsys, binary_csv):
@@ -121,7 +135,7 @@ def test_report_no_group_and_stdin(capsys, monkeypatch, binary_csv):
     code, out, _ = run(capsys, "report", "-", "-p", "prob", "-y", "label", "-f", "csv")
     assert code == 0
     got = pd.read_csv(io.StringIO(out))
-    assert list(got.columns) == ["n", "ece", "mce"]
+    assert list(got.columns) == ["form", "bins", "n", "ece", "mce", "mce_bin_n"]
     assert got.loc[0, "ece"] == calibr.ece(df["prob"], df["label"])
 
 
@@ -176,7 +190,7 @@ def test_report_plot(capsys, binary_csv, tmp_path):
                          "--plot", str(png))
     assert code == 0 and err == ""
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert out.splitlines()[0].split() == ["model", "n", "ece", "mce"]
+    assert table_body(out)[0] == ["model", "form", "bins", "n", "ece", "mce", "mce_bin_n"]
 
 
 def test_help_and_version(capsys):
@@ -209,7 +223,14 @@ def _bad(capsys, tmp_path, *argv, match):
     assert "Traceback" not in err
     assert not out_file.exists() and not plot_file.exists()
     assert re.search(match, err), err
+    # command-line words only (the user's own text, quoted, may hold anything)
+    assert not PYTHON_WORDS.search(re.sub(r"'[^']*'", "''", err)), err
     return err
+
+
+#: Words of calibr's Python API that must not reach a command-line message.
+PYTHON_WORDS = re.compile(r"`(p|y|metrics|classes|na_rm|p_prefix|data)`|callable|classes=|na_rm"
+                          r"|p_prefix|DataFrame|summarise\(|\bposition \d")
 
 
 def write(tmp_path, df, name="bad.csv"):
@@ -229,27 +250,51 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
         (lambda t: ["report", write(t, GOOD, "x.xlsx")],
          r"x\.xlsx: cannot tell the format from the extension; use \.csv or \.parquet\.$"),
         (lambda t: ["report", write(t, GOOD), "-p", "q"],
-         r"--prob must name a column of the data; got 'q'\.$"),
+         r"error: --prob: no column 'q' in .*bad\.csv; its columns are 'm', 'p', 'y'\.$"),
         (lambda t: ["report", write(t, GOOD), "-y", "label"],
-         r"--label must name a column of the data; got 'label'\.$"),
-        (lambda t: ["report", write(t, GOOD), "-g", "model"], r"--by: no column 'model' in the"),
-        (lambda t: ["report", write(t, GOOD.assign(p=[0.2, 1.7, 0.4])), "-g", "m"],
-         r"--prob must lie in \[0, 1\]; 1 value does not, the first at position 1 \(1\.7\)\. "
-         r"\[group m='a'\]$"),
+         r"error: --label: no column 'label' in .*bad\.csv; its columns are 'm', 'p', 'y'\.$"),
+        (lambda t: ["report", write(t, GOOD), "-g", "model"],
+         r"error: --by: no column 'model' in .*bad\.csv; its columns are 'm', 'p', 'y'\.$"),
+        (lambda t: ["report", write(t, GOOD), "-p", "p", "q"],
+         r"error: --prob: no column 'q' in .*bad\.csv; its columns are 'm', 'p', 'y'\.$"),
+        (lambda t: ["report", write(t, GOOD), "--prob-prefix", "q_"],
+         r"error: --prob-prefix: no column of .*bad\.csv starts with 'q_'; its columns are 'm', "
+         r"'p', 'y'\.$"),
+        # the data row in the file, not the position within the group
+        (lambda t: ["report", write(t, GOOD.assign(p=[0.2, 0.7, 1.7])), "-g", "m"],
+         r"error: --prob must lie in \[0, 1\]; 1 value does not, the first at data row 3 "
+         r"\(1\.7\)\.$"),
         (lambda t: ["report", write(t, GOOD.assign(y=[0, 2, 1]))],
-         r"--label must be 0/1 or boolean for a vector --prob"),
+         r"error: --label must be 0/1 or boolean for a single --prob column; 1 value does not, "
+         r"the first at data row 2 \(2\)\.$"),
         (lambda t: ["report", write(t, GOOD.assign(p=[0.2, None, 0.4]))],
          r"--prob must not contain missing values; .* Pass --na-rm to drop incomplete "
          r"observations\.$"),
         (lambda t: ["report", write(t, GOOD.assign(p=["x", "y", "z"]))],
-         r"--prob must be numeric"),
+         r"error: --prob must hold numbers; 3 values are not, the first at data row 1 "
+         r"\('x'\)\.$"),
         (lambda t: ["report", write(t, pd.DataFrame({"p_0": [0.5, 0.3], "p_1": [0.6, 0.7],
                                                      "y": [0, 1]})), "--prob-prefix", "p_"],
-         r"--prob rows must sum to 1 \(within 1e-06\); 1 row does not, the first at row 0"),
+         r"error: the --prob-prefix 'p_' columns must sum to 1 in each row \(within 1e-06\); 1 "
+         r"row does not, the first at data row 1: its sum 1\.1 is 0\.10000000000000009 away "
+         r"from 1\. If the probabilities were rounded \(e\.g\. saved with 6 decimals\), pass "
+         r"--renormalize to divide each row by its sum\.$"),
         (lambda t: ["report", write(t, GOOD), "-m", "ece,brier"],
-         r"`metrics` must name calibr metrics .* got 'brier'\.$"),
+         r"error: --metrics: unknown metric 'brier'; the metrics are ece, mce, skce, mmce\.$"),
         (lambda t: ["report", write(t, GOOD), "-m", "mce(bns=2)"],
-         r"The metric 'mce\(bns=2\)' has no option 'bns'; its options are bins, type\.$"),
+         r"error: --metrics: the metric 'mce\(bns=2\)' has no option 'bns'; its options are "
+         r"bins, type\.$"),
+        (lambda t: ["report", write(t, GOOD), "-m", "skce(classes=1)"],
+         r"error: --metrics: 'classes' is not an option of a metric \('skce\(classes=1\)'\); "
+         r"--classes sets it for all metrics\.$"),
+        (lambda t: ["report", write(t, GOOD), "-m", "ece(na_rm=TRUE)"],
+         r"error: --metrics: 'na_rm' is not an option of a metric \('ece\(na_rm=TRUE\)'\); "
+         r"--na-rm sets it for all metrics\.$"),
+        (lambda t: ["report", write(t, GOOD), "-m", "mce(bins=2, bins=3)"],
+         r"error: --metrics: 'mce\(bins=2, bins=3\)' sets 'bins' twice\.$"),
+        (lambda t: ["report", write(t, GOOD), "-m", "skce(estimator=uu)"],
+         r"error: `estimator` must be one of 'uq', 'ul', 'biased'; got 'uu'\. "
+         r"\[metric 'skce\(estimator=uu\)'\]$"),
         (lambda t: ["report", write(t, GOOD), "-m", "mce(bins=0)"],
          r"`bins` must be a single positive integer; got 0\. \[metric 'mce\(bins=0\)'\]$"),
         (lambda t: ["report", write(t, GOOD), "-m", "mce(bins=2"], r"unbalanced parentheses"),
@@ -269,11 +314,15 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
         (lambda t: ["report", write(t, GOOD), "-m", "mce(bins=FALSE)"],
          r"error: `bins` must be a single positive integer; got False\. "),
         (lambda t: ["report", write(t, GOOD.assign(n=[1, 1, 2])), "--by", "n"],
-         r"error: --by: the column 'n' has the name of the report's row count; rename it in the "
+         r"error: --by: the column 'n' has the name of a column of the report; rename it in the "
          r"data\.$"),
         (lambda t: ["report", write(t, GOOD.assign(ece=[1, 1, 2])), "--by", "m", "ece"],
-         r"error: --by: the column 'ece' has the name of a metric column of the report; rename "
+         r"error: --by: the column 'ece' has the name of a column of the report; rename "
          r"it in the data\.$"),
+        (lambda t: ["report", write(t, GOOD.assign(mce_bin_n=[1, 1, 2])), "--by", "mce_bin_n"],
+         r"error: --by: the column 'mce_bin_n' has the name of a column of the report"),
+        (lambda t: ["report", write(t, GOOD.assign(form=[1, 1, 2])), "--by", "form"],
+         r"error: --by: the column 'form' has the name of a column of the report"),
         (lambda t: ["report", write(t, GOOD.assign(n=[1, 1, 2])), "--by", "n", "--per-bin"],
          r"error: --by: the column 'n' has the name of a column of the per-bin table; rename it "
          r"in the data\.$"),
@@ -281,7 +330,7 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
                                     .assign(p_2=[0.5, 0.2, 0.4], p_3=[0.3, 0.1, 0.2])),
                     "--prob", "p_1", "p_2", "p_3"],
          r"error: --label must be one of the class labels \('p_1', 'p_2', 'p_3'\); 3 values do "
-         r"not, the first at position 0 \(3\)\. Labels are matched to the names of the --prob "
+         r"not, the first at data row 1 \(3\)\. Labels are matched to the names of the --prob "
          r"columns; pass --classes to give the label of each column\.$"),
         (lambda t: ["report", write(t, GOOD.assign(y=["no", "yes", "yes"]))],
          r"error: --label .* Pass --classes NEGATIVE,POSITIVE to name other labels\.$"),
@@ -314,10 +363,49 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
          r"got 'x,y'\.$"),
         (lambda t: ["report", write(t, GOOD), "--classes", "0,0", "-p", "p"],
          r"--classes must not repeat a label"),
+        (lambda t: ["report", write(t, GOOD.assign(y=[3, 1, 2]).rename(columns={"p": "a"})
+                                    .assign(b=[0.5, 0.2, 0.4], c=[0.3, 0.1, 0.2])),
+                    "--prob", "a", "b", "c", "--classes", "1,2"],
+         r"error: --classes must give one label per column of --prob \(3\); got 2\.$"),
+        (lambda t: ["report", write(t, GOOD.rename(columns={"p": "p_1"})), "--prob-prefix", "p_"],
+         r"error: --prob-prefix must match at least two columns \(one per class\); 'p_' matches "
+         r"1 \('p_1'\)\.$"),
+        (lambda t: ["report", write(t, pd.DataFrame({"ya": [0.3], "yb": [0.7], "y": ["a"]})),
+                    "--prob-prefix", "y"],
+         r"error: The label column 'y' also starts with --prob-prefix 'y'; list the probability "
+         r"columns with --prob instead\.$"),
+        (lambda t: ["report", write(t, GOOD.assign(p=["0.2", "unknown", "0.1"]))],
+         r"error: --prob must hold numbers; 1 value is not, the first at data row 2 "
+         r"\('unknown'\)\.$"),
+        (lambda t: ["report", write(t, pd.DataFrame({"p_0": [0.2, 0.4, "?"],
+                                                     "p_1": ["0.8", "x", "?"],
+                                                     "y": [0, 1, 1]})), "--prob-prefix", "p_"],
+         r"error: --prob-prefix 'p_' must hold numbers; 3 values are not, the first at data "
+         r"row 2, column 'p_1' \('x'\)\.$"),
+        (lambda t: ["report", write(t, GOOD.assign(y=[None, 1, 0]))],
+         r"error: --label must not contain missing values; 1 value is missing, the first at data "
+         r"row 1\. Pass --na-rm to drop incomplete observations\.$"),
+        (lambda t: ["report", write(t, GOOD), "--renormalize"],
+         r"error: --renormalize needs several probability columns \(--prob A B \.\.\. or "
+         r"--prob-prefix\); a single --prob column has no row sums\.$"),
+        (lambda t: ["report", write(t, GOOD), "--sep", ";;"],
+         r"error: --sep must be one character \(or 'tab'\); got ';;'\.$"),
+        (lambda t: ["report", "--sep", ";"], r"error: --sep applies to CSV input; give FILE\.$"),
+        (lambda t: ["report", write(t, GOOD.iloc[:0])],
+         r"error: .*bad\.csv has no data rows, only a header\.$"),
+        (lambda t: ["report", write(t, GOOD.iloc[:0]), "--by", "m"],
+         r"error: .*bad\.csv has no data rows, only a header\.$"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(capsys, tmp_path, make_args, match):
     _bad(capsys, tmp_path, *make_args(tmp_path), match=match)
+
+
+def test_header_only_file_is_the_same_error_with_or_without_by(capsys, tmp_path):
+    path = write(tmp_path, GOOD.iloc[:0])
+    errs = [_bad(capsys, tmp_path, "report", path, *by, match="no data rows")
+            for by in ([], ["--by", "m"], ["--by", "m", "--per-bin"])]
+    assert errs[0] == errs[1] == errs[2]
 
 
 def test_missing_command(capsys):
@@ -412,15 +500,12 @@ def test_stdin_csv_errors_name_stdin(capsys, monkeypatch):
     [
         (MemoryError("Unable to allocate 8.00 TiB for an array"),
          r"^calibr: error: out of memory for this computation \(Unable to allocate 8\.00 TiB for "
-         r"an array\); check --bins and the metric options\.\n$"),
-        (MemoryError(), r"^calibr: error: out of memory for this computation; check --bins and "
-                        r"the metric options\.\n$"),
-        (OverflowError("Python int too large to convert to C long"),
-         r"^calibr: error: a number is too large for this computation \(Python int too large to "
-         r"convert to C long\); check --bins and the metric options\.\n$"),
+         r"an array\); check the size of the input, --bins and the metric options\.\n$"),
+        (MemoryError(), r"^calibr: error: out of memory for this computation; check the size of "
+                        r"the input, --bins and the metric options\.\n$"),
     ],
 )
-def test_overflow_and_memory_errors_exit_2(capsys, tmp_path, monkeypatch, exc, match):
+def test_memory_errors_exit_2(capsys, tmp_path, monkeypatch, exc, match):
     import calibr.cli
 
     def boom(*args, **kwargs):
@@ -469,31 +554,86 @@ def test_real_process_has_no_traceback(tmp_path):
     assert "random_forest" in ok.stdout
 
 
-def test_plot_gets_the_confidence_table_unless_classwise(capsys, tmp_path, monkeypatch):
+class FakeFigure:
+    def savefig(self, buf, format):  # noqa: A002 - matplotlib's name
+        buf.write(b"fake " + format.encode())
+
+
+def test_plot_shows_the_form_of_the_metrics(capsys, tmp_path, monkeypatch):
+    """--plot draws what the report prints: classwise by default (classes as curves in
+    one panel per group), the top label with --type confidence; titled with form and bins,
+    and the ECE in each panel's title."""
+    pytest.importorskip("matplotlib")
     import calibr.plot
 
     seen = []
 
-    class Fig:
-        def savefig(self, buf, format):  # noqa: A002 - matplotlib's name
-            buf.write(b"fake " + format.encode())
-
     def fake(table, by=None, **kw):
-        seen.append((table, by))
-        return Fig()
+        seen.append((table, by, kw))
+        return FakeFigure()
 
     monkeypatch.setattr(calibr.plot, "reliability_diagram", fake)
     png = tmp_path / "d.png"
     assert main(["report", "--example", "digits", "--plot", str(png)]) == 0
-    table, by = seen[-1]
-    assert list(table.columns) == ["dataset", "model", *TABLE_COLUMNS]
-    assert by == ["dataset", "model"]
-    assert png.read_bytes() == b"fake png"
-    assert main(["report", "--example", "digits", "--type", "classwise", "--plot", str(png)]) == 0
-    table, by = seen[-1]
+    table, by, kw = seen[-1]
     assert list(table.columns) == ["dataset", "model", "class", *TABLE_COLUMNS]
     assert by == ["dataset", "model"]  # classes are curves within each panel
+    assert kw == {"title": "Reliability diagrams: 10 equal-width bins; form: classwise; one "
+                           "curve per class", "show_ece": True}
+    assert png.read_bytes() == b"fake png"
+    assert main(["report", "--example", "digits", "--type", "confidence", "--bins", "5",
+                 "--plot", str(png)]) == 0
+    table, by, kw = seen[-1]
+    assert list(table.columns) == ["dataset", "model", *TABLE_COLUMNS]
+    assert by == ["dataset", "model"]
+    assert kw["title"] == "Reliability diagrams: 5 equal-width bins; form: confidence"
+    assert main(["report", "--plot", str(png)]) == 0  # both bundled data sets
+    assert seen[-1][2]["title"] == ("Reliability diagrams: 10 equal-width bins; form: binary "
+                                    "(breast_cancer), classwise (digits); one curve per class")
     capsys.readouterr()
+
+
+def test_plot_panels_carry_the_printed_ece(capsys, tmp_path):
+    """A real figure: one panel per model, titled with the ECE that the report prints
+    (and that calibr.ece computes), for the default classwise form of the digits."""
+    pytest.importorskip("matplotlib")
+    import calibr.plot
+
+    figures = []
+    real = calibr.plot.reliability_diagram
+
+    def keep(*args, **kwargs):
+        figures.append(real(*args, **kwargs))
+        return figures[-1]
+
+    png = tmp_path / "d.png"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(calibr.plot, "reliability_diagram", keep)
+        code, out, err = run(capsys, "report", "--example", "digits", "--plot", str(png),
+                             "-f", "json")
+    assert code == 0 and err == ""
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    records = json.loads(out)
+    panels = [ax for ax in figures[0].axes if ax.get_label() == calibr.plot.PANEL_LABEL]
+    df = load_digits_predictions()
+    assert len(panels) == len(records) == 3
+    for ax, r in zip(panels, records, strict=True):
+        g = df[df["model"] == r["model"]]
+        ece = calibr.ece(g[DIGITS], g["y"], classes=range(10))
+        assert r["ece"] == ece
+        assert ax.get_title() == (f"dataset = digits, model = {r['model']}\n"
+                                  f"ECE = {ece:.4g} (mean over 10 classes)")
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert legend == ["perfect calibration", *(f"class = {k}" for k in range(10))]
+
+
+def test_too_many_panels_for_one_plot(capsys, tmp_path):
+    df = pd.DataFrame({"g": np.arange(202) // 2, "p": np.tile([0.2, 0.8], 101),
+                       "y": np.tile([0, 1], 101)})
+    err = _bad(capsys, tmp_path, "report", write(tmp_path, df), "--by", "g",
+               match=r"error: --plot draws one panel per group, and 101 groups are too many "
+                     r"for one figure \(at most 100\); use fewer --by columns\.$")
+    assert err
 
 
 def test_na_rm_drops_incomplete_rows(capsys, tmp_path):
@@ -511,5 +651,694 @@ def test_bundled_data_with_other_keys(capsys):
     code, out, _ = run(capsys, "report", "--by", "model", "fold", "-m", "ece", "-f", "csv")
     assert code == 0
     got = pd.read_csv(io.StringIO(out))
-    assert list(got.columns) == ["dataset", "model", "fold", "n", "ece"]
+    assert list(got.columns) == ["dataset", "model", "fold", "form", "bins", "n", "ece"]
     assert len(got) == 2 * 3 * 5
+
+
+# --------------------------------------------------------------------------
+# no file is ever lost
+
+
+def _snapshot(directory):
+    """Every file of ``directory`` (name -> bytes), temporary files of calibr included."""
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+
+
+@pytest.mark.parametrize("option", ["-o", "--plot"])
+@pytest.mark.parametrize("link", ["same", "symlink", "hardlink"])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_output_that_is_the_input_is_refused(capsys, tmp_path, option, link, suffix):
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+        src = tmp_path / "in.parquet"
+        GOOD.to_parquet(src)
+    else:
+        src = Path(write(tmp_path, GOOD, "in.csv"))
+    dest = {"same": src, "symlink": tmp_path / f"link{suffix}",
+            "hardlink": tmp_path / f"hard{suffix}"}[link]
+    if link == "symlink":
+        dest.symlink_to(src)
+    elif link == "hardlink":
+        os.link(src, dest)
+    before = _snapshot(tmp_path)
+    code, out, err = run(capsys, "report", str(src), option, str(dest))
+    assert code == 2 and out == ""
+    name = "--output" if option == "-o" else "--plot"
+    assert err == (f"calibr: error: {name} {dest} is the input FILE; calibr never overwrites "
+                   "its input: choose another path.\n")
+    assert _snapshot(tmp_path) == before
+    assert dest.is_symlink() == (link == "symlink")
+
+
+def test_output_that_is_the_file_on_stdin_is_refused(tmp_path):
+    path = Path(write(tmp_path, GOOD, "in.csv"))
+    before = path.read_bytes()
+    with open(path, "rb") as stdin:
+        proc = subprocess.run([sys.executable, "-m", "calibr.cli", "report", "-", "-o", str(path)],
+                              stdin=stdin, capture_output=True, text=True, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (f"calibr: error: --output {path} is the input on stdin; calibr never "
+                           "overwrites its input: choose another path.\n")
+    assert path.read_bytes() == before
+
+
+@pytest.fixture
+def keep(tmp_path):
+    """A good input and two existing outputs with known bytes."""
+    src = write(tmp_path, GOOD, "good.csv")
+    out, png = tmp_path / "keep.csv", tmp_path / "keep.png"
+    out.write_bytes(b"precious report\n")
+    png.write_bytes(b"precious image")
+    return src, out, png
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_unwritable_plot_keeps_the_existing_output(capsys, tmp_path, keep):
+    src, out, _ = keep
+    before = _snapshot(tmp_path)
+    code, stdout, err = run(capsys, "report", src, "-o", str(out), "--plot", "/proc/x.png")
+    assert _snapshot(tmp_path) == before  # byte-identical, and no temporary file left
+    assert code == 2 and stdout == ""
+    assert re.fullmatch(r"calibr: error: --plot /proc/x\.png: cannot write it: .+\.\n", err), err
+    assert not Path("/proc/x.png").exists()
+
+
+def test_failure_while_rendering_keeps_the_existing_outputs(capsys, tmp_path, keep,
+                                                           monkeypatch):
+    pytest.importorskip("matplotlib")
+    import calibr.plot
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("renderer crashed")
+
+    monkeypatch.setattr(calibr.plot, "reliability_diagram", broken)
+    src, out, png = keep
+    before = _snapshot(tmp_path)
+    code, _, err = run(capsys, "report", src, "-o", str(out), "--plot", str(png))
+    assert _snapshot(tmp_path) == before
+    assert code == 1 and "internal error (RuntimeError: renderer crashed)" in err
+
+
+@pytest.mark.parametrize("existing", [True, False])
+@pytest.mark.parametrize("fail", ["write", "rename"])
+def test_failure_while_writing_the_second_output(capsys, tmp_path, keep, monkeypatch,
+                                                 existing, fail):
+    """A disk full while writing the second file, or its rename failing after the first
+    output was renamed: every existing file keeps its bytes, a new one does not appear,
+    and no temporary file is left."""
+    pytest.importorskip("matplotlib")
+    import calibr.cli
+
+    src, out, png = keep
+    if not existing:
+        out.unlink()
+        png.unlink()
+    before = _snapshot(tmp_path)
+    calls = []
+    real = {"write": calibr.cli._write_temp, "rename": os.replace}[fail]
+
+    def second_fails(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(*args, **kwargs)
+
+    if fail == "write":
+        monkeypatch.setattr(calibr.cli, "_write_temp", second_fails)
+    else:
+        monkeypatch.setattr(calibr.cli.os, "replace", second_fails)
+    code, stdout, err = run(capsys, "report", src, "-o", str(out), "--plot", str(png))
+    assert _snapshot(tmp_path) == before
+    assert code == 2 and stdout == ""
+    assert err == f"calibr: error: --plot {png}: cannot write it: No space left on device.\n"
+    assert len(calls) >= 2
+    if fail == "rename":  # the first output had been renamed into place: it was undone
+        assert calls[0][1] == str(out)
+
+
+def test_outputs_replace_files_whole_and_keep_their_mode(capsys, tmp_path, keep):
+    src, out, _ = keep
+    os.chmod(out, 0o640)
+    link = tmp_path / "link.csv"
+    link.symlink_to(out)
+    code, _, _ = run(capsys, "report", src, "-o", str(link))
+    assert code == 0
+    assert link.is_symlink()  # the link still points at the output
+    assert out.read_text().startswith("form,bins,n,ece,mce")
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.csv", "keep.csv", "keep.png",
+                                                          "link.csv"]
+
+
+# --------------------------------------------------------------------------
+# one error contract: the user's mistakes exit 2, calibr's bugs exit 1
+
+
+@pytest.mark.parametrize(
+    ("exc", "shown"),
+    [
+        (KeyError("p_3"), "KeyError: 'p_3'"),
+        (IndexError("index 10 is out of bounds"), "IndexError: index 10 is out of bounds"),
+        (RuntimeError(), "RuntimeError"),
+        (AttributeError("'NoneType' object has no attribute 'p'"),
+         "AttributeError: 'NoneType' object has no attribute 'p'"),
+        (ValueError("operands could not be broadcast"),
+         "ValueError: operands could not be broadcast"),
+        (TypeError("unsupported operand"), "TypeError: unsupported operand"),
+        (OverflowError("Python int too large to convert to C long"),
+         "OverflowError: Python int too large to convert to C long"),
+        (OSError("numba cache"), "OSError: numba cache"),
+    ],
+)
+@pytest.mark.parametrize("where", ["summarise", "calibration_table", "_mce_bin_counts"])
+def test_a_bug_in_calibr_exits_1_and_never_blames_the_input(capsys, tmp_path, monkeypatch,
+                                                             exc, shown, where):
+    import calibr.cli
+
+    def bug(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(calibr.cli, where, bug)
+    code, out, err = run(capsys, "report", write(tmp_path, GOOD), "--per-bin"
+                         if where == "calibration_table" else "--bins=10")
+    assert code == 1 and out == ""
+    assert err == (f"calibr: internal error ({shown}). This is a bug in calibr, not a problem "
+                   "with your input; run the command again with --debug to see the traceback.\n")
+    assert "missing column" not in err and "calibr: error" not in err
+
+
+@pytest.mark.parametrize("argv", [["--debug", "report"], ["report", "--debug"]])
+def test_debug_raises_the_bug(capsys, tmp_path, monkeypatch, argv):
+    import calibr.cli
+
+    def bug(*args, **kwargs):
+        raise KeyError("the bug")
+
+    monkeypatch.setattr(calibr.cli, "summarise", bug)
+    with pytest.raises(KeyError, match="the bug"):
+        main([*argv, write(tmp_path, GOOD)])
+
+
+def test_debug_in_a_real_process_prints_the_traceback(tmp_path):
+    code = ("import sys, calibr.cli as c\n"
+            "def bug(*a, **k): raise IndexError('the bug')\n"
+            "c.summarise = bug\n"
+            "sys.exit(c.main(sys.argv[1:]))\n")
+    path = write(tmp_path, GOOD)
+    plain = subprocess.run([sys.executable, "-c", code, "report", path],
+                           capture_output=True, text=True, check=False)
+    assert plain.returncode == 1 and plain.stderr.count("\n") == 1
+    assert "Traceback" not in plain.stderr and "--debug" in plain.stderr
+    debug = subprocess.run([sys.executable, "-c", code, "report", path, "--debug"],
+                           capture_output=True, text=True, check=False)
+    assert debug.returncode == 1
+    assert debug.stderr.startswith("Traceback") and "IndexError: the bug" in debug.stderr
+
+
+def test_debug_with_bad_input_adds_the_traceback(capsys, tmp_path):
+    code, _, err = run(capsys, "--debug", "report", write(tmp_path, GOOD), "-p", "q")
+    assert code == 2
+    assert err.startswith("Traceback") and "CLIError" in err
+    assert err.splitlines()[-1].startswith("calibr: error: --prob: no column 'q'")
+
+
+@pytest.mark.parametrize(
+    ("exc", "message"),
+    [
+        (calibr.InputError("`p` and `y` must be ready; got `classes`."),
+         "calibr: error: --prob and --label must be ready; got --classes.\n"),
+        (calibr.InputTypeError("`p` must be numeric (integer or float); got dtype str."),
+         "calibr: error: --prob must be numeric (integer or float); got dtype str.\n"),
+    ],
+)
+def test_calibr_input_errors_exit_2_in_command_line_words(capsys, tmp_path, monkeypatch, exc,
+                                                          message):
+    import calibr.cli
+
+    def refuse(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(calibr.cli, "summarise", refuse)
+    code, out, err = run(capsys, "report", write(tmp_path, GOOD))
+    assert code == 2 and out == "" and err == message
+
+
+def test_missing_column_lists_at_most_ten_columns(capsys, tmp_path):
+    df = pd.DataFrame({f"col{k}": [0.5] for k in range(15)} | {"y": [1]})
+    shown = ", ".join(f"'col{k}'" for k in range(10))
+    _bad(capsys, tmp_path, "report", write(tmp_path, df), "-p", "p",
+         match=rf"error: --prob: no column 'p' in .*bad\.csv; its columns are {shown}, \.\.\. "
+               r"\(16 in all\)\.$")
+
+
+@pytest.mark.parametrize(("sep", "shown"), [(";", "';'"), ("\t", "tab"), ("|", "'|'")])
+def test_missing_column_hints_at_the_separator(capsys, tmp_path, sep, shown):
+    path = tmp_path / "semi.csv"
+    GOOD.to_csv(path, sep=sep, index=False)
+    err = _bad(capsys, tmp_path, "report", str(path), "-g", "m",
+               match=rf"error: --label: no column 'y' in .*semi\.csv; its columns are "
+                     rf"{re.escape(repr(f'm{sep}p{sep}y'))}\. The file seems to be "
+                     rf"{re.escape(shown)}-separated, but calibr read it as comma-separated "
+                     rf"CSV: pass --sep {re.escape(shown)}\.$")
+    assert err
+
+
+@pytest.mark.parametrize(("sep", "option"), [(";", ";"), ("\t", "tab"), ("\t", "\\t"),
+                                             ("|", "|")])
+def test_sep_reads_other_separators(capsys, tmp_path, binary_csv, sep, option):
+    path, df = binary_csv
+    other = tmp_path / "other.csv"
+    df.to_csv(other, sep=sep, index=False)
+    args = ["-p", "prob", "-y", "label", "-g", "model", "-f", "csv"]
+    code, out, err = run(capsys, "report", str(other), "--sep", option, *args)
+    assert code == 0 and err == ""
+    assert out == run(capsys, "report", str(path), *args)[1]
+
+
+def test_sep_does_not_apply_to_parquet(capsys, tmp_path):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "x.parquet"
+    GOOD.to_parquet(path)
+    _bad(capsys, tmp_path, "report", str(path), "--sep", ";",
+         match=r"error: --sep applies to CSV input; FILE is a Parquet file\.$")
+
+
+# --------------------------------------------------------------------------
+# pipes, JSON dates, stdin
+
+
+def test_a_pipe_closed_early_ends_quietly_with_141(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 6000
+    df = pd.DataFrame({"g": np.arange(n) // 2, "p": rng.random(n), "y": rng.integers(0, 2, n)})
+    path = write(tmp_path, df, "big.csv")
+    proc = subprocess.Popen([sys.executable, "-m", "calibr.cli", "report", path, "-g", "g"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.read(100)  # the reader takes a little (as `head -c 100`) and leaves
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait() == 141
+    assert first.startswith(b"calibr report of ")
+    assert err == b""  # no "Broken pipe", no "Exception ignored"
+
+
+def test_json_writes_dates_times_and_durations_as_iso_8601():
+    from calibr.cli import _json_value
+
+    assert _json_value(pd.Timestamp("2024-03-01 12:30")) == "2024-03-01T12:30:00"
+    assert _json_value(pd.Timestamp("2024-03-01 12:30", tz="Europe/Paris")) == \
+        "2024-03-01T12:30:00+01:00"
+    assert _json_value(np.datetime64("2024-03-01T12:30")) == "2024-03-01T12:30:00"
+    assert _json_value(np.datetime64("NaT")) is None
+    assert _json_value(pd.NaT) is None
+    assert _json_value(pd.Timedelta(hours=36)) == "P1DT12H0M0S"
+    assert _json_value(np.timedelta64(90, "m")) == "P0DT1H30M0S"
+    assert _json_value(pd.Period("2024-03", freq="M")) == \
+        "2024-03-01T00:00:00/2024-04-01T00:00:00"
+    assert _json_value(pd.Period("2024Q1", freq="Q")) == \
+        "2024-01-01T00:00:00/2024-04-01T00:00:00"
+    import datetime
+
+    assert _json_value(datetime.date(2024, 3, 1)) == "2024-03-01"
+    assert _json_value(datetime.timedelta(seconds=90)) == "P0DT0H1M30S"
+    assert _json_value(np.float64("nan")) is None and _json_value(np.int64(3)) == 3
+
+
+def test_json_with_date_group_keys_from_parquet(capsys, tmp_path):
+    pytest.importorskip("pyarrow")
+    df = pd.DataFrame({
+        "day": pd.to_datetime(["2024-03-01", "2024-03-01", "2024-03-02"]),
+        "at": pd.to_datetime(["2024-03-01 10:00"] * 3).tz_localize("UTC"),
+        "lag": pd.to_timedelta([1, 1, 2], unit="h"),
+        "month": pd.PeriodIndex(["2024-03", "2024-03", "2024-04"], freq="M"),
+        "p": [0.2, 0.7, 0.4], "y": [0, 1, 1],
+    })
+    path = tmp_path / "dated.parquet"
+    df.to_parquet(path)
+    code, out, err = run(capsys, "report", str(path), "--by", "day", "at", "lag", "month",
+                         "-f", "json")
+    assert code == 0 and err == ""
+    records = json.loads(out)
+    assert [(r["day"], r["at"], r["lag"], r["month"], r["n"]) for r in records] == [
+        ("2024-03-01T00:00:00", "2024-03-01T10:00:00+00:00", "P0DT1H0M0S",
+         "2024-03-01T00:00:00/2024-04-01T00:00:00", 2),
+        ("2024-03-02T00:00:00", "2024-03-01T10:00:00+00:00", "P0DT2H0M0S",
+         "2024-04-01T00:00:00/2024-05-01T00:00:00", 1),
+    ]
+
+
+def test_non_utf8_on_stdin_is_one_clear_line(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"p,y\n\x81,1\n")))
+    code, out, err = run(capsys, "report", "-")
+    assert code == 2 and out == ""
+    assert err == ("calibr: error: -: cannot read it as CSV: it is not UTF-8 text (it has the "
+                   "byte 0x81).\n")
+
+
+def test_non_utf8_on_stdin_in_a_real_process():
+    proc = subprocess.run([sys.executable, "-m", "calibr.cli", "report", "-"],
+                          input=b"p,y\n0.5,1\n\xff\xfe,0\n", capture_output=True, check=False)
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert proc.stderr == (b"calibr: error: -: cannot read it as CSV: it is not UTF-8 text (it "
+                           b"has the byte 0xff).\n")
+
+
+# --------------------------------------------------------------------------
+# rows that do not sum to 1: the message, and --renormalize
+
+
+def six_decimals(tmp_path, k, n=60, seed=0, by=False, name=None):
+    """A CSV of Dirichlet probabilities saved with 6 decimals (as many tools do); its
+    first five rows sum to 1 exactly."""
+    rng = np.random.default_rng(seed)
+    probs = np.round(rng.dirichlet(np.ones(k), n), 6)
+    probs[:5] = np.eye(k)[rng.integers(0, k, 5)]
+    df = pd.DataFrame(probs, columns=[f"p_{j}" for j in range(k)])
+    df.insert(0, "y", rng.integers(0, k, n))
+    if by:
+        df.insert(0, "m", np.where(np.arange(n) % 2 == 0, "a", "b"))
+    path = tmp_path / (name or f"six_{k}.csv")
+    df.to_csv(path, index=False, float_format="%.6f")
+    back = pd.read_csv(path)
+    return path, back
+
+
+def first_bad_row(df, cols, tol=1e-6):
+    """calibr's rule (R's): |row sum - 1| > 1e-6, the sum as numpy adds a C-order row."""
+    sums = np.ascontiguousarray(df[cols].to_numpy(dtype=float)).sum(axis=1)
+    bad = np.flatnonzero(np.abs(sums - 1) > tol)
+    return bad, sums
+
+
+@pytest.mark.parametrize("k", [3, 10])
+@pytest.mark.parametrize("option", ["prefix", "list"])
+def test_rounded_rows_get_the_data_row_the_sum_and_the_fix(capsys, tmp_path, k, option):
+    path, df = six_decimals(tmp_path, k)
+    cols = [f"p_{j}" for j in range(k)]
+    bad, sums = first_bad_row(df, cols)
+    assert bad.size and bad[0] >= 5  # a real file where the first rows are fine
+    s = float(sums[bad[0]])
+    cols_args = (["--prob-prefix", "p_"] if option == "prefix"
+                 else ["--prob", *cols, "--classes", ",".join(map(str, range(k)))])
+    word = "--prob-prefix 'p_'" if option == "prefix" else "--prob"
+    rows = f"{bad.size} rows do" if bad.size > 1 else "1 row does"
+    err = _bad(capsys, tmp_path, "report", str(path), *cols_args,
+               match=re.escape(
+                   f"error: the {word} columns must sum to 1 in each row (within 1e-06); "
+                   f"{rows} not, the first at data row {bad[0] + 1}: its sum {s!r} is "
+                   f"{abs(s - 1)!r} away from 1. If the probabilities were rounded (e.g. saved "
+                   "with 6 decimals), pass --renormalize to divide each row by its sum.") + "$")
+    # the data row counts from the file's first line after the header
+    line = path.read_text().splitlines()[bad[0] + 1]
+    assert abs(sum(float(v) for v in line.split(",")[1:]) - 1) > 1e-6
+    assert err
+
+
+def test_rounded_rows_are_counted_in_the_file_not_in_the_group(capsys, tmp_path):
+    path, df = six_decimals(tmp_path, 3, by=True, seed=4)
+    cols = ["p_0", "p_1", "p_2"]
+    bad, _ = first_bad_row(df, cols)
+    in_group = int((df["m"].iloc[: bad[0]] == df["m"].iloc[bad[0]]).sum())
+    assert in_group != bad[0]  # the position within its group differs
+    _bad(capsys, tmp_path, "report", str(path), "--prob-prefix", "p_", "--by", "m",
+         match=rf"the first at data row {bad[0] + 1}: its sum ")
+
+
+@pytest.mark.parametrize("k", [3, 10])
+def test_renormalize_divides_each_row_by_its_sum(capsys, tmp_path, k):
+    path, df = six_decimals(tmp_path, k, n=300, by=True)
+    cols = [f"p_{j}" for j in range(k)]
+    code, out, err = run(capsys, "report", str(path), "--prob-prefix", "p_", "--by", "m",
+                         "--renormalize", "-m", "ece,mce,ece(type=confidence)", "-f", "json")
+    assert code == 0 and err == ""
+    arr = np.ascontiguousarray(df[cols].to_numpy(dtype=float))
+    fixed = pd.DataFrame(arr / arr.sum(axis=1, keepdims=True), columns=cols)
+    records = json.loads(out)
+    assert [r["m"] for r in records] == ["a", "b"]
+    for r in records:
+        rows = (df["m"] == r["m"]).to_numpy()
+        p, y = fixed[rows], df["y"][rows]
+        assert r["ece"] == calibr.ece(p, y, classes=range(k))
+        assert r["mce"] == calibr.mce(p, y, classes=range(k))
+        assert r["ece(type=confidence)"] == calibr.ece(p, y, type="confidence",
+                                                       classes=range(k))
+    assert pd.read_csv(path).equals(df)  # the file itself is untouched
+
+
+def test_renormalize_refuses_rows_that_are_not_rounding(capsys, tmp_path):
+    path, df = six_decimals(tmp_path, 3)
+    df.loc[7, ["p_0", "p_1", "p_2"]] = [0.5, 0.3, 0.19]  # sums to 0.99: not rounding
+    df.loc[9, ["p_0", "p_1", "p_2"]] = [0.5, 0.3, 0.25]
+    df.to_csv(path, index=False)
+    _bad(capsys, tmp_path, "report", str(path), "--prob-prefix", "p_", "--renormalize",
+         match=r"error: --renormalize divides each row by its sum only if every row sums to 1 "
+               r"within 0\.001 \(rounding\); 2 rows do not, the first at data row 8 "
+               r"\(sum 0\.99\)\.$")
+
+
+def test_renormalize_leaves_bad_values_to_the_checks(capsys, tmp_path):
+    path, df = six_decimals(tmp_path, 3)
+    df.loc[6, "p_1"] = np.nan
+    df.to_csv(path, index=False)
+    _bad(capsys, tmp_path, "report", str(path), "--prob-prefix", "p_", "--renormalize",
+         match=r"error: --prob-prefix 'p_' must not contain missing values; 1 value is "
+               r"missing, the first at data row 7, column 'p_1'\. Pass --na-rm to drop "
+               r"incomplete observations\.$")
+    code, out, err = run(capsys, "report", str(path), "--prob-prefix", "p_", "--renormalize",
+                         "--na-rm", "-f", "json")
+    assert code == 0 and err == "" and json.loads(out)[0]["n"] == len(df) - 1
+
+
+# --------------------------------------------------------------------------
+# what the numbers are: source, bins, form, n, and the MCE's bin
+
+
+def test_table_output_says_what_was_computed(capsys, binary_csv, digits_csv):
+    path, _ = binary_csv
+    code, out, _ = run(capsys, "report", str(path), "-p", "prob", "-y", "label", "--bins", "5")
+    assert code == 0
+    assert out.split("\n\n")[0] == (f"calibr report of {path}\n"
+                                    "bins: 5 equal-width bins on [0, 1]\n"
+                                    "form: binary = one probability column")
+    assert table_body(out)[1][:3] == ["binary", "5", "200"]
+
+    dpath, _ = digits_csv
+    code, out, _ = run(capsys, "report", str(dpath), "--prob-prefix", "p_", "--by", "model",
+                       "--type", "confidence")
+    assert code == 0
+    assert out.split("\n\n")[0].splitlines()[1:] == [
+        "bins: 10 equal-width bins on [0, 1]",
+        "form: confidence = the top-label probability against whether the top label is right",
+    ]
+    assert {row[1] for row in table_body(out)[1:]} == {"confidence"}
+
+    code, out, _ = run(capsys, "report", "--example", "digits")
+    assert out.split("\n\n")[0] == (
+        "calibr report of bundled example data digits\n"
+        "bins: 10 equal-width bins on [0, 1]\n"
+        "form: classwise = one-vs-rest per class (ece: the mean over the classes, mce: the "
+        "largest gap of any class)")
+
+
+
+def test_form_and_bins_columns_only_for_metrics_that_take_them(capsys):
+    code, out, _ = run(capsys, "report", "--example", "breast_cancer", "-m", "skce,mmce")
+    assert code == 0
+    assert out.split("\n\n")[0] == "calibr report of bundled example data breast_cancer"
+    assert table_body(out)[0] == ["dataset", "model", "n", "skce", "mmce"]
+    code, out, _ = run(capsys, "report", "--example", "breast_cancer", "-m", "mce(bins=5)",
+                       "-f", "csv")
+    assert list(pd.read_csv(io.StringIO(out)).columns) == [
+        "dataset", "model", "form", "n", "mce(bins=5)", "mce(bins=5)_bin_n"]
+    code, out, _ = run(capsys, "report", "--example", "digits", "--per-bin")
+    assert out.split("\n\n")[0].splitlines()[0] == (
+        "calibr per-bin table of bundled example data digits")
+
+
+def test_mce_from_a_tiny_bin_is_flagged(capsys):
+    """The bundled breast-cancer logistic MCE (0.35) comes from a bin of 2 samples."""
+    from calibr.cli import MCE_MIN_BIN_COUNT
+
+    bc = load_breast_cancer_predictions()
+    code, out, _ = run(capsys, "report", "--example", "breast_cancer", "-f", "json")
+    records = json.loads(out)
+    for r in records:
+        g = bc[bc["model"] == r["model"]]
+        tab = calibration_table(g["p"], g["y"])  # this model's bins, computed on their own
+        top = tab[tab["gap"] == tab["gap"].max()]
+        assert r["mce"] == tab["gap"].max() == calibr.mce(g["p"], g["y"])
+        assert r["mce_bin_n"] == top["n"].max()
+    logistic = records[0]
+    assert logistic["model"] == "logistic" and logistic["mce_bin_n"] == 2
+    assert round(logistic["mce"], 2) == 0.35
+
+    code, out, _ = run(capsys, "report", "--example", "breast_cancer")
+    rows = table_body(out)
+    assert rows[0][-2:] == ["mce", "mce_bin_n"]
+    assert rows[1][1] == "logistic" and rows[1][-2:] == [f"{logistic['mce']:.6f}*", "2"]
+    assert out.endswith(
+        f"\n\n* the MCE comes from a bin of fewer than {MCE_MIN_BIN_COUNT} samples (see "
+        "mce_bin_n): a gap measured on so few samples is mostly noise.\n")
+
+
+def test_classwise_mce_bin_is_the_largest_gap_over_all_classes(capsys):
+    dg = load_digits_predictions()
+    code, out, _ = run(capsys, "report", "--example", "digits", "-m", "mce,mce(bins=5)",
+                       "-f", "json")
+    for r in json.loads(out):
+        g = dg[dg["model"] == r["model"]]
+        for col, bins in (("mce", 10), ("mce(bins=5)", 5)):
+            tab = calibration_table(g[DIGITS], g["y"], bins=bins, classes=range(10))
+            assert r[col] == tab["gap"].max()
+            assert r[f"{col}_bin_n"] == tab.loc[tab["gap"] == tab["gap"].max(), "n"].max()
+
+
+@pytest.mark.parametrize("offset", [-1, 0])
+def test_mce_flag_threshold(capsys, tmp_path, offset):
+    from calibr.cli import MCE_MIN_BIN_COUNT
+
+    k = MCE_MIN_BIN_COUNT + offset  # samples in the bin of the largest gap
+    df = pd.DataFrame({"p": [0.1] * k + [0.9] * 50, "y": [1] * k + [1] * 45 + [0] * 5})
+    code, out, _ = run(capsys, "report", write(tmp_path, df), "--bins", "2")
+    row = table_body(out)[1]
+    assert row[-1] == str(k) and float(row[-2].rstrip("*")) == pytest.approx(0.9)
+    assert row[-2].endswith("*") == (k < MCE_MIN_BIN_COUNT)
+    assert ("* the MCE comes from a bin" in out) == (k < MCE_MIN_BIN_COUNT)
+    code, csv_out, _ = run(capsys, "report", write(tmp_path, df), "--bins", "2", "-f", "csv")
+    got = pd.read_csv(io.StringIO(csv_out))  # machine-readable: numbers, no marks, no prose
+    assert got["mce"].dtype == float and got["mce_bin_n"].tolist() == [k]
+    assert "*" not in csv_out and len(csv_out.splitlines()) == 2
+
+
+# --------------------------------------------------------------------------
+# skce and mmce through the command line
+
+
+def test_skce_and_mmce_binary_equal_the_functions(capsys, binary_csv):
+    path, df = binary_csv
+    code, out, err = run(capsys, "report", str(path), "-p", "prob", "-y", "label", "-g", "model",
+                         "-m", "skce,mmce,skce(estimator=ul),skce(estimator=biased),"
+                               "skce(bandwidth=median),mmce(bandwidth=0.05)", "-f", "json")
+    assert code == 0 and err == ""
+    records = json.loads(out)
+    assert [r["model"] for r in records] == ["a", "b"]
+    for r in records:
+        g = df[df["model"] == r["model"]]
+        p, y = g["prob"], g["label"]
+        assert r["skce"] == calibr.skce(p, y)
+        assert r["mmce"] == calibr.mmce(p, y)
+        assert r["skce(estimator=ul)"] == calibr.skce(p, y, estimator="ul")
+        assert r["skce(estimator=biased)"] == calibr.skce(p, y, estimator="biased")
+        assert r["skce(bandwidth=median)"] == calibr.skce(p, y, bandwidth="median")
+        assert r["mmce(bandwidth=0.05)"] == calibr.mmce(p, y, bandwidth=0.05)
+
+
+def test_skce_multiclass_equals_the_function(capsys):
+    dg = load_digits_predictions()
+    metrics = ("skce,skce(estimator=ul),skce(bandwidth=median),skce(type=classwise),"
+               "skce(type=confidence, estimator=ul),mmce")
+    code, out, err = run(capsys, "report", "--example", "digits", "-m", metrics, "-f", "json")
+    assert code == 0 and err == ""
+    for r in json.loads(out):
+        g = dg[dg["model"] == r["model"]]
+        p, y = g[DIGITS], g["y"]
+        kw = {"classes": range(10)}
+        assert r["skce"] == calibr.skce(p, y, **kw)
+        assert r["skce(estimator=ul)"] == calibr.skce(p, y, estimator="ul", **kw)
+        assert r["skce(bandwidth=median)"] == calibr.skce(p, y, bandwidth="median", **kw)
+        assert r["skce(type=classwise)"] == calibr.skce(p, y, type="classwise", **kw)
+        assert r["skce(type=confidence, estimator=ul)"] == calibr.skce(
+            p, y, type="confidence", estimator="ul", **kw)
+        assert r["mmce"] == calibr.mmce(p, y, **kw)
+
+
+def test_skce_option_unquoted_in_a_real_process(binary_csv):
+    """As the docs show it: --metrics "skce(estimator=ul)", the value without quotes."""
+    path, df = binary_csv
+    proc = subprocess.run(
+        [sys.executable, "-m", "calibr.cli", "report", str(path), "-p", "prob", "-y", "label",
+         "--metrics", "skce(estimator=ul),skce(bandwidth=median)", "-f", "json"],
+        capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    (r,) = json.loads(proc.stdout)
+    assert r["skce(estimator=ul)"] == calibr.skce(df["prob"], df["label"], estimator="ul")
+    assert r["skce(bandwidth=median)"] == calibr.skce(df["prob"], df["label"],
+                                                      bandwidth="median")
+
+
+def test_help_documents_the_new_options(capsys):
+    code, out, _ = run(capsys, "report", "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    for phrase in (
+        "--renormalize multiclass: divide each row of the probability columns by its sum, if "
+        "every row sums to 1 within 1e-3 (e.g. probabilities saved with 6 decimals); "
+        "otherwise an error",
+        "--sep CHAR the field separator of CSV input (default: ,), e.g. ';'; 'tab' or '\\t' "
+        "for tab-separated files",
+        "--debug on an error, show Python's full traceback (to report a bug in calibr)",
+        "1 for an internal error (a bug in calibr: run again with --debug and report it); "
+        "141 when the reader of the output closed the pipe early",
+        "marks an MCE from a bin of fewer than 10 samples with *",
+    ):
+        assert phrase in text, phrase
+
+
+def test_outputs_that_are_not_regular_files_are_written_not_replaced(tmp_path):
+    """/dev/stdout into a pipe and a FIFO are written to, never renamed over."""
+    path = write(tmp_path, GOOD)
+    proc = subprocess.run([sys.executable, "-m", "calibr.cli", "report", path, "-o",
+                           "/dev/stdout", "-f", "csv"], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout.splitlines()[0] == "form,bins,n,ece,mce,mce_bin_n"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so that opening it to write works
+    try:
+        assert main(["report", path, "-o", str(fifo), "-f", "csv"]) == 0
+        got = os.read(reader, 1 << 16)
+    finally:
+        os.close(reader)
+    assert got.decode().splitlines()[0] == "form,bins,n,ece,mce,mce_bin_n"
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still the FIFO
+
+
+def test_by_a_column_of_lists_is_an_input_error(capsys, tmp_path):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "lists.parquet"
+    GOOD.assign(m=[[1], [2], [1]]).to_parquet(path)
+    _bad(capsys, tmp_path, "report", str(path), "--by", "m",
+         match=r"error: --by: the column 'm' of .*lists\.parquet holds values that cannot be "
+               r"grouped, the first at data row 1 \(a ndarray\); group by columns of numbers, "
+               r"strings or dates\.$")
+
+
+def test_tsv_files_are_tab_separated(capsys, tmp_path, binary_csv):
+    path, df = binary_csv
+    tsv = tmp_path / "preds.tsv"
+    df.to_csv(tsv, sep="\t", index=False)
+    args = ["-p", "prob", "-y", "label", "-f", "csv"]
+    code, out, err = run(capsys, "report", str(tsv), *args)
+    assert code == 0 and err == ""
+    assert out == run(capsys, "report", str(path), *args)[1]
+
+
+def test_interrupted(capsys, tmp_path, monkeypatch):
+    import calibr.cli
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(calibr.cli, "summarise", interrupt)
+    code, out, err = run(capsys, "report", write(tmp_path, GOOD))
+    assert code == 130 and out == "" and err == "calibr: interrupted\n"
+
+
+def test_decimal_commas_get_a_hint(capsys, tmp_path):
+    path = tmp_path / "european.csv"
+    path.write_text("p;y\n0,2;1\n0,7;0\n")
+    _bad(capsys, tmp_path, "report", str(path), "--sep", ";",
+         match=r"error: --prob must hold numbers; 2 values are not, the first at data row 1 "
+               r"\('0,2'\) \(a decimal comma\? calibr reads numbers with a decimal point\)\.$")

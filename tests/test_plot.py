@@ -352,3 +352,179 @@ def test_classwise_tables_of_the_bundled_digits(digits):
     img = render(fig, 50)
     for ax in panels(fig):
         assert colour_pixels(region(img, fig, ax, 50), "C9") > 5  # the tenth class is drawn
+
+
+# --- the ECE of a table, in the panel titles ------------------------------------------
+
+
+def random_predictions(n, k, seed):
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.full(k, 0.3), n)  # peaked: many empty middle bins
+    y = rng.integers(0, k, n)
+    return p, y
+
+
+@pytest.mark.parametrize("bins", [1, 2, 7, 10, 15, 100])
+@pytest.mark.parametrize("form", ["binary", "confidence", "classwise"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_table_ece_is_calibr_ece_exactly(bins, form, seed):
+    import calibr
+    from calibr.plot import table_ece
+
+    p, y = random_predictions(257, 4, seed)
+    if form == "binary":
+        p, y = p[:, 0], (y == 0).astype(int)
+        kw = {}
+    else:
+        kw = {"type": form, "classes": range(4)}
+    table = calibr.calibration_table(p, y, bins=bins, **kw)
+    assert table_ece(table) == calibr.ece(p, y, bins=bins, **kw)  # bit for bit
+
+
+def test_table_ece_of_the_bundled_digits_per_model(digits):
+    import calibr
+    from calibr.plot import table_ece
+
+    cols = [f"p_{k}" for k in range(10)]
+    for form in ("classwise", "confidence"):
+        table = calibr.calibration_table(None, "y", type=form, data=digits.groupby("model"),
+                                         p_prefix="p_")
+        for model, sub in table.groupby("model"):
+            g = digits[digits["model"] == model]
+            want = calibr.ece(g[cols], g["y"], type=form, classes=range(10))
+            assert table_ece(sub.drop(columns="model")) == want
+
+
+def test_show_ece_puts_the_ece_in_each_panel_title(digits):
+    import calibr
+
+    table = calibr.calibration_table(None, "y", data=digits.groupby("model"), p_prefix="p_")
+    fig = reliability_diagram(table, by="model", show_ece=True)
+    cols = [f"p_{k}" for k in range(10)]
+    for ax, model in zip(panels(fig), ["logistic", "naive_bayes", "random_forest"],
+                         strict=True):
+        g = digits[digits["model"] == model]
+        ece = calibr.ece(g[cols], g["y"], classes=range(10))
+        assert ax.get_title() == f"model = {model}\nECE = {ece:.4g} (mean over 10 classes)"
+    fig = reliability_diagram(BINARY, show_ece=True)
+    from calibr.plot import table_ece
+
+    assert panels(fig)[0].get_title() == f"ECE = {table_ece(BINARY):.4g}"
+    assert reliability_diagram(BINARY).axes[0].get_title() == ""  # only when asked
+
+
+def test_show_ece_needs_one_group_per_panel():
+    table = grouped_table(
+        {"model": ["lr", "lr", "rf", "rf"], "class": [1, 2, 1, 2]},
+        lambda i: bin_rows([0.15, 0.55, 0.85], [0.1, 0.5 + 0.05 * i, 0.9], [30, 20, 10]),
+    )
+    with pytest.raises(ValueError, match=r"^`show_ece` needs one group per panel: `by` must "
+                                         r"name every grouping column except 'class'; 'model' "
+                                         r"would mix groups in one panel\.$"):
+        reliability_diagram(table, by=[], show_ece=True)
+    reliability_diagram(table, by="model", show_ece=True)  # classes as curves: fine
+
+
+def test_show_ece_needs_the_bins_of_calibration_table():
+    table = BINARY.copy()
+    table.loc[0, "upper"] = 0.3  # not an equal-width bin
+    with pytest.raises(ValueError, match=r"^`show_ece` needs the equal-width bins of "
+                                         r"calibr\.calibration_table\(\): the columns 'bin', "
+                                         r"'lower' and 'upper' of `table` do not describe "
+                                         r"them\.$"):
+        reliability_diagram(table, show_ece=True)
+
+
+def test_stacked_binary_rows_are_one_observed_curve():
+    """A binary table stacked with a classwise one has no class: one curve, no legend."""
+    binary = BINARY.assign(model="b")
+    multi = classwise(3).assign(model="m")
+    table = pd.concat([binary, multi], ignore_index=True)[["model", "class", *COLUMNS]]
+    fig = reliability_diagram(table, by="model", show_ece=True)
+    first, second = panels(fig)
+    assert [ln.get_label() for ln in first.get_lines()] == ["perfect calibration", "observed"]
+    assert first.get_legend() is None
+    assert first.get_title().startswith("model = b\nECE = ")
+    assert "(mean over 3 classes)" in second.get_title()
+
+
+# --- many curves in one panel -------------------------------------------------------
+
+
+def test_many_curves_get_side_by_side_bars_and_a_legend_beside():
+    table = classwise(10)
+    fig = reliability_diagram(table, by=[])
+    ax, cax = panels(fig)[0], count_axes(fig)[0]
+    legend = ax.get_legend()
+    assert len(legend.get_texts()) == 11
+    assert legend.get_bbox_to_anchor().x0 > ax.get_window_extent().x1  # beside the panel
+    w, _ = fig.get_size_inches()
+    assert w == pytest.approx(3.6 + 1.2)  # the legend's room
+    bars = cax.patches
+    assert len(bars) == 10 * 3
+    for j, (_, sub) in enumerate(table.groupby("class")):
+        mine = bars[3 * j: 3 * j + 3]
+        width = (sub["upper"] - sub["lower"]).to_numpy() / 10
+        assert [b.get_x() for b in mine] == pytest.approx(list(sub["lower"] + j * width))
+        assert [b.get_width() for b in mine] == pytest.approx(list(width))
+        assert [b.get_height() for b in mine] == list(sub["n"])
+    img = render(fig, 40)
+    inside = region(img, fig, ax, 40)
+    assert colour_pixels(inside, "C9") > 3  # the tenth class is drawn
+    few = reliability_diagram(classwise(3), by=[])
+    assert few.get_size_inches()[0] == pytest.approx(3.6)  # a legend inside for few curves
+
+
+# --- every bad argument is named -----------------------------------------------------
+
+
+PANEL_SIZE_MSG = (r"^`panel_size` must be two positive finite numbers \(width, height\) in "
+                  r"inches; got {}\.$")
+
+
+@pytest.mark.parametrize(
+    ("size", "exc", "shown"),
+    [
+        (5, TypeError, "5"),
+        ("3x3", TypeError, "'3x3'"),
+        (None, TypeError, "None"),
+        ((3.6,), ValueError, r"\(3\.6,\)"),
+        ((1, 2, 3), ValueError, r"\(1, 2, 3\)"),
+        ((0, 3), ValueError, r"\(0, 3\)"),
+        ((-1, 3), ValueError, r"\(-1, 3\)"),
+        ((np.inf, 3), ValueError, r"\(inf, 3\)"),
+        ((np.nan, 3), ValueError, r"\(nan, 3\)"),
+        ((True, 3), TypeError, r"\(True, 3\)"),
+        (("3", 3), TypeError, r"\('3', 3\)"),
+    ],
+)
+def test_bad_panel_size_is_named(size, exc, shown):
+    from calibr import InputError, InputTypeError
+
+    with pytest.raises(exc, match=PANEL_SIZE_MSG.format(shown)) as info:
+        reliability_diagram(BINARY, panel_size=size)
+    assert isinstance(info.value, (InputError, InputTypeError))
+
+
+def test_numpy_panel_size_is_fine():
+    fig = reliability_diagram(BINARY, panel_size=np.array([2.0, 3.0]))
+    assert tuple(fig.get_size_inches()) == pytest.approx((2.0, 3.0))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"histogram": "yes"}, ValueError, r"^`histogram` must be True or False; got 'yes'\.$"),
+        ({"intervals": 1}, ValueError, r"^`intervals` must be True or False; got 1\.$"),
+        ({"show_ece": None}, ValueError, r"^`show_ece` must be True or False; got None\.$"),
+        ({"title": 3}, TypeError, r"^`title` must be a string or None; got int\.$"),
+        ({"ncols": 0}, ValueError, r"^`ncols` must be a single positive integer; got 0\.$"),
+        ({"by": "x"}, ValueError, r"^`by` must name grouping columns of `table`"),
+    ],
+)
+def test_every_plot_error_is_calibrs_and_names_its_argument(kwargs, exc, match):
+    from calibr import InputError, InputTypeError
+
+    with pytest.raises(exc, match=match) as info:
+        reliability_diagram(BINARY, **kwargs)
+    assert isinstance(info.value, (InputError, InputTypeError))
