@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._kernels import binned
-from ._validation import check_bins, check_choice, prepare
+from ._validation import check_bin_cells, check_bins, check_choice, prepare
 
 __all__ = ["ece", "mce"]
 
@@ -17,6 +17,8 @@ def _prepare_binned(p, y, bins, type, classes, na_rm):
     bins = check_bins(bins)
     type = check_choice(type, "type", _TYPES)
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
+    # before the per-bin sums are allocated: bins x K of them for "classwise"
+    check_bin_cells(bins, prep.k, not prep.binary and type == "classwise")
     return binned.bin_stats(prep.p, prep.y, prep.binary, bins, type)
 
 
@@ -39,11 +41,15 @@ def ece(
         within 1e-6.
     y : array-like, pandas Series or Categorical
         Outcomes: 0/1 or booleans for a vector ``p``; for a matrix, integer codes
-        1..K (as in R), a Categorical whose categories are the columns, labels
-        equal to the column names of a DataFrame ``p``, or labels listed in
-        ``classes``.
+        1..K (as in R) or a Categorical whose categories are the columns, in
+        order (R's factor); for a DataFrame ``p``, labels matched to the column
+        names, never by position (a Categorical's values too), where integer
+        labels without a 0 against columns named 0..K-1 are refused as
+        ambiguous; or labels listed in ``classes``.
     bins : int, default 10
-        Number of equal-width bins on [0, 1]; a single positive integer.
+        Number of equal-width bins on [0, 1]; a single positive integer, at
+        most 1,000,000, and for ``type="classwise"`` with K classes at most
+        10,000,000 / K (the per-bin sums must fit in memory).
     type : {"classwise", "confidence"}, default "classwise"
         Multiclass form; ignored for a vector ``p``.
     classes : sequence, optional, keyword-only
@@ -62,7 +68,8 @@ def ece(
         (``calibr.InputError``) for bad values of any argument; the message names
         the argument, what was expected and what was found.
     TypeError
-        For non-numeric ``p``.
+        (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
+        set, dict or string where a vector is expected.
 
     Notes
     -----
@@ -119,7 +126,7 @@ def mce(
     ValueError
         (``calibr.InputError``) for bad values of any argument.
     TypeError
-        For non-numeric ``p``.
+        (``calibr.InputTypeError``) as for :func:`calibr.ece`.
 
     Notes
     -----

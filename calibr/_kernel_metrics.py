@@ -46,6 +46,22 @@ def _median_error(prep: Prepared, column: int | None) -> InputError:
     )
 
 
+#: A biased SKCE (a positive semi-definite quadratic form, >= 0 in exact
+#: arithmetic) in [-ROUNDING_FLOOR, 0) is rounding at the level of zero, for a
+#: sample calibrated up to rounding: skce() and mmce() return 0.0 for it. Its
+#: terms are bounded by 1 and summed in float64, so rounding stays far below
+#: this; a value below it would be a bug in the kernels, not rounding
+#: (``docs/definitions.md``, "Rounding at zero").
+ROUNDING_FLOOR = 1e-12
+
+
+def _clamp_biased(value: float) -> float:
+    """The biased SKCE with rounding-level negatives (see ROUNDING_FLOOR) as 0.0."""
+    if value < -ROUNDING_FLOOR:  # pragma: no cover - would be a bug in the kernels
+        raise RuntimeError(f"calibr bug: the biased SKCE came out negative ({value!r}).")
+    return value if value > 0.0 else 0.0
+
+
 def _as_hits(y: np.ndarray) -> np.ndarray:
     """Exact 0/1 labels as uint8 (one compiled kernel for every label dtype)."""
     if y.dtype == np.uint8:
@@ -80,7 +96,7 @@ def _estimate(
         value = kern.estimate_from_sums(estimator, x.shape[0], pair_sum, diag)
     if h == "median" and math.isnan(value):  # the kernels' NaN for "all distances 0"
         raise _median_error(prep, column)
-    return value
+    return _clamp_biased(value) if estimator == "biased" else value
 
 
 def _dispatch(prep: Prepared, estimator: str, h: float | str, type: str) -> float:
@@ -123,9 +139,11 @@ def skce(
         within 1e-6.
     y : array-like, pandas Series or Categorical
         Outcomes: 0/1 or booleans for a vector ``p``; for a matrix, integer codes
-        1..K (as in R), a Categorical whose categories are the columns, labels
-        equal to the column names of a DataFrame ``p``, or labels listed in
-        ``classes``.
+        1..K (as in R) or a Categorical whose categories are the columns, in
+        order (R's factor); for a DataFrame ``p``, labels matched to the column
+        names, never by position (a Categorical's values too), where integer
+        labels without a 0 against columns named 0..K-1 are refused as
+        ambiguous; or labels listed in ``classes``.
     estimator : {"uq", "ul", "biased"}, default "uq"
         ``"uq"``: the unbiased U-statistic; ``"ul"``: the unbiased linear
         estimator over the disjoint pairs (1, 2), (3, 4), ...; ``"biased"``: the
@@ -146,8 +164,12 @@ def skce(
     Returns
     -------
     float
-        The estimate. ``"biased"`` is nonnegative; the unbiased estimators can
-        be negative in finite samples.
+        The estimate. ``"biased"`` is nonnegative: in exact arithmetic it is a
+        positive semi-definite quadratic form, and a sample calibrated up to
+        rounding can make the float64 sum a tiny negative number (around
+        -1e-18); calibr returns 0.0 for any value in [-1e-12, 0), as
+        :func:`calibr.mmce` does, where R returns the negative number. The
+        unbiased estimators can be negative in finite samples.
 
     Raises
     ------
@@ -156,7 +178,8 @@ def skce(
         observations for ``"uq"`` or ``"ul"``, or ``bandwidth="median"`` when all
         pairwise distances are 0 (all predictions equal).
     TypeError
-        For non-numeric ``p``.
+        (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
+        set, dict or string where a vector is expected.
 
     See Also
     --------
@@ -256,7 +279,8 @@ def mmce(
         (``calibr.InputError``) for bad values of any argument, or
         ``bandwidth="median"`` when all predictions are equal.
     TypeError
-        For non-numeric ``p``.
+        (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
+        set, dict or string where a vector is expected.
 
     See Also
     --------
@@ -301,10 +325,5 @@ def mmce(
         x, c = prep.p, _as_hits(prep.y)
     else:
         x, c = kern.top_label(prep.p, prep.y)
-    value = _estimate(prep, x, c, "biased", h)
-    # The biased SKCE is a positive semi-definite quadratic form, >= 0 in exact
-    # arithmetic; a negative value can only be rounding at the level of zero
-    # (its terms are bounded by 1, so rounding stays far below 1e-12).
-    if value < -1e-12:  # pragma: no cover - would be a bug in the kernels
-        raise RuntimeError(f"calibr bug: the biased SKCE came out negative ({value!r}).")
-    return math.sqrt(value) if value > 0.0 else 0.0
+    value = _estimate(prep, x, c, "biased", h)  # rounding-level negatives are 0.0
+    return math.sqrt(value)

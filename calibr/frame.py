@@ -40,7 +40,15 @@ from pandas.api.typing import DataFrameGroupBy
 
 from ._binned_metrics import ece, mce
 from ._kernel_metrics import mmce, skce
-from ._validation import InputError, InputTypeError, Prepared, _fmt, check_flag, prepare
+from ._validation import (
+    InputError,
+    InputTypeError,
+    Prepared,
+    _class_list,
+    _fmt,
+    check_flag,
+    prepare,
+)
 
 __all__ = ["Metric", "metric", "summarise", "METRICS"]
 
@@ -232,7 +240,7 @@ _INT_NAME = re.compile(r"-?(0|[1-9][0-9]*)")
 class Columns:
     """The probability and label columns of a data frame."""
 
-    p: str | list  # one column name (binary) or a list (multiclass)
+    p: Hashable | list  # one column key (binary) or a list of them (multiclass)
     y: Hashable
     classes: tuple | None  # explicit class labels for prepare(), or None
 
@@ -246,17 +254,25 @@ def resolve_columns(
 ) -> Columns:
     """Check the column arguments against ``frame`` and derive class labels.
 
+    A column is named by its label; when the frame's columns are a MultiIndex,
+    by its full key, a tuple (and a list of tuples names several columns).
+    Every name must select exactly one column.
+
     With ``p_prefix``, the probability columns are those whose names start with
     the prefix, in the frame's order; their class labels are the rest of each
     name. When the labels in ``y`` are numbers and every such rest is a plain
     decimal integer (``"0"``, ``"12"``, ``"-1"``; not ``"01"``), the class labels
     are those integers, so that the label 3 matches ``p_3``; otherwise they are
-    the strings. ``classes=`` overrides this.
+    the strings. ``classes=`` overrides this; it follows the metrics' rules (an
+    ordered sequence of distinct labels: no set, no string).
     """
+    if classes is not None:
+        classes = tuple(_class_list(classes))
     if y is None:
         raise InputError("`y` must name the label column; got None.")
-    if not _is_label(y) or y not in frame.columns:
+    if not _is_key(frame, y):
         raise InputError(f"`y` must name a column of the data; got {_fmt(y)}.")
+    _check_one_column(frame, y, "y", f"`y` must name a column of the data; got {_fmt(y)}.")
     if p_prefix is not None:
         if p is not None:
             raise InputError("Give the probability columns by `p` or by `p_prefix`, not both.")
@@ -274,6 +290,8 @@ def resolve_columns(
                 f"{p_prefix!r} matches {len(cols)}"
                 + (f" ({cols[0]!r})." if cols else ".")
             )
+        for c in cols:
+            _check_one_column(frame, c, "p_prefix", f"`p_prefix` matched {_fmt(c)}, not a column.")
         if classes is None:
             classes = _classes_from_names(
                 [c[len(p_prefix):] for c in cols], frame[y], f"the columns with prefix {p_prefix!r}"
@@ -281,23 +299,22 @@ def resolve_columns(
         return Columns(p=cols, y=y, classes=tuple(classes))
     if p is None:
         raise InputError("`p` must name the probability column(s), or give `p_prefix`; got None.")
-    if _is_label(p):
-        if p not in frame.columns:
-            raise InputError(f"`p` must name a column of the data; got {_fmt(p)}.")
-        return Columns(p=p, y=y, classes=None if classes is None else tuple(classes))
-    if isinstance(p, Sequence):
+    if _is_key(frame, p):
+        _check_one_column(frame, p, "p", f"`p` must name a column of the data; got {_fmt(p)}.")
+        return Columns(p=p, y=y, classes=classes)
+    if isinstance(p, Sequence) and not isinstance(p, (str, bytes)):
         cols = list(p)
-        missing = [c for c in cols if not _is_label(c) or c not in frame.columns]
-        if missing:
-            raise InputError(
-                f"`p` must name columns of the data; {_fmt(missing[0])} is not one."
-            )
+        for c in cols:
+            if not _is_key(frame, c):
+                raise InputError(f"`p` must name columns of the data; {_fmt(c)} is not one.")
+            _check_one_column(frame, c, "p", f"`p` must name columns of the data; {_fmt(c)} is "
+                                             "not one.")
         if len(cols) < 2:
             raise InputError(
                 "`p` must name one column (binary) or at least two (one per class); "
                 f"got a list of {len(cols)}."
             )
-        return Columns(p=cols, y=y, classes=None if classes is None else tuple(classes))
+        return Columns(p=cols, y=y, classes=classes)
     raise InputError(
         f"`p` must be a column name or a list of column names; got {type(p).__name__}."
     )
@@ -306,6 +323,35 @@ def resolve_columns(
 def _is_label(x: Any) -> bool:
     """A single column label (not a list or tuple of them)."""
     return isinstance(x, str) or (isinstance(x, Hashable) and not isinstance(x, tuple))
+
+
+def _is_key(frame: pd.DataFrame, x: Any) -> bool:
+    """A single column key of ``frame``: a label, or a tuple if its columns are a MultiIndex."""
+    if isinstance(x, tuple):
+        return isinstance(frame.columns, pd.MultiIndex)
+    return _is_label(x)
+
+
+def _check_one_column(frame: pd.DataFrame, key: Any, name: str, missing: str) -> None:
+    """Raise ``InputError(missing)`` unless ``key`` is a column, and an error naming
+    the count unless it selects exactly one (a duplicated name, or a partial key
+    of a MultiIndex, selects several)."""
+    try:
+        loc = frame.columns.get_loc(key)
+    except (KeyError, TypeError, pd.errors.InvalidIndexError):
+        raise InputError(missing) from None
+    if isinstance(loc, (int, np.integer)):
+        return
+    count = int(np.count_nonzero(loc)) if isinstance(loc, np.ndarray) else len(
+        range(len(frame.columns))[loc])
+    fix = (
+        "give the full key of one column (a tuple)" if isinstance(frame.columns, pd.MultiIndex)
+        else "rename the columns so that each name is unique"
+    )
+    raise InputError(
+        f"`{name}` must name one column each; {_fmt(key)} names {count} columns of the data: "
+        f"{fix}."
+    )
 
 
 def _classes_from_names(names: list[str], y: pd.Series, source: str) -> list:
@@ -371,13 +417,22 @@ def groups_of(data: Any) -> Groups:
             f"got {type(data).__name__}."
         )
     frame = data.obj
-    size = data.size()
-    if isinstance(size, pd.DataFrame):  # as_index=False: keys are columns already
-        sizes = size["size"].to_numpy(dtype=np.int64)
-        keys = size.drop(columns="size").reset_index(drop=True)
-    else:
+    if getattr(data, "as_index", True):
+        size = data.size()
         sizes = size.to_numpy(dtype=np.int64)
         keys = pd.DataFrame(index=size.index).reset_index()  # pandas names unnamed keys
+    else:
+        # as_index=False: the keys are columns of pandas' results. Its size() would
+        # add a column "size" (an error if a key has that name); a named
+        # aggregation with a fresh name counts the same rows of the same groups.
+        if len(frame.columns) == 0:
+            raise InputError("`data` has no columns, so it has no probability column.")
+        fresh = "__calibr_size__"
+        while fresh in frame.columns:
+            fresh += "_"
+        counted = data.agg(**{fresh: (frame.columns[0], "size")})
+        sizes = counted[fresh].to_numpy(dtype=np.int64)
+        keys = counted.drop(columns=fresh).reset_index(drop=True)
     ids = _row_groups(data.ngroup(), sizes)
     return Groups(frame, keys, ids, sizes)
 
@@ -456,15 +511,17 @@ def split(groups: Groups, cols: Columns, na_rm: bool) -> Split:
     return Split(prep, prep.p[order], prep.y[order], start, complete)
 
 
-def group_frames(groups: Groups, cols: Columns) -> Iterator[tuple[int, pd.DataFrame]]:
-    """Each observed group's rows of the original frame (the slow, exact path)."""
-    frame = groups.frame
+def group_frames(groups: Groups, cols: Columns) -> Iterator[tuple[int, Any, pd.Series]]:
+    """Each observed group's probability and label rows of the original frame
+    (the slow, exact path): ``(g, p rows, y rows)``."""
+    p_obj, y_obj = groups.frame[cols.p], groups.frame[cols.y]
     order = np.argsort(groups.ids, kind="stable")
     ids_sorted = groups.ids[order]
     bounds = np.searchsorted(ids_sorted, np.arange(groups.n_groups + 1))
     for g in range(groups.n_groups):
         if groups.sizes[g] > 0:
-            yield g, frame.iloc[order[bounds[g]:bounds[g + 1]]]
+            rows = order[bounds[g]:bounds[g + 1]]
+            yield g, p_obj.iloc[rows], y_obj.iloc[rows]
 
 
 def with_context(err: Exception, groups: Groups, g: int, what: str = "") -> Exception:
@@ -638,10 +695,17 @@ def _raise_per_group(groups: Groups, cols: Columns, na_rm: bool, only: int | Non
     if groups.keys is None:
         prepare(groups.frame[cols.p], groups.frame[cols.y], classes=cols.classes, na_rm=na_rm)
         return
-    for g, sub in group_frames(groups, cols):
+    parts = group_frames(groups, cols)
+    while True:
+        try:
+            g, p_rows, y_rows = next(parts)
+        except StopIteration:
+            return
+        except Exception:  # noqa: BLE001 - pandas cannot slice these columns (e.g. a
+            return  # structured dtype): the caller raises the error of the whole frame
         if only is not None and g != only:
             continue
         try:
-            prepare(sub[cols.p], sub[cols.y], classes=cols.classes, na_rm=na_rm)
+            prepare(p_rows, y_rows, classes=cols.classes, na_rm=na_rm)
         except (ValueError, TypeError) as err:
             raise with_context(err, groups, g) from None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Hashable, Sequence
 from statistics import NormalDist
 from typing import Any
@@ -13,7 +12,19 @@ import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
 from ._kernels import binned
-from ._validation import InputError, Prepared, _fmt, check_bins, check_choice, check_flag, prepare
+from ._validation import (
+    InputError,
+    Prepared,
+    _as_float_array,
+    _bad_values_message,
+    _fmt,
+    _real_value,
+    check_bin_cells,
+    check_bins,
+    check_choice,
+    check_flag,
+    prepare,
+)
 from .frame import _raise_per_group, groups_of, resolve_columns, split
 
 __all__ = ["calibration_table", "wilson_interval", "TABLE_COLUMNS"]
@@ -28,20 +39,30 @@ _TYPES = ("classwise", "confidence")
 
 
 def wilson_interval(
-    successes: np.ndarray, n: np.ndarray, level: float = 0.95
+    successes: Any, n: Any, level: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Wilson score interval for a binomial proportion (no continuity correction).
 
     Parameters
     ----------
     successes, n : array-like
-        Success counts and trial counts (n > 0).
+        Success counts and trial counts: real numbers with
+        ``0 <= successes <= n`` and ``n > 0``, of shapes that broadcast.
     level : float, default 0.95
         Confidence level in (0, 1).
 
     Returns
     -------
     (lower, upper) : tuple of float64 arrays
+
+    Raises
+    ------
+    ValueError
+        (``calibr.InputError``) for a level outside (0, 1), counts that are
+        missing, infinite, negative or above ``n``, ``n <= 0``, or shapes that
+        do not broadcast.
+    TypeError
+        (``calibr.InputTypeError``) for counts that are not real numbers.
 
     Notes
     -----
@@ -66,32 +87,64 @@ def wilson_interval(
     >>> round(float(lo[0]), 7), round(float(hi[0]), 7)
     (0.1077913, 0.6032219)
     """
-    x = np.asarray(successes, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
-    z = NormalDist().inv_cdf(1.0 - (1.0 - level) / 2.0)
+    z = _z(_check_level(level, "level"))
+    what = "a count or an array of counts"
+    x = _as_float_array(successes, "successes", what, ndims=(0, 1, 2, 3))
+    m = _as_float_array(n, "n", what, ndims=(0, 1, 2, 3))
+    try:
+        x, m = np.broadcast_arrays(x, m)
+    except ValueError:
+        raise InputError(
+            f"`successes` and `n` must have shapes that broadcast; got {x.shape} and {m.shape}."
+        ) from None
+    for name, values in (("successes", x), ("n", m)):
+        bad = ~np.isfinite(values)
+        if bad.any():
+            raise InputError(_bad_values_message(name, "be finite numbers", bad, values))
+    if (m <= 0).any():
+        raise InputError(_bad_values_message("n", "be positive", m <= 0, m))
+    bad = (x < 0) | (x > m)
+    if bad.any():
+        raise InputError(_bad_values_message("successes", "lie in [0, n]", bad, x))
+    return _wilson(x, m, z)
+
+
+def _wilson(x: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """The Wilson bounds of valid float64 counts for the normal quantile ``z``."""
     z2 = z * z
     phat = x / n
     denom = 1.0 + z2 / n
     center = (phat + z2 / (2.0 * n)) / denom
-    half = z / denom * np.sqrt(phat * (1.0 - phat) / n + z2 / (4.0 * n * n))
+    with np.errstate(over="ignore"):  # n near 1e154 and up: z2 / inf is the 0 it should be
+        half = z / denom * np.sqrt(phat * (1.0 - phat) / n + z2 / (4.0 * n * n))
     lower = np.where(x == 0, 0.0, center - half)
     upper = np.where(x == n, 1.0, center + half)
     return lower, upper
 
 
-def _check_level(level: Any) -> float:
-    if (
-        isinstance(level, numbers.Real)
-        and not isinstance(level, (bool, np.bool_))
-        and math.isfinite(float(level))
-        and 0.0 < float(level) < 1.0
-    ):
-        return float(level)
-    raise InputError(f"`ci_level` must be a number strictly between 0 and 1; got {_fmt(level)}.")
+def _z(level: float) -> float:
+    """The 1 - (1 - level)/2 normal quantile (R's ``qnorm((1 + conf.level)/2)``).
+
+    For the largest levels below 1, ``1 - (1 - level)/2`` rounds to 1.0 (whose
+    quantile is infinite); the quantile is then taken by symmetry from the
+    lower tail, ``-inv_cdf((1 - level)/2)``, which is exact there.
+    """
+    half_alpha = (1.0 - level) / 2.0
+    upper = 1.0 - half_alpha
+    if upper < 1.0:
+        return NormalDist().inv_cdf(upper)
+    return -NormalDist().inv_cdf(half_alpha)
+
+
+def _check_level(level: Any, name: str = "ci_level") -> float:
+    value = _real_value(level)
+    if value is not None and math.isfinite(value) and 0.0 < value < 1.0:
+        return value
+    raise InputError(f"`{name}` must be a number strictly between 0 and 1; got {_fmt(level)}.")
 
 
 def _rows(
-    p: np.ndarray, y: np.ndarray, binary: bool, bins: int, type: str, level: float
+    p: np.ndarray, y: np.ndarray, binary: bool, bins: int, type: str, z: float
 ) -> dict[str, np.ndarray]:
     """The table's columns for one group's canonical arrays (non-empty bins only).
 
@@ -105,7 +158,7 @@ def _rows(
     conf = sum_conf[cls, b] / n
     freq = sum_hit[cls, b] / n
     edges = binned.breaks(bins)
-    lo, hi = wilson_interval(sum_hit[cls, b], n, level)
+    lo, hi = _wilson(sum_hit[cls, b], n, z)
     out = {
         "bin": b.astype(np.int64) + 1,
         "lower": edges[b],
@@ -214,13 +267,14 @@ def calibration_table(
     """
     bins = check_bins(bins)
     type = check_choice(type, "type", _TYPES)
-    level = _check_level(ci_level)
+    z = _z(_check_level(ci_level))
     na_rm = check_flag(na_rm, "na_rm")
     if data is None:
         if p_prefix is not None:
             raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.")
         prep = prepare(p, y, classes=classes, na_rm=na_rm)
-        return _frame([_rows(prep.p, prep.y, prep.binary, bins, type, level)], prep.classes)
+        check_bin_cells(bins, prep.k, not prep.binary and type == "classwise")
+        return _frame([_rows(prep.p, prep.y, prep.binary, bins, type, z)], prep.classes)
 
     groups = groups_of(data)
     cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
@@ -234,6 +288,7 @@ def calibration_table(
             _raise_per_group(groups, cols, na_rm)
         return _empty(groups, not _is_binary_cols(cols) and type == "classwise")
     prep: Prepared = sp.prep
+    check_bin_cells(bins, prep.k, not prep.binary and type == "classwise")
     parts, owner = [], []
     for g in range(groups.n_groups):
         a, b = sp.start[g], sp.start[g + 1]
@@ -241,7 +296,7 @@ def calibration_table(
             continue
         if a == b:  # all rows of an observed group were incomplete
             _raise_per_group(groups, cols, na_rm, only=g)
-        part = _rows(sp.p[a:b], sp.y[a:b], prep.binary, bins, type, level)
+        part = _rows(sp.p[a:b], sp.y[a:b], prep.binary, bins, type, z)
         parts.append(part)
         owner.append(np.full(len(part["bin"]), g))
     table = _frame(parts, prep.classes)

@@ -345,3 +345,35 @@ def test_r_rejects_what_calibr_rejects(rref):
             rref.ece(np.asarray(p, dtype=float), np.asarray(y), **kw)
         with pytest.raises(calibr.InputError):
             calibr.ece(p, y, **kw)
+
+
+# ----------------------------------------------------------------- memory of the chunks
+
+
+@pytest.mark.parametrize("kind", ["binary", "confidence", "classwise"])
+@pytest.mark.parametrize("memory", [None, 1])
+def test_chunked_sums_are_bit_identical_with_fewer_chunks_alive(monkeypatch, kind, memory):
+    """The chunk results are added in chunk order, as np.sum over the stacked
+    chunks did, whatever the number of chunks alive at once (all of them, or one
+    at a time when the per-bin sums are large): bit for bit the same numbers."""
+    from calibr._kernels import _threads
+
+    rng = np.random.default_rng(17)
+    n, k, bins = 300_000, 4, 50
+    p = _random_simplex(rng, n, k)
+    codes = rng.integers(0, k, n)
+    if kind == "binary":
+        args, chunk = (p[:, 0].copy(), (codes == 0).astype(np.int64)), binned._binary_chunk
+        fast = binned.binary_stats
+    elif kind == "confidence":
+        args, chunk, fast = (p, codes), binned._confidence_chunk, binned.confidence_stats
+    else:
+        args, chunk, fast = (p, codes), binned._classwise_chunk, binned.classwise_stats
+    parts = _threads.over_chunks(chunk, n, binned._CHUNKS, *args, bins, 1.0 / bins)
+    before = np.sum(parts, axis=0)  # how the chunks were summed before
+    if memory is not None:
+        monkeypatch.setattr(binned, "_CHUNK_MEMORY", memory)  # one chunk alive at a time
+    got = fast(*args, bins)
+    want = (before[:, 0], before[:, 1], before[:, 2]) if kind == "classwise" else tuple(before)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)

@@ -670,3 +670,75 @@ def test_docs_on_column_lists_and_installing_are_true():
     for name in ("getting-started.md", "migrating-from-r.md"):
         text = (root / "vignettes" / name).read_text()
         assert "pip install calibr" not in text and "calibr[plot]" not in text, name
+
+
+# --------------------------------------------------------------------------
+# MultiIndex columns, as_index=False, and column names that select several columns
+
+
+def test_multiindex_columns_are_named_by_tuples():
+    df = binary_frame(seed=12, n=120)
+    mi = df.copy()
+    mi.columns = pd.MultiIndex.from_tuples(
+        [("key", "model"), ("key", "fold"), ("pred", "p"), ("pred", "y")])
+    want = summarise(df.groupby("model"), "p", "y", metrics=["ece", "skce"])
+    got = summarise(mi.groupby([("key", "model")]), ("pred", "p"), ("pred", "y"),
+                    metrics=["ece", "skce"])
+    assert list(got.columns) == [("key", "model"), "ece", "skce"]
+    np.testing.assert_array_equal(got[("key", "model")].to_numpy(), want["model"].to_numpy())
+    np.testing.assert_array_equal(got[["ece", "skce"]].to_numpy(), want[["ece", "skce"]].to_numpy())
+    whole = summarise(mi, ("pred", "p"), ("pred", "y"))
+    assert whole.loc[0, "ece"] == calibr.ece(df["p"], df["y"])
+    # several probability columns: a list of tuples
+    mc = multiclass_frame(seed=13, k=3, labels=["a", "b", "c"])
+    mmc = mc.copy()
+    mmc.columns = pd.MultiIndex.from_tuples([("k", "model"), ("k", "y"), ("p", "a"), ("p", "b"),
+                                             ("p", "c")])
+    got = summarise(mmc, [("p", "a"), ("p", "b"), ("p", "c")], ("k", "y"),
+                    classes=["a", "b", "c"])
+    assert got.loc[0, "ece"] == calibr.ece(mc[["p_a", "p_b", "p_c"]], mc["y"],
+                                           classes=["a", "b", "c"])
+    # a partial key selects several columns: an error that says so
+    with pytest.raises(ValueError, match=r"^`p` must name one column each; 'pred' names 2 columns "
+                       r"of the data: give the full key of one column \(a tuple\)\.$"):
+        summarise(mi, "pred", ("pred", "y"))
+    with pytest.raises(ValueError, match=r"^`y` must name a column of the data; got "
+                       r"\('pred', 'z'\)\.$"):
+        summarise(mi, ("pred", "p"), ("pred", "z"))
+
+
+def test_duplicated_column_names_are_refused():
+    df = binary_frame(seed=14, n=20)
+    dup = pd.concat([df, df[["p"]]], axis=1)
+    with pytest.raises(ValueError, match=r"^`p` must name one column each; 'p' names 2 columns of "
+                       r"the data: rename the columns so that each name is unique\.$"):
+        summarise(dup, "p", "y")
+    with pytest.raises(ValueError, match=r"^`y` must name one column each; 'y' names 2 columns"):
+        summarise(pd.concat([df, df[["y"]]], axis=1), "p", "y")
+
+
+def test_as_index_false_with_a_key_named_size():
+    """pandas' own size() cannot add its "size" column when a key has that name."""
+    df = binary_frame(seed=15).rename(columns={"model": "size"})
+    want = summarise(df.groupby("size"), "p", "y")
+    got = summarise(df.groupby("size", as_index=False), "p", "y")
+    pd.testing.assert_frame_equal(got, want)
+    assert list(got.columns) == ["size", "ece", "mce"]
+    two = summarise(df.groupby(["size", "fold"], as_index=False, sort=False), "p", "y")
+    pd.testing.assert_frame_equal(two, summarise(df.groupby(["size", "fold"], sort=False),
+                                                 "p", "y"))
+
+
+def test_classes_follow_the_metrics_rules_in_summarise():
+    df = multiclass_frame(seed=16, k=3, labels=["a", "b", "c"])
+    cols = ["p_a", "p_b", "p_c"]
+    with pytest.raises(ValueError, match=r"^`classes` must be an ordered sequence of labels \(a "
+                       r"list, tuple, range, array or pandas Index\), one per column of `p`; got a "
+                       r"set\.$"):
+        summarise(df, cols, "y", classes={"a", "b", "c"})
+    with pytest.raises(ValueError, match=r"got a str\.$"):
+        summarise(df, cols, "y", classes="abc")  # not the classes 'a', 'b', 'c'
+    with pytest.raises(ValueError, match=r"got a str\.$"):
+        calibr.calibration_table(cols, "y", classes="abc", data=df)
+    out = summarise(df, cols, "y", classes=["a", "b", "c"])
+    assert out.loc[0, "ece"] == calibr.ece(df[cols], df["y"], classes=["a", "b", "c"])

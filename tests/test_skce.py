@@ -672,3 +672,47 @@ def test_canonical_extreme_bandwidths(h):
             want = kern.skce_oracle(p, e, est, h)
         assert close(_fast_canonical(p, codes, est, h, block=8), want, atol=ORACLE_ATOL)
         assert close(skce(p, codes + 1, est, h), want, atol=ORACLE_ATOL)
+
+
+# ------------------------------------------------- the biased estimator is >= 0
+
+
+def _raw_biased(x, c, h=0.2):
+    """The biased SKCE straight from the kernels' sums, before calibr clamps it."""
+    total, diag, _ = kern.scalar_pair_sum(np.ascontiguousarray(x, dtype=np.float64), c, h)
+    return kern.estimate_from_sums("biased", x.shape[0], total, diag)
+
+
+def test_biased_rounding_negatives_are_zero():
+    # perfectly calibrated: p = 0.1 and one positive in ten. In exact arithmetic
+    # the biased SKCE is (sum of residuals)^2 / n^2 = 0; in float64 the pair sum
+    # rounds to -2.2e-18, which R returns and calibr returned before.
+    p = np.full(10, 0.1)
+    y = np.array([1] + [0] * 9)
+    raw = _raw_biased(p, y.astype(np.uint8))
+    assert -_kernel_metrics.ROUNDING_FLOOR < raw < 0  # the input does produce a negative
+    got = skce(p, y, "biased")
+    assert got == 0.0 and math.copysign(1.0, got) == 1.0  # 0.0, not -0.0
+    assert mmce(p, y) == 0.0
+    # confidence and canonical forms: rows of 1/3 with every label equally often
+    prob = np.full((21, 3), 1 / 3)
+    lab = np.tile([1, 2, 3], 7)
+    for form in ("canonical", "confidence", "classwise"):
+        assert skce(prob, lab, "biased", 0.2, form) == 0.0, form
+    x, c = kern.top_label(prob, lab - 1)
+    assert _raw_biased(x, c) < 0
+    total, diag, _ = kern.canonical_pair_sum(prob, lab - 1, 0.2)
+    assert kern.estimate_from_sums("biased", 21, total, diag) < 0
+    # the unbiased estimators are left as they are (they can be negative)
+    assert skce(p, y, "uq") == kern.estimate_from_sums(
+        "uq", 10, *kern.scalar_pair_sum(p, y.astype(np.uint8), 0.2)[:2])
+
+
+def test_skce_and_mmce_share_the_rounding_bound():
+    assert _kernel_metrics.ROUNDING_FLOOR == 1e-12
+    assert _kernel_metrics._clamp_biased(-1e-18) == 0.0
+    assert _kernel_metrics._clamp_biased(-1e-12) == 0.0
+    assert _kernel_metrics._clamp_biased(3e-18) == 3e-18
+    with pytest.raises(RuntimeError, match=r"^calibr bug: the biased SKCE came out negative"):
+        _kernel_metrics._clamp_biased(-2e-12)
+    assert "0.0" in skce.__doc__ and "-1e-12" in skce.__doc__

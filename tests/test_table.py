@@ -276,3 +276,96 @@ def test_bundled_table_snapshot(dataframe_regression):
     assert not t.isna().any().any() and math.isclose(t["n"].sum(), len(df))
     # tolerance: the same computation, summation order aside
     dataframe_regression.check(t, default_tolerance={"rtol": 1e-12, "atol": 1e-14})
+
+
+# --------------------------------------------------------------------------
+# levels, counts and the bound on bins x K
+
+
+def test_levels_up_to_the_largest_double_below_one():
+    level = 1 - 2**-53  # 1 - (1 - level)/2 rounds to 1.0, whose quantile is infinite
+    t = calibration_table([0.1, 0.2, 0.9], [0, 0, 1], bins=2, ci_level=level)
+    z = -NormalDist().inv_cdf(2**-54)  # the same quantile, from the lower tail
+    assert math.isfinite(z) and z > 8
+    lo, hi = wilson_interval(t["observed_frequency"] * t["n"], t["n"], level)
+    np.testing.assert_array_equal(t["ci_lower"], lo)
+    np.testing.assert_array_equal(t["ci_upper"], hi)
+    assert t[["ci_lower", "ci_upper"]].notna().all().all()
+    n = 2.0
+    assert hi[0] == pytest.approx(z**2 / (n + z**2), rel=1e-12)  # x = 0: [0, z^2 / (n + z^2)]
+    # the levels that worked before give the same numbers as before
+    for lv in (0.5, 0.9, 0.95, 0.99, 1 - 2**-52):
+        assert calibr.table._z(lv) == NormalDist().inv_cdf(1 - (1 - lv) / 2)
+
+
+@pytest.mark.parametrize("bad, shown", [
+    (1.5, r"1\.5"), (0, "0"), (1, "1"), (np.nan, "nan"), ("0.9", "'0\\.9'"), (True, "True"),
+    (10**400, "an integer of 401 digits"), ([0.9], r"\[0\.9\]"),
+], ids=["1.5", "0", "1", "nan", "str", "True", "10**400", "list"])
+def test_levels_are_checked_in_both_functions(bad, shown):
+    with pytest.raises(calibr.InputError, match=rf"^`ci_level` must be a number strictly between "
+                       rf"0 and 1; got {shown}\.$"):
+        calibration_table([0.5], [1], ci_level=bad)
+    with pytest.raises(calibr.InputError, match=rf"^`level` must be a number strictly between 0 "
+                       rf"and 1; got {shown}\.$"):
+        wilson_interval([1], [2], bad)
+
+
+def test_wilson_interval_checks_its_counts():
+    with pytest.raises(calibr.InputError, match=r"^`successes` must lie in \[0, n\]; 1 value does "
+                       r"not, the first at position 1 \(3\.0\)\.$"):
+        wilson_interval([1, 3], [2, 2])
+    with pytest.raises(calibr.InputError, match=r"^`n` must be positive; 1 value does not, the "
+                       r"first at position 0 \(0\.0\)\.$"):
+        wilson_interval([0], [0])
+    with pytest.raises(calibr.InputError, match=r"^`successes` must be finite numbers; 1 value "
+                       r"does not, the first at position 0 \(nan\)\.$"):
+        wilson_interval([np.nan], [2])
+    with pytest.raises(calibr.InputError, match=r"^`successes` and `n` must have shapes that "
+                       r"broadcast; got \(2,\) and \(3,\)\.$"):
+        wilson_interval([1, 1], [2, 2, 2])
+    with pytest.raises(calibr.InputTypeError, match=r"^`n` must hold real numbers; 1 value is "
+                       r"not, the first at position 0 \('2' of type str\)\.$"):
+        wilson_interval([1], ["2"])
+    with pytest.raises(calibr.InputTypeError, match=r"^`successes` must be an array-like "):
+        wilson_interval((v for v in [1]), [2])
+    lo, hi = wilson_interval(3, 10)  # scalars and broadcasting still work
+    assert lo.shape == () and float(lo) == pytest.approx(0.1077913, abs=5e-8)
+    lo, hi = wilson_interval([[0], [3]], 10)
+    assert lo.shape == (2, 1)
+
+
+def test_table_bounds_bins_times_classes(monkeypatch):
+    from calibr._kernels import binned
+
+    def no_kernel(*args, **kwargs):  # pragma: no cover - reached only if the bound is missing
+        raise AssertionError("the per-bin kernels ran before the bound was checked")
+
+    msg = r"^`bins` times the number of classes must be at most 10,000,000 for type = "
+    p = np.full((20, 1000), 1e-3)
+    y = np.ones(20, dtype=np.int64)
+    monkeypatch.setattr(binned, "bin_stats", no_kernel)  # 24 GB if it ran
+    with pytest.raises(calibr.InputError, match=msg):
+        calibration_table(p, y, bins=10**6)
+    frame = pd.DataFrame(p, columns=[f"p_{k}" for k in range(1000)]).assign(y=0, g=[0, 1] * 10)
+    with pytest.raises(calibr.InputError, match=msg):
+        calibration_table(None, "y", bins=10**6, data=frame.groupby("g"), p_prefix="p_")
+    monkeypatch.undo()
+    t = calibration_table(p, y, bins=10**6, type="confidence")
+    assert t["n"].tolist() == [20]
+
+
+def test_multiindex_columns_and_as_index_false_with_a_key_named_size():
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"size": rng.choice(["s", "m"], 40), "p": rng.random(40),
+                       "y": rng.integers(0, 2, 40)})
+    want = calibration_table("p", "y", data=df.groupby("size"))
+    got = calibration_table("p", "y", data=df.groupby("size", as_index=False))
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    mi = df.copy()
+    mi.columns = pd.MultiIndex.from_tuples([("key", "size"), ("pred", "p"), ("pred", "y")])
+    got = calibration_table(("pred", "p"), ("pred", "y"), data=mi.groupby([("key", "size")]))
+    assert list(got.columns[1:]) == list(TABLE_COLUMNS)
+    pd.testing.assert_frame_equal(got.iloc[:, 1:], want.iloc[:, 1:], check_exact=True,
+                                  check_column_type=False)
+    assert got.iloc[:, 0].tolist() == want["size"].tolist()

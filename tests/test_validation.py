@@ -11,6 +11,7 @@ import pytest
 import calibr
 from calibr._validation import (
     InputError,
+    InputTypeError,
     check_bandwidth,
     check_bins,
     check_choice,
@@ -167,25 +168,35 @@ ERRORS = [
     (0.5, [1], {}, InputError, r"^`p` must be a vector or a matrix; got a scalar\.$"),
     (np.zeros((2, 2, 2)), [1, 1], {}, InputError,
      r"^`p` must be a vector or a matrix; got an array of shape \(2, 2, 2\)\.$"),
+    # a refused value is shown with its position (row and column for a matrix)
     (["a", "b"], [0, 1], {}, TypeError,
-     r"^`p` must be numeric \(integer or float\); got dtype <U1\.$"),
+     r"^`p` must hold real numbers; 2 values are not, the first at position 0 \('a' of type "
+     r"str\)\.$"),
     ([True, False], [0, 1], {}, TypeError,
-     r"^`p` must be numeric \(integer or float\); got dtype bool\.$"),
+     r"^`p` must be numeric \(integer or float\); got dtype bool, the first value at position 0 "
+     r"\(True\)\.$"),
     (pd.DataFrame({"a": ["x", "y"], "b": [0.5, 0.5]}), ["a", "b"], {}, TypeError,
-     r"^`p` must be numeric \(integer or float\); got columns of dtype str\.$"),
+     r"^`p` must be numeric \(integer or float\); got columns of dtype str, the first value at "
+     r"row 0, column 0 \('x'\)\.$"),
     # pandas data that numpy would refuse are refused too, never converted
     (pd.Series(["0.1", "0.9"]), [0, 1], {}, TypeError,
-     r"^`p` must be numeric \(integer or float\); got dtype str\.$"),
+     r"^`p` must be numeric \(integer or float\); got dtype str, the first value at position 0 "
+     r"\('0\.1'\)\.$"),
     (pd.Series([True, False]), [0, 1], {}, TypeError,
-     r"^`p` must be numeric \(integer or float\); got dtype bool\.$"),
+     r"^`p` must be numeric \(integer or float\); got dtype bool, the first value at position 0 "
+     r"\(True\)\.$"),
     (pd.Series([True, False], dtype="boolean"), [0, 1], {}, TypeError,
-     r"^`p` must be numeric \(integer or float\); got dtype boolean\.$"),
+     r"^`p` must be numeric \(integer or float\); got dtype boolean, the first value at "
+     r"position 0 \(True\)\.$"),
     (pd.Series(pd.to_timedelta([0, 0])), [0, 1], {}, TypeError,
-     r"^`p` must be numeric \(integer or float\); got dtype timedelta64\[ns\]\.$"),
+     r"^`p` must be numeric \(integer or float\); got dtype timedelta64\[ns\], the first value "
+     r"at position 0 \(Timedelta\('0 days 00:00:00'\)\)\.$"),
     (pd.Series([0.1 + 0j, 0.9 + 0j]), [0, 1], {}, TypeError,
-     r"^`p` must be numeric \(integer or float\); got dtype complex128\.$"),
+     r"^`p` must be numeric \(integer or float\); got dtype complex128, the first value at "
+     r"position 0 \(\(0\.1\+0j\)\)\.$"),
     (pd.Series(pd.Categorical([0.1, 0.9])), [0, 1], {}, TypeError,
-     r"^`p` must be numeric \(integer or float\); got dtype category\.$"),
+     r"^`p` must be numeric \(integer or float\); got dtype category, the first value at "
+     r"position 0 \(0\.1\)\.$"),
     (np.array([0.1, "0.9", 0.8], dtype=object), [0, 1, 1], {}, TypeError,
      r"^`p` must hold real numbers; 1 value is not, the first at position 1 \('0\.9' of "
      r"type str\)\.$"),
@@ -240,7 +251,7 @@ ERRORS = [
      r"^`p` must have at least two columns \(one per class\); got 0\.$"),
     ([[0.5, 0.5], [0.2, 0.7], [0.3, 0.3]], [1, 2, 1], {}, InputError,
      r"^`p` rows must sum to 1 \(within 1e-06\); 2 rows do not, the first at row 1 "
-     r"\(sum 0\.8999999999999999\)\.$"),
+     r"\(sum 0\.8999999999999999, 0\.10000000000000009 away from 1\)\.$"),
     ([[0.5, 0.5], [1.2, -0.2]], [1, 2], {}, InputError,
      r"^`p` must lie in \[0, 1\]; 2 values do not, the first at row 1, column 0 \(1\.2\)\.$"),
     ([[0.5, 0.5], [np.inf, 0.0]], [1, 2], {}, InputError,
@@ -356,3 +367,301 @@ def test_bad_input_leaves_caller_objects_unchanged():
         calibr.ece(p, y, na_rm=True)
     np.testing.assert_array_equal(p, before)
     assert y == [0, 1, 1]
+
+
+# ----------------------------------------------------------------- no silent mismatch
+
+PETS = pd.DataFrame(P3, columns=["cat", "dog", "bird"])
+#: categories only partly overlap the columns (no "dog" category, an unused "fish")
+PET_LABELS = pd.Categorical(["cat", "bird", "bird", "cat"], categories=["bird", "cat", "fish"])
+
+
+def test_categorical_values_are_matched_to_dataframe_columns_by_name():
+    # Matched by position (the old behaviour), "bird" (code 0) was scored against
+    # the "cat" column: 0.5333. By name, the labels are columns 0, 2, 2, 0.
+    # bins=10, classwise: every value is alone in its bin, so each class's ECE is
+    # the mean of |1{y = k} - p_k|:
+    #   cat  (.7, .2, .1, .3 vs 1, 0, 0, 1): (.3 + .2 + .1 + .7) / 4 = 1.3 / 4
+    #   dog  (.2, .5, .1, .3 vs 0, 0, 0, 0): (.2 + .5 + .1 + .3) / 4 = 1.1 / 4
+    #   bird (.1, .3, .8, .4 vs 0, 1, 1, 0): (.1 + .7 + .2 + .4) / 4 = 1.4 / 4
+    by_hand = (1.3 / 4 + 1.1 / 4 + 1.4 / 4) / 3  # 0.31666...
+    got = calibr.ece(PETS, PET_LABELS)
+    assert got == pytest.approx(by_hand, rel=1e-15)
+    assert round(got, 4) == 0.3167
+    np.testing.assert_array_equal(prepare(PETS, PET_LABELS).y, [0, 2, 2, 0])
+    assert prepare(PETS, PET_LABELS).classes == ("cat", "dog", "bird")
+    # the same as plain string labels, and as the codes of a bare matrix
+    for metric in (calibr.ece, calibr.mce, calibr.skce, calibr.mmce):
+        assert metric(PETS, PET_LABELS) == metric(PETS, ["cat", "bird", "bird", "cat"])
+        assert metric(PETS, PET_LABELS) == metric(P3, [1, 3, 3, 1])
+    # a Series of category dtype is the same
+    assert calibr.ece(PETS, pd.Series(PET_LABELS)) == got
+
+
+@pytest.mark.r
+def test_categorical_by_name_agrees_with_r(rref):
+    """R's factor is matched by position, so R is given the factor whose levels are
+    the columns of P in order: the labels' names decide, as in calibr."""
+    from tolerances import R_ATOL, R_RTOL
+
+    factor = pd.Categorical(np.asarray(PET_LABELS), categories=list(PETS.columns))
+    for metric in ("ece", "mce"):
+        for type_ in ("classwise", "confidence"):
+            want = getattr(rref, metric)(P3, factor, bins=10, type=type_)
+            got = getattr(calibr, metric)(PETS, PET_LABELS, bins=10, type=type_)
+            assert got == pytest.approx(want, rel=R_RTOL, abs=R_ATOL), (metric, type_)
+    assert rref.ece(P3, factor) == pytest.approx(0.31666666666666665, rel=R_RTOL)
+
+
+def test_categorical_value_that_is_not_a_column_is_an_error():
+    y = pd.Categorical(["cat", "fish", "bird", "cat"], categories=["bird", "cat", "fish"])
+    with pytest.raises(InputError, match=(
+        r"^`y` must be one of the class labels \('cat', 'dog', 'bird'\); 1 value does not, the "
+        r"first at position 1 \('fish'\)\. Labels are matched to the column names of the "
+        r"DataFrame `p`; pass classes= to give the label of each column\.$"
+    )):
+        calibr.ece(PETS, y)
+    # categories that share no name with the columns are no longer matched by position
+    with pytest.raises(InputError, match=r"^`y` must be one of the class labels \('cat', "):
+        calibr.ece(PETS, pd.Categorical(["x", "y", "z", "z"]))
+    # classes= still says which label each column has
+    assert calibr.ece(PETS, pd.Categorical(["x", "y", "z", "z"]), classes=["x", "y", "z"]) == (
+        calibr.ece(P3, [1, 2, 3, 3]))
+    # with a bare matrix the categories are the columns, in order (R's factor)
+    assert calibr.ece(P3, PET_LABELS) == calibr.ece(P3, [2, 1, 1, 2])
+
+
+def test_categorical_missing_and_dropped_values_by_name():
+    y = pd.Categorical(["cat", None, "bird", "cat"], categories=["bird", "cat", "fish"])
+    with pytest.raises(InputError, match=r"^`y` must not contain missing values; 1 value is "
+                       r"missing, the first at position 1\."):
+        calibr.ece(PETS, y)
+    assert calibr.ece(PETS, y, na_rm=True) == calibr.ece(P3[[0, 2, 3]], [1, 3, 1])
+
+
+DEFAULT_COLS = pd.DataFrame(P3)  # columns 0, 1, 2
+AMBIGUOUS = (
+    r"^`y` is ambiguous for a DataFrame `p` whose columns are named 0\.\.2: its labels are "
+    r"integers with no 0, so they may be 0-based labels matched to these column names \(label "
+    r"1 is column 1\) or R's 1-based codes 1\.\.3 \(label 1 is column 0\)\. Pass "
+    r"classes=range\(3\) for 0-based labels matched to these columns, or "
+    r"classes=range\(1, 4\) for R's 1-based codes\.$"
+)
+
+
+@pytest.mark.parametrize("y", [
+    [1, 2, 2, 1],  # R's codes without code 3: matched by name, silently shifted before
+    [1, 2, 3, 3],  # code 3 was an error ("not one of the class labels") before
+    np.array([1.0, 2.0, 2.0, 1.0]),
+    pd.Series([1, 2, 2, 1], dtype="Int64"),
+    pd.Categorical([1, 2, 2, 1], categories=[0, 1, 2]),
+    np.array([2, 2, 2, 2], dtype=np.uint8),
+])
+def test_integer_labels_without_zero_against_default_columns_are_refused(y):
+    with pytest.raises(InputError, match=AMBIGUOUS):
+        calibr.ece(DEFAULT_COLS, y)
+    with pytest.raises(InputError, match=AMBIGUOUS):
+        calibr.skce(DEFAULT_COLS, y)
+
+
+def test_integer_labels_against_default_columns_with_classes_or_a_zero():
+    y = [1, 2, 2, 1]
+    # each reading, when classes= says which
+    assert calibr.ece(DEFAULT_COLS, y, classes=range(3)) == calibr.ece(P3, [2, 3, 3, 2])
+    assert calibr.ece(DEFAULT_COLS, y, classes=range(1, 4)) == calibr.ece(P3, [1, 2, 2, 1])
+    # a 0 among the labels makes them 0-based: matched by name, as before
+    y0 = [0, 2, 2, 1]
+    assert calibr.ece(DEFAULT_COLS, y0) == calibr.ece(P3, [1, 3, 3, 2])
+    np.testing.assert_array_equal(prepare(DEFAULT_COLS, y0).y, [0, 2, 2, 1])
+    assert calibr.ece(DEFAULT_COLS, pd.Categorical(y0)) == calibr.ece(P3, [1, 3, 3, 2])
+    # columns that are not exactly 0..K-1 in order, or labels that are not integers,
+    # are matched by name as before
+    shuffled = pd.DataFrame(P3, columns=[2, 0, 1])
+    assert calibr.ece(shuffled, [2, 0, 1, 1]) == calibr.ece(P3, [1, 2, 3, 3])
+    with pytest.raises(InputError, match=r"^`y` must be one of the class labels \(0, 1, 2\); 1 "
+                       r"value does not, the first at position 1 \(1\.5\)\."):
+        calibr.ece(DEFAULT_COLS, [1.0, 1.5, 2.0, 2.0])
+
+
+# ----------------------------------------------------------------- one exception contract
+
+
+def test_float16_and_big_endian_labels_and_probabilities():
+    p = np.array([0.1, 0.4, 0.35, 0.8])
+    y = np.array([0, 0, 1, 1])
+    ref = calibr.ece(p, y)
+    for yy in (y.astype(np.float16), y.astype(">i4"), y.astype(">f8"), y.astype(">i8"),
+               y.astype(np.float32), y.astype(np.longdouble)):
+        for metric in (calibr.ece, calibr.mce, calibr.skce, calibr.mmce):
+            assert metric(p, yy) == metric(p, y), (metric.__name__, yy.dtype)
+        assert calibr.ece(p, yy) == ref
+    # float16 probabilities convert exactly to float64: the number of the converted values
+    p16 = p.astype(np.float16)
+    assert calibr.ece(p16, y) == calibr.ece(p16.astype(np.float64), y)
+    assert calibr.skce(p.astype(">f8"), y) == calibr.skce(p, y)
+    assert calibr.ece(P3.astype(">f8"), np.array([1, 2, 3, 3], dtype=">i4")) == (
+        calibr.ece(P3, [1, 2, 3, 3]))
+    assert calibr.skce(P3, np.array([1, 2, 3, 3], dtype=np.float16)) == (
+        calibr.skce(P3, [1, 2, 3, 3]))
+
+
+def test_labels_that_float64_cannot_hold_exactly_are_refused():
+    y = np.array([0, 1, 1, 1], dtype=np.longdouble)
+    y[1] += np.longdouble(2.0) ** -60
+    if y[1] == 1:  # pragma: no cover - longdouble is float64 on this platform: exact
+        assert calibr.ece([0.1, 0.2, 0.3, 0.4], y) == calibr.ece([0.1, 0.2, 0.3, 0.4], [0, 1, 1, 1])
+        return
+    with pytest.raises(InputError, match=r"^`y` must hold labels that a float64 holds exactly; 1 "
+                       r"value does not, the first at position 1 "):
+        calibr.ece([0.1, 0.2, 0.3, 0.4], y)
+
+
+@pytest.mark.parametrize("name", ["p", "y"])
+def test_generators_sets_dicts_and_strings_are_refused_unconsumed(name):
+    def gen():
+        yield from [0.1, 0.9] if name == "p" else [0, 1]
+
+    g = gen()
+    args = {"p": [0.1, 0.9], "y": [0, 1]}
+    msg = rf"^`{name}` must be an array-like \(a list, tuple, numpy array or pandas object\); got "
+    with pytest.raises(InputTypeError, match=msg + r"a generator\.$"):
+        calibr.ece(**{**args, name: g})
+    assert next(g) in (0.1, 0)  # not consumed
+    with pytest.raises(InputTypeError, match=msg + r"a set\.$"):
+        calibr.ece(**{**args, name: {0.1, 0.9}})
+    with pytest.raises(InputTypeError, match=msg + r"a dict\.$"):
+        calibr.ece(**{**args, name: {0: 0.1, 1: 0.9}})
+    with pytest.raises(InputTypeError, match=msg + r"an iterator \(list_iterator\)\.$"):
+        calibr.ece(**{**args, name: iter([0.1, 0.9])})
+    with pytest.raises(InputTypeError, match=msg + r"a dict_values\.$"):
+        calibr.ece(**{**args, name: {0: 0.1, 1: 0.9}.values()})
+
+
+def test_strings_scalars_and_ragged_sequences_name_the_argument():
+    with pytest.raises(InputTypeError, match=r"^`y` must be a vector of labels; got a string "
+                       r"\('01'\)\.$"):
+        calibr.ece([0.1, 0.9], "01")
+    with pytest.raises(InputTypeError, match=r"^`p` must be a vector or a matrix; got a string "
+                       r"\('0\.5'\)\.$"):
+        calibr.ece("0.5", [1])
+    with pytest.raises(InputError, match=r"^`y` must be a vector of labels; got a scalar \(1\)\.$"):
+        calibr.ece([0.9], 1)
+    with pytest.raises(InputError, match=r"^`p` must be a vector or a matrix; got a ragged "
+                       r"sequence \(row 1 has 1 value, row 0 has 2 values\)\.$"):
+        calibr.ece([[0.5, 0.5], [1.0]], [1, 2])
+    with pytest.raises(InputError, match=r"^`y` must be a vector of labels; got a ragged "
+                       r"sequence \(row 1 has 2 values, row 0 is a single value\)\.$"):
+        calibr.ece([0.5, 0.5], [1, [0, 1]])
+
+
+def test_values_beyond_float64_and_int64_give_position_and_value():
+    with pytest.raises(InputError, match=r"^`p` must hold real numbers that fit in a float64; 1 "
+                       r"value does not, the first at position 1 \(an integer of 401 digits\)\.$"):
+        calibr.ece(np.array([0, 10**400], dtype=object), [0, 1])
+    with pytest.raises(InputError, match=r"^`y` must be 0/1 or boolean for a vector `p`; 1 value "
+                       r"does not, the first at position 1 \(an integer of 401 digits\)\."):
+        calibr.ece([0.1, 0.2], np.array([0, 10**400], dtype=object))
+    with pytest.raises(InputError, match=r"^`y` must hold integer class codes in 1\.\.3 for a "
+                       r"3-column `p`; 1 value does not, the first at position 2 "
+                       r"\(18446744073709551615\)\.$"):
+        calibr.ece(P3, np.array([1, 2, 2**64 - 1, 3], dtype=np.uint64))
+    with pytest.raises(InputError, match=r"more than 4300 digits"):
+        calibr.ece([0.1, 0.2], [0, 1], bins=10**5000)
+
+
+def test_non_numeric_probabilities_give_row_column_and_value():
+    frame = pd.DataFrame({"a": [0.5, 0.5, 0.2], "b": ["0.5", "0.5", "0.8"]})
+    with pytest.raises(InputTypeError, match=r"^`p` must be numeric \(integer or float\); got "
+                       r"columns of dtype str, the first value at row 0, column 1 \('0\.5'\)\.$"):
+        calibr.ece(frame, ["a", "b", "b"])
+    mixed = pd.DataFrame({"a": [0.5, 0.5, 0.2], "b": np.array([0.5, "x", 0.8], dtype=object)})
+    with pytest.raises(InputTypeError, match=r"^`p` must hold real numbers; 1 value is not, the "
+                       r"first at row 1, column 1 \('x' of type str\)\.$"):
+        calibr.ece(mixed, ["a", "b", "b"])
+    # an object column of numbers is read like a float column
+    numbers_ = pd.DataFrame({"a": [0.5, 0.5, 0.2], "b": np.array([0.5, 0.5, 0.8], dtype=object)})
+    assert calibr.ece(numbers_, ["a", "b", "b"]) == calibr.ece(numbers_.astype(float),
+                                                               ["a", "b", "b"])
+    with pytest.raises(InputTypeError, match=r"^`p` must hold real numbers; 1 value is not, the "
+                       r"first at row 1, column 1 \('x' of type str\)\.$"):
+        calibr.ece([[0.5, 0.5], [0.5, "x"]], [1, 2])
+
+
+def test_masked_arrays_with_masked_values_are_refused():
+    p = np.ma.masked_array([0.1, 7.0, 0.3], mask=[False, True, False])
+    with pytest.raises(InputTypeError, match=r"^`p` must not be a masked array with masked values "
+                       r"\(calibr would read the values under the mask\); fill them with NaN "
+                       r"\(p\.filled\(np\.nan\)\) and pass na_rm=True to drop them\.$"):
+        calibr.ece(p, [0, 1, 1])
+    assert calibr.ece(p.filled(np.nan), [0, 1, 1], na_rm=True) == calibr.ece([0.1, 0.3], [0, 1])
+    assert calibr.ece(np.ma.masked_array([0.1, 0.3]), [0, 1]) == calibr.ece([0.1, 0.3], [0, 1])
+
+
+def test_unhashable_labels_and_classes():
+    with pytest.raises(InputTypeError, match=r"^`y` must hold labels that can be compared "
+                       r"\(hashable values\); 1 value is not, the first at position 1 \(\[1\] of "
+                       r"type list\)\.$"):
+        calibr.ece(PETS, np.array(["cat", [1], "dog", "dog"], dtype=object))
+    with pytest.raises(InputTypeError, match=r"^`classes` must hold labels that can be compared "
+                       r"\(hashable values\); got \[1\] of type list\.$"):
+        calibr.ece(P3, [1, 2, 3, 3], classes=[[1], 2, 3])
+
+
+def test_numbers_too_large_for_a_float_in_options():
+    with pytest.raises(InputError, match=r'^`bandwidth` must be a positive finite number or '
+                       r'"median"; got an integer of 401 digits\.$'):
+        calibr.skce([0.1, 0.9], [0, 1], bandwidth=10**400)
+
+
+# ----------------------------------------------------------------- the bins x K bound
+
+
+def test_bins_times_classes_is_bounded_before_any_allocation(monkeypatch):
+    import tracemalloc
+
+    from calibr._kernels import binned
+
+    p = np.full((20, 1000), 1e-3)
+    y = np.ones(20, dtype=np.int64)
+    msg = (r'^`bins` times the number of classes must be at most 10,000,000 for type = '
+           r'"classwise" \(one set of bins per class\); got bins = 1,000,000 with K = 1,000 '
+           r'classes \(1,000,000,000 bins\)\. Use fewer bins, or type = "confidence"\.$')
+
+    def no_kernel(*args, **kwargs):  # pragma: no cover - reached only if the bound is missing
+        raise AssertionError("the per-bin kernels ran before the bound was checked")
+
+    monkeypatch.setattr(binned, "bin_stats", no_kernel)
+    tracemalloc.start()
+    try:
+        for metric in (calibr.ece, calibr.mce):
+            with pytest.raises(InputError, match=msg):
+                metric(p, y, bins=10**6)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20  # the 24 GB of per-bin sums were never asked for
+    with pytest.raises(InputError, match=r"got bins = 1,000,000 with K = 100 classes"):
+        calibr.ece(np.full((20, 100), 1e-2), y, bins=10**6)
+    monkeypatch.undo()
+    # at the bound, and in the confidence form (one set of bins), it computes
+    assert calibr.ece(np.full((20, 1000), 1e-3), y, bins=10_000) >= 0
+    assert calibr.ece(p, y, bins=10**6, type="confidence") == pytest.approx(1 - 1e-3)
+
+
+# ----------------------------------------------------------------- row sums
+
+
+def test_row_sum_message_shows_the_distance_and_suggests_renormalising():
+    six = np.round(np.array([[1 / 3, 1 / 3, 1 / 3], [0.2, 0.3, 0.5]]), 6)  # sums 0.999999, 1
+    with pytest.raises(InputError, match=(
+        r"^`p` rows must sum to 1 \(within 1e-06\); 1 row does not, the first at row 0 \(sum "
+        r"0\.999999, 1\.0000000000287557e-06 away from 1\)\. If the probabilities were rounded "
+        r"when saved, divide each row by its sum\.$"
+    )):
+        calibr.ece(six, [1, 3])
+    # the suggested fix works, and the tolerance stays R's 1e-6
+    assert calibr.ece(six / six.sum(axis=1, keepdims=True), [1, 3]) >= 0
+    assert calibr.ece(np.array([[0.5, 0.5 - 1e-6]]), [1]) >= 0
+    # far from 1 is not rounding: no suggestion
+    with pytest.raises(InputError, match=r"\(sum 0\.9, 0\.09999999999999998 away from 1\)\.$"):
+        calibr.ece([[0.5, 0.4]], [1])

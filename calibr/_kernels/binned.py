@@ -16,10 +16,13 @@ and ``mce_from_stats`` turn them into the metrics.
 
 from __future__ import annotations
 
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ._jit import jit
-from ._threads import over_chunks
+from ._threads import num_threads
 
 __all__ = [
     "bin_stats",
@@ -180,28 +183,66 @@ def _classwise_chunk(p, codes, bins, step, lo, hi):  # pragma: no cover - compil
     return out
 
 
-def _run(chunk, p, y, bins):
+#: Memory for the per-chunk copies of the per-bin sums that are alive at once.
+#: Each chunk returns its own (K x) 3 x bins sums; with many bins and classes,
+#: fewer chunks run at a time (never fewer than one), so that the chunks of a
+#: large ``bins * K`` (bounded by calibr._validation.MAX_BIN_CELLS) do not
+#: multiply its memory by the number of chunks.
+_CHUNK_MEMORY = 1 << 28
+
+
+def _run(chunk, p, y, bins, cells):
+    """The chunk kernel over all rows, summed over the chunks in chunk order.
+
+    The chunks (and so the sums, bit for bit) depend only on n; at most
+    ``_CHUNK_MEMORY`` bytes of chunk results (``cells`` bins of 3 float64
+    sums each) are alive at once, which only limits how many chunks run
+    concurrently. Adding them one by one in chunk order is what
+    ``np.sum(parts, axis=0)`` does, without stacking all of them.
+    """
     n = p.shape[0]
+    step = 1.0 / bins
     nchunks = _CHUNKS if n >= _PARALLEL_MIN_N else 1
-    parts = over_chunks(chunk, n, nchunks, p, y, bins, 1.0 / bins)
-    return parts[0] if nchunks == 1 else np.sum(parts, axis=0)
+    if nchunks == 1:
+        return chunk(p, y, bins, step, 0, n)
+    bounds = [(c * n // nchunks, (c + 1) * n // nchunks) for c in range(nchunks)]
+    window = max(1, min(nchunks, num_threads(), _CHUNK_MEMORY // (24 * cells) - 1))
+    if window == 1:
+        total = chunk(p, y, bins, step, *bounds[0])
+        for lo, hi in bounds[1:]:
+            total += chunk(p, y, bins, step, lo, hi)
+        return total
+    with ThreadPoolExecutor(max_workers=window) as pool:
+        pending = deque(pool.submit(chunk, p, y, bins, step, lo, hi) for lo, hi in bounds[:window])
+        following = iter(bounds[window:])
+        total = None
+        while pending:
+            part = pending.popleft().result()
+            nxt = next(following, None)
+            if nxt is not None:
+                pending.append(pool.submit(chunk, p, y, bins, step, *nxt))
+            if total is None:
+                total = part
+            else:
+                total += part
+        return total
 
 
 def binary_stats(p: np.ndarray, y: np.ndarray, bins: int):
     """Per-bin count, sum of p and sum of y; ``y`` holds exact 0/1 values."""
-    count, sum_conf, sum_hit = _run(_binary_chunk, p, y, bins)
+    count, sum_conf, sum_hit = _run(_binary_chunk, p, y, bins, bins)
     return count, sum_conf, sum_hit
 
 
 def confidence_stats(p: np.ndarray, codes: np.ndarray, bins: int):
     """Per-bin statistics of the top-label confidence and its correctness."""
-    count, sum_conf, sum_hit = _run(_confidence_chunk, p, codes, bins)
+    count, sum_conf, sum_hit = _run(_confidence_chunk, p, codes, bins, bins)
     return count, sum_conf, sum_hit
 
 
 def classwise_stats(p: np.ndarray, codes: np.ndarray, bins: int):
     """Per-class, per-bin statistics, arrays of shape (K, bins)."""
-    acc = _run(_classwise_chunk, p, codes, bins)
+    acc = _run(_classwise_chunk, p, codes, bins, bins * p.shape[1])
     return acc[:, 0], acc[:, 1], acc[:, 2]
 
 

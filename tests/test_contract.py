@@ -1,0 +1,670 @@
+"""The exception contract and the invariances of every public function.
+
+In the spirit of scikit-learn's ``test_common.py``: a registry of every public
+function of calibr (``calibr.__all__``, ``calibr.table.wilson_interval`` and the
+``calibr.datasets`` loaders; ``calibr.plot``, ``calibr.cli`` and
+``calibr.torchmetrics`` have their own tests), each with a valid call, drives
+
+* the contract: hypothesis corrupts ONE argument of a valid call at a time
+  (dtypes, shapes, containers, values, wrong option types and values). Only
+  ``calibr.InputError`` or ``calibr.InputTypeError`` may escape, with a message
+  that names an argument; an input that is unusual but valid may succeed, and
+  then the result is a finite float, a DataFrame (or what the function returns
+  for valid input); and no input is changed, whatever happened;
+* invariances: list, ndarray, Series, DataFrame and Categorical inputs, float32
+  and float64 (the reference computed on the float32-rounded values, then
+  exactly equal), C and F order, read-only and strided arrays give the same
+  number; row-permuted inputs the same number up to summation order, where the
+  metric does not depend on the order (``estimator="ul"`` does);
+* the bound on ``bins`` times the number of classes, checked before any per-bin
+  memory is allocated, by every function that takes ``bins``.
+
+Everything is deterministic (``derandomize=True``, fixed seeds).
+"""
+
+from __future__ import annotations
+
+import atexit
+import copy
+import decimal
+import fractions
+import inspect
+import math
+import shutil
+import tempfile
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pandas.api.typing import DataFrameGroupBy
+from tolerances import ORACLE_ATOL, ORACLE_RTOL
+
+import calibr
+from calibr import InputError, InputTypeError
+from calibr.datasets import load_breast_cancer_predictions, load_digits_predictions
+from calibr.table import wilson_interval
+
+#: calibr's own computations must not leak numpy's RuntimeWarnings either.
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
+SETTINGS = settings(
+    max_examples=60,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+# ------------------------------------------------------------------ valid inputs
+
+_RNG = np.random.default_rng(20240611)
+N = 24
+P_BIN = np.round(_RNG.random(N), 3)
+Y_BIN = (_RNG.random(N) < P_BIN).astype(np.int64)
+P_MC = _RNG.dirichlet(np.ones(3), N)
+Y_MC = _RNG.integers(1, 4, N)
+LABELS = np.array(["cat", "dog", "emu"])
+
+
+def _binary_frame() -> pd.DataFrame:
+    return pd.DataFrame({"g": np.tile(["a", "b"], N // 2), "p": P_BIN.copy(), "y": Y_BIN.copy()})
+
+
+def _multiclass_frame() -> pd.DataFrame:
+    df = pd.DataFrame(P_MC.copy(), columns=[f"p_{c}" for c in LABELS])
+    df["y"] = LABELS[Y_MC - 1]
+    df["g"] = np.tile(["a", "b"], N // 2)
+    return df
+
+
+@dataclass
+class Entry:
+    """A public function with a valid call.
+
+    ``args`` makes fresh valid keyword arguments; ``arrays`` names those that
+    hold data (corrupted with the array strategies), ``frame_columns`` the
+    columns of ``data`` that do; ``result`` checks what a successful call returns.
+    ``order_free``: the value does not depend on the order of the rows.
+    """
+
+    name: str
+    func: Callable[..., Any]
+    args: Callable[[], dict[str, Any]]
+    arrays: tuple[str, ...] = ()
+    positional: tuple[str, ...] = ()
+    frame_columns: tuple[str, ...] = ()
+    result: str = "float"
+    order_free: bool = True
+    extra_options: dict[str, Any] = field(default_factory=dict)
+
+
+def _metric_entries() -> list[Entry]:
+    out = []
+    for name, func, forms in [
+        ("ece", calibr.ece, [{}, {"type": "confidence"}]),
+        ("mce", calibr.mce, [{}, {"type": "confidence"}]),
+        ("skce", calibr.skce, [{}, {"estimator": "biased", "type": "classwise"},
+                               {"bandwidth": "median", "type": "confidence"},
+                               {"estimator": "ul"}]),
+        ("mmce", calibr.mmce, [{}, {"bandwidth": "median"}]),
+    ]:
+        for kw in forms:
+            tag = ",".join(f"{k}={v}" for k, v in kw.items())
+            order_free = kw.get("estimator") != "ul"
+            out.append(Entry(f"{name}/binary[{tag}]", func,
+                             lambda kw=kw: {"p": P_BIN.copy(), "y": Y_BIN.copy(), **kw},
+                             arrays=("p", "y"), order_free=order_free))
+            out.append(Entry(f"{name}/multiclass[{tag}]", func,
+                             lambda kw=kw: {"p": P_MC.copy(), "y": Y_MC.copy(), **kw},
+                             arrays=("p", "y"), order_free=order_free))
+    return out
+
+
+REGISTRY: list[Entry] = [
+    *_metric_entries(),
+    Entry("calibration_table/binary", calibr.calibration_table,
+          lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy(), "bins": 5},
+          arrays=("p", "y"), result="frame"),
+    Entry("calibration_table/multiclass", calibr.calibration_table,
+          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "bins": 4, "type": "classwise"},
+          arrays=("p", "y"), result="frame"),
+    Entry("calibration_table/data", calibr.calibration_table,
+          lambda: {"p": "p", "y": "y", "data": _binary_frame().groupby("g")},
+          frame_columns=("p", "y"), result="frame"),
+    Entry("calibration_table/data-prefix", calibr.calibration_table,
+          lambda: {"p": None, "y": "y", "p_prefix": "p_", "data": _multiclass_frame()},
+          frame_columns=("p_cat", "y"), result="frame"),
+    Entry("summarise/grouped", calibr.summarise,
+          lambda: {"data": _binary_frame().groupby("g"), "p": "p", "y": "y",
+                   "metrics": ["ece", "skce"]},
+          frame_columns=("p", "y"), result="frame"),
+    Entry("summarise/prefix", calibr.summarise,
+          lambda: {"data": _multiclass_frame(), "y": "y", "p_prefix": "p_",
+                   "metrics": [calibr.metric("mce", bins=3, type="confidence"), "mmce"]},
+          frame_columns=("p_cat", "y"), result="frame"),
+    Entry("metric", calibr.metric, lambda: {"func": "ece"}, positional=("func",),
+          result="metric", extra_options={"bins": 2}),
+    Entry("wilson_interval", wilson_interval,
+          lambda: {"successes": np.array([0.0, 3.0, 5.0]), "n": np.array([4.0, 10.0, 5.0]),
+                   "level": 0.9},
+          arrays=("successes", "n"), result="interval"),
+    Entry("load_breast_cancer_predictions", load_breast_cancer_predictions, dict,
+          result="frame"),
+    Entry("load_digits_predictions", load_digits_predictions, dict, result="frame"),
+]
+IDS = [e.name for e in REGISTRY]
+
+
+def test_registry_covers_every_public_function():
+    public = {
+        name for name in calibr.__all__
+        if callable(getattr(calibr, name)) and not isinstance(getattr(calibr, name), type)
+        and not inspect.ismodule(getattr(calibr, name))
+    }
+    covered = {e.func.__name__ for e in REGISTRY}
+    assert public <= covered, public - covered
+    loaders = {name for name in calibr.datasets.__all__ if name.startswith("load_")}
+    assert loaders <= covered
+    assert "wilson_interval" in covered
+
+
+# ------------------------------------------------------------------ corruptions
+
+_MEMMAP_DIR = Path(tempfile.mkdtemp(prefix="calibr-contract-"))
+atexit.register(shutil.rmtree, _MEMMAP_DIR, ignore_errors=True)
+
+
+def _memmap(a: np.ndarray) -> np.ndarray:
+    path = _MEMMAP_DIR / f"m{len(list(_MEMMAP_DIR.iterdir()))}.dat"
+    m = np.memmap(path, dtype=a.dtype, mode="w+", shape=a.shape)
+    m[...] = a
+    m.flush()
+    return np.memmap(path, dtype=a.dtype, mode="r", shape=a.shape)
+
+
+def _gen(a):
+    return (v for v in np.asarray(a).tolist())
+
+
+def _readonly(a):
+    b = np.array(a, copy=True)
+    b.flags.writeable = False
+    return b
+
+
+def _with_value(a: np.ndarray, i: int, value: Any) -> Any:
+    """A copy of ``a`` with one value replaced (as an object array when it does not fit)."""
+    flat = np.array(a, copy=True).ravel()
+    i = i % max(flat.size, 1)
+    try:
+        with np.errstate(all="ignore"):
+            flat[i] = value
+            if not (flat[i] == value or (isinstance(value, float) and math.isnan(value))):
+                raise TypeError
+    except Exception:  # noqa: BLE001 - does not fit the dtype: hold it in an object array
+        flat = flat.astype(object)
+        flat[i] = value
+    return flat.reshape(np.shape(a))
+
+
+DTYPES = ["float16", "float32", ">f8", ">f4", "longdouble", "int64", ">i4", "int8", "uint8",
+          "uint64", "bool", "complex128", "object", "datetime64[ns]", "timedelta64[ns]", "U8",
+          "S8"]
+
+
+def _astype(a, dt):
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(a).astype(dt)
+    except Exception:  # noqa: BLE001 - no such conversion: the value itself
+        return np.asarray(a).astype(object)
+
+
+def _pandas(a, kind):
+    import pyarrow as pa
+
+    a = np.asarray(a)
+    if a.ndim != 1:
+        frame = pd.DataFrame(a)
+        if kind == "Int64":
+            return frame.round().astype("Int64")
+        return frame.astype("Float64") if kind.startswith("Float64") else frame
+    makers = {
+        "Series": lambda: pd.Series(a),
+        "Int64": lambda: pd.Series(a).astype("Float64").round().astype("Int64"),
+        "Float64": lambda: pd.Series(a, dtype="Float64"),
+        "Float64-NA": lambda: pd.Series(a, dtype="Float64").mask(np.arange(a.size) == 1),
+        "boolean": lambda: pd.Series(a != 0, dtype="boolean"),
+        "string": lambda: pd.Series(a.astype(str), dtype="string"),
+        "arrow-float": lambda: pd.Series(a.astype(float), dtype=pd.ArrowDtype(pa.float64())),
+        "arrow-string": lambda: pd.Series(a.astype(str), dtype=pd.ArrowDtype(pa.string())),
+        "Categorical": lambda: pd.Categorical(a),
+        "category-Series": lambda: pd.Series(pd.Categorical(a)),
+        "sparse": lambda: pd.Series(pd.arrays.SparseArray(a.astype(float))),
+        "shifted-index": lambda: pd.Series(a, index=np.arange(a.size) + 7),
+        "Index": lambda: pd.Index(a),
+    }
+    try:
+        return makers[kind]()
+    except Exception:  # noqa: BLE001 - pandas cannot make this kind of these values
+        return pd.Series(a)
+
+
+PANDAS_KINDS = ["Series", "Int64", "Float64", "Float64-NA", "boolean", "string", "arrow-float",
+                "arrow-string", "Categorical", "category-Series", "sparse", "shifted-index",
+                "Index"]
+
+SHAPES = {
+    "0-d": lambda a: np.asarray(a).ravel()[0],
+    "0-d array": lambda a: np.asarray(np.asarray(a).ravel()[0]),
+    "3-d": lambda a: np.asarray(a).reshape(np.shape(a) + (1,)),
+    "(n, 1)": lambda a: np.asarray(a).reshape(len(a), -1)[:, :1],
+    "(0, K)": lambda a: np.asarray(a)[:0],
+    "transposed": lambda a: np.asarray(a).T,
+    "ragged": lambda a: [list(np.atleast_1d(r)) for r in np.asarray(a)][:-1] + [[0.5, 0.5, 0.1]],
+    "short": lambda a: np.asarray(a)[:-1],
+    "empty list": lambda a: [],
+    "nested list": lambda a: [np.asarray(a).tolist()],
+}
+
+CONTAINERS = {
+    "list": lambda a: np.asarray(a).tolist(),
+    "tuple": lambda a: tuple(np.asarray(a).tolist()),
+    "generator": _gen,
+    "iterator": lambda a: iter(np.asarray(a).tolist()),
+    "set": lambda a: set(np.asarray(a).ravel().tolist()),
+    "dict": lambda a: dict(enumerate(np.asarray(a).ravel().tolist())),
+    "dict values": lambda a: dict(enumerate(np.asarray(a).ravel().tolist())).values(),
+    "string": lambda a: "0.5",
+    "bytes": lambda a: b"01",
+    "None": lambda a: None,
+    "memmap": lambda a: _memmap(np.asarray(a)),
+    "read-only": _readonly,
+    "strided": lambda a: np.repeat(np.asarray(a), 2, axis=0)[::2],
+    "F-order": lambda a: np.asfortranarray(a),
+    "masked": lambda a: np.ma.masked_array(a, mask=np.arange(np.size(a)).reshape(np.shape(a)) == 1),
+    "masked-none": lambda a: np.ma.masked_array(a),
+    "matrix-of-objects": lambda a: np.asarray(a, dtype=object),
+}
+
+VALUES = [np.nan, np.inf, -np.inf, -0.0, 2.0, -0.5, 1e300, 5e-324, 10**400, 2**64 - 1, -1, 3,
+          "x", None, True, 1j, pd.NaT, pd.NA, np.datetime64("2020-01-01"),
+          decimal.Decimal("0.5"), fractions.Fraction(1, 3), [0.5], b"x", (1,)]
+
+BAD_OPTIONS = [None, "x", "", np.nan, np.inf, -np.inf, -1, 0, 2.5, 1e300, 10**400, True, False,
+               [1], (1,), {1}, {"a": 1}, np.array([1, 2]), 1j, np.float16(3), np.uint64(2**64 - 1),
+               b"x", 5e-324, 1 - 2**-53, np.str_("classwise"), pd.NA, object(),
+               decimal.Decimal("2"), fractions.Fraction(7, 2), range(3), "median",
+               "confidence", "classwise", "uq", "biased", "p", "y", "g", "p_"]
+
+
+def array_corruptions(a) -> st.SearchStrategy:
+    """(label, corrupted value) of the valid array ``a``."""
+    return st.one_of(
+        st.sampled_from(DTYPES).map(lambda dt: (f"dtype {dt}", _astype(a, dt))),
+        st.sampled_from(PANDAS_KINDS).map(lambda k: (f"pandas {k}", _pandas(a, k))),
+        st.sampled_from(sorted(SHAPES)).map(lambda s: (f"shape {s}", SHAPES[s](a))),
+        st.sampled_from(sorted(CONTAINERS)).map(lambda c: (f"container {c}", CONTAINERS[c](a))),
+        st.tuples(st.integers(0, 10**6), st.sampled_from(range(len(VALUES)))).map(
+            lambda iv: (f"value {VALUES[iv[1]]!r}", _with_value(a, iv[0], VALUES[iv[1]]))),
+    )
+
+
+def option_corruptions() -> st.SearchStrategy:
+    return st.one_of(
+        st.sampled_from(range(len(BAD_OPTIONS))).map(lambda i: BAD_OPTIONS[i]),
+        st.integers(-(2**70), 2**70),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=4),
+        st.lists(st.integers(-2, 4), max_size=4),
+    ).map(lambda v: (f"option {v!r}", v))
+
+
+# ------------------------------------------------------------------ snapshots
+
+
+def _snapshot(x: Any) -> Any:
+    """What must not change about ``x``: values, dtype, shape, flags."""
+    if inspect.isgenerator(x):
+        return ("generator", inspect.getgeneratorstate(x))
+    if isinstance(x, np.ma.MaskedArray):
+        return ("masked", _snapshot(np.ma.getdata(x)), np.ma.getmaskarray(x).tobytes())
+    if isinstance(x, np.ndarray):
+        raw = x.tolist() if x.dtype == object else x.tobytes()
+        return ("ndarray", type(x), x.dtype.str, x.shape, x.strides, x.flags.writeable, raw)
+    if isinstance(x, DataFrameGroupBy):
+        return ("groupby", x.obj.copy(deep=True), x.ngroup().to_numpy().tobytes())
+    if isinstance(x, (pd.DataFrame, pd.Series, pd.Index)):
+        return ("pandas", x.copy(deep=True))
+    if isinstance(x, pd.Categorical):
+        return ("categorical", x.copy())
+    if hasattr(x, "__length_hint__") and not isinstance(x, (list, tuple, dict, set, str, bytes)):
+        return ("iterator", x.__length_hint__())
+    try:
+        copied = copy.deepcopy(x)
+    except Exception:  # noqa: BLE001 - cannot be copied: compare its identity only
+        return ("id", id(x))
+    if not _same(copied, x):  # no value equality (e.g. object()): identity only
+        return ("id", id(x))
+    return ("copy", copied)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - e.g. pd.NA: compare the representation
+        return repr(a) == repr(b)
+
+
+def _assert_unchanged(x: Any, before: Any) -> None:
+    now = _snapshot(x)
+    kind = before[0]
+    assert now[0] == kind
+    if kind in ("pandas", "groupby"):
+        ref = before[1]
+        got = x.obj if kind == "groupby" else x
+        if isinstance(ref, pd.DataFrame):
+            pd.testing.assert_frame_equal(got, ref, check_exact=True)
+        elif isinstance(ref, pd.Series):
+            pd.testing.assert_series_equal(got, ref, check_exact=True)
+        else:
+            pd.testing.assert_index_equal(got, ref, exact=True)
+        if kind == "groupby":
+            assert now[2] == before[2]
+    elif kind == "categorical":
+        pd.testing.assert_extension_array_equal(x, before[1])
+    elif kind == "copy":
+        assert _same(now[1], before[1])
+    else:
+        assert _same(list(now), list(before)), (now, before)
+
+
+# ------------------------------------------------------------------ the contract
+
+
+def _check_result(entry: Entry, out: Any) -> None:
+    if entry.result == "float":
+        assert type(out) is float and math.isfinite(out), out
+    elif entry.result == "frame":
+        assert isinstance(out, pd.DataFrame)
+    elif entry.result == "metric":
+        assert isinstance(out, calibr.Metric)
+    else:
+        lo, hi = out
+        assert np.isfinite(lo).all() and np.isfinite(hi).all()
+
+
+def _call(entry: Entry, args: dict[str, Any]) -> Any:
+    kwargs = dict(args)
+    positional = [kwargs.pop(name) for name in entry.positional]
+    return entry.func(*positional, **kwargs)
+
+
+def _call_and_check(entry: Entry, args: dict[str, Any], what: str) -> None:
+    befores = {k: _snapshot(v) for k, v in args.items()}
+    try:
+        out = _call(entry, args)
+    except (InputError, InputTypeError) as err:
+        msg = str(err)
+        assert "`" in msg or "metric" in msg, f"{entry.name}, {what}: no argument named: {msg}"
+        assert "\n" not in msg
+    except Exception as err:  # noqa: BLE001 - the assertion is the point
+        pytest.fail(f"{entry.name}, {what}: {type(err).__module__}.{type(err).__name__} "
+                    f"escaped: {err}")
+    else:
+        _check_result(entry, out)
+    for k, v in args.items():
+        _assert_unchanged(v, befores[k])
+
+
+def _options(entry: Entry) -> list[str]:
+    sig = inspect.signature(entry.func)
+    names = [n for n, prm in sig.parameters.items()
+             if prm.kind in (prm.POSITIONAL_OR_KEYWORD, prm.KEYWORD_ONLY)]
+    return [n for n in names if n not in entry.arrays] + list(entry.extra_options)
+
+
+@pytest.mark.parametrize("entry", [e for e in REGISTRY if e.arrays], ids=lambda e: e.name)
+@SETTINGS
+@given(data=st.data())
+def test_corrupted_arrays_raise_calibr_errors_and_change_nothing(entry, data):
+    args = entry.args()
+    name = data.draw(st.sampled_from(entry.arrays), label="argument")
+    what, value = data.draw(array_corruptions(args[name]), label="corruption")
+    args[name] = value
+    _call_and_check(entry, args, f"{name} <- {what}")
+
+
+@pytest.mark.parametrize("entry", [e for e in REGISTRY if _options(e)], ids=lambda e: e.name)
+@SETTINGS
+@given(data=st.data())
+def test_corrupted_options_raise_calibr_errors_and_change_nothing(entry, data):
+    args = entry.args()
+    name = data.draw(st.sampled_from(_options(entry)), label="argument")
+    what, value = data.draw(option_corruptions(), label="corruption")
+    args[name] = value
+    _call_and_check(entry, args, f"{name} <- {what}")
+
+
+@pytest.mark.parametrize("entry", [e for e in REGISTRY if e.frame_columns], ids=lambda e: e.name)
+@SETTINGS
+@given(data=st.data())
+def test_corrupted_columns_of_data_raise_calibr_errors_and_change_nothing(entry, data):
+    args = entry.args()
+    data_arg = args["data"]
+    frame = data_arg.obj if isinstance(data_arg, DataFrameGroupBy) else data_arg
+    column = data.draw(st.sampled_from(entry.frame_columns), label="column")
+    what, value = data.draw(array_corruptions(frame[column].to_numpy()), label="corruption")
+    corrupted = frame.copy()
+    try:
+        corrupted[column] = value
+    except Exception:  # noqa: BLE001 - pandas itself refuses this column: nothing to test
+        return
+    args["data"] = corrupted.groupby("g") if isinstance(data_arg, DataFrameGroupBy) else corrupted
+    _call_and_check(entry, args, f"data[{column!r}] <- {what}")
+
+
+@pytest.mark.parametrize("entry", [e for e in REGISTRY if e.args()], ids=lambda e: e.name)
+def test_valid_calls_succeed_and_change_nothing(entry):
+    args = entry.args()
+    befores = {k: _snapshot(v) for k, v in args.items()}
+    _check_result(entry, _call(entry, args))
+    for k, v in args.items():
+        _assert_unchanged(v, befores[k])
+
+
+@pytest.mark.parametrize("entry", [e for e in REGISTRY if not e.args()], ids=lambda e: e.name)
+def test_loaders_return_a_fresh_frame(entry):
+    first = entry.func()
+    first.iloc[:, -1] = np.nan
+    del first[first.columns[0]]
+    second = entry.func()
+    assert second.notna().all().all()
+    pd.testing.assert_frame_equal(second, entry.func())
+
+
+# ------------------------------------------------------------------ the reproducers
+
+
+ESCAPED_BEFORE = [
+    # (call, exception or None for success) of inputs that escaped as other exceptions
+    # before; bins=10**6 with K=1000 (a MemoryError, or worse) is in the last test
+    (lambda: calibr.ece([0.1, 0.9], np.array([0, 1], np.float16)), None),
+    (lambda: calibr.ece([0.1, 0.9], np.array([0, 1], ">i4")), None),
+    (lambda: calibr.skce(np.array([0.1, 0.9], ">f8"), np.array([0, 1], ">i8")), None),
+    (lambda: calibr.ece((v for v in [0.1, 0.9]), [0, 1]), InputTypeError),
+    (lambda: calibr.ece(np.array([0, 10**400], object), [0, 1]), InputError),
+    (lambda: calibr.calibration_table([0.1, 0.9], [0, 1], ci_level=1 - 2**-53), None),
+    (lambda: calibr.ece([[0.5, 0.5], [1.0]], [1, 2]), InputError),
+    (lambda: calibr.ece([0.1, 0.9], "01"), InputTypeError),
+    (lambda: calibr.skce([0.1, 0.9], [0, 1], bandwidth=10**400), InputError),
+    (lambda: wilson_interval([1], [2], 1.5), InputError),
+    (lambda: calibr.summarise(pd.DataFrame({"size": ["a", "b"], "p": [0.2, 0.6], "y": [0, 1]})
+                              .groupby("size", as_index=False), "p", "y"), None),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ESCAPED_BEFORE)))
+def test_reproducers_of_escaped_exceptions(case):
+    call, exc = ESCAPED_BEFORE[case]
+    if exc is None:
+        out = call()
+        assert isinstance(out, pd.DataFrame) or math.isfinite(out)
+    else:
+        with pytest.raises(exc):
+            call()
+
+
+# ------------------------------------------------------------------ invariances
+
+
+def _float_metric_entries() -> list[Entry]:
+    return [e for e in REGISTRY if e.result == "float"]
+
+
+def _is_multiclass(entry: Entry) -> bool:
+    return np.ndim(entry.args()["p"]) == 2
+
+
+def _value(entry: Entry, **override: Any) -> Any:
+    return entry.func(**{**entry.args(), **override})
+
+
+def _forms(p: np.ndarray, y: np.ndarray, multiclass: bool) -> dict[str, tuple[Any, Any, dict]]:
+    """The same data as list, ndarray, pandas and Categorical inputs, with the
+    ``classes=`` each needs."""
+    forms: dict[str, tuple[Any, Any, dict]] = {
+        "list": (p.tolist(), y.tolist(), {}),
+        "tuple": (tuple(p.tolist()), tuple(y.tolist()), {}),
+        "C": (np.ascontiguousarray(p), y, {}),
+        "F": (np.asfortranarray(p), y, {}),
+        "read-only": (_readonly(p), _readonly(y), {}),
+        "strided": (np.repeat(p, 2, axis=0)[::2], np.repeat(y, 2)[::2], {}),
+        "memmap": (_memmap(p), _memmap(y), {}),
+        "int32 labels": (p, y.astype(np.int32), {}),
+        "float labels": (p, y.astype(np.float64), {}),
+    }
+    if multiclass:
+        names = LABELS[y - 1]
+        frame = pd.DataFrame(p, columns=LABELS)
+        forms.update({
+            "DataFrame + names": (frame, names, {}),
+            "DataFrame + Series": (frame, pd.Series(names), {}),
+            "DataFrame + Categorical": (frame, pd.Categorical(names, categories=LABELS[::-1]), {}),
+            "matrix + Categorical": (p, pd.Categorical(names, categories=LABELS), {}),
+            "0-based + classes": (p, y - 1, {"classes": range(3)}),
+            "names + classes": (p, names.tolist(), {"classes": list(LABELS)}),
+            "Index classes": (p, names, {"classes": pd.Index(LABELS)}),
+        })
+    else:
+        forms.update({
+            "Series": (pd.Series(p), pd.Series(y), {}),
+            "Float64 + Int64": (pd.Series(p, dtype="Float64"), pd.Series(y, dtype="Int64"), {}),
+            "bool labels": (p, y.astype(bool), {}),
+            "Categorical labels": (p, pd.Categorical(y), {}),
+            "named labels": (p, np.where(y == 1, "yes", "no"), {"classes": ("no", "yes")}),
+        })
+    return forms
+
+
+@pytest.mark.parametrize("entry", _float_metric_entries(), ids=lambda e: e.name)
+def test_same_value_for_every_form_of_the_same_data(entry):
+    args = entry.args()
+    p, y = args.pop("p"), args.pop("y")
+    want = entry.func(p, y, **args)
+    for form, (pp, yy, extra) in _forms(p, y, _is_multiclass(entry)).items():
+        assert entry.func(pp, yy, **args, **extra) == want, form
+
+
+@pytest.mark.parametrize("entry", _float_metric_entries(), ids=lambda e: e.name)
+def test_float32_equals_float64_of_the_rounded_values(entry):
+    args = entry.args()
+    p, y = args.pop("p"), args.pop("y")
+    p32 = p.astype(np.float32)
+    if p32.ndim == 2:  # rows must still sum to 1 within 1e-6 after rounding: they do
+        assert np.all(np.abs(p32.astype(np.float64).sum(axis=1) - 1) <= 1e-6)
+    want = entry.func(p32.astype(np.float64), y, **args)
+    assert entry.func(p32, y, **args) == want
+    assert entry.func(pd.DataFrame(p32) if p32.ndim == 2 else pd.Series(p32), y,
+                      **args, **({"classes": range(1, 4)} if p32.ndim == 2 else {})) == want
+
+
+@pytest.mark.parametrize("entry", _float_metric_entries(), ids=lambda e: e.name)
+def test_row_permutations(entry):
+    args = entry.args()
+    p, y = args.pop("p"), args.pop("y")
+    want = entry.func(p, y, **args)
+    perm = np.random.default_rng(3).permutation(len(y))
+    got = entry.func(p[perm], y[perm], **args)
+    if entry.order_free:  # the same sums in another order
+        assert got == pytest.approx(want, rel=ORACLE_RTOL, abs=ORACLE_ATOL)
+    else:  # "ul" pairs (1, 2), (3, 4), ...: the order is part of the estimator
+        assert got != want
+
+
+def test_frames_and_tables_are_invariant_too():
+    df = _binary_frame()
+    perm = np.random.default_rng(5).permutation(len(df))
+    shuffled = df.iloc[perm].reset_index(drop=True)
+    a = calibr.summarise(df.groupby("g"), "p", "y", metrics=["ece", "mmce"])
+    b = calibr.summarise(shuffled.groupby("g"), "p", "y", metrics=["ece", "mmce"])
+    pd.testing.assert_frame_equal(a, b, rtol=ORACLE_RTOL, atol=ORACLE_ATOL)
+    ta = calibr.calibration_table(P_MC, Y_MC, bins=4)
+    for pp, yy in ((np.asfortranarray(P_MC), Y_MC), (_readonly(P_MC), Y_MC.tolist()),
+                   (pd.DataFrame(P_MC, columns=LABELS), LABELS[Y_MC - 1])):
+        tb = calibr.calibration_table(pp, yy, bins=4)
+        pd.testing.assert_frame_equal(ta.drop(columns="class"), tb.drop(columns="class"),
+                                      check_exact=True)
+    lo, hi = wilson_interval([0, 3, 5], [4, 10, 5], 0.9)
+    for xs, ns in (([0.0, 3.0, 5.0], (4, 10, 5)), (pd.Series([0, 3, 5]), np.array([4, 10, 5]))):
+        lo2, hi2 = wilson_interval(xs, ns, 0.9)
+        np.testing.assert_array_equal(lo, lo2)
+        np.testing.assert_array_equal(hi, hi2)
+
+
+# ------------------------------------------------------------------ the bins x K bound
+
+
+@pytest.mark.parametrize("call", [
+    lambda p, y: calibr.ece(p, y, bins=10**6),
+    lambda p, y: calibr.mce(p, y, bins=10**6, type="classwise"),
+    lambda p, y: calibr.calibration_table(p, y, bins=10**6),
+    lambda p, y: calibr.summarise(pd.DataFrame(p).assign(y=y), list(range(p.shape[1])), "y",
+                                  classes=range(1, p.shape[1] + 1),
+                                  metrics=calibr.metric("ece", bins=10**6)),
+], ids=["ece", "mce", "calibration_table", "summarise"])
+def test_bins_times_classes_is_checked_before_anything_is_allocated(monkeypatch, call):
+    from calibr._kernels import binned
+
+    def kernel_ran(*args, **kwargs):  # pragma: no cover - reached only if the bound is missing
+        raise AssertionError("the per-bin kernels ran before the bound was checked")
+
+    monkeypatch.setattr(binned, "bin_stats", kernel_ran)
+    p = np.full((20, 1000), 1e-3)
+    y = np.ones(20, dtype=np.int64)
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match=r"^`bins` times the number of classes must be at "
+                           r"most 10,000,000"):
+            call(p, y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20, peak  # a few copies of the 160 kB input, not 24 GB of bins
