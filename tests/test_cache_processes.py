@@ -1,0 +1,177 @@
+"""Compiled code across processes: numba's on-disk cache, and where it is kept.
+
+numba's cache outlives the process, so a bug in it shows only in the *next*
+process (a kernel that loads from the cache and then fails, or loads a stale
+copy). These tests run every compiled path of the public API
+(``compiled_paths.py``) in fresh Python processes that share one fresh cache
+directory, in two different orders, and again in a process that only loads
+from the warm cache; every outcome (value or error message) must equal the one
+computed in this process, bit for bit.
+
+The last test installs calibr the way README's commands do (``pip install .``,
+run, then an editable install) into a scratch virtual environment and checks
+that no cache file ever lands in ``site-packages``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import compiled_paths
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = Path(compiled_paths.__file__).resolve()
+NAMES = list(compiled_paths.PATHS)
+
+
+def _env(cache: Path | None, home: Path | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("NUMBA_CACHE_DIR", None)
+    if cache is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache)
+    if home is not None:
+        env["HOME"] = str(home)
+        env.pop("XDG_CACHE_HOME", None)
+    return env
+
+
+def _run(args: list[str], env: dict[str, str], cwd: Path | None = None) -> dict:
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), *args], env=env, cwd=cwd, capture_output=True,
+        text=True, timeout=900,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout)
+
+
+def _cache_files(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def in_process() -> dict[str, str]:
+    """Every path's outcome computed in this (the test) process."""
+    return compiled_paths.run(NAMES)
+
+
+def _sequence(cache: Path, groups: list[list[str]], results: dict, key: str) -> None:
+    """Run the groups of paths one process each; collect the outcomes and, per
+    kernel, the largest number of signatures any of the processes had."""
+    env = _env(cache)
+    values: dict[str, str] = {}
+    signatures: dict[str, int] = {}
+    try:
+        for group in groups:
+            report = _run(["--stats", *group], env)
+            values.update(report["values"])
+            for kernel, stats in report["stats"].items():
+                signatures[kernel] = max(signatures.get(kernel, 0), stats["signatures"])
+        results[key] = (values, signatures)
+    except BaseException as exc:  # reported by the test thread
+        results[key] = exc
+
+
+def test_every_path_in_fresh_processes_in_two_orders_then_warm(tmp_path, in_process):
+    # order 1: one process per path, in the registry's order; order 2: a seeded
+    # shuffle, a few paths per process. Each order has its own fresh cache; the
+    # two run side by side (two cores).
+    shuffled = NAMES[:]
+    random.Random(20261201).shuffle(shuffled)
+    orders = {
+        "one per process": [[name] for name in NAMES],
+        "shuffled, grouped": [shuffled[i:i + 5] for i in range(0, len(shuffled), 5)],
+    }
+    caches = {key: tmp_path / f"cache{i}" for i, key in enumerate(orders)}
+    results: dict = {}
+    threads = [
+        threading.Thread(target=_sequence, args=(caches[key], groups, results, key))
+        for key, groups in orders.items()
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for key in orders:
+        if isinstance(results[key], BaseException):
+            raise results[key]
+        got, signatures = results[key]
+        diff = {n: (got[n], in_process[n]) for n in NAMES if got[n] != in_process[n]}
+        assert not diff, f"{key}: outcomes differ from the in-process ones: {diff}"
+        # the registry covers every compiled function (except those inlined into
+        # their callers): each was compiled by some process of a cold sequence
+        unreached = [k for k, count in signatures.items() if count == 0]
+        assert not unreached, f"add a path to compiled_paths.py that reaches {unreached}"
+
+    # a process that only loads: it compiles nothing and writes nothing
+    warm = caches["one per process"]
+    before = _cache_files(warm)
+    assert any(name.endswith(".nbc") for name in before)
+    report = _run(["--stats", "all"], _env(warm))
+    assert report["values"] == in_process
+    compiled = {k: v for k, v in report["stats"].items() if v["misses"]}
+    assert not compiled, f"compiled although the cache was warm: {compiled}"
+    assert _cache_files(warm) == before
+
+
+def test_cache_lives_under_numba_cache_dir_and_never_beside_the_source(tmp_path):
+    """With NUMBA_CACHE_DIR set, calibr's cache goes to $NUMBA_CACHE_DIR/calibr;
+    nothing is written into the package directory."""
+    before = {p for p in (ROOT / "calibr").rglob("*.nb[ic]")}
+    _run(["ece_binary_int64", "skce_canonical_uq_median"], _env(tmp_path))
+    assert list((tmp_path / "calibr").rglob("*.nbc"))
+    assert {p for p in (ROOT / "calibr").rglob("*.nb[ic]")} == before == set()
+
+
+def _copy_project(dest: Path) -> Path:
+    dest.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "calibr", dest / "calibr",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nb[ic]"))
+    return dest
+
+
+def test_readme_install_sequence_leaves_nothing_pip_does_not_own(tmp_path):
+    """README's commands in order: ``pip install .`` then ``calibr report``, then an
+    editable install. No cache file may land in site-packages (pip would leave it
+    behind, and the leftover directory would shadow the editable install)."""
+    src = _copy_project(tmp_path / "src")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(venv)], check=True)
+    py = str(venv / "bin" / "python")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = _env(None, home)
+    pip = [py, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index"]
+    site = Path(subprocess.run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True).stdout.strip())
+
+    subprocess.run([*pip, str(src)], check=True, env=env, cwd=tmp_path)
+    report = subprocess.run([str(venv / "bin" / "calibr"), "report", "--example", "breast_cancer"],
+                            capture_output=True, text=True, env=env, cwd=home)
+    assert report.returncode == 0, report.stderr
+    assert not list((site / "calibr").rglob("*.nb[ic]")), "cache files in site-packages"
+    assert list((home / ".cache" / "calibr").rglob("*.nbc")), "no cache in the user cache dir"
+
+    subprocess.run([py, "-m", "pip", "uninstall", "-q", "-y", "calibr"], check=True, env=env)
+    assert not (site / "calibr").exists(), "pip uninstall left site-packages/calibr behind"
+
+    subprocess.run([*pip, "-e", str(src)], check=True, env=env, cwd=tmp_path)
+    where = subprocess.run([py, "-c", "import calibr; print(calibr.__file__)"],
+                           capture_output=True, text=True, env=env, cwd=home)
+    assert where.returncode == 0, where.stderr
+    assert Path(where.stdout.strip()) == src / "calibr" / "__init__.py"
+    report = subprocess.run([str(venv / "bin" / "calibr"), "report", "--example", "breast_cancer"],
+                            capture_output=True, text=True, env=env, cwd=home)
+    assert report.returncode == 0, report.stderr
+    assert "logistic" in report.stdout
