@@ -557,6 +557,10 @@ def _check_p_values(arr: np.ndarray, rows: np.ndarray | None) -> None:
     raise InputError(_bad_values_message("p", "lie in [0, 1]", (arr < 0) | (arr > 1), arr, rows))
 
 
+#: The fix suggested when every bad row sum is within ROUNDED_SUM_TOL of 1.
+ROUNDED_HINT = "If the probabilities were rounded when saved, divide each row by its sum."
+
+
 def _check_row_sums(arr: np.ndarray, rows: np.ndarray | None) -> None:
     """Rows must sum to 1 within ROW_SUM_TOL (R's rule). The message shows the
     first bad sum and its distance from 1 at full precision (a sum printed as
@@ -564,7 +568,9 @@ def _check_row_sums(arr: np.ndarray, rows: np.ndarray | None) -> None:
     when every bad row is close enough to 1 to be rounding."""
     if scans.count_bad_row_sums(arr, ROW_SUM_TOL) == 0:
         return
-    sums = arr.sum(axis=1)
+    sums = arr[:, 0].copy()  # summed in column order, as the scan does: the same verdicts
+    for k in range(1, arr.shape[1]):
+        sums += arr[:, k]
     dist = np.abs(sums - 1.0)
     bad = dist > ROW_SUM_TOL
     if bad.any():
@@ -573,7 +579,7 @@ def _check_row_sums(arr: np.ndarray, rows: np.ndarray | None) -> None:
         verb = "does not" if bad_rows.size == 1 else "do not"
         hint = ""
         if bool(np.all(dist[bad_rows] <= ROUNDED_SUM_TOL)):
-            hint = " If the probabilities were rounded when saved, divide each row by its sum."
+            hint = " " + ROUNDED_HINT
         raise InputError(
             f"`p` rows must sum to 1 (within {ROW_SUM_TOL:g}); "
             f"{_count_phrase(bad_rows.size, 'row', 'rows')} {verb}, the first at row "

@@ -51,7 +51,14 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from ._validation import ROW_SUM_TOL, InputError, InputTypeError, check_bins, prepare
+from ._validation import (
+    ROUNDED_HINT,
+    ROW_SUM_TOL,
+    InputError,
+    InputTypeError,
+    check_bins,
+    prepare,
+)
 from .frame import METRICS, Columns, Metric, _classes_from_names, metric, resolve_columns, summarise
 from .table import TABLE_COLUMNS, calibration_table
 
@@ -745,6 +752,8 @@ def _validate(frame: pd.DataFrame, cols: Columns, na_rm: bool, p_word: str) -> N
     except (InputError, InputTypeError) as err:
         msg = _cli_words(_data_rows(str(err), cols), p_word)
         if "must sum to 1" in msg:
+            # the library's own hint names Python's fix; the command's is an option
+            msg = msg.replace(" " + ROUNDED_HINT, "")
             msg += (" If the probabilities were rounded (e.g. saved with 6 decimals), pass "
                     "--renormalize to divide each row by its sum.")
         raise CLIError(msg) from None
