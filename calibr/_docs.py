@@ -1,0 +1,73 @@
+"""Docstring paragraphs shared by several public functions, written once.
+
+A public function's docstring holds a marker line ``<calibr:NAME>`` where a
+shared paragraph goes; :func:`shared_docs` replaces it with ``PARAMS[NAME]``,
+indented like the marker (scipy injects its ``_axis_nan_policy`` paragraphs the
+same way). The paragraphs follow numpydoc: a ``name : type`` line and an
+indented description.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["PARAMS", "shared_docs"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+PARAMS: dict[str, str] = {
+    "p": """\
+p : array-like, pandas Series or DataFrame
+    Predicted probabilities: a vector of P(y = 1) for binary problems, or a
+    matrix (or DataFrame) with one column per class whose rows sum to 1
+    within 1e-6.""",
+    "y": """\
+y : array-like, pandas Series or Categorical
+    Outcomes: 0/1 or booleans for a vector ``p``; for a matrix, integer codes
+    1..K (as in R), a Categorical whose categories are the columns, labels
+    equal to the column names of a DataFrame ``p`` (matched by name), or
+    labels listed in ``classes``.""",
+    "bins": """\
+bins : int, default 10
+    Number of equal-width bins on [0, 1]; a single positive integer.""",
+    "bandwidth": """\
+bandwidth : float or "median", default 0.2
+    Bandwidth h of the Laplacian kernel: a positive finite number, or
+    ``"median"`` for the median of the positive pairwise distances of what
+    the kernel sees (for ``"classwise"``, each column its own median).""",
+    "classes": """\
+classes : sequence, optional, keyword-only
+    The label of each column of ``p`` (e.g. ``classes=range(K)`` for 0-based
+    labels), or ``(negative, positive)`` for a vector ``p``.""",
+    "na_rm": """\
+na_rm : bool, default False, keyword-only
+    Drop observations with a missing value instead of raising.""",
+}
+
+_MARKER = re.compile(r"^(?P<indent>[ \t]*)<calibr:(?P<name>\w+)>[ \t]*$", re.MULTILINE)
+
+
+def shared_docs(func: F) -> F:
+    """Replace each ``<calibr:NAME>`` line of ``func.__doc__`` by ``PARAMS[NAME]``.
+
+    Examples
+    --------
+    >>> from calibr._docs import shared_docs
+    >>> @shared_docs
+    ... def f(p, y):
+    ...     '''Parameters
+    ...     ----------
+    ...     <calibr:na_rm>
+    ...     '''
+    >>> print(f.__doc__.splitlines()[2])
+        na_rm : bool, default False, keyword-only
+    """
+    if func.__doc__:
+        def fill(m: re.Match) -> str:
+            return textwrap.indent(PARAMS[m["name"]], m["indent"])
+
+        func.__doc__ = _MARKER.sub(fill, func.__doc__)
+    return func
