@@ -1,17 +1,11 @@
-"""Benchmark of the binned metrics (issue 2): calibr.ece() against numpy.sum and
+"""Benchmark of the binned metrics: calibr.ece() against numpy.sum and
 torchmetrics, on the same data in one run. Prints times and ratios.
 
 Run:  python benchmarks/bench_binned.py [--repeat 7]
 
-Targets (issue 2):
-  * binary ece() at n = 1e7 <= 5x numpy.sum(p), and >= 10x faster than
-    torchmetrics' binary_calibration_error;
-  * multiclass ece(type="confidence") at n = 1e6, K = 10 >= 2x faster than
-    torchmetrics' multiclass_calibration_error;
-  * type="classwise" at K = 10 <= 3x the confidence form;
-  * extra memory a small multiple of the input.
-Public functions are timed end to end, validation included. torch and
-torchmetrics are optional (pip install torch==2.13.0 torchmetrics==1.9.0).
+The targets are in benchmarks/README.md ("Binned metrics"). Public functions
+are timed end to end, validation included. torch and torchmetrics are optional
+(pip install torch==2.13.0 torchmetrics==1.9.0).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ three ways and prints the median wall time of each and the ratios:
 - ``groupby.apply``: ``df.groupby("g").apply(...)`` calling the metrics on
   each group's columns, the plain pandas way.
 
-The goals (issue 5): summarise <= 3x the numpy loop, and faster than
-groupby.apply. The numbers must be equal; this script checks that too.
+The targets are in benchmarks/README.md ("Grouped summaries"). The numbers
+must be equal; this script checks that too.
 Timings are wall-clock on whatever else the machine is doing: run it a few
 times.
 """

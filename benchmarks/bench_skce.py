@@ -9,14 +9,7 @@ Usage::
     python benchmarks/bench_skce.py --compile  # also the first-call compile time with
                                                # an empty numba cache
 
-Targets (issue 3), printed with each ratio:
-
-* binary skce("uq") at n = 10^6: at most 5x numpy.sort(p);
-* n = 4,000: at least 1000x faster than the R reference and than naive dense numpy;
-* binary bandwidth="median" at n = 10^6: at most 10x numpy.sort(p);
-* canonical, n = 20,000, K = 10: at least 10x faster than naive dense numpy, with
-  peak extra memory under 100 MB (measured in a fresh process from the kernel's
-  change of peak RSS); the time at n = 100,000 is reported.
+The targets are in benchmarks/README.md ("Kernel metrics"), printed with each ratio.
 
 Timings are medians of repeated runs, interleaved between the contenders; on a
 shared machine they are noisy, so run it a few times.
