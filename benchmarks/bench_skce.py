@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from calibr._kernel_metrics import mmce, skce  # noqa: E402
-from calibr._kernels import skce as kern  # noqa: E402
+from calibr._kernels._threads import num_threads  # noqa: E402
+from calibr._kernels.scalar_sums import scalar_pair_sum  # noqa: E402
 
 
 def median_times(fns: dict, repeat: int) -> dict:
@@ -101,9 +102,9 @@ def bench_binary(repeat: int) -> None:
         {
             "numpy.sort(p)": lambda: np.sort(p),
             'skce(p, y, "uq")': lambda: skce(p, y),
-            "kernel only (uq)": lambda: kern.scalar_pair_sum(p, hits, 0.2),
+            "kernel only (uq)": lambda: scalar_pair_sum(p, hits, 0.2),
             'skce(p, y, bandwidth="median")': lambda: skce(p, y, bandwidth="median"),
-            "kernel only (median)": lambda: kern.scalar_pair_sum(p, hits, "median"),
+            "kernel only (median)": lambda: scalar_pair_sum(p, hits, "median"),
             "mmce(p, y)": lambda: mmce(p, y),
         },
         repeat,
@@ -172,7 +173,7 @@ _MEMORY_CHILD = r"""
 import json, sys, time
 import numpy as np
 sys.path.insert(0, {root!r})
-from calibr._kernels import skce as kern
+from calibr._kernels import canonical as kern
 
 def rss_kb(field):
     for line in open("/proc/self/status"):
@@ -286,7 +287,7 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true", help="measure first-call compile time")
     ap.add_argument("--repeat", type=int, default=15)
     args = ap.parse_args()
-    print(f"numba threads: {kern.num_threads()}, numpy {np.__version__}")
+    print(f"numba threads: {num_threads()}, numpy {np.__version__}")
     if args.compile:
         bench_compile()
     bench_binary(args.repeat)

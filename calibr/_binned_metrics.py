@@ -1,12 +1,15 @@
-"""``ece()`` and ``mce()``: the binned calibration errors (spec section 2)."""
+"""``ece()`` and ``mce()``: the binned calibration errors (``docs/definitions.md``,
+"Binned metrics")."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from ._docs import shared_docs
 from ._kernels import binned
-from ._validation import check_bin_cells, check_bins, check_choice, prepare
+from ._params import BINS, FLAG, Options, validate_params
+from ._validation import check_bin_cells, prepare
 
 __all__ = ["ece", "mce"]
 
@@ -14,14 +17,15 @@ _TYPES = ("classwise", "confidence")
 
 
 def _prepare_binned(p, y, bins, type, classes, na_rm):
-    bins = check_bins(bins)
-    type = check_choice(type, "type", _TYPES)
+    """The per-bin statistics of checked options (``bins``, ``type``, ``na_rm``)."""
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     # before the per-bin sums are allocated: bins x K of them for "classwise"
     check_bin_cells(bins, prep.k, not prep.binary and type == "classwise")
     return binned.bin_stats(prep.p, prep.y, prep.binary, bins, type)
 
 
+@validate_params(bins=BINS, type=Options(*_TYPES), na_rm=FLAG)
+@shared_docs
 def ece(
     p: Any,
     y: Any,
@@ -35,28 +39,15 @@ def ece(
 
     Parameters
     ----------
-    p : array-like, pandas Series or DataFrame
-        Predicted probabilities: a vector of P(y = 1) for binary problems, or a
-        matrix (or DataFrame) with one column per class whose rows sum to 1
-        within 1e-6.
-    y : array-like, pandas Series or Categorical
-        Outcomes: 0/1 or booleans for a vector ``p``; for a matrix, integer codes
-        1..K (as in R) or a Categorical whose categories are the columns, in
-        order (R's factor); for a DataFrame ``p``, labels matched to the column
-        names, never by position (a Categorical's values too), where integer
-        labels without a 0 against columns named 0..K-1 are refused as
-        ambiguous; or labels listed in ``classes``.
-    bins : int, default 10
-        Number of equal-width bins on [0, 1]; a single positive integer, at
-        most 1,000,000, and for ``type="classwise"`` with K classes at most
+    <calibr:p>
+    <calibr:y>
+    <calibr:bins>
+        At most 1,000,000, and for ``type="classwise"`` with K classes at most
         10,000,000 / K (the per-bin sums must fit in memory).
     type : {"classwise", "confidence"}, default "classwise"
         Multiclass form; ignored for a vector ``p``.
-    classes : sequence, optional, keyword-only
-        The label of each column of ``p`` (e.g. ``classes=range(K)`` for 0-based
-        labels), or ``(negative, positive)`` for a vector ``p``.
-    na_rm : bool, default False, keyword-only
-        Drop observations with a missing value instead of raising.
+    <calibr:classes>
+    <calibr:na_rm>
 
     Returns
     -------
@@ -73,7 +64,8 @@ def ece(
 
     Notes
     -----
-    Mirrors R's ``ece(p, y, bins = 10, type = c("classwise", "confidence"))``.
+    Mirrors R's ``ece(p, y, bins = 10, type = c("classwise", "confidence"))``
+    (``docs/definitions.md``, "Binned metrics").
     The breaks are R's ``seq(0, 1, length.out = bins + 1)``; bins are closed on
     the right and 0 belongs to the first bin. For non-empty bins b with n_b
     members, conf(b) is the mean prediction and acc(b) the mean outcome:
@@ -101,6 +93,8 @@ def ece(
     return binned.ece_from_stats(*_prepare_binned(p, y, bins, type, classes, na_rm))
 
 
+@validate_params(bins=BINS, type=Options(*_TYPES), na_rm=FLAG)
+@shared_docs
 def mce(
     p: Any,
     y: Any,
@@ -114,8 +108,14 @@ def mce(
 
     Parameters
     ----------
-    p, y, bins, type, classes, na_rm
-        As for :func:`calibr.ece`.
+    <calibr:p>
+    <calibr:y>
+    <calibr:bins>
+        Bounded as for :func:`calibr.ece`.
+    type : {"classwise", "confidence"}, default "classwise"
+        Multiclass form; ignored for a vector ``p``.
+    <calibr:classes>
+    <calibr:na_rm>
 
     Returns
     -------

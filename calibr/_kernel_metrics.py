@@ -1,7 +1,9 @@
-"""``skce()`` and ``mmce()``: the kernel calibration errors (spec section 3).
+"""``skce()``, ``mmce()`` and ``median_bandwidth()``: the kernel calibration errors
+(``docs/definitions.md``, "Kernel metrics").
 
-Thin public functions: argument checks, the shared input layer, dispatch to the
-exact fast kernels of :mod:`calibr._kernels.skce`, a Python ``float`` back.
+Thin public functions: argument checks (``calibr._params``), the shared input
+layer, dispatch to the exact fast kernels (:mod:`calibr._kernels.skce` maps
+them), a Python ``float`` back.
 """
 
 from __future__ import annotations
@@ -12,17 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from ._kernels import skce as kern
-from ._validation import (
-    InputError,
-    Prepared,
-    _fmt,
-    check_bandwidth,
-    check_choice,
-    prepare,
-)
+from ._docs import shared_docs
+from ._kernels.canonical import canonical_median, canonical_pair_sum, canonical_ul
+from ._kernels.scalar_median import scalar_median
+from ._kernels.scalar_sums import scalar_pair_sum, scalar_ul
+from ._kernels.skce import estimate_from_sums
+from ._kernels.top_label import top_label
+from ._params import BANDWIDTH, FLAG, Options, validate_params
+from ._validation import InputError, Prepared, _convert_p, _fmt, prepare
 
-__all__ = ["mmce", "skce"]
+__all__ = ["median_bandwidth", "mmce", "skce"]
 
 _ESTIMATORS = ("uq", "ul", "biased")
 _TYPES = ("canonical", "confidence", "classwise")
@@ -84,16 +85,16 @@ def _estimate(
     ``canonical``) with residuals onehot(c) - x; ``column``: the column of ``p``
     that x is, for the message when its median bandwidth is undefined."""
     if canonical:
-        ul, pair_sums = kern.canonical_ul, kern.canonical_pair_sum
+        ul, pair_sums = canonical_ul, canonical_pair_sum
     else:
-        ul, pair_sums = kern.scalar_ul, kern.scalar_pair_sum
+        ul, pair_sums = scalar_ul, scalar_pair_sum
         x = np.ascontiguousarray(x, dtype=np.float64)
         c = np.ascontiguousarray(c)
     if estimator == "ul":
         value = ul(x, c, h)
     else:
         pair_sum, diag, _ = pair_sums(x, c, h)
-        value = kern.estimate_from_sums(estimator, x.shape[0], pair_sum, diag)
+        value = estimate_from_sums(estimator, x.shape[0], pair_sum, diag)
     if h == "median" and math.isnan(value):  # the kernels' NaN for "all distances 0"
         raise _median_error(prep, column)
     return _clamp_biased(value) if estimator == "biased" else value
@@ -103,7 +104,7 @@ def _dispatch(prep: Prepared, estimator: str, h: float | str, type: str) -> floa
     if prep.binary:
         return _estimate(prep, prep.p, _as_hits(prep.y), estimator, h)
     if type == "confidence":
-        rho, hit = kern.top_label(prep.p, prep.y)
+        rho, hit = top_label(prep.p, prep.y)
         return _estimate(prep, rho, hit, estimator, h)
     if type == "classwise":
         per_class = [
@@ -119,6 +120,10 @@ def _check_n(estimator: str, n: int) -> None:
         raise InputError(f'`estimator = "{estimator}"` needs at least 2 observations; got {n}.')
 
 
+@validate_params(
+    estimator=Options(*_ESTIMATORS), type=Options(*_TYPES), bandwidth=BANDWIDTH, na_rm=FLAG
+)
+@shared_docs
 def skce(
     p: Any,
     y: Any,
@@ -133,33 +138,19 @@ def skce(
 
     Parameters
     ----------
-    p : array-like, pandas Series or DataFrame
-        Predicted probabilities: a vector of P(y = 1) for binary problems, or a
-        matrix (or DataFrame) with one column per class whose rows sum to 1
-        within 1e-6.
-    y : array-like, pandas Series or Categorical
-        Outcomes: 0/1 or booleans for a vector ``p``; for a matrix, integer codes
-        1..K (as in R) or a Categorical whose categories are the columns, in
-        order (R's factor); for a DataFrame ``p``, labels matched to the column
-        names, never by position (a Categorical's values too), where integer
-        labels without a 0 against columns named 0..K-1 are refused as
-        ambiguous; or labels listed in ``classes``.
+    <calibr:p>
+    <calibr:y>
     estimator : {"uq", "ul", "biased"}, default "uq"
         ``"uq"``: the unbiased U-statistic; ``"ul"``: the unbiased linear
         estimator over the disjoint pairs (1, 2), (3, 4), ...; ``"biased"``: the
         V-statistic, equal to ``mmce(p, y, bandwidth) ** 2`` in the binary and
         confidence forms.
-    bandwidth : float or "median", default 0.2
-        Bandwidth h of the Laplacian kernel: a positive finite number, or
-        ``"median"`` for the median of the positive pairwise distances of what
-        the kernel sees (for ``"classwise"``, each column its own median).
+    <calibr:bandwidth>
+        :func:`calibr.median_bandwidth` returns the median one.
     type : {"canonical", "confidence", "classwise"}, default "canonical"
         Multiclass form; ignored for a vector ``p``.
-    classes : sequence, optional, keyword-only
-        The label of each column of ``p`` (e.g. ``classes=range(K)`` for 0-based
-        labels), or ``(negative, positive)`` for a vector ``p``.
-    na_rm : bool, default False, keyword-only
-        Drop observations with a missing value instead of raising.
+    <calibr:classes>
+    <calibr:na_rm>
 
     Returns
     -------
@@ -184,11 +175,13 @@ def skce(
     See Also
     --------
     mmce : the square root of the biased estimator (binary or confidence form).
+    median_bandwidth : the bandwidth that ``bandwidth="median"`` uses.
 
     Notes
     -----
     Mirrors R's ``skce(p, y, estimator = c("uq", "ul", "biased"),
-    bandwidth = 0.2, type = c("canonical", "confidence", "classwise"))``.
+    bandwidth = 0.2, type = c("canonical", "confidence", "classwise"))``; the
+    definitions are in ``docs/definitions.md``, "Kernel metrics".
 
     With residuals :math:`e_i` and the Laplacian kernel, the kernel terms are
     :math:`h_{ij} = \exp(-d(x_i, x_j)/h) \langle e_i, e_j \rangle`, and
@@ -240,14 +233,13 @@ def skce(
     >>> round(calibr.skce(prob, [1, 3, 3], type="classwise"), 10)
     0.0035620762
     """
-    estimator = check_choice(estimator, "estimator", _ESTIMATORS)
-    type = check_choice(type, "type", _TYPES)
-    h = check_bandwidth(bandwidth)
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     _check_n(estimator, prep.n)
-    return float(_dispatch(prep, estimator, h, type))
+    return float(_dispatch(prep, estimator, bandwidth, type))
 
 
+@validate_params(bandwidth=BANDWIDTH, na_rm=FLAG)
+@shared_docs
 def mmce(
     p: Any,
     y: Any,
@@ -260,13 +252,16 @@ def mmce(
 
     Parameters
     ----------
-    p, y, classes, na_rm
-        As for :func:`calibr.skce`. A matrix ``p`` is reduced to its top-label
-        confidence and correctness (the confidence form).
+    <calibr:p>
+        A matrix ``p`` is reduced to its top-label confidence and correctness
+        (the confidence form).
+    <calibr:y>
     bandwidth : float or "median", default 0.2
         Bandwidth of the Laplacian kernel on the confidences: a positive finite
         number, or ``"median"`` (the median of their positive pairwise
-        distances).
+        distances, ``median_bandwidth(p, y, type="confidence")``).
+    <calibr:classes>
+    <calibr:na_rm>
 
     Returns
     -------
@@ -285,6 +280,7 @@ def mmce(
     See Also
     --------
     skce : the squared kernel calibration error.
+    median_bandwidth : the bandwidth that ``bandwidth="median"`` uses.
 
     Notes
     -----
@@ -319,11 +315,143 @@ def mmce(
     >>> round(calibr.mmce(prob, [1, 3, 3], bandwidth="median"), 10)
     0.1819016263
     """
-    h = check_bandwidth(bandwidth)
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     if prep.binary:
         x, c = prep.p, _as_hits(prep.y)
     else:
-        x, c = kern.top_label(prep.p, prep.y)
-    value = _estimate(prep, x, c, "biased", h)  # rounding-level negatives are 0.0
+        x, c = top_label(prep.p, prep.y)
+    value = _estimate(prep, x, c, "biased", bandwidth)  # rounding-level negatives are 0.0
     return math.sqrt(value)
+
+
+def _first_label(classes: Any) -> Any:
+    """The first of ``classes`` (None if there is none to take: then ``prepare()``
+    refuses ``classes`` with its own message)."""
+    try:
+        return next(iter(classes), None)
+    except TypeError:
+        return None
+
+
+def _prepare_without_labels(p: Any, classes: Sequence | None, na_rm: bool) -> Prepared:
+    """``prepare()`` for ``p`` alone: the same checks of ``p``, ``classes`` and
+    ``na_rm``, with stand-in labels that are always valid (one class for every row)."""
+    arr, columns = _convert_p(p)  # the input layer's conversion, for the shape only
+    n = arr.shape[0]
+    if classes is not None:
+        first = _first_label(classes)
+        labels = np.zeros(n, np.int64) if first is None else [first] * n
+    elif arr.ndim == 1:
+        labels = np.zeros(n, np.int64)
+    elif columns is not None:
+        labels = [columns[0]] * n  # matched by name, as every DataFrame label is
+    else:
+        labels = np.ones(n, np.int64)  # R's class code 1
+    return prepare(p, labels, classes=classes, na_rm=na_rm)
+
+
+@validate_params(type=Options(*_TYPES), na_rm=FLAG)
+@shared_docs
+def median_bandwidth(
+    p: Any,
+    y: Any = None,
+    type: str = "canonical",
+    *,
+    classes: Sequence | None = None,
+    na_rm: bool = False,
+) -> float | np.ndarray:
+    r"""The median bandwidth of the kernel metrics: the bandwidth that
+    ``skce(p, y, bandwidth="median", type=type)`` uses.
+
+    R's ``median()`` of the positive pairwise distances of what the kernel sees
+    (``docs/definitions.md``, "Kernel metrics"), exact, so that it can be
+    reported, or reused as a fixed ``bandwidth`` for other samples.
+
+    Parameters
+    ----------
+    <calibr:p>
+    y : array-like, pandas Series or Categorical, optional
+        The outcomes, as for :func:`calibr.skce`. The median does not depend on
+        them, but when given they are checked as :func:`calibr.skce` checks them,
+        so that ``na_rm=True`` drops the same rows (those with a missing ``y``
+        too). Without ``y``, only ``p`` (and ``classes``) are checked, and
+        ``na_rm=True`` drops the rows with a missing value in ``p``.
+    type : {"canonical", "confidence", "classwise"}, default "canonical"
+        Multiclass form, as for :func:`calibr.skce`; ignored for a vector ``p``.
+        ``"confidence"`` is also the bandwidth of ``mmce(p, y, "median")`` for a
+        matrix ``p``.
+    <calibr:classes>
+    <calibr:na_rm>
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for a vector ``p`` and for the canonical and confidence forms;
+        for ``type="classwise"`` with a matrix ``p``, a float64 array with the
+        median of each column, in column order.
+
+    Raises
+    ------
+    ValueError
+        (``calibr.InputError``) for bad values of any argument, or when all
+        pairwise distances are 0 (all predictions equal; for
+        ``type="classwise"``, a column whose values are all equal), with the
+        message of :func:`calibr.skce`.
+    TypeError
+        (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
+        set, dict or string where a vector is expected.
+
+    See Also
+    --------
+    skce, mmce : the metrics that ``bandwidth="median"`` resolves with it.
+
+    Notes
+    -----
+    The distances are ``|x_i - x_j|`` of the scalars (a vector ``p``, the
+    top-label confidences, or one column for ``"classwise"``) and the Euclidean
+    distances between the rows of ``p`` (canonical), over the pairs ``i < j``.
+    R computes it as ``median(d[d > 0])`` of ``abs(outer(x, x, "-"))`` or
+    ``dist(p)``; calibr selects the middle value(s) exactly without forming
+    the n^2 distances.
+
+    Examples
+    --------
+    >>> import calibr
+    >>> p, y = [0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]
+    >>> h = calibr.median_bandwidth(p, y)
+    >>> round(h, 10)
+    0.35
+    >>> calibr.skce(p, y, bandwidth=h) == calibr.skce(p, y, bandwidth="median")
+    True
+
+    A probability matrix (labels are not needed): the canonical form, and one
+    median per column for the classwise form.
+
+    >>> prob = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]
+    >>> round(calibr.median_bandwidth(prob), 10)
+    0.6480740698
+    >>> calibr.median_bandwidth(prob, type="classwise").round(10)
+    array([0.5, 0.3, 0.5])
+    """
+    if y is None:
+        prep = _prepare_without_labels(p, classes, na_rm)
+    else:
+        prep = prepare(p, y, classes=classes, na_rm=na_rm)
+    if prep.binary:
+        return _scalar_median_or_raise(prep, prep.p)
+    if type == "confidence":
+        return _scalar_median_or_raise(prep, top_label(prep.p, prep.y)[0])
+    if type == "classwise":
+        return np.array([_scalar_median_or_raise(prep, prep.p[:, k], column=k)
+                         for k in range(prep.k)])
+    h = canonical_median(prep.p)
+    if math.isnan(h):
+        raise _median_error(prep, None)
+    return h
+
+
+def _scalar_median_or_raise(prep: Prepared, x: np.ndarray, column: int | None = None) -> float:
+    h = scalar_median(np.ascontiguousarray(x, dtype=np.float64))
+    if math.isnan(h):
+        raise _median_error(prep, column)
+    return h

@@ -20,9 +20,12 @@ The quirks reproduced (see ``docs/torchmetrics.md`` for the comparison with
   result); multiclass takes the top-label confidence in float32;
 * per-bin counts and sums accumulate one element after another in that dtype,
   as ``torch.Tensor.scatter_add_`` does on a CPU; the sums over the bins follow
-  ``torch.sum``'s order; sigmoid and softmax follow torch's kernels. So l1 and
-  max give torchmetrics' bits for probabilities and logits, and
-  l2 can differ by an ulp (torch's CPU sqrt is not correctly rounded);
+  ``torch.sum``'s order. So on probabilities l1 and max give torchmetrics' bits,
+  and l2 can differ by an ulp (torch's CPU sqrt is not correctly rounded);
+* logits are normalised with a plain ``exp`` in torch's order of operations and
+  dtype, each value within a few ulps of torch's sigmoid or softmax, so the
+  result agrees with torchmetrics to float rounding, not bit for bit (see
+  ``docs/torchmetrics.md``, "Logits");
 * ``norm="l2"`` returns ``numpy.int64(0)`` when the weighted sum of squared gaps
   is not positive (torchmetrics returns ``torch.tensor(0)``), and ``"l1"``
   returns NaN when no sample is left after ``ignore_index``;
@@ -54,6 +57,7 @@ import numpy as np
 import pandas as pd
 
 from ._kernels import torchmetrics_kernels as _k
+from ._params import validate_params
 from ._validation import MAX_BINS, InputError, InputTypeError
 
 __all__ = [
@@ -83,7 +87,8 @@ class InputRuntimeError(InputError, RuntimeError):
 
 
 # --------------------------------------------------------------------------
-# argument checks (always run: they cost nothing)
+# argument checks (always run: they cost nothing): the rules of the options,
+# declared once per function and constructor with ``validate_params``
 
 
 def _is_int(value: Any) -> bool:
@@ -102,7 +107,8 @@ def _show(value: Any) -> str:
     return text
 
 
-def _check_n_bins(n_bins: Any) -> int:
+def _n_bins_rule(n_bins: Any, name: str = "n_bins") -> int:
+    """``n_bins``: an integer from 1 to ``MAX_BINS`` (not a bool)."""
     if not _is_int(n_bins) or n_bins < 1:
         raise InputError(f"`n_bins` must be an integer larger than 0; got {_show(n_bins)}.")
     if n_bins > MAX_BINS:
@@ -113,13 +119,15 @@ def _check_n_bins(n_bins: Any) -> int:
     return int(n_bins)
 
 
-def _check_norm(norm: Any) -> str:
+def _norm_rule(norm: Any, name: str = "norm") -> str:
+    """``norm``: one of "l1", "l2", "max"."""
     if not isinstance(norm, str) or norm not in _NORMS:
         raise InputError(f"`norm` must be one of 'l1', 'l2', 'max'; got {_show(norm)}.")
     return str(norm)
 
 
-def _check_ignore_index(ignore_index: Any) -> int | None:
+def _ignore_index_rule(ignore_index: Any, name: str = "ignore_index") -> int | None:
+    """``ignore_index``: None, or an integer within the int64 range (not a bool)."""
     if ignore_index is None:
         return None
     if not _is_int(ignore_index):
@@ -133,7 +141,8 @@ def _check_ignore_index(ignore_index: Any) -> int | None:
     return value
 
 
-def _check_num_classes(num_classes: Any) -> int:
+def _num_classes_rule(num_classes: Any, name: str = "num_classes") -> int:
+    """``num_classes``: an integer of at least 2 (not a bool)."""
     if not _is_int(num_classes) or num_classes < 2:
         raise InputError(
             f"`num_classes` must be an integer larger than 1; got {_show(num_classes)}."
@@ -141,11 +150,22 @@ def _check_num_classes(num_classes: Any) -> int:
     return int(num_classes)
 
 
-def _check_validate_args(validate_args: Any) -> bool:
+def _validate_args_rule(validate_args: Any, name: str = "validate_args") -> bool:
+    """``validate_args``: True or False (numpy bools too)."""
     # torchmetrics takes any truthy value; calibr refuses e.g. the string "False".
     if isinstance(validate_args, (bool, np.bool_)):
         return bool(validate_args)
     raise InputError(f"`validate_args` must be True or False; got {_show(validate_args)}.")
+
+
+#: The options of every function and class of this module (``num_classes`` too
+#: for multiclass), in the order they are checked.
+_RULES = {
+    "n_bins": _n_bins_rule,
+    "norm": _norm_rule,
+    "ignore_index": _ignore_index_rule,
+    "validate_args": _validate_args_rule,
+}
 
 
 # --------------------------------------------------------------------------
@@ -532,7 +552,7 @@ def _binary_fill(flat, codes, shape, has_ignore, ignore, ignore_index, validate_
         return
     if status == 2:
         _binary_target_check(codes, has_ignore, ignore, shape, ignore_index)
-    _, _, first_nan, first_bad = _k.binary_scan(flat, codes, has_ignore, ignore, validate_args)
+    first_nan, first_bad = _k.binary_scan(flat, codes, has_ignore, ignore, validate_args)
     if first_bad >= 0:
         _binary_target_check(codes, has_ignore, ignore, shape, ignore_index)
     if first_nan >= 0:
@@ -640,7 +660,7 @@ def _multiclass_fill(rows, codes, t_shape, has_ignore, ignore, *state):
     """
     if _k.multiclass_accumulate_checked(rows, codes, has_ignore, ignore, *state):
         return
-    _, _, first_nan = _k.multiclass_scan(rows, codes, has_ignore, ignore)
+    first_nan = _k.multiclass_scan(rows, codes, has_ignore, ignore)
     keep = codes != ignore if has_ignore else np.ones(codes.size, dtype=bool)
     if first_nan >= 0:
         raise _nan_error(np.isnan(rows).any(axis=1) & keep, t_shape, "row")
@@ -678,10 +698,11 @@ class _CalibrationErrorBase:
     _dtype: np.dtype | None
 
     def __init__(self, n_bins, norm, ignore_index, validate_args) -> None:
-        self._n_bins = _check_n_bins(n_bins)
-        self._norm = _check_norm(norm)
-        self._ignore_index = _check_ignore_index(ignore_index)
-        self._validate_args = _check_validate_args(validate_args)
+        # checked by the subclasses' constructors (validate_params)
+        self._n_bins = n_bins
+        self._norm = norm
+        self._ignore_index = ignore_index
+        self._validate_args = validate_args
         self.reset()
 
     # The settings are read-only: the per-bin state is sized and checked by them, so
@@ -841,6 +862,7 @@ class BinaryCalibrationError(_CalibrationErrorBase):
     0.2900
     """
 
+    @validate_params(**_RULES)
     def __init__(
         self,
         n_bins: int = 15,
@@ -883,6 +905,7 @@ class MulticlassCalibrationError(_CalibrationErrorBase):
     0.2000
     """
 
+    @validate_params(num_classes=_num_classes_rule, **_RULES)
     def __init__(
         self,
         num_classes: int,
@@ -891,7 +914,7 @@ class MulticlassCalibrationError(_CalibrationErrorBase):
         ignore_index: int | None = None,
         validate_args: bool = True,
     ) -> None:
-        self._num_classes = _check_num_classes(num_classes)
+        self._num_classes = num_classes
         super().__init__(n_bins, norm, ignore_index, validate_args)
 
     @property
@@ -920,6 +943,7 @@ class MulticlassCalibrationError(_CalibrationErrorBase):
 # functions
 
 
+@validate_params(**_RULES)
 def binary_calibration_error(
     preds: Any,
     target: Any,
@@ -1004,6 +1028,7 @@ def binary_calibration_error(
     return metric.compute()
 
 
+@validate_params(num_classes=_num_classes_rule, **_RULES)
 def multiclass_calibration_error(
     preds: Any,
     target: Any,

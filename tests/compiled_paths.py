@@ -22,7 +22,8 @@ import pandas as pd
 
 import calibr
 from calibr import torchmetrics as ctm
-from calibr._kernels import skce as kern
+from calibr._kernels import scalar_median as smed
+from calibr._kernels import vexp
 
 PATHS: dict[str, Callable[[], object]] = {}
 
@@ -161,19 +162,19 @@ def skce_median_large():
 @path
 def skce_median_sampled():
     # the sampled pivots of the scalar median (no histogram round)
-    saved = kern.SELECT_HIST_BINS
-    kern.SELECT_HIST_BINS = 0
+    saved = smed.SELECT_HIST_BINS
+    smed.SELECT_HIST_BINS = 0
     try:
         return calibr.skce(*_binary(n=5_000, seed=6), bandwidth="median")
     finally:
-        kern.SELECT_HIST_BINS = saved
+        smed.SELECT_HIST_BINS = saved
 
 
 @path
 def skce_median_next_above():
     # a median of an even number of distances whose middle value is a pivot
-    return (kern.scalar_median(np.array([0.0, 0.25, 0.5, 1.0])),
-            kern._next_above(np.array([0.0, 0.5, 1.0, np.inf]), 3, 0.5, 2))
+    return (smed.scalar_median(np.array([0.0, 0.25, 0.5, 1.0])),
+            smed._next_above(np.array([0.0, 0.5, 1.0, np.inf]), 3, 0.5, 2))
 
 
 @path
@@ -184,7 +185,16 @@ def skce_canonical_large():
 
 @path
 def vexp_array():
-    return repr(kern.vexp(np.linspace(-800.0, 0.0, 33)).tolist())
+    return repr(vexp.vexp_array(np.linspace(-800.0, 0.0, 33)).tolist())
+
+
+@path
+def median_bandwidth_every_form():
+    p, y = _binary(n=300, seed=17)
+    pm, ym = _multi(n=200, k=3, seed=18)
+    return (calibr.median_bandwidth(p), calibr.median_bandwidth(p, y, na_rm=True),
+            calibr.median_bandwidth(pm), calibr.median_bandwidth(pm, ym, "confidence"),
+            calibr.median_bandwidth(pm, type="classwise").tolist())
 
 
 # --------------------------------------------------------------------------
@@ -206,6 +216,12 @@ def fail_canonical_median_all_equal():
 def fail_classwise_median_constant_column():
     p = np.array([[0.5, 0.5, 0.0], [0.3, 0.7, 0.0], [0.6, 0.4, 0.0]])
     return calibr.skce(p, [1, 2, 1], bandwidth="median", type="classwise")
+
+
+@path
+def fail_median_bandwidth_constant_column():
+    p = np.array([[0.5, 0.5, 0.0], [0.3, 0.7, 0.0], [0.6, 0.4, 0.0]])
+    return calibr.median_bandwidth(p, type="classwise")
 
 
 @path
@@ -289,14 +305,6 @@ def tm_streaming():
     m = ctm.MulticlassCalibrationError(3, n_bins=8)
     m.update(pm, ym - 1)
     return (repr(a.compute()), repr(m.compute()))
-
-
-@path
-def tm_fma32_arrays():
-    from calibr._kernels import torchmetrics_kernels as tk
-
-    a = np.linspace(-3, 3, 11, dtype=np.float32)
-    return repr(tk._fma32_arrays(a, a, a).tolist())
 
 
 @path

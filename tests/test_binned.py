@@ -3,14 +3,19 @@ against the readable oracles, invariants, and live parity with the R reference."
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from oracles.binned import (
+    binary_stats_oracle,
+    breaks_oracle,
+    classwise_stats_oracle,
+    confidence_stats_oracle,
+    exact_binary,
+)
 from tolerances import ORACLE_ATOL, ORACLE_RTOL, ORDER_SLACK, R_ATOL, R_RTOL
 
 import calibr
@@ -22,27 +27,13 @@ TYPES = ("classwise", "confidence")
 # ----------------------------------------------------------------- hand-worked
 
 
-def _exact_binary(p, y, bins):
-    """ECE and MCE with exact rational arithmetic, straight from spec section 2."""
-    edges = [Fraction(float(e)) for e in np.linspace(0, 1, bins + 1)]
-    groups: dict[int, list] = {}
-    for pi, yi in zip(p, y, strict=True):
-        v = Fraction(float(pi))
-        b = next(j for j in range(bins) if v <= edges[j + 1] and (v > edges[j] or j == 0))
-        groups.setdefault(b, []).append((v, Fraction(int(yi))))
-    n = len(p)
-    gaps = {b: abs(sum(t for _, t in m) / len(m) - sum(v for v, _ in m) / len(m))
-            for b, m in groups.items()}
-    ece = sum(Fraction(len(groups[b]), n) * g for b, g in gaps.items())
-    return float(ece), float(max(gaps.values()))
-
-
 def test_help_page_example_mce():
-    # r-docs/mce.txt: predictions |> summarise(mce = mce(p, y, bins = 2)) gives 0.15
+    # the example of R's help page (r_reference/calibrRef/man/mce.Rd):
+    # predictions |> summarise(mce = mce(p, y, bins = 2)) gives 0.15
     predictions = pd.DataFrame({"p": [0.10, 0.20, 0.80, 0.90], "y": [0, 0, 1, 1]})
     got = calibr.mce(predictions["p"], predictions["y"], bins=2)
     assert got == pytest.approx(0.15, rel=1e-15)
-    assert got == _exact_binary([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], 2)[1]
+    assert got == exact_binary([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], 2)[1]
 
 
 def test_hand_worked_binary():
@@ -82,7 +73,7 @@ def test_hand_worked_multiclass():
     assert calibr.ece(p, y, bins=5, type="confidence") == pytest.approx(2 / 3 * 0.25 + 1 / 3 * 0.5)
     assert calibr.mce(p, y, bins=5, type="confidence") == pytest.approx(0.5)
     # classwise = mean / max of the per-column binary metrics
-    per = [_exact_binary(p[:, k], [int(v == k + 1) for v in y], 5) for k in range(3)]
+    per = [exact_binary(p[:, k], [int(v == k + 1) for v in y], 5) for k in range(3)]
     assert calibr.ece(p, y, bins=5) == pytest.approx(np.mean([e for e, _ in per]), rel=1e-14)
     assert calibr.mce(p, y, bins=5) == pytest.approx(max(m for _, m in per), rel=1e-14)
 
@@ -110,10 +101,7 @@ def test_returns_python_float():
 
 def test_breaks_are_linspace_and_the_arithmetic_of_the_kernel():
     for b in range(1, 3001):
-        edges = binned.breaks(b)
-        arith = np.arange(b + 1) * (1.0 / b)
-        arith[-1] = 1.0
-        np.testing.assert_array_equal(edges, arith)
+        np.testing.assert_array_equal(binned.breaks(b), breaks_oracle(b))
 
 
 def _adversarial_values(rng, n, bins):
@@ -139,8 +127,8 @@ def test_binary_kernel_matches_oracle(bins, n):
     p = _adversarial_values(rng, n, bins)
     y = (rng.random(n) < p).astype(np.int64)
     fast = binned.binary_stats(p, y, bins)
-    _assert_stats_equal(fast, binned.binary_stats_oracle(p, y, bins))
-    np.testing.assert_array_equal(fast[0], binned.binary_stats_oracle(p, y, bins)[0])
+    _assert_stats_equal(fast, binary_stats_oracle(p, y, bins))
+    np.testing.assert_array_equal(fast[0], binary_stats_oracle(p, y, bins)[0])
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.int64, np.uint8, np.float64])
@@ -170,9 +158,9 @@ def test_multiclass_kernels_match_oracles(k, bins, n):
     p = _random_simplex(rng, n, k)
     codes = rng.integers(0, k, n)
     _assert_stats_equal(binned.confidence_stats(p, codes, bins),
-                        binned.confidence_stats_oracle(p, codes, bins))
+                        confidence_stats_oracle(p, codes, bins))
     _assert_stats_equal(binned.classwise_stats(p, codes, bins),
-                        binned.classwise_stats_oracle(p, codes, bins))
+                        classwise_stats_oracle(p, codes, bins))
 
 
 unit = st.one_of(
@@ -190,7 +178,7 @@ unit = st.one_of(
 def test_property_binary_fast_equals_oracle_and_order(p, bins, data):
     y = data.draw(hnp.arrays(np.int64, p.shape, elements=st.integers(0, 1)))
     fast = binned.binary_stats(p, y, bins)
-    oracle = binned.binary_stats_oracle(p, y, bins)
+    oracle = binary_stats_oracle(p, y, bins)
     _assert_stats_equal(fast, oracle)
     e, m = calibr.ece(p, y, bins), calibr.mce(p, y, bins)
     assert 0.0 <= e <= m + ORDER_SLACK
@@ -213,9 +201,9 @@ def test_property_multiclass(raw, bins, data):
         e, m = calibr.ece(p, y, bins, type_), calibr.mce(p, y, bins, type_)
         assert 0.0 <= e <= m + ORDER_SLACK and m <= 1.0
     _assert_stats_equal(binned.classwise_stats(p, y - 1, bins),
-                        binned.classwise_stats_oracle(p, y - 1, bins))
+                        classwise_stats_oracle(p, y - 1, bins))
     _assert_stats_equal(binned.confidence_stats(p, y - 1, bins),
-                        binned.confidence_stats_oracle(p, y - 1, bins))
+                        confidence_stats_oracle(p, y - 1, bins))
 
 
 def test_permutation_invariance_and_pandas_equals_numpy():
@@ -238,7 +226,7 @@ def test_large_binary_against_oracle_metrics():
     p = rng.random(1_000_003)
     y = rng.random(p.size) < p
     for bins in (10, 15):
-        st_ = binned.binary_stats_oracle(p, y, bins)
+        st_ = binary_stats_oracle(p, y, bins)
         assert calibr.ece(p, y, bins) == pytest.approx(binned.ece_from_stats(*st_), rel=1e-12)
         assert calibr.mce(p, y, bins) == pytest.approx(binned.mce_from_stats(*st_), rel=1e-12)
 
@@ -369,11 +357,167 @@ def test_chunked_sums_are_bit_identical_with_fewer_chunks_alive(monkeypatch, kin
         args, chunk, fast = (p, codes), binned._confidence_chunk, binned.confidence_stats
     else:
         args, chunk, fast = (p, codes), binned._classwise_chunk, binned.classwise_stats
-    parts = _threads.over_chunks(chunk, n, binned._CHUNKS, *args, bins, 1.0 / bins)
+    parts = [chunk(*args, bins, 1.0 / bins, lo, hi)
+             for lo, hi in _threads.chunk_bounds(n, binned.CHUNKS)]
     before = np.sum(parts, axis=0)  # how the chunks were summed before
     if memory is not None:
-        monkeypatch.setattr(binned, "_CHUNK_MEMORY", memory)  # one chunk alive at a time
+        monkeypatch.setattr(binned, "CHUNK_MEMORY", memory)  # one chunk alive at a time
     got = fast(*args, bins)
     want = (before[:, 0], before[:, 1], before[:, 2]) if kind == "classwise" else tuple(before)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
+
+
+# ----------------------------------------------------------------- the threaded paths
+#
+# Inputs of at least binned.PARALLEL_MIN_N rows are cut into binned.CHUNKS chunks
+# that run in threads, and the input scans of at least scans.PARALLEL_MIN_N values
+# into scans.CHUNKS: every row must be counted once, in whichever chunk it lies.
+
+
+def _rows_on_breaks(rng, p, rows, bins):
+    """Put the top (first column) value of the given rows exactly on a break."""
+    k = p.shape[1]
+    v = rng.choice(binned.breaks(bins)[1:-1], rows.size)
+    v = np.maximum(v, 1.0 / k)  # still the top value (ties to the first column)
+    p[rows] = (1 - v[:, None]) / (k - 1)
+    p[rows, 0] = v
+
+
+@pytest.mark.parametrize("k", [2, 3, 7])
+@pytest.mark.parametrize("bins", [3, 10])
+def test_multiclass_threaded_path_counts_every_row_once(k, bins):
+    from calibr._kernels._threads import chunk_bounds
+
+    n = binned.PARALLEL_MIN_N + 5  # the threaded path, and not a multiple of CHUNKS
+    assert n % binned.CHUNKS != 0
+    rng = np.random.default_rng(1000 * k + bins)
+    p = _random_simplex(rng, n, k)
+    codes = rng.integers(0, k, n)
+    bounds = chunk_bounds(n, binned.CHUNKS)
+    # values on the breaks, at each chunk's first and last rows and all over the last chunk
+    edges_rows = np.array([b for lo, hi in bounds for b in (lo, hi - 1)])
+    last = rng.integers(bounds[-1][0], n, 3000)
+    _rows_on_breaks(rng, p, np.concatenate([edges_rows, last]), bins)
+    for fast, oracle in ((binned.confidence_stats, confidence_stats_oracle),
+                         (binned.classwise_stats, classwise_stats_oracle)):
+        got, want = fast(p, codes, bins), oracle(p, codes, bins)
+        np.testing.assert_array_equal(got[0], want[0])  # counts: exact
+        np.testing.assert_array_equal(got[2], want[2])  # hits: exact integers too
+        _assert_stats_equal(got, want)
+        assert got[0].sum() == n * (k if fast is binned.classwise_stats else 1)
+    for type_ in TYPES:  # and the public metrics
+        st_ = (classwise_stats_oracle if type_ == "classwise" else confidence_stats_oracle)(
+            p, codes, bins)
+        assert calibr.ece(p, codes + 1, bins, type_) == pytest.approx(
+            binned.ece_from_stats(*st_), rel=ORACLE_RTOL, abs=ORACLE_ATOL)
+        assert calibr.mce(p, codes + 1, bins, type_) == pytest.approx(
+            binned.mce_from_stats(*st_), rel=ORACLE_RTOL, abs=ORACLE_ATOL)
+
+
+def test_binary_threaded_path_with_breaks_in_the_last_chunk():
+    from calibr._kernels._threads import chunk_bounds
+
+    n, bins = binned.PARALLEL_MIN_N + 3, 7
+    rng = np.random.default_rng(31)
+    p = rng.random(n)
+    lo = chunk_bounds(n, binned.CHUNKS)[-1][0]
+    p[lo:] = rng.choice(binned.breaks(bins), n - lo)
+    y = (rng.random(n) < p).astype(np.int64)
+    got, want = binned.binary_stats(p, y, bins), binary_stats_oracle(p, y, bins)
+    np.testing.assert_array_equal(got[0], want[0])
+    _assert_stats_equal(got, want)
+
+
+def _chunk_edges(n: int, nchunks: int) -> list[int]:
+    from calibr._kernels._threads import chunk_bounds
+
+    return sorted({i for lo, hi in chunk_bounds(n, nchunks) for i in (lo, (lo + hi) // 2, hi - 1)})
+
+
+def test_threaded_scans_find_a_bad_value_in_every_chunk():
+    """A bad value only in the last chunk, only in the middle, or at any chunk's
+    first or last position is found by each scan of the input layer."""
+    from calibr._kernels import scans
+
+    n = scans.PARALLEL_MIN_N + 7  # the threaded path, not a multiple of CHUNKS
+    positions = _chunk_edges(n, scans.CHUNKS)
+    assert positions[-1] == n - 1 and len(positions) == 3 * scans.CHUNKS
+    for pos in positions:
+        x = np.full(n, 0.5)
+        for bad in (1.5, -0.0 - 1e-300, np.nan, np.inf):
+            x[pos] = bad
+            assert scans.count_outside_unit(x) == 1, (pos, bad)
+        y = np.zeros(n)
+        y[pos] = 2.0
+        assert scans.count_not_binary(y) == 1, pos
+    assert scans.count_outside_unit(np.full(n, 0.5)) == 0
+    x = np.full(n, 0.5)
+    x[positions] = 7.0
+    assert scans.count_outside_unit(x) == len(positions)
+    m = scans.PARALLEL_MIN_N // 4 + 3  # rows of 4: m * 4 values, the threaded path
+    for row in _chunk_edges(m, scans.CHUNKS):
+        p = np.full((m, 4), 0.25)
+        p[row, 0] = 0.3
+        assert scans.count_bad_row_sums(p, 1e-6) == 1, row
+
+
+@pytest.mark.parametrize("where", ["middle", "last"])
+def test_threaded_checks_of_the_public_functions(where):
+    """The same through ece(): the message names the only bad value (or row)."""
+    from calibr._kernels import scans
+
+    n = scans.PARALLEL_MIN_N + 7
+    pos = n // 2 + 1 if where == "middle" else n - 1
+    p = np.full(n, 0.5)
+    y = np.zeros(n, dtype=np.int64)
+    p[pos] = 1.5
+    with pytest.raises(calibr.InputError, match=rf"^`p` must lie in \[0, 1\]; 1 value does not, "
+                       rf"the first at position {pos} \(1\.5\)\.$"):
+        calibr.ece(p, y)
+    p[pos] = 0.5
+    y[pos] = 2
+    with pytest.raises(calibr.InputError, match=rf"^`y` must be 0/1 or boolean for a vector "
+                       rf"`p`; 1 value does not, the first at position {pos} \(2\)\.$"):
+        calibr.ece(p, y)
+    m = scans.PARALLEL_MIN_N // 4 + 3
+    row = m // 2 + 1 if where == "middle" else m - 1
+    P = np.full((m, 4), 0.25)
+    P[row, 0] = 0.3
+    with pytest.raises(calibr.InputError, match=rf"^`p` rows must sum to 1 \(within 1e-06\); "
+                       rf"1 row does not, the first at row {row} \(sum 1\.05"):
+        calibr.mce(P, np.ones(m, dtype=np.int64))
+
+
+# ----------------------------------------------------------------- input dtypes
+
+
+def test_integer_p_and_object_labels_give_the_same_numbers():
+    """Integer-dtype probabilities (0/1), and boolean or float labels held in object
+    arrays, reach the numbers of float64 p and integer labels."""
+    rng = np.random.default_rng(41)
+    p = np.concatenate([np.zeros(30), np.ones(30), rng.random(60)])
+    p_int = (rng.random(120) < 0.5).astype(np.int64)
+    y = (rng.random(120) < 0.5).astype(np.int64)
+    labels = {
+        "bool objects": np.array([bool(v) for v in y], dtype=object),
+        "float objects": np.array([float(v) for v in y], dtype=object),
+        "bool": y.astype(bool),
+    }
+    for metric in (calibr.ece, calibr.mce):
+        for pp in (p, p_int):
+            want = metric(pp.astype(np.float64), y, bins=7)
+            for dtype in (np.int64, np.int32, np.uint8):
+                if pp is p_int:
+                    assert metric(pp.astype(dtype), y, bins=7) == want, dtype
+            for name, yy in labels.items():
+                assert metric(pp, yy, bins=7) == want, name
+    # a one-hot integer matrix with R codes, and object labels of the classes
+    k = 3
+    onehot = np.eye(k, dtype=np.int64)[rng.integers(0, k, 90)]
+    codes = rng.integers(1, k + 1, 90)
+    for type_ in TYPES:
+        want = calibr.ece(onehot.astype(np.float64), codes, 5, type_)
+        assert calibr.ece(onehot, codes, 5, type_) == want
+        assert calibr.ece(onehot.astype(np.uint8), codes.astype(object), 5, type_) == want
+        assert calibr.ece(onehot, codes.astype(np.float64).astype(object), 5, type_) == want

@@ -14,19 +14,25 @@ import subprocess
 import sys
 import textwrap
 import threading
+import zlib
 
 import numba
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import unavailable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles.skce import median_oracle, skce_oracle
 from tolerances import ORACLE_ATOL, SKCE_ATOL, SKCE_RTOL
 
 import calibr
 from calibr import _kernel_metrics
 from calibr._kernel_metrics import mmce, skce
-from calibr._kernels import skce as kern
+from calibr._kernels import canonical, scalar_sums, vexp
+from calibr._kernels import scalar_median as smed
+from calibr._kernels import top_label as tl
+from calibr._kernels.skce import estimate_from_sums
 
 ESTIMATORS = ("uq", "ul", "biased")
 BANDWIDTHS = (1e-4, 1e-3, 0.05, 0.2, 1.0, 10.0, 1e4, "median")
@@ -58,16 +64,16 @@ def _scalar_inputs(rng, n, kind):
 
 def _fast_scalar(x, c, estimator, h):
     if estimator == "ul":
-        return kern.scalar_ul(x, c, h)
-    total, diag, _ = kern.scalar_pair_sum(x, c, h)
-    return kern.estimate_from_sums(estimator, x.shape[0], total, diag)
+        return scalar_sums.scalar_ul(x, c, h)
+    total, diag, _ = scalar_sums.scalar_pair_sum(x, c, h)
+    return estimate_from_sums(estimator, x.shape[0], total, diag)
 
 
-def _fast_canonical(p, codes, estimator, h, block=kern.BLOCK):
+def _fast_canonical(p, codes, estimator, h, block=canonical.BLOCK):
     if estimator == "ul":
-        return kern.canonical_ul(p, codes, h, block)
-    total, diag, _ = kern.canonical_pair_sum(p, codes, h, block)
-    return kern.estimate_from_sums(estimator, p.shape[0], total, diag)
+        return canonical.canonical_ul(p, codes, h, block)
+    total, diag, _ = canonical.canonical_pair_sum(p, codes, h, block)
+    return estimate_from_sums(estimator, p.shape[0], total, diag)
 
 
 def _onehot(codes, k):
@@ -117,7 +123,7 @@ def test_three_points_by_hand_canonical():
     assert close(skce(p, codes, "ul", 0.3), k[0, 1] * e[0] @ e[1], rtol=1e-13)
     assert close(skce(p, codes, "biased", 0.3), (2 * t + (e**2).sum()) / 9, rtol=1e-13)
     # positive distances: |(0.3, -0.3)| twice -> median sqrt(0.18) (the tie pair is excluded)
-    assert kern.canonical_median(p) == kern.median_oracle(p) == d[0, 1]
+    assert canonical.canonical_median(p) == median_oracle(p) == d[0, 1]
 
 
 def test_ul_uses_the_given_order():
@@ -149,7 +155,7 @@ def test_vexp_matches_numpy_exp():
     x = np.concatenate(
         [-rng.random(200_000) * 760, [0.0, -0.0, -1e-300, -708.4, -745.1, -746, -np.inf]]
     )
-    got = kern.vexp(x)
+    got = vexp.vexp_array(x)
     ref = np.exp(x)
     normal = ref > 2.3e-308
     rel = np.abs(got[normal] - ref[normal]) / ref[normal]
@@ -166,15 +172,15 @@ SCALAR_KINDS = ("uniform", "ties", "rounded", "clustered", "extremes")
 @pytest.mark.parametrize("kind", SCALAR_KINDS)
 @pytest.mark.parametrize("h", BANDWIDTHS)
 def test_scalar_kernels_match_oracle(kind, h):
-    rng = np.random.default_rng(abs(hash((kind, str(h)))) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(f"scalar/{kind}/{h}".encode()))
     for n in (2, 3, 4, 7, 50, 301):
         x, c = _scalar_inputs(rng, n, kind)
-        if h == "median" and math.isnan(kern.median_oracle(x)):
+        if h == "median" and math.isnan(median_oracle(x)):
             continue
         e = c - x
         for est in ESTIMATORS:
             got = _fast_scalar(x, c, est, h)
-            want = kern.skce_oracle(x, e, est, h)
+            want = skce_oracle(x, e, est, h)
             assert math.isfinite(got)
             assert close(got, want, atol=ORACLE_ATOL), (n, est, got, want)
 
@@ -184,18 +190,18 @@ CANONICAL_KINDS = ("dirichlet", "onehot", "repeated", "constant_column")
 
 @pytest.mark.parametrize("kind", CANONICAL_KINDS)
 @pytest.mark.parametrize("h", (1e-3, 0.05, 0.2, 10.0, "median"))
-@pytest.mark.parametrize("block", (3, 16, kern.BLOCK))
+@pytest.mark.parametrize("block", (3, 16, canonical.BLOCK))
 def test_canonical_kernels_match_oracle(kind, h, block):
-    rng = np.random.default_rng(abs(hash((kind, str(h), block))) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(f"canonical/{kind}/{h}/{block}".encode()))
     for n, k in ((2, 2), (3, 3), (5, 4), (40, 10), (101, 3)):
         p = _dirichlet(rng, n, k, kind)
         codes = rng.integers(0, k, n)
-        if h == "median" and math.isnan(kern.median_oracle(p)):
+        if h == "median" and math.isnan(median_oracle(p)):
             continue
         e = _onehot(codes, k) - p
         for est in ESTIMATORS:
             got = _fast_canonical(p, codes, est, h, block)
-            want = kern.skce_oracle(p, e, est, h)
+            want = skce_oracle(p, e, est, h)
             assert close(got, want, atol=ORACLE_ATOL), (n, k, est, got, want)
 
 
@@ -207,12 +213,12 @@ def test_extreme_bandwidths_stay_finite_and_exact():
         for est in ESTIMATORS:
             got = _fast_scalar(x, c, est, h)
             assert math.isfinite(got)
-            assert close(got, kern.skce_oracle(x, e, est, h), atol=ORACLE_ATOL)
+            assert close(got, skce_oracle(x, e, est, h), atol=ORACLE_ATOL)
     # h -> infinity: the kernel is 1, T = ((sum e)^2 - sum e^2) / 2
-    total, diag, _ = kern.scalar_pair_sum(x, c, 1e300)
+    total, diag, _ = scalar_sums.scalar_pair_sum(x, c, 1e300)
     assert close(total, (e.sum() ** 2 - (e**2).sum()) / 2, rtol=1e-12)
     # h -> 0: only ties interact; distinct values give T = 0 exactly
-    total, _, _ = kern.scalar_pair_sum(x, c, 1e-300)
+    total, _, _ = scalar_sums.scalar_pair_sum(x, c, 1e-300)
     assert total == 0.0
 
 
@@ -221,8 +227,8 @@ def test_scalar_pair_sum_larger_n():
     for kind in ("uniform", "ties", "rounded"):
         x, c = _scalar_inputs(rng, 3000, kind)
         for h in (1e-4, 0.2, "median"):
-            total, diag, hh = kern.scalar_pair_sum(x, c, h)
-            want = kern.skce_oracle(x, c - x, "uq", h)
+            total, diag, hh = scalar_sums.scalar_pair_sum(x, c, h)
+            want = skce_oracle(x, c - x, "uq", h)
             assert close(total / (3000 * 2999 / 2), want, atol=ORACLE_ATOL)
 
 
@@ -262,7 +268,7 @@ def test_running_sum_accuracy_at_larger_n(kind):
     e = c - x
     for h in (1e-4, 1e-3, 0.2, 10.0, 1e4):
         want = math.fsum(_direct_pair_sum(x, e, h))
-        got, _, _ = kern.scalar_pair_sum(x, c, h)
+        got, _, _ = scalar_sums.scalar_pair_sum(x, c, h)
         assert math.isclose(got, want, rel_tol=1e-11, abs_tol=1e-12), (h, got, want)
 
 
@@ -284,9 +290,9 @@ def test_scalar_fast_equals_oracle_hypothesis(values, data, h):
     c = np.array(data.draw(st.lists(st.integers(0, 1), min_size=x.size, max_size=x.size)), np.uint8)
     e = c - x
     for est in ESTIMATORS:
-        assert close(_fast_scalar(x, c, est, h), kern.skce_oracle(x, e, est, h), atol=ORACLE_ATOL)
-    want = kern.median_oracle(x)
-    got = kern.scalar_median(x)
+        assert close(_fast_scalar(x, c, est, h), skce_oracle(x, e, est, h), atol=ORACLE_ATOL)
+    want = median_oracle(x)
+    got = smed.scalar_median(x)
     assert (math.isnan(got) and math.isnan(want)) or got == want
 
 
@@ -306,9 +312,9 @@ def test_canonical_fast_equals_oracle_hypothesis(rows, k, seed, h, block):
     e = _onehot(codes, k) - p
     for est in ESTIMATORS:
         got = _fast_canonical(p, codes, est, h, block)
-        assert close(got, kern.skce_oracle(p, e, est, h), atol=ORACLE_ATOL)
-    want = kern.median_oracle(p)
-    got = kern.canonical_median(p, block)
+        assert close(got, skce_oracle(p, e, est, h), atol=ORACLE_ATOL)
+    want = median_oracle(p)
+    got = canonical.canonical_median(p, block)
     assert (math.isnan(got) and math.isnan(want)) or got == want
 
 
@@ -320,8 +326,8 @@ def test_canonical_fast_equals_oracle_hypothesis(rows, k, seed, h, block):
 def test_scalar_median_is_exact(kind, n):
     rng = np.random.default_rng(n)
     x = rng.beta(0.1, 0.1, n) if kind == "beta" else _scalar_inputs(rng, n, kind)[0]
-    want = kern.median_oracle(x)
-    got = kern.scalar_median(x)
+    want = median_oracle(x)
+    got = smed.scalar_median(x)
     assert (math.isnan(got) and math.isnan(want)) or got == want
 
 
@@ -330,29 +336,52 @@ def test_scalar_median_selection_rounds(monkeypatch, seed):
     """Tiny caps and samples force many bracketing rounds, pivots that hit the
     answer, ranks that straddle the bracket, and both parities; with and without
     (coarse or fine) histogram pivots in the first round."""
-    monkeypatch.setattr(kern, "SELECT_CAP", 8)
-    monkeypatch.setattr(kern, "SELECT_SAMPLE", 16 + seed % 5)
-    monkeypatch.setattr(kern, "SELECT_HIST_BINS", (0, 4, 64, 1 << 16)[seed % 4])
+    monkeypatch.setattr(smed, "SELECT_CAP", 8)
+    monkeypatch.setattr(smed, "SELECT_SAMPLE", 16 + seed % 5)
+    monkeypatch.setattr(smed, "SELECT_HIST_BINS", (0, 4, 64, 1 << 16)[seed % 4])
     rng = np.random.default_rng(seed)
     n = int(rng.integers(5, 80))
     kind = ("uniform", "ties", "rounded", "extremes")[seed % 4]
     x = _scalar_inputs(rng, n, kind)[0]
-    want = kern.median_oracle(x)
-    got = kern.scalar_median(x)
+    want = median_oracle(x)
+    got = smed.scalar_median(x)
     assert (math.isnan(got) and math.isnan(want)) or got == want
+
+
+@pytest.mark.parametrize("kind", ("uniform", "ties", "rounded", "extremes"))
+def test_pair_counts_of_the_selection_are_exact(kind):
+    """The counting sweep of the scalar median: #{i < j : x_j - x_i <= t} and
+    #{... < t}, with each row's pointer, against a brute-force count, for t on
+    computed differences (ties at the pivot) and between them, in every one of
+    the sweep's four interleaved segments."""
+    rng = np.random.default_rng(zlib.crc32(kind.encode()))
+    for n in (2, 3, 5, 17, 64, 301):
+        x = np.sort(_scalar_inputs(rng, n, kind)[0])
+        xp = np.append(x, np.inf)
+        d = x[None, :] - x[:, None]  # d[i, j] = x_j - x_i, as the sweep computes it
+        upper = np.triu(np.ones((n, n), dtype=bool), 1)
+        diffs = np.unique(d[upper])
+        ts = np.concatenate([diffs, np.nextafter(diffs, np.inf), [0.0, 5e-324, 0.3, 1.0]])
+        out = np.empty(n, np.int64)
+        for t in rng.choice(ts, size=min(ts.size, 60), replace=False):
+            assert smed._count_at_most(xp, n, t, out) == int(np.sum(upper & (d <= t))), t
+            np.testing.assert_array_equal(out, np.sum(d <= t, axis=1))
+            if t > 0:
+                assert smed._count_below(xp, n, t, out) == int(np.sum(upper & (d < t))), t
+                np.testing.assert_array_equal(out, np.sum(d < t, axis=1))
 
 
 @pytest.mark.parametrize("seed", range(24))
 def test_canonical_median_refinement_rounds(monkeypatch, seed):
     """Few bins and a tiny collection cap force the bracket refinement."""
-    monkeypatch.setattr(kern, "MEDIAN_BINS", 4 + seed % 3)
-    monkeypatch.setattr(kern, "COLLECT_CAP", 3)
+    monkeypatch.setattr(canonical, "MEDIAN_BINS", 4 + seed % 3)
+    monkeypatch.setattr(canonical, "COLLECT_CAP", 3)
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 60))
     k = int(rng.integers(2, 6))
     p = _dirichlet(rng, n, k, CANONICAL_KINDS[seed % 4])
-    want = kern.median_oracle(p)
-    got = kern.canonical_median(p, block=int(rng.integers(2, 20)))
+    want = median_oracle(p)
+    got = canonical.canonical_median(p, block=int(rng.integers(2, 20)))
     assert (math.isnan(got) and math.isnan(want)) or got == want
 
 
@@ -372,17 +401,17 @@ def test_public_forms_against_oracle(h):
         codes = y - 1
         # canonical
         for est in ESTIMATORS:
-            assert close(skce(p, y, est, h), kern.skce_oracle(p, _onehot(codes, k) - p, est, h))
+            assert close(skce(p, y, est, h), skce_oracle(p, _onehot(codes, k) - p, est, h))
         # confidence
         rho = p.max(axis=1)
         hit = (p.argmax(axis=1) == codes).astype(float)
         for est in ESTIMATORS:
-            want = kern.skce_oracle(rho, hit - rho, est, h)
+            want = skce_oracle(rho, hit - rho, est, h)
             assert close(skce(p, y, est, h, "confidence"), want)
         # classwise: mean over the columns, each with its own median
         for est in ESTIMATORS:
             want = np.mean(
-                [kern.skce_oracle(p[:, j], (codes == j) - p[:, j], est, h) for j in range(k)]
+                [skce_oracle(p[:, j], (codes == j) - p[:, j], est, h) for j in range(k)]
             )
             assert close(skce(p, y, est, h, "classwise"), want)
 
@@ -573,14 +602,14 @@ _FORK_SCRIPT = textwrap.dedent(
     """
     import os, sys
     import numpy as np
-    from calibr._kernels import skce as kern
+    from calibr._kernels import canonical
     rng = np.random.default_rng(0)
     P = rng.dirichlet(np.ones(4), 2000)
     codes = rng.integers(0, 4, 2000)
-    want = kern.canonical_pair_sum(P, codes, "median")[0]  # the threaded kernels, in the parent
+    want = canonical.canonical_pair_sum(P, codes, "median")[0]  # threaded kernels, in the parent
     pid = os.fork()
     if pid == 0:  # the child must be able to run them too
-        got = kern.canonical_pair_sum(P, codes, "median")[0]
+        got = canonical.canonical_pair_sum(P, codes, "median")[0]
         os._exit(0 if got == want else 3)
     _, status = os.waitpid(pid, 0)
     sys.exit(os.waitstatus_to_exitcode(status))
@@ -588,10 +617,11 @@ _FORK_SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork()")
 def test_canonical_kernels_survive_fork():
     """The canonical kernels run in plain threads (nogil), not numba's OpenMP layer,
     so a forked child (multiprocessing on Linux) can still use them."""
+    if not hasattr(os, "fork"):
+        unavailable("needs os.fork() (not on Windows)")
     out = subprocess.run(
         [sys.executable, "-c", _FORK_SCRIPT], capture_output=True, text=True, timeout=300
     )
@@ -601,14 +631,14 @@ def test_canonical_kernels_survive_fork():
 _THREADS_SCRIPT = textwrap.dedent(
     """
     import numpy as np
-    from calibr._kernels import skce as kern
+    from calibr._kernels import canonical
     rng = np.random.default_rng(12)
     P = rng.dirichlet(np.ones(5), 3000)
     codes = rng.integers(0, 5, 3000)
-    for block in (kern.BLOCK, 40):  # 6 and 16 (= CHUNKS) work chunks
-        print(kern.canonical_pair_sum(P, codes, 0.2, block)[0].hex())
-        print(kern.canonical_pair_sum(P, codes, "median", block)[0].hex())
-        print(kern.canonical_median(P, block).hex())
+    for block in (canonical.BLOCK, 40):  # 6 and 16 (= CHUNKS) work chunks
+        print(canonical.canonical_pair_sum(P, codes, 0.2, block)[0].hex())
+        print(canonical.canonical_pair_sum(P, codes, "median", block)[0].hex())
+        print(canonical.canonical_median(P, block).hex())
     """
 )
 
@@ -657,7 +687,7 @@ def test_median_of_subnormal_spreads():
         rng.integers(0, 50, 3000) * 1e-310,
         np.concatenate([rng.integers(0, 50, 500) * 1e-310, [0.5]]),
     ):
-        assert kern.scalar_median(x) == kern.median_oracle(x)
+        assert smed.scalar_median(x) == median_oracle(x)
 
 
 @pytest.mark.parametrize("h", (5e-324, 1e-310, 1e-300, 1e300))
@@ -669,7 +699,7 @@ def test_canonical_extreme_bandwidths(h):
     e = _onehot(codes, 3) - p
     for est in ESTIMATORS:
         with np.errstate(over="ignore", divide="ignore"):
-            want = kern.skce_oracle(p, e, est, h)
+            want = skce_oracle(p, e, est, h)
         assert close(_fast_canonical(p, codes, est, h, block=8), want, atol=ORACLE_ATOL)
         assert close(skce(p, codes + 1, est, h), want, atol=ORACLE_ATOL)
 
@@ -679,8 +709,8 @@ def test_canonical_extreme_bandwidths(h):
 
 def _raw_biased(x, c, h=0.2):
     """The biased SKCE straight from the kernels' sums, before calibr clamps it."""
-    total, diag, _ = kern.scalar_pair_sum(np.ascontiguousarray(x, dtype=np.float64), c, h)
-    return kern.estimate_from_sums("biased", x.shape[0], total, diag)
+    total, diag, _ = scalar_sums.scalar_pair_sum(np.ascontiguousarray(x, dtype=np.float64), c, h)
+    return estimate_from_sums("biased", x.shape[0], total, diag)
 
 
 def test_biased_rounding_negatives_are_zero():
@@ -699,13 +729,13 @@ def test_biased_rounding_negatives_are_zero():
     lab = np.tile([1, 2, 3], 7)
     for form in ("canonical", "confidence", "classwise"):
         assert skce(prob, lab, "biased", 0.2, form) == 0.0, form
-    x, c = kern.top_label(prob, lab - 1)
+    x, c = tl.top_label(prob, lab - 1)
     assert _raw_biased(x, c) < 0
-    total, diag, _ = kern.canonical_pair_sum(prob, lab - 1, 0.2)
-    assert kern.estimate_from_sums("biased", 21, total, diag) < 0
+    total, diag, _ = canonical.canonical_pair_sum(prob, lab - 1, 0.2)
+    assert estimate_from_sums("biased", 21, total, diag) < 0
     # the unbiased estimators are left as they are (they can be negative)
-    assert skce(p, y, "uq") == kern.estimate_from_sums(
-        "uq", 10, *kern.scalar_pair_sum(p, y.astype(np.uint8), 0.2)[:2])
+    assert skce(p, y, "uq") == estimate_from_sums(
+        "uq", 10, *scalar_sums.scalar_pair_sum(p, y.astype(np.uint8), 0.2)[:2])
 
 
 def test_skce_and_mmce_share_the_rounding_bound():
@@ -716,3 +746,183 @@ def test_skce_and_mmce_share_the_rounding_bound():
     with pytest.raises(RuntimeError, match=r"^calibr bug: the biased SKCE came out negative"):
         _kernel_metrics._clamp_biased(-2e-12)
     assert "0.0" in skce.__doc__ and "-1e-12" in skce.__doc__
+
+
+# ------------------------------------------------------------- median_bandwidth
+
+
+def _median_cases():
+    rng = np.random.default_rng(20240501)
+    for n, k in ((2, 2), (3, 3), (9, 4), (60, 3), (301, 5), (2000, 10)):
+        p = rng.dirichlet(np.ones(k) * 0.7, n)
+        p[rng.random(n) < 0.2] = p[0]  # ties between rows (and so in every column)
+        y = rng.integers(1, k + 1, n)
+        yield n, k, p, y
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+def test_median_bandwidth_is_the_bandwidth_skce_and_mmce_use(estimator):
+    """skce(..., bandwidth=median_bandwidth(...)) equals skce(..., bandwidth="median")
+    exactly (==), in every form; the classwise form column by column."""
+    for _n, k, p, y in _median_cases():
+        x = p[:, 0]
+        yb = (y == 1).astype(int)
+        h = calibr.median_bandwidth(x, yb)
+        assert type(h) is float
+        assert skce(x, yb, estimator, h) == skce(x, yb, estimator, "median")
+        for form in ("canonical", "confidence"):
+            h = calibr.median_bandwidth(p, y, form)
+            assert type(h) is float
+            assert skce(p, y, estimator, h, form) == skce(p, y, estimator, "median", form)
+        h = calibr.median_bandwidth(p, y, "confidence")
+        assert mmce(p, y, h) == mmce(p, y, "median")
+        hs = calibr.median_bandwidth(p, y, "classwise")
+        assert isinstance(hs, np.ndarray) and hs.dtype == np.float64 and hs.shape == (k,)
+        per_column = [skce(p[:, j], (y == j + 1).astype(int), estimator, hs[j]) for j in range(k)]
+        assert float(np.mean(per_column)) == skce(p, y, estimator, "median", "classwise")
+
+
+def test_median_bandwidth_against_the_oracle():
+    for _n, k, p, y in _median_cases():
+        codes = y - 1
+        assert calibr.median_bandwidth(p) == median_oracle(p)
+        rho = p[np.arange(p.shape[0]), np.argmax(p, axis=1)]
+        assert calibr.median_bandwidth(p, y, "confidence") == median_oracle(rho)
+        want = [median_oracle(p[:, j]) for j in range(k)]
+        np.testing.assert_array_equal(calibr.median_bandwidth(p, codes, "classwise",
+                                                              classes=range(k)), want)
+        assert calibr.median_bandwidth(p[:, 1]) == median_oracle(p[:, 1])
+
+
+def test_median_bandwidth_by_hand():
+    # |0.1 - 0.4| = 0.3, 0.25, 0.7, 0.05, 0.45, 0.4: an even count, R's median is
+    # the mean of the middle two, (0.3 + 0.4) / 2 (each as computed in float64)
+    p = [0.1, 0.4, 0.35, 0.8]
+    assert calibr.median_bandwidth(p) == ((0.4 - 0.1) + (0.8 - 0.4)) / 2
+    # the tied pair is not a positive distance: (0.2, 0.2, 0.6) -> 0.4, 0.4 -> 0.4
+    assert calibr.median_bandwidth([0.2, 0.2, 0.6]) == 0.6 - 0.2
+    prob = np.array([[0.5, 0.5], [0.2, 0.8], [0.5, 0.5]])
+    d = math.sqrt((0.2 - 0.5) ** 2 + (0.8 - 0.5) ** 2)  # twice, and the tie 0 is not counted
+    assert calibr.median_bandwidth(prob) == d == median_oracle(prob)
+
+
+def test_median_bandwidth_ignores_labels_but_checks_them():
+    rng = np.random.default_rng(3)
+    p = rng.dirichlet(np.ones(3), 40)
+    y = rng.integers(1, 4, 40)
+    for form in ("canonical", "confidence", "classwise"):
+        with_y = calibr.median_bandwidth(p, y, form)
+        if form != "confidence":  # the confidence form's top label does not need y
+            np.testing.assert_array_equal(calibr.median_bandwidth(p, type=form), with_y)
+        np.testing.assert_array_equal(calibr.median_bandwidth(p, rng.permutation(y), form),
+                                      with_y)
+    # y is checked as skce checks it
+    with pytest.raises(calibr.InputError, match=r"`y`"):
+        calibr.median_bandwidth(p, np.zeros(40, int))
+    with pytest.raises(calibr.InputError, match=r"`p` and `y` must have the same length"):
+        calibr.median_bandwidth(p, y[:-1])
+    with pytest.raises(calibr.InputError, match=r"`y`"):
+        calibr.median_bandwidth([0.2, 0.6], [0, 2])
+    # na_rm drops the same rows as in skce: those with a missing p, and with y, a missing y
+    x = np.array([0.2, np.nan, 0.7, 0.4, 0.9, 0.05])
+    yb = np.array([0, 1, 1, np.nan, 1, 0])
+    keep_p = ~np.isnan(x)
+    keep = keep_p & ~np.isnan(yb)
+    assert calibr.median_bandwidth(x, na_rm=True) == median_oracle(x[keep_p])
+    assert calibr.median_bandwidth(x, yb, na_rm=True) == median_oracle(x[keep])
+    h = calibr.median_bandwidth(x, yb, na_rm=True)
+    assert skce(x, yb, bandwidth=h, na_rm=True) == skce(x, yb, bandwidth="median", na_rm=True)
+    with pytest.raises(calibr.InputError, match=r"missing"):
+        calibr.median_bandwidth(x)
+    with pytest.raises(calibr.InputError, match=r"`y`.*missing|missing.*`y`"):
+        calibr.median_bandwidth(x[keep_p], yb[keep_p])
+
+
+def test_median_bandwidth_names_columns_without_labels():
+    """skce's message (CLASSWISE_MEDIAN_MSG) also without y: a DataFrame's columns (or
+    classes=) name the constant column, and a plain matrix's columns are R's codes."""
+    p = np.array([[0.5, 0.2, 0.3], [0.3, 0.4, 0.3], [0.1, 0.6, 0.3]])
+    frame = pd.DataFrame(p, columns=["cat", "dog", "emu"])
+    cases = [
+        ({"p": p}, "of class 3"),
+        ({"p": frame}, "of class 'emu'"),
+        ({"p": p, "classes": ["a", "b", "c"]}, "of class 'c'"),
+        ({"p": p, "y": [1, 2, 3]}, "of class 3"),
+        ({"p": frame, "y": ["cat", "dog", "emu"]}, "of class 'emu'"),
+    ]
+    for kwargs, which in cases:
+        msg = CLASSWISE_MEDIAN_MSG.format(which=which, value=r"0\.3")
+        with pytest.raises(calibr.InputError, match=msg):
+            calibr.median_bandwidth(**kwargs, type="classwise")
+    two = pd.DataFrame({"a": [0.2, 0.6, 0.9], "b": [0.8, 0.4, 0.1]})
+    np.testing.assert_array_equal(calibr.median_bandwidth(two, type="classwise"),
+                                  [median_oracle(two["a"].to_numpy()),
+                                   median_oracle(two["b"].to_numpy())])
+
+
+@pytest.mark.parametrize("form", ("canonical", "confidence"))
+def test_median_bandwidth_errors(form):
+    with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
+        calibr.median_bandwidth([0.4, 0.4, 0.4])
+    with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
+        calibr.median_bandwidth([0.4], [1])
+    same = [[0.2, 0.8], [0.2, 0.8], [0.2, 0.8]]
+    with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
+        calibr.median_bandwidth(same, type=form)
+    with pytest.raises(calibr.InputError, match=MEDIAN_MSG):
+        calibr.median_bandwidth([[0.2, 0.8], [0.8, 0.2]], [1, 2], "confidence")
+    with pytest.raises(
+        calibr.InputError,
+        match=r"`type` must be one of 'canonical', 'confidence', 'classwise'; got 'strong'\.",
+    ):
+        calibr.median_bandwidth(same, type="strong")
+    with pytest.raises(calibr.InputError, match=r"`na_rm` must be True or False"):
+        calibr.median_bandwidth(same, na_rm="yes")
+    with pytest.raises(calibr.InputError, match=r"`p` must lie in \[0, 1\]"):
+        calibr.median_bandwidth([0.2, 1.2])
+    with pytest.raises(calibr.InputError, match=r"sum to 1"):
+        calibr.median_bandwidth([[0.2, 0.7], [0.5, 0.5]])
+    with pytest.raises(calibr.InputTypeError, match=r"`p`"):
+        calibr.median_bandwidth(v for v in [0.2, 0.5])
+
+
+def test_median_bandwidth_is_public_and_documented():
+    assert "median_bandwidth" in calibr.__all__
+    assert calibr.median_bandwidth.__calibr_rules__.keys() == {"type", "na_rm"}
+    doc = calibr.median_bandwidth.__doc__
+    assert "<calibr:" not in doc and "na_rm : bool" in doc and "Examples" in doc
+    p = np.array([0.3, 0.1, 0.9])
+    p0 = p.copy()
+    calibr.median_bandwidth(p, [0, 1, 1])
+    assert np.array_equal(p, p0)
+
+
+def test_integer_p_and_object_labels_give_the_same_numbers():
+    """Integer-dtype probabilities (0/1), and boolean or float labels held in object
+    arrays, reach the numbers of float64 p and integer labels, in every form."""
+    rng = np.random.default_rng(44)
+    p_int = (rng.random(80) < 0.5).astype(np.int64)
+    p = np.where(rng.random(80) < 0.5, p_int, rng.random(80))
+    y = (rng.random(80) < 0.5).astype(np.int64)
+    labels = {
+        "bool objects": np.array([bool(v) for v in y], dtype=object),
+        "float objects": np.array([float(v) for v in y], dtype=object),
+    }
+    for pp in (p_int, p):
+        for est, h in (("uq", 0.2), ("biased", "median"), ("ul", 0.5)):
+            want = skce(pp.astype(np.float64), y, est, h)
+            if pp is p_int:
+                for dtype in (np.int64, np.int32, np.uint8):
+                    assert skce(pp.astype(dtype), y, est, h) == want, dtype
+            for name, yy in labels.items():
+                assert skce(pp, yy, est, h) == want, name
+        want = mmce(pp.astype(np.float64), y, "median")
+        assert mmce(pp, labels["bool objects"], "median") == want
+        assert calibr.median_bandwidth(pp, labels["float objects"]) == calibr.median_bandwidth(
+            pp.astype(np.float64), y)
+    onehot = np.eye(3, dtype=np.int64)[rng.integers(0, 3, 60)]
+    codes = rng.integers(1, 4, 60)
+    for form in ("canonical", "confidence", "classwise"):
+        want = skce(onehot.astype(np.float64), codes, "uq", 0.3, form)
+        assert skce(onehot, codes, "uq", 0.3, form) == want
+        assert skce(onehot.astype(np.uint8), codes.astype(object), "uq", 0.3, form) == want

@@ -2,8 +2,9 @@
 driven through rpy2 by ``tests/rref.py``) on hundreds of freshly generated cases:
 every estimator, form and bandwidth; n = 2, 3 and odd n; heavy ties, constant
 columns, one-hot rows, K up to 10, bandwidths from 1e-3 to 10 and "median".
-Also the Examples of ``r-docs/skce.txt`` run in R with R's own RNG, and the
-errors that both sides must raise.
+Also the Examples of R's help page (``r_reference/calibrRef/man/skce.Rd``) run in
+R with R's own RNG, the median bandwidth against the R reference's own
+``median_bandwidth()``, and the errors that both sides must raise.
 
 Set ``CALIBR_SKCE_SEED`` to draw a different set of cases.
 """
@@ -239,4 +240,99 @@ def test_median_all_equal_both(rref):
         rref.skce(p, y, bandwidth="median")
     with pytest.raises(calibr.InputError) as py_info:
         skce(p, y, bandwidth="median")
+    assert str(py_info.value) == str(r_info.value)
+
+
+# ------------------------------------------------------- the median bandwidth
+
+
+def _r_eval(rref, expr: str) -> np.ndarray:
+    """Evaluate R code; an R error becomes ``rref.RError`` with R's message, as in
+    ``tests/rref.py`` (R's console output is kept off the terminal)."""
+    from rpy2.rinterface_lib import callbacks
+
+    ro = _r()
+    with callbacks.obj_in_module(callbacks, "consolewrite_warnerror", lambda _: None):
+        try:
+            return np.array(ro.r(expr))
+        except rref._rruntime_error as exc:
+            message = str(rref._geterrmessage()[0]).strip().removeprefix("Error: ")
+            raise rref.RError(message) from exc
+
+
+def _r_median(rref, x: np.ndarray) -> float:
+    """The R reference's median bandwidth (``calibrRef:::median_bandwidth``, R's
+    ``median(d[d > 0])``) of the distances R computes: ``abs(outer(x, x, "-"))`` for
+    scalars, ``dist(p)`` for the rows of a matrix."""
+    ro = _r()
+    ro.globalenv[".x"] = rref._p(np.ascontiguousarray(x, dtype=np.float64))
+    try:
+        if x.ndim == 1:
+            return float(_r_eval(rref, 'calibrRef:::median_bandwidth(abs(outer(.x, .x, "-")))')[0])
+        return float(_r_eval(
+            rref,
+            'calibrRef:::median_bandwidth(as.matrix(stats::dist(.x, method = "euclidean")))')[0])
+    finally:
+        ro.r("rm(.x)")
+
+
+def _r_top_label_confidence(rref, p: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """R's top-label confidences (``calibrRef:::top_label``; ties to the first column)."""
+    ro = _r()
+    ro.globalenv[".p"] = rref._p(p)
+    ro.globalenv[".y"] = rref._y(y)
+    try:
+        return _r_eval(rref, "calibrRef:::top_label(.p, .y)$r")
+    finally:
+        ro.r("rm(.p, .y)")
+
+
+@pytest.mark.parametrize("i", range(40))
+def test_median_bandwidth_equals_r(rref, i):
+    """calibr.median_bandwidth() is R's median, bit for bit (an exact selection of
+    a value R computes the same way), in every form; where R finds no positive
+    distance, calibr raises R's message."""
+    rng = np.random.default_rng([SEED, 3000 + i])
+    n = int(rng.choice([2, 3, 4, 5, int(rng.integers(6, 400))]))
+    k = int(rng.integers(2, 8))
+    if i % 3 == 0:
+        p = rng.dirichlet(np.ones(k) * rng.uniform(0.2, 3), n)
+    elif i % 3 == 1:  # ties between rows
+        p = rng.dirichlet(np.ones(k), max(2, n // 3))[rng.integers(0, max(2, n // 3), n)]
+    else:  # coarse rows: many equal differences
+        coarse = rng.integers(1, 4, (n, k)).astype(float)
+        p = coarse / coarse.sum(axis=1, keepdims=True)
+    y = rng.integers(1, k + 1, n).astype(np.int64)
+    calls = [
+        (lambda: calibr.median_bandwidth(p, y), lambda: _r_median(rref, p)),
+        (lambda: calibr.median_bandwidth(p, y, "confidence"),
+         lambda: _r_median(rref, _r_top_label_confidence(rref, p, y))),
+        (lambda: calibr.median_bandwidth(p[:, 0], (y == 1).astype(np.int64)),
+         lambda: _r_median(rref, p[:, 0])),
+    ]
+    calls += [(lambda j=j: float(calibr.median_bandwidth(p, y, "classwise")[j]),
+               lambda j=j: _r_median(rref, p[:, j])) for j in range(k)]
+    for py_call, r_call in calls:
+        try:
+            want = r_call()
+        except rref.RError as err:
+            with pytest.raises(calibr.InputError) as info:
+                py_call()
+            if "classwise" not in str(info.value):  # classwise names the column (R does not)
+                assert str(info.value) == str(err)
+            continue
+        assert py_call() == want, i
+
+
+def test_median_bandwidth_errors_match_r(rref):
+    with pytest.raises(rref.RError) as r_info:
+        _r_median(rref, np.array([0.4, 0.4, 0.4]))
+    with pytest.raises(calibr.InputError) as py_info:
+        calibr.median_bandwidth([0.4, 0.4, 0.4])
+    assert str(py_info.value) == str(r_info.value)
+    same = np.tile([0.2, 0.8], (3, 1))
+    with pytest.raises(rref.RError) as r_info:
+        _r_median(rref, same)
+    with pytest.raises(calibr.InputError) as py_info:
+        calibr.median_bandwidth(same)
     assert str(py_info.value) == str(r_info.value)

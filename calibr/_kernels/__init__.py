@@ -1,1 +1,16 @@
-"""Computational kernels: readable numpy oracles beside fast numba versions."""
+"""calibr's compiled kernels (numba, made by :func:`._jit.jit`), one module per job.
+
+* ``binned`` -- per-bin sums of ``ece()``/``mce()`` (R's right-closed bins);
+* ``skce`` -- the map of the kernel metrics and their estimators, with
+  ``scalar_sums`` (pair sums of scalars), ``scalar_median`` (the exact median
+  bandwidth of scalars), ``canonical`` (tiles of the canonical form) and
+  ``vexp`` (a vectorisable exp);
+* ``top_label`` -- the one top-label rule (first maximal column);
+* ``scans`` -- the input layer's one-pass checks;
+* ``torchmetrics_kernels`` -- ``calibr.torchmetrics`` (left-closed bins on
+  torch.linspace boundaries, torch's order of additions);
+* ``_threads`` -- the one chunk runner; ``_jit`` -- the compiler and its cache.
+
+The formulas are in ``docs/definitions.md``; the readable numpy oracles that the
+tests check these kernels against are in ``tests/oracles/``.
+"""

@@ -1,91 +1,39 @@
-"""Per-bin statistics for the binned metrics ``ece()`` and ``mce()`` (spec section 2).
+"""Per-bin statistics for the binned metrics ``ece()`` and ``mce()``
+(``docs/definitions.md``, "Binned metrics").
 
 Bins follow R: the breaks are ``seq(0, 1, length.out = B + 1)``, which equal
 ``numpy.linspace(0, 1, B + 1)`` exactly; bin ``b`` (0-based) holds
 ``breaks[b] < v <= breaks[b + 1]``, and 0 belongs to the first bin
 (``cut(v, breaks, include.lowest = TRUE, right = TRUE)``).
 
-Each kernel comes twice:
-
-* ``*_oracle``: short numpy that is obviously the definition (loops over bins);
-* the fast version: one numba pass over the data, no Python loop per row or bin.
-
-Both return per-bin ``(count, sum_conf, sum_hit)`` arrays; ``ece_from_stats``
-and ``mce_from_stats`` turn them into the metrics.
+One numba pass over the data per form (no Python loop per row or bin) gives
+per-bin ``(count, sum_conf, sum_hit)`` arrays; ``ece_from_stats`` and
+``mce_from_stats`` turn them into the metrics. The readable numpy oracles the
+tests check these kernels against are in ``tests/oracles/binned.py``.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from ._jit import jit
-from ._threads import num_threads
+from ._threads import chunk_bounds, num_threads, run_chunks
+from .top_label import first_max
 
 __all__ = [
     "bin_stats",
-    "breaks",
     "binary_stats",
-    "binary_stats_oracle",
+    "breaks",
     "classwise_stats",
-    "classwise_stats_oracle",
     "confidence_stats",
-    "confidence_stats_oracle",
     "ece_from_stats",
     "mce_from_stats",
-    "top_label",
 ]
 
 
 def breaks(bins: int) -> np.ndarray:
     """R's ``seq(0, 1, length.out = bins + 1)`` (identical doubles)."""
     return np.linspace(0.0, 1.0, bins + 1)
-
-
-# --------------------------------------------------------------------------
-# readable oracles
-
-
-def _bin_of_oracle(v: np.ndarray, bins: int) -> np.ndarray:
-    """0-based bin of each value: ``breaks[b] < v <= breaks[b+1]``, 0 in bin 0."""
-    edges = breaks(bins)
-    out = np.full(v.shape, -1, dtype=np.int64)
-    for b in range(bins):
-        lower_ok = (v > edges[b]) | ((b == 0) & (v == edges[0]))
-        out[lower_ok & (v <= edges[b + 1])] = b
-    assert (out >= 0).all()
-    return out
-
-
-def binary_stats_oracle(p: np.ndarray, y: np.ndarray, bins: int):
-    """Per-bin count, sum of p and sum of y (readable)."""
-    b = _bin_of_oracle(p, bins)
-    count = np.array([np.sum(b == j) for j in range(bins)], dtype=np.float64)
-    sum_conf = np.array([np.sum(p[b == j]) for j in range(bins)], dtype=np.float64)
-    sum_hit = np.array([np.sum(y[b == j]) for j in range(bins)], dtype=np.float64)
-    return count, sum_conf, sum_hit
-
-
-def top_label(p: np.ndarray, codes: np.ndarray):
-    """Top-label confidence r and correctness c (ties to the first maximal column)."""
-    j = np.argmax(p, axis=1)  # numpy's argmax returns the first maximum
-    r = p[np.arange(p.shape[0]), j]
-    c = (j == codes).astype(np.float64)
-    return r, c
-
-
-def confidence_stats_oracle(p: np.ndarray, codes: np.ndarray, bins: int):
-    r, c = top_label(p, codes)
-    return binary_stats_oracle(r, c, bins)
-
-
-def classwise_stats_oracle(p: np.ndarray, codes: np.ndarray, bins: int):
-    """Per-class, per-bin statistics, each array of shape (K, bins)."""
-    parts = [binary_stats_oracle(p[:, k], (codes == k).astype(np.float64), bins)
-             for k in range(p.shape[1])]
-    return tuple(np.stack([part[i] for part in parts]) for i in range(3))
 
 
 # --------------------------------------------------------------------------
@@ -121,13 +69,14 @@ def mce_from_stats(count, sum_conf, sum_hit) -> float:
 # are cut into a fixed number of chunks that run in threads on all cores; the
 # chunking depends only on n, so results do not depend on the number of threads.
 
-_PARALLEL_MIN_N = 1 << 18
-_CHUNKS = 8
+#: Inputs of at least this many rows are cut into ``CHUNKS`` chunks (in threads).
+PARALLEL_MIN_N = 1 << 18
+CHUNKS = 8
 
 
 @jit(nogil=True, inline="always")
-def _bin_of(v, bins, step):  # pragma: no cover - compiled
-    """0-based bin of v in [0, 1]: breaks[j] < v <= breaks[j+1], 0 in bin 0.
+def _bin_right_closed(v, bins, step):  # pragma: no cover - compiled
+    """R's bin of v in [0, 1] (0-based): breaks[j] < v <= breaks[j+1], 0 in bin 0.
 
     ``v * bins`` may round across a break; one comparison with each exact
     neighbouring break (``j * step``) settles it. Branch-free on purpose: with
@@ -143,7 +92,7 @@ def _binary_chunk(p, y, bins, step, lo, hi):  # pragma: no cover - compiled
     out = np.zeros((3, bins))
     for i in range(lo, hi):
         v = p[i]
-        j = _bin_of(v, bins, step)
+        j = _bin_right_closed(v, bins, step)
         out[0, j] += 1.0
         out[1, j] += v
         out[2, j] += y[i]
@@ -153,18 +102,12 @@ def _binary_chunk(p, y, bins, step, lo, hi):  # pragma: no cover - compiled
 @jit(nogil=True)
 def _confidence_chunk(p, codes, bins, step, lo, hi):  # pragma: no cover - compiled
     out = np.zeros((3, bins))
-    k = p.shape[1]
     for i in range(lo, hi):
-        best = 0
-        r = p[i, 0]
-        for c in range(1, k):
-            if p[i, c] > r:  # strict: ties keep the first maximal column
-                r = p[i, c]
-                best = c
-        j = _bin_of(r, bins, step)
+        r, top = first_max(p, i)
+        j = _bin_right_closed(r, bins, step)
         out[0, j] += 1.0
         out[1, j] += r
-        out[2, j] += best == codes[i]
+        out[2, j] += top == codes[i]
     return out
 
 
@@ -175,11 +118,11 @@ def _classwise_chunk(p, codes, bins, step, lo, hi):  # pragma: no cover - compil
     for i in range(lo, hi):
         for c in range(k):
             v = p[i, c]
-            j = _bin_of(v, bins, step)
+            j = _bin_right_closed(v, bins, step)
             out[c, 0, j] += 1.0
             out[c, 1, j] += v
         yi = codes[i]
-        out[yi, 2, _bin_of(p[i, yi], bins, step)] += 1.0
+        out[yi, 2, _bin_right_closed(p[i, yi], bins, step)] += 1.0
     return out
 
 
@@ -188,44 +131,30 @@ def _classwise_chunk(p, codes, bins, step, lo, hi):  # pragma: no cover - compil
 #: fewer chunks run at a time (never fewer than one), so that the chunks of a
 #: large ``bins * K`` (bounded by calibr._validation.MAX_BIN_CELLS) do not
 #: multiply its memory by the number of chunks.
-_CHUNK_MEMORY = 1 << 28
+CHUNK_MEMORY = 1 << 28
 
 
 def _run(chunk, p, y, bins, cells):
     """The chunk kernel over all rows, summed over the chunks in chunk order.
 
     The chunks (and so the sums, bit for bit) depend only on n; at most
-    ``_CHUNK_MEMORY`` bytes of chunk results (``cells`` bins of 3 float64
+    ``CHUNK_MEMORY`` bytes of chunk results (``cells`` bins of 3 float64
     sums each) are alive at once, which only limits how many chunks run
     concurrently. Adding them one by one in chunk order is what
     ``np.sum(parts, axis=0)`` does, without stacking all of them.
     """
     n = p.shape[0]
     step = 1.0 / bins
-    nchunks = _CHUNKS if n >= _PARALLEL_MIN_N else 1
-    if nchunks == 1:
-        return chunk(p, y, bins, step, 0, n)
-    bounds = [(c * n // nchunks, (c + 1) * n // nchunks) for c in range(nchunks)]
-    window = max(1, min(nchunks, num_threads(), _CHUNK_MEMORY // (24 * cells) - 1))
-    if window == 1:
-        total = chunk(p, y, bins, step, *bounds[0])
-        for lo, hi in bounds[1:]:
-            total += chunk(p, y, bins, step, lo, hi)
-        return total
-    with ThreadPoolExecutor(max_workers=window) as pool:
-        pending = deque(pool.submit(chunk, p, y, bins, step, lo, hi) for lo, hi in bounds[:window])
-        following = iter(bounds[window:])
-        total = None
-        while pending:
-            part = pending.popleft().result()
-            nxt = next(following, None)
-            if nxt is not None:
-                pending.append(pool.submit(chunk, p, y, bins, step, *nxt))
-            if total is None:
-                total = part
-            else:
-                total += part
-        return total
+    nchunks = CHUNKS if n >= PARALLEL_MIN_N else 1
+    calls = [(p, y, bins, step, lo, hi) for lo, hi in chunk_bounds(n, nchunks)]
+    window = min(num_threads(), CHUNK_MEMORY // (24 * cells) - 1)
+    total = None
+    for part in run_chunks(chunk, calls, window):
+        if total is None:
+            total = part
+        else:
+            total += part
+    return total
 
 
 def binary_stats(p: np.ndarray, y: np.ndarray, bins: int):

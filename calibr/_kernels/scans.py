@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
-from ._threads import over_chunks
+from ._threads import chunk_bounds, run_chunks
 
 __all__ = ["count_bad_row_sums", "count_not_binary", "count_outside_unit"]
 
@@ -52,7 +52,8 @@ def _count_bad_row_sums(p, tol, lo, hi):  # pragma: no cover - compiled
 
 def _count(kernel, x: np.ndarray, *args) -> int:
     nchunks = CHUNKS if x.size >= PARALLEL_MIN_N else 1
-    return sum(over_chunks(kernel, x.shape[0], nchunks, x, *args))
+    calls = [(x, *args, lo, hi) for lo, hi in chunk_bounds(x.shape[0], nchunks)]
+    return sum(run_chunks(kernel, calls))
 
 
 def count_outside_unit(x: np.ndarray) -> int:

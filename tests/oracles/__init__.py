@@ -1,0 +1,19 @@
+"""Readable reference implementations ("oracles") of calibr's kernels, for the tests.
+
+Each oracle is the definition written plainly (numpy loops over bins, n x n
+matrices, exact rational arithmetic), independent of the fast code in
+``calibr/_kernels/``: nothing here imports a kernel, so that a test comparing a
+kernel with its oracle compares two independent computations. The definitions
+are in ``docs/definitions.md`` (and ``docs/torchmetrics.md`` for
+``calibr.torchmetrics``).
+
+The oracles of the kernels in ``calibr/_kernels/``:
+
+* :mod:`.binned` -- per-bin statistics of ``ece()``/``mce()``, in float64 and
+  in exact fractions;
+* :mod:`.skce` -- the SKCE estimators and the median bandwidth from the n x n
+  distance matrix;
+* :mod:`.torchmetrics` -- torchmetrics' bins and per-bin sums, and the top label;
+* :mod:`.valprob_oracle` -- ``rms::val.prob``'s statistics and its Fortran
+  logistic fit, transcribed from R's source (``docs/val_prob.md``).
+"""
