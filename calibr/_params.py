@@ -28,6 +28,7 @@ import numpy as np
 
 from ._validation import (
     InputError,
+    InputTypeError,
     _fmt,
     _real_value,
     check_bandwidth,
@@ -42,6 +43,8 @@ __all__ = [
     "FLAG",
     "Integer",
     "LEVEL",
+    "OPTIONAL_STRING",
+    "Optional",
     "Options",
     "Rule",
     "check_options",
@@ -120,6 +123,25 @@ class Integer:
         return f"Integer({self.low}, {self.high})"
 
 
+class Optional:
+    """None (the default: the function decides), or a value that passes ``rule``."""
+
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+
+    def __call__(self, value: Any, name: str) -> Any:
+        return None if value is None else self.rule(value, name)
+
+    def __repr__(self) -> str:
+        return f"Optional({self.rule!r})"
+
+
+def _optional_string(value: Any, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise InputTypeError(f"`{name}` must be a string or None; got {type(value).__name__}.")
+
+
 #: ``bins``: a single positive integer (integral floats too, as R's ``10`` is a
 #: double), at most ``MAX_BINS``.
 BINS: Rule = _bins
@@ -129,6 +151,8 @@ FLAG: Rule = _flag
 BANDWIDTH: Rule = _bandwidth
 #: A confidence level strictly between 0 and 1.
 LEVEL: Rule = _level
+#: A string or None (a title, a label); anything else is a TypeError.
+OPTIONAL_STRING: Rule = _optional_string
 
 
 def check_options(rules: dict[str, Rule], values: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The one input layer of calibr (the rules: ``docs/definitions.md``, section Inputs).
 
-Every metric turns its arguments into canonical arrays here (spec section 4):
+Every metric turns its arguments into canonical arrays here:
 
 * ``p`` becomes a float64 vector (binary) or a C-contiguous float64 matrix with
   one column per class;
@@ -60,7 +60,8 @@ __all__ = [
 ]
 
 #: Rows of a probability matrix must sum to 1 within this absolute tolerance
-#: (the R help pages: "rows summing to one within absolute tolerance 1e-6").
+#: (the R help pages, kept as r_reference/calibrRef/man/*.Rd: "rows summing to one
+#: within absolute tolerance 1e-6"; docs/definitions.md, section "Inputs").
 ROW_SUM_TOL = 1e-6
 
 #: Rows that miss ROW_SUM_TOL but are this close to 1 look like probabilities
@@ -955,7 +956,7 @@ def _multiclass_labels(
 def prepare(
     p: Any, y: Any, *, classes: Sequence | None = None, na_rm: bool = False
 ) -> Prepared:
-    """Validate and convert ``p`` and ``y`` (spec section 4).
+    """Validate and convert ``p`` and ``y`` (``docs/definitions.md``, section "Inputs").
 
     Parameters
     ----------

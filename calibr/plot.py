@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from calibr._validation import InputError, InputTypeError, _count_phrase, _fmt, check_flag
+from calibr._groups import subframes
+from calibr._params import FLAG, OPTIONAL_STRING, Integer, Optional, validate_params
+from calibr._validation import InputError, InputTypeError, _count_phrase, _fmt
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.figure import Figure
@@ -107,19 +109,6 @@ def _check_by(by: Any, group_cols: list[str]) -> list[str]:
     return by
 
 
-def _groups(
-    frame: pd.DataFrame, cols: list[Hashable]
-) -> list[tuple[tuple[Hashable, ...], pd.DataFrame]]:
-    """Split ``frame`` by ``cols`` in order of first appearance, keeping missing keys."""
-    if not cols:
-        return [((), frame)]
-    grouped = frame.groupby(cols, sort=False, dropna=False)
-    out = []
-    for key, sub in grouped:
-        out.append((key if isinstance(key, tuple) else (key,), sub))
-    return out
-
-
 def _describe(cols: list[str], key: tuple[Hashable, ...]) -> str:
     return ", ".join(f"{c} = {k}" for c, k in zip(cols, key, strict=True))
 
@@ -130,8 +119,9 @@ def _all_missing(key: tuple[Hashable, ...]) -> bool:
     return bool(key) and all(pd.isna(k) for k in key)
 
 
-def _check_panel_size(panel_size: Any) -> tuple[float, float]:
-    msg = ("`panel_size` must be two positive finite numbers (width, height) in inches; "
+def _panel_size(panel_size: Any, name: str) -> tuple[float, float]:
+    """The rule of ``panel_size``: two positive finite numbers, as floats."""
+    msg = (f"`{name}` must be two positive finite numbers (width, height) in inches; "
            f"got {_fmt(panel_size)}.")
     if isinstance(panel_size, (str, bytes)) or not isinstance(panel_size, (Sequence, np.ndarray)):
         raise InputTypeError(msg)
@@ -210,7 +200,7 @@ def table_ece(table: pd.DataFrame, by: str | Sequence[str] | None = None) -> flo
 
 def _table_ece(table: pd.DataFrame, series_by: list) -> float:
     bins = _bins_of(table)
-    curves = _groups(table, series_by)
+    curves = subframes(table, series_by)
     count = np.zeros((len(curves), bins))
     gap = np.zeros((len(curves), bins))
     for i, (_, sub) in enumerate(curves):
@@ -226,6 +216,14 @@ def _table_ece(table: pd.DataFrame, series_by: list) -> float:
     return float(np.mean(per))
 
 
+@validate_params(
+    ncols=Optional(Integer(1, what="a single positive integer")),
+    histogram=FLAG,
+    intervals=FLAG,
+    panel_size=_panel_size,
+    title=OPTIONAL_STRING,
+    show_ece=FLAG,
+)
 def reliability_diagram(
     table: pd.DataFrame,
     by: str | Sequence[str] | None = None,
@@ -330,16 +328,7 @@ def reliability_diagram(
     group_cols = _check_table(table)
     panel_by = _check_by(by, group_cols)
     series_by = [c for c in group_cols if c not in panel_by]
-    if ncols is not None and (
-        isinstance(ncols, bool) or not isinstance(ncols, (int, np.integer)) or ncols < 1
-    ):
-        raise InputError(f"`ncols` must be a single positive integer; got {ncols!r}.")
-    histogram = check_flag(histogram, "histogram")
-    intervals = check_flag(intervals, "intervals")
-    show_ece = check_flag(show_ece, "show_ece")
-    width, height = _check_panel_size(panel_size)
-    if title is not None and not isinstance(title, str):
-        raise InputTypeError(f"`title` must be a string or None; got {type(title).__name__}.")
+    width, height = panel_size  # checked and made floats by its rule
     if show_ece and [c for c in series_by if c != "class"]:
         raise InputError(
             "`show_ece` needs one group per panel: `by` must name every grouping column "
@@ -348,13 +337,13 @@ def reliability_diagram(
         )
     figure_mod = _require_matplotlib()
 
-    panels = _groups(table, panel_by)
+    panels = subframes(table, panel_by)
     n_panels = len(panels)
     ncols = min(n_panels, 4) if ncols is None else min(int(ncols), n_panels)
     nrows = -(-n_panels // ncols)
     # a legend beside a panel (more than three curves) gets room of its own
     beside = bool(series_by) and any(
-        len(_groups(sub, series_by)) > _FEW_CURVES for _, sub in panels
+        len(subframes(sub, series_by)) > _FEW_CURVES for _, sub in panels
     )
     extra = _LEGEND_WIDTH if beside else 0.0
     fig = figure_mod.Figure(figsize=((width + extra) * ncols, height * nrows),
@@ -374,7 +363,7 @@ def reliability_diagram(
         if histogram:
             counts_ax = fig.add_subplot(grid[r * rows_per_panel + 1, c], sharex=ax,
                                         label=COUNTS_LABEL)
-        curves = _groups(sub, series_by)
+        curves = subframes(sub, series_by)
         slots = len(curves)  # count bars side by side within each bin
         crowded = slots > _FEW_CURVES  # thinner lines, lighter bars, the legend beside
         for j, (skey, ssub) in enumerate(curves):

@@ -1,9 +1,13 @@
-"""The per-bin table behind ``ece()`` and ``mce()``, as a tidy DataFrame."""
+"""The per-bin table behind ``ece()`` and ``mce()``, as a tidy DataFrame.
+
+The table and the Wilson interval are defined in ``docs/definitions.md``,
+section "The per-bin table"; with ``data=``, the groups are those of the
+group layer (``calibr._groups``), as for :func:`calibr.summarise`.
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Any
 
@@ -11,21 +15,17 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
+from ._docs import shared_docs
+from ._groups import Groups, groups_of, resolve_columns, split
 from ._kernels import binned
+from ._params import BINS, FLAG, LEVEL, Options, validate_params
 from ._validation import (
     InputError,
-    Prepared,
     _as_float_array,
     _bad_values_message,
-    _fmt,
-    _real_value,
     check_bin_cells,
-    check_bins,
-    check_choice,
-    check_flag,
     prepare,
 )
-from .frame import _raise_per_group, groups_of, resolve_columns, split
 
 __all__ = ["calibration_table", "wilson_interval", "TABLE_COLUMNS"]
 
@@ -38,6 +38,7 @@ TABLE_COLUMNS = (
 _TYPES = ("classwise", "confidence")
 
 
+@validate_params(level=LEVEL)
 def wilson_interval(
     successes: Any, n: Any, level: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -87,7 +88,7 @@ def wilson_interval(
     >>> round(float(lo[0]), 7), round(float(hi[0]), 7)
     (0.1077913, 0.6032219)
     """
-    z = _z(_check_level(level, "level"))
+    z = _z(level)
     what = "a count or an array of counts"
     x = _as_float_array(successes, "successes", what, ndims=(0, 1, 2, 3))
     m = _as_float_array(n, "n", what, ndims=(0, 1, 2, 3))
@@ -136,13 +137,6 @@ def _z(level: float) -> float:
     return -NormalDist().inv_cdf(half_alpha)
 
 
-def _check_level(level: Any, name: str = "ci_level") -> float:
-    value = _real_value(level)
-    if value is not None and math.isfinite(value) and 0.0 < value < 1.0:
-        return value
-    raise InputError(f"`{name}` must be a number strictly between 0 and 1; got {_fmt(level)}.")
-
-
 def _rows(
     p: np.ndarray, y: np.ndarray, binary: bool, bins: int, type: str, z: float
 ) -> dict[str, np.ndarray]:
@@ -183,6 +177,8 @@ def _frame(parts: list[dict[str, np.ndarray]], classes: tuple | None) -> pd.Data
     return pd.DataFrame(cols)
 
 
+@validate_params(bins=BINS, type=Options(*_TYPES), ci_level=LEVEL, na_rm=FLAG)
+@shared_docs
 def calibration_table(
     p: Any,
     y: Any,
@@ -199,25 +195,23 @@ def calibration_table(
 
     Parameters
     ----------
-    p, y
-        As for :func:`calibr.ece`: the probabilities (a vector, or a matrix or
-        DataFrame with one column per class) and the labels. With ``data``,
-        column names instead, as for :func:`calibr.summarise` (``p`` a name or
-        a list of names, or None with ``p_prefix``).
-    bins : int, default 10
-        Number of equal-width bins on [0, 1].
+    <calibr:p>
+        With ``data``: the name of the probability column, or a list of
+        names (one per class), or None with ``p_prefix``.
+    <calibr:y>
+        With ``data``: the name of the label column.
+    <calibr:bins>
     type : {"classwise", "confidence"}, default "classwise"
         Multiclass form (ignored for binary input): one set of bins per class
         (one-vs-rest), or the top-label confidence and its correctness.
-    classes : sequence, optional, keyword-only
-        The label of each column of ``p``, as for the metrics.
-    na_rm : bool, default False, keyword-only
-        Drop rows with a missing value instead of raising.
+    <calibr:classes>
+    <calibr:na_rm>
     ci_level : float, default 0.95, keyword-only
         Confidence level of the interval for the observed frequency.
     data : DataFrame or DataFrameGroupBy, optional, keyword-only
-        Take ``p`` and ``y`` from the columns of this frame; grouped, one table
-        per group (pandas' ``observed=``/``dropna=`` semantics), stacked.
+        Take ``p`` and ``y`` from the columns of this frame (``p`` and ``y``
+        name them, as for :func:`calibr.summarise`); grouped, one table per
+        group (pandas' ``observed=``/``dropna=`` semantics), stacked.
     p_prefix : str, optional, keyword-only
         With ``data``: the probability columns are those starting with this
         prefix (see :func:`calibr.summarise` for how class labels are derived).
@@ -265,10 +259,7 @@ def calibration_table(
     0    1    0.0    0.5  2             0.15                 0.0  0.15    0.0000    0.6576
     1    2    0.5    1.0  2             0.85                 1.0  0.15    0.3424    1.0000
     """
-    bins = check_bins(bins)
-    type = check_choice(type, "type", _TYPES)
-    z = _z(_check_level(ci_level))
-    na_rm = check_flag(na_rm, "na_rm")
+    z = _z(ci_level)
     if data is None:
         if p_prefix is not None:
             raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.")
@@ -278,28 +269,17 @@ def calibration_table(
 
     groups = groups_of(data)
     cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
-    try:
-        sp = split(groups, cols, na_rm)
-    except (ValueError, TypeError):
-        _raise_per_group(groups, cols, na_rm)
-        raise
-    if sp.prep is None:
-        if groups.sizes.any() or groups.keys is None:
-            _raise_per_group(groups, cols, na_rm)
-        return _empty(groups, not _is_binary_cols(cols) and type == "classwise")
-    prep: Prepared = sp.prep
-    check_bin_cells(bins, prep.k, not prep.binary and type == "classwise")
+    sp = split(groups, cols, na_rm)
+    if sp.p is None:  # no observed group
+        return _empty(groups, not cols.binary and type == "classwise")
+    check_bin_cells(bins, sp.k, not sp.binary and type == "classwise")
     parts, owner = [], []
-    for g in range(groups.n_groups):
-        a, b = sp.start[g], sp.start[g + 1]
-        if groups.sizes[g] == 0:
-            continue
-        if a == b:  # all rows of an observed group were incomplete
-            _raise_per_group(groups, cols, na_rm, only=g)
-        part = _rows(sp.p[a:b], sp.y[a:b], prep.binary, bins, type, z)
-        parts.append(part)
-        owner.append(np.full(len(part["bin"]), g))
-    table = _frame(parts, prep.classes)
+    for part in sp.parts():
+        with part.errors():
+            rows = _rows(part.p, part.y, sp.binary, bins, type, z)
+        parts.append(rows)
+        owner.append(np.full(len(rows["bin"]), part.g))
+    table = _frame(parts, sp.classes)
     if groups.keys is None:
         return table
     keys = groups.keys.take(np.concatenate(owner)).reset_index(drop=True)
@@ -311,11 +291,7 @@ def calibration_table(
     return pd.concat([keys, table], axis=1)
 
 
-def _is_binary_cols(cols: Any) -> bool:
-    return isinstance(cols.p, Hashable) and not isinstance(cols.p, list)
-
-
-def _empty(groups: Any, with_class: bool) -> pd.DataFrame:
+def _empty(groups: Groups, with_class: bool) -> pd.DataFrame:
     """The table of a grouping with no observed group: the columns, no rows."""
     names = (list(groups.keys.columns) if groups.keys is not None else []) + (
         ["class"] if with_class else []

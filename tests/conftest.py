@@ -5,13 +5,24 @@ Live R parity tests use the ``rref`` fixture (the R reference package in
 ``CALIBR_REQUIRE_R=1`` (set by ``.ci/run``) a missing R, rpy2 or R package is a
 failure instead, so a CI run can never pass by skipping the parity tests.
 The same holds for the torchmetrics comparisons and ``CALIBR_REQUIRE_TORCH=1``.
+
+The other optional packages of the tests (matplotlib, pyarrow: both in the
+``test`` extra, so CI has them) and anything else a test needs from the machine
+go through :func:`require` and :func:`unavailable`: a skip on a developer's
+machine, a failure when either CI variable is set. So no test can skip in CI.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+from types import ModuleType
 
+import pandas as pd
 import pytest
+
+#: The variables that .ci/run sets: with either of them, a skip is a failure.
+CI_VARIABLES = ("CALIBR_REQUIRE_R", "CALIBR_REQUIRE_TORCH")
 
 #: LD_LIBRARY_PATH before anything started embedded R (see _restore_library_path).
 _ORIGINAL_LD_LIBRARY_PATH = os.environ.get("LD_LIBRARY_PATH")
@@ -34,6 +45,33 @@ def _restore_library_path() -> None:
 
 def _required(var: str) -> bool:
     return os.environ.get(var, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def in_ci() -> bool:
+    """Is a CI variable set (``.ci/run`` sets both)?"""
+    return any(_required(var) for var in CI_VARIABLES)
+
+
+def unavailable(reason: str) -> None:
+    """Skip the test (or the module, at import) for ``reason``, or fail it in CI."""
+    if in_ci():
+        set_vars = " / ".join(var for var in CI_VARIABLES if _required(var))
+        pytest.fail(f"{reason} ({set_vars} is set, so this is a failure, not a skip)",
+                    pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def require(name: str) -> ModuleType:
+    """``import name``: an optional package of the tests (the ``test`` extra), or
+    :func:`unavailable` (a skip on a developer's machine, a failure in CI).
+
+    Unlike ``pytest.importorskip``, this never lets a CI run pass by skipping.
+    """
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        unavailable(f"{name} is not installed ({exc}); pip install -e '.[test]' installs it")
+        raise  # pragma: no cover - unavailable() raised
 
 
 @pytest.fixture(scope="session")
@@ -65,3 +103,19 @@ def torchmetrics_mod():
         if _required("CALIBR_REQUIRE_TORCH"):
             pytest.fail(msg + " (CALIBR_REQUIRE_TORCH is set, so this is a failure)")
         pytest.skip(msg)
+
+
+def layout(df: pd.DataFrame, keys: list) -> dict:
+    """What a layout snapshot (pytest-regressions' ``data_regression``) holds: the
+    column names and dtypes, and the key columns row by row (the group order),
+    one line per row (``"logistic, 3"``; the dtypes say what the keys are).
+
+    Never a computed number: the numbers of the bundled data are R's, compared in
+    tests/test_bundled_r.py, so that ``--force-regen`` can only ever accept a
+    change of layout.
+    """
+    return {
+        "columns": [str(c) for c in df.columns],
+        "dtypes": [str(t) for t in df.dtypes],
+        "keys": [", ".join(map(str, row)) for row in df[keys].itertuples(index=False)],
+    }

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import require, unavailable
 
 import calibr
 from calibr.cli import main, parse_metrics
@@ -140,7 +141,7 @@ def test_report_no_group_and_stdin(capsys, monkeypatch, binary_csv):
 
 
 def test_report_parquet(capsys, tmp_path, binary_csv):
-    pytest.importorskip("pyarrow")
+    require("pyarrow")
     _, df = binary_csv
     path = tmp_path / "preds.parquet"
     df.to_parquet(path)
@@ -183,7 +184,7 @@ def test_report_missing_keys_form_a_group(capsys, tmp_path):
 
 
 def test_report_plot(capsys, binary_csv, tmp_path):
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     path, _ = binary_csv
     png = tmp_path / "rel.png"
     code, out, err = run(capsys, "report", str(path), "-p", "prob", "-y", "label", "-g", "model",
@@ -415,7 +416,7 @@ def test_missing_command(capsys):
 
 
 def test_bad_plot_format_writes_nothing(capsys, tmp_path):
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     out_file = tmp_path / "out.csv"
     code = main(["report", write(tmp_path, GOOD), "-o", str(out_file),
                  "--plot", str(tmp_path / "out.xyz")])
@@ -471,7 +472,7 @@ def test_parquet_without_pyarrow(capsys, tmp_path, monkeypatch):
 
 
 def test_corrupt_parquet(capsys, tmp_path):
-    pytest.importorskip("pyarrow")
+    require("pyarrow")
     path = tmp_path / "x.parquet"
     path.write_bytes(b"not parquet at all")
     code = main(["report", str(path)])
@@ -511,7 +512,7 @@ def test_memory_errors_exit_2(capsys, tmp_path, monkeypatch, exc, match):
     def boom(*args, **kwargs):
         raise exc
 
-    monkeypatch.setattr(calibr.cli, "summarise", boom)
+    monkeypatch.setattr(calibr.cli._report, "summarise", boom)
     code, out, err = run(capsys, "report", write(tmp_path, GOOD))
     assert code == 2 and out == ""
     assert re.search(match, err), err
@@ -563,7 +564,7 @@ def test_plot_shows_the_form_of_the_metrics(capsys, tmp_path, monkeypatch):
     """--plot draws what the report prints: classwise by default (classes as curves in
     one panel per group), the top label with --type confidence; titled with form and bins,
     and the ECE in each panel's title."""
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     import calibr.plot
 
     seen = []
@@ -596,7 +597,7 @@ def test_plot_shows_the_form_of_the_metrics(capsys, tmp_path, monkeypatch):
 def test_plot_panels_carry_the_printed_ece(capsys, tmp_path):
     """A real figure: one panel per model, titled with the ECE that the report prints
     (and that calibr.ece computes), for the default classwise form of the digits."""
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     import calibr.plot
 
     figures = []
@@ -669,7 +670,7 @@ def _snapshot(directory):
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_output_that_is_the_input_is_refused(capsys, tmp_path, option, link, suffix):
     if suffix == ".parquet":
-        pytest.importorskip("pyarrow")
+        require("pyarrow")
         src = tmp_path / "in.parquet"
         GOOD.to_parquet(src)
     else:
@@ -712,8 +713,9 @@ def keep(tmp_path):
     return src, out, png
 
 
-@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
 def test_unwritable_plot_keeps_the_existing_output(capsys, tmp_path, keep):
+    if not Path("/proc/self").is_dir():
+        unavailable("needs Linux's /proc")  # CI runs on Linux: there, a failure
     src, out, _ = keep
     before = _snapshot(tmp_path)
     code, stdout, err = run(capsys, "report", src, "-o", str(out), "--plot", "/proc/x.png")
@@ -725,7 +727,7 @@ def test_unwritable_plot_keeps_the_existing_output(capsys, tmp_path, keep):
 
 def test_failure_while_rendering_keeps_the_existing_outputs(capsys, tmp_path, keep,
                                                            monkeypatch):
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     import calibr.plot
 
     def broken(*args, **kwargs):
@@ -746,7 +748,7 @@ def test_failure_while_writing_the_second_output(capsys, tmp_path, keep, monkeyp
     """A disk full while writing the second file, or its rename failing after the first
     output was renamed: every existing file keeps its bytes, a new one does not appear,
     and no temporary file is left."""
-    pytest.importorskip("matplotlib")
+    require("matplotlib")
     import calibr.cli
 
     src, out, png = keep
@@ -755,7 +757,7 @@ def test_failure_while_writing_the_second_output(capsys, tmp_path, keep, monkeyp
         png.unlink()
     before = _snapshot(tmp_path)
     calls = []
-    real = {"write": calibr.cli._write_temp, "rename": os.replace}[fail]
+    real = {"write": calibr.cli._io._write_temp, "rename": os.replace}[fail]
 
     def second_fails(*args, **kwargs):
         calls.append(args)
@@ -764,7 +766,7 @@ def test_failure_while_writing_the_second_output(capsys, tmp_path, keep, monkeyp
         return real(*args, **kwargs)
 
     if fail == "write":
-        monkeypatch.setattr(calibr.cli, "_write_temp", second_fails)
+        monkeypatch.setattr(calibr.cli._io, "_write_temp", second_fails)
     else:
         monkeypatch.setattr(calibr.cli.os, "replace", second_fails)
     code, stdout, err = run(capsys, "report", src, "-o", str(out), "--plot", str(png))
@@ -774,6 +776,41 @@ def test_failure_while_writing_the_second_output(capsys, tmp_path, keep, monkeyp
     assert len(calls) >= 2
     if fail == "rename":  # the first output had been renamed into place: it was undone
         assert calls[0][1] == str(out)
+
+
+@pytest.mark.parametrize("existing", [True, False])
+@pytest.mark.parametrize("outputs", ["one", "two"])
+def test_failure_inside_a_write_removes_its_temporary_file(capsys, tmp_path, keep, monkeypatch,
+                                                           existing, outputs):
+    """The disk fills up while a temporary file is being written (it exists, half
+    written): that file is removed, so are the finished temporary files of the other
+    outputs, and every existing file keeps its bytes."""
+    import calibr.cli
+
+    if outputs == "two":
+        require("matplotlib")
+    src, out, png = keep
+    if not existing:
+        out.unlink()
+        png.unlink()
+    before = _snapshot(tmp_path)
+    calls = []
+    real_fsync = os.fsync
+
+    def last_fails(fd):
+        calls.append(fd)
+        if len(calls) == (2 if outputs == "two" else 1):
+            raise OSError(28, "No space left on device")
+        return real_fsync(fd)
+
+    monkeypatch.setattr(calibr.cli._io.os, "fsync", last_fails)
+    argv = ["report", src, "-o", str(out)] + (["--plot", str(png)] if outputs == "two" else [])
+    code, stdout, err = run(capsys, *argv)
+    assert len(calls) == (2 if outputs == "two" else 1)
+    assert _snapshot(tmp_path) == before  # no temporary file left, every file as it was
+    failed = f"--plot {png}" if outputs == "two" else f"--output {out}"
+    assert code == 2 and stdout == ""
+    assert err == f"calibr: error: {failed}: cannot write it: No space left on device.\n"
 
 
 def test_outputs_replace_files_whole_and_keep_their_mode(capsys, tmp_path, keep):
@@ -818,7 +855,7 @@ def test_a_bug_in_calibr_exits_1_and_never_blames_the_input(capsys, tmp_path, mo
     def bug(*args, **kwargs):
         raise exc
 
-    monkeypatch.setattr(calibr.cli, where, bug)
+    monkeypatch.setattr(calibr.cli._report, where, bug)
     code, out, err = run(capsys, "report", write(tmp_path, GOOD), "--per-bin"
                          if where == "calibration_table" else "--bins=10")
     assert code == 1 and out == ""
@@ -834,15 +871,15 @@ def test_debug_raises_the_bug(capsys, tmp_path, monkeypatch, argv):
     def bug(*args, **kwargs):
         raise KeyError("the bug")
 
-    monkeypatch.setattr(calibr.cli, "summarise", bug)
+    monkeypatch.setattr(calibr.cli._report, "summarise", bug)
     with pytest.raises(KeyError, match="the bug"):
         main([*argv, write(tmp_path, GOOD)])
 
 
 def test_debug_in_a_real_process_prints_the_traceback(tmp_path):
-    code = ("import sys, calibr.cli as c\n"
+    code = ("import sys, calibr.cli as c, calibr.cli._report as r\n"
             "def bug(*a, **k): raise IndexError('the bug')\n"
-            "c.summarise = bug\n"
+            "r.summarise = bug\n"
             "sys.exit(c.main(sys.argv[1:]))\n")
     path = write(tmp_path, GOOD)
     plain = subprocess.run([sys.executable, "-c", code, "report", path],
@@ -878,7 +915,7 @@ def test_calibr_input_errors_exit_2_in_command_line_words(capsys, tmp_path, monk
     def refuse(*args, **kwargs):
         raise exc
 
-    monkeypatch.setattr(calibr.cli, "summarise", refuse)
+    monkeypatch.setattr(calibr.cli._report, "summarise", refuse)
     code, out, err = run(capsys, "report", write(tmp_path, GOOD))
     assert code == 2 and out == "" and err == message
 
@@ -916,7 +953,7 @@ def test_sep_reads_other_separators(capsys, tmp_path, binary_csv, sep, option):
 
 
 def test_sep_does_not_apply_to_parquet(capsys, tmp_path):
-    pytest.importorskip("pyarrow")
+    require("pyarrow")
     path = tmp_path / "x.parquet"
     GOOD.to_parquet(path)
     _bad(capsys, tmp_path, "report", str(path), "--sep", ";",
@@ -944,7 +981,7 @@ def test_a_pipe_closed_early_ends_quietly_with_141(tmp_path):
 
 
 def test_json_writes_dates_times_and_durations_as_iso_8601():
-    from calibr.cli import _json_value
+    from calibr.cli._render import _json_value
 
     assert _json_value(pd.Timestamp("2024-03-01 12:30")) == "2024-03-01T12:30:00"
     assert _json_value(pd.Timestamp("2024-03-01 12:30", tz="Europe/Paris")) == \
@@ -966,7 +1003,7 @@ def test_json_writes_dates_times_and_durations_as_iso_8601():
 
 
 def test_json_with_date_group_keys_from_parquet(capsys, tmp_path):
-    pytest.importorskip("pyarrow")
+    require("pyarrow")
     df = pd.DataFrame({
         "day": pd.to_datetime(["2024-03-01", "2024-03-01", "2024-03-02"]),
         "at": pd.to_datetime(["2024-03-01 10:00"] * 3).tz_localize("UTC"),
@@ -1306,7 +1343,7 @@ def test_outputs_that_are_not_regular_files_are_written_not_replaced(tmp_path):
 
 
 def test_by_a_column_of_lists_is_an_input_error(capsys, tmp_path):
-    pytest.importorskip("pyarrow")
+    require("pyarrow")
     path = tmp_path / "lists.parquet"
     GOOD.assign(m=[[1], [2], [1]]).to_parquet(path)
     _bad(capsys, tmp_path, "report", str(path), "--by", "m",
@@ -1331,7 +1368,7 @@ def test_interrupted(capsys, tmp_path, monkeypatch):
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(calibr.cli, "summarise", interrupt)
+    monkeypatch.setattr(calibr.cli._report, "summarise", interrupt)
     code, out, err = run(capsys, "report", write(tmp_path, GOOD))
     assert code == 130 and out == "" and err == "calibr: interrupted\n"
 

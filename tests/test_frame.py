@@ -8,6 +8,7 @@ import functools
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import layout
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -205,7 +206,8 @@ def test_ungrouped_dataframe_gives_one_row():
 
 
 def test_r_help_page_example():
-    """mce.txt: summarise(mce = mce(p, y, bins = 2)) gives 0.15."""
+    """The example of r_reference/calibrRef/man/mce.Rd: summarise(mce = mce(p, y, bins = 2))
+    gives 0.15."""
     predictions = pd.DataFrame({"p": [0.10, 0.20, 0.80, 0.90], "y": [0, 0, 1, 1]})
     out = summarise(predictions, p="p", y="y", mce=metric("mce", bins=2))
     assert list(out.columns) == ["mce"]
@@ -357,7 +359,7 @@ def test_time_bins_with_an_empty_bin_follow_pandas(how):
 
 
 def test_row_groups_accepts_both_numberings_of_ngroup():
-    from calibr.frame import _row_groups
+    from calibr._groups import _row_groups
 
     sizes = np.array([2, 0, 1])
     # over all groups (time bins) and over the observed ones (categories): the same rows
@@ -419,6 +421,67 @@ def test_na_rm_group_with_no_complete_row_is_an_error():
         match=r"no complete observations: na_rm=True dropped all 1\. \[group g='b'\]",
     ):
         summarise(df.groupby("g"), "p", "y", na_rm=True)
+
+
+def test_na_rm_drops_a_row_with_one_missing_probability_column():
+    """A row of a multiclass p with a missing value in ONE of its columns is
+    incomplete: na_rm=True drops it, as the metrics do (docs/definitions.md,
+    "Inputs": missing values)."""
+    df = multiclass_frame(seed=17, n=160, k=3)
+    cols = ["p_0", "p_1", "p_2"]
+    df.loc[[4, 40, 77], "p_1"] = np.nan  # one column of the row only
+    df.loc[[9], "p_2"] = np.nan
+    df.loc[[12], "y"] = np.nan
+    for data in (df.groupby("model"), df):
+        out = summarise(data, y="y", p_prefix="p_", na_rm=True,
+                        metrics=["ece", "mce", "skce", metric("ece", type="confidence")])
+        rows = df.groupby("model") if data is not df else [(None, df)]
+        for i, (_, g) in enumerate(rows):
+            assert out.loc[i, "ece"] == calibr.ece(g[cols], g["y"], classes=range(3),
+                                                   na_rm=True)
+            assert out.loc[i, "skce"] == calibr.skce(g[cols], g["y"], classes=range(3),
+                                                     na_rm=True)
+            assert out.loc[i, "ece(type='confidence')"] == calibr.ece(
+                g[cols], g["y"], type="confidence", classes=range(3), na_rm=True)
+    with pytest.raises(ValueError, match=r"^`p` must not contain missing values; 3 values are "
+                       r"missing, the first at row 1, column 1\. Pass na_rm=True to drop "
+                       r"incomplete observations\. \[group model='a'\]$"):
+        summarise(df.groupby("model"), y="y", p_prefix="p_")
+
+
+def test_split_sorts_the_canonical_arrays_by_group_with_codes_and_offsets():
+    """The group layer's interface for kernels that compute all groups at once:
+    group g is rows start[g]:start[g + 1] of the sorted arrays, codes[i] is the
+    group of row i, and each slice is exactly the canonical arrays of the group's
+    own rows (pandas' order of groups, the frame's order within a group)."""
+    from calibr._groups import groups_of, resolve_columns, split
+    from calibr._validation import prepare
+
+    df = keyed_frame()
+    df.loc[4, "p"] = np.nan
+    gb = df.groupby(["k", "j"], observed=False, dropna=False)
+    groups = groups_of(gb)
+    cols = resolve_columns(groups.frame, "p", "y", None, None)
+    sp = split(groups, cols, na_rm=True)
+    assert sp.binary and sp.k == 1 and sp.classes is None
+    assert len(sp.start) == groups.n_groups + 1 and sp.start[0] == 0 and sp.start[-1] == 5
+    assert np.all(np.diff(sp.codes) >= 0) and len(sp.codes) == len(sp.p) == len(sp.y)
+    seen = []
+    for part, (key, sub) in zip(sp.parts(), [(k, s) for k, s in gb if len(s)], strict=True):
+        a, b = sp.start[part.g], sp.start[part.g + 1]
+        np.testing.assert_array_equal(sp.codes[a:b], part.g)
+        want = prepare(sub["p"], sub["y"], na_rm=True)
+        np.testing.assert_array_equal(part.p, want.p)
+        np.testing.assert_array_equal(part.y, want.y)
+        assert all(a == b or (pd.isna(a) and pd.isna(b))
+                   for a, b in zip(groups.keys.iloc[part.g], key, strict=True))
+        seen.append(part.g)
+    assert seen == np.flatnonzero(sp.observed).tolist()
+    # errors inside a part's block name the group (and what was computed)
+    part = next(iter(sp.parts()))
+    with pytest.raises(ValueError, match=r"^boom \[metric 'x'; group k='a', j=1\.0\]$"):
+        with part.errors("metric 'x'"):
+            raise ValueError("boom")
 
 
 # --------------------------------------------------------------------------
@@ -572,20 +635,20 @@ def test_bad_values_name_the_group_and_position_within_it():
 
 
 # --------------------------------------------------------------------------
-# snapshot of the bundled data's summary (Python's own output)
+# layout of the bundled data's summary (the numbers are R's: tests/test_bundled_r.py)
 
 
-def test_bundled_summary_snapshot(dataframe_regression):
+def test_bundled_summary_layout(data_regression):
     bc = load_breast_cancer_predictions()
     dg = load_digits_predictions()
-    out = pd.concat([
-        summarise(bc.groupby("model"), "p", "y", metrics=["ece", "mce"]).assign(data="bc"),
-        summarise(dg.groupby("model"), y="y", p_prefix="p_",
-                  metrics=["ece", "mce", metric("ece", type="confidence")]).assign(data="dg"),
-    ], ignore_index=True)
-    out.columns = [str(c).replace("'", "").replace("=", "_") for c in out.columns]
-    # tolerance: the same computation, summation order aside
-    dataframe_regression.check(out, default_tolerance={"rtol": 1e-12, "atol": 1e-14})
+    binary = summarise(bc.groupby("model"), "p", "y", metrics=["ece", "mce"])
+    multi = summarise(dg.groupby(["model", "fold"]), y="y", p_prefix="p_",
+                      metrics=["ece", "mce", metric("ece", type="confidence"), "skce"])
+    for out in (binary, multi):
+        assert isinstance(out.index, pd.RangeIndex)
+        assert out.drop(columns=["model", "fold"], errors="ignore").notna().all().all()
+    data_regression.check({"breast_cancer": layout(binary, ["model"]),
+                           "digits": layout(multi, ["model", "fold"])})
 
 
 # --------------------------------------------------------------------------

@@ -15,8 +15,9 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import require
 
-matplotlib = pytest.importorskip("matplotlib")
+matplotlib = require("matplotlib")  # a test dependency: a failure, not a skip, in CI
 matplotlib.use("Agg")
 
 import matplotlib.image  # noqa: E402

@@ -9,12 +9,13 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import layout
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles.binned import bin_of_oracle
 from tolerances import ORACLE_ATOL, ORACLE_RTOL
 
 import calibr
-from calibr._kernels.binned import _bin_of_oracle
 from calibr.datasets import load_breast_cancer_predictions, load_digits_predictions
 from calibr.table import TABLE_COLUMNS, calibration_table, wilson_interval
 
@@ -100,7 +101,7 @@ def test_membership_and_consistency_binary(seed, n, bins, grid):
     y = rng.integers(0, 2, n)
     t = calibration_table(p, y, bins=bins)
     # bin membership is the readable oracle's
-    b = _bin_of_oracle(p, bins) + 1
+    b = bin_of_oracle(p, bins) + 1
     counts = np.bincount(b, minlength=bins + 1)
     assert t["bin"].tolist() == [i for i in range(1, bins + 1) if counts[i] > 0]
     assert t["n"].tolist() == [int(counts[i]) for i in t["bin"]]
@@ -267,15 +268,74 @@ def test_errors():
 
 
 # --------------------------------------------------------------------------
-# snapshot (Python's own output)
+# layout of the bundled data's table (the numbers are R's: tests/test_bundled_r.py)
 
 
-def test_bundled_table_snapshot(dataframe_regression):
+def test_bundled_table_layout(data_regression):
+    """Column names and dtypes, and the rows' keys (model, class, bin) in order;
+    never a number (see ``layout`` in tests/conftest.py)."""
+    bc = load_breast_cancer_predictions()
+    binary = calibration_table("p", "y", data=bc.groupby("model"))
+    assert not binary.isna().any().any() and math.isclose(binary["n"].sum(), len(bc))
+    dg = load_digits_predictions()
+    classwise = calibration_table(None, "y", data=dg.groupby("model"), p_prefix="p_", bins=5)
+    confidence = calibration_table(None, "y", data=dg.groupby("model"), p_prefix="p_",
+                                   type="confidence")
+    data_regression.check({
+        "breast_cancer": layout(binary, ["model", "bin"]),
+        "digits_classwise": layout(classwise, ["model", "class", "bin"]),
+        "digits_confidence": layout(confidence, ["model", "bin"]),
+    })
+
+
+# --------------------------------------------------------------------------
+# ci_level and na_rm reach every row
+
+
+@pytest.mark.parametrize("level", [0.5, 0.8, 0.9, 0.99])
+def test_ci_level_sets_the_interval_of_every_row(level):
+    """Each row's interval is the Wilson interval at ci_level (the closed form,
+    docs/definitions.md "The per-bin table"), with and without data=; a level
+    other than 0.95 gives other bounds wherever 0 < x < n."""
     df = load_breast_cancer_predictions()
-    t = calibration_table("p", "y", data=df.groupby("model"))
-    assert not t.isna().any().any() and math.isclose(t["n"].sum(), len(df))
-    # tolerance: the same computation, summation order aside
-    dataframe_regression.check(t, default_tolerance={"rtol": 1e-12, "atol": 1e-14})
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    for t in (calibration_table(df["p"], df["y"], bins=12, ci_level=level),
+              calibration_table("p", "y", bins=12, ci_level=level, data=df.groupby("model"))):
+        n = t["n"].to_numpy(dtype=float)
+        x = np.round(t["observed_frequency"].to_numpy() * n)  # the successes, exactly
+        phat = x / n
+        center = (phat + z**2 / (2 * n)) / (1 + z**2 / n)
+        half = z / (1 + z**2 / n) * np.sqrt(phat * (1 - phat) / n + z**2 / (4 * n**2))
+        lower = np.where(x == 0, 0.0, center - half)
+        upper = np.where(x == n, 1.0, center + half)
+        np.testing.assert_allclose(t["ci_lower"], lower, rtol=ORACLE_RTOL, atol=ORACLE_ATOL)
+        np.testing.assert_allclose(t["ci_upper"], upper, rtol=ORACLE_RTOL, atol=ORACLE_ATOL)
+        inner = (x > 0) & (x < n)
+        assert inner.sum() >= 5
+        default = calibration_table(df["p"], df["y"], bins=12) if "model" not in t else (
+            calibration_table("p", "y", bins=12, data=df.groupby("model")))
+        if level != 0.95:
+            assert (t["ci_upper"] != default["ci_upper"])[inner].all()
+
+
+def test_na_rm_drops_a_row_with_one_missing_probability_column():
+    """With data= and na_rm=True, a NaN in one probability column drops its row,
+    as calibration_table(p, y, na_rm=True) on each group's rows does."""
+    df = load_digits_predictions()
+    df.loc[[3, 500, 1100, 2000], "p_4"] = np.nan  # one column of each row only
+    df.loc[[7], "p_0"] = np.nan
+    t = calibration_table(None, "y", data=df.groupby("model"), p_prefix="p_", bins=5,
+                          na_rm=True)
+    for m, g in df.groupby("model"):
+        want = calibration_table(g[DIGITS], g["y"], bins=5, classes=range(10), na_rm=True)
+        got = t[t["model"] == m].drop(columns="model").reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+        complete = int(g[DIGITS].notna().all(axis=1).sum())
+        assert (got.groupby("class")["n"].sum() == complete).all()
+    whole = calibration_table(None, "y", data=df, p_prefix="p_", bins=5, na_rm=True)
+    pd.testing.assert_frame_equal(
+        whole, calibration_table(df[DIGITS], df["y"], bins=5, classes=range(10), na_rm=True),
+        check_exact=True)
 
 
 # --------------------------------------------------------------------------

@@ -58,6 +58,64 @@ def test_binary_y_forms(y):
     np.testing.assert_array_equal(np.asarray(prep.y, dtype=float), [0, 1, 1])
 
 
+@pytest.mark.parametrize(
+    "p",
+    [
+        [0, 1, 1],
+        np.array([0, 1, 1]),
+        np.array([0, 1, 1], dtype=np.uint8),
+        np.array([0, 1, 1], dtype=">i2"),
+        pd.Series([0, 1, 1], dtype="Int64"),
+    ],
+    ids=["list", "int64", "uint8", "big-endian", "Int64"],
+)
+def test_integer_probabilities_are_read_as_floats(p):
+    """0 and 1 of an integer dtype are probabilities (R: a numeric vector)."""
+    prep = prepare(p, [0, 1, 0])
+    assert prep.p.dtype == np.float64
+    np.testing.assert_array_equal(prep.p, [0.0, 1.0, 1.0])
+    # bins 1 (0 right) and 10 (two at 1, one right): |0.5 - 1| * 2/3
+    assert calibr.ece(p, [0, 1, 0]) == calibr.ece([0.0, 1.0, 1.0], [0, 1, 0]) == 1 / 3
+    assert calibr.skce(p, [0, 1, 0]) == calibr.skce([0.0, 1.0, 1.0], [0, 1, 0])
+    onehot = np.array([[1, 0], [0, 1], [1, 0]])
+    assert calibr.ece(onehot, [1, 2, 2]) == calibr.ece(onehot.astype(float), [1, 2, 2]) == 1 / 3
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array([False, True, False], dtype=object),
+        np.array([np.False_, np.True_, np.False_], dtype=object),
+        np.array([0.0, 1.0, 0.0], dtype=object),
+        np.array([0, True, 0.0], dtype=object),
+        pd.Series([False, True, False], dtype=object),
+    ],
+    ids=["bools", "numpy-bools", "floats", "mixed", "Series"],
+)
+def test_object_labels_of_booleans_and_floats(y):
+    """Object arrays of booleans or of 0.0/1.0 (e.g. from a nullable or mixed column)
+    are binary labels, with the numbers of the same labels as integers."""
+    p = [0.2, 0.7, 0.4]
+    np.testing.assert_array_equal(np.asarray(prepare(p, y).y, dtype=float), [0, 1, 0])
+    for metric in (calibr.ece, calibr.mce, calibr.skce, calibr.mmce):
+        assert metric(p, y) == metric(p, [0, 1, 0]), metric.__name__
+    missing = pd.Series([False, True, None, False], dtype=object)
+    assert calibr.ece([0.2, 0.7, 0.5, 0.4], missing, na_rm=True) == calibr.ece(
+        [0.2, 0.7, 0.4], [0, 1, 0])
+
+
+def test_object_labels_that_are_not_zero_or_one():
+    with pytest.raises(InputError, match=r"^`y` must be 0/1 or boolean for a vector `p`; 1 value "
+                       r"does not, the first at position 2 \(2\.0\)\. Pass "
+                       r"classes=\(negative, positive\) to name other labels\.$"):
+        calibr.ece([0.2, 0.7, 0.4], np.array([0, True, 2.0], dtype=object))
+    with pytest.raises(InputError, match=r"^`y` must be 0/1 or boolean for a vector `p`; 1 value "
+                       r"does not, the first at position 1 \(0\.5\)\.$"):
+        calibr.ece([0.2, 0.7, 0.4], np.array([0.0, 0.5, 1.0], dtype=object))
+    assert calibr.ece(P3, np.array([1.0, 2.0, 3.0, 3.0], dtype=object)) == calibr.ece(
+        P3, [1, 2, 3, 3])
+
+
 def test_binary_classes_names_negative_and_positive():
     prep = prepare([0.1, 0.9, 0.5], ["no", "yes", "yes"], classes=("no", "yes"))
     np.testing.assert_array_equal(prep.y, [0, 1, 1])
@@ -665,3 +723,47 @@ def test_row_sum_message_shows_the_distance_and_suggests_renormalising():
     # far from 1 is not rounding: no suggestion
     with pytest.raises(InputError, match=r"\(sum 0\.9, 0\.09999999999999998 away from 1\)\.$"):
         calibr.ece([[0.5, 0.4]], [1])
+
+
+# ----------------------------------------------------------------- the parameter table
+
+
+def test_the_options_of_the_verbs_table_and_plots_are_declared_once():
+    """calibr._params.validate_params: each public function lists the rule of each
+    of its options, checked in this order before anything else runs."""
+    from calibr.plot import reliability_diagram
+    from calibr.table import wilson_interval
+
+    assert list(calibr.summarise.__calibr_rules__) == ["na_rm"]
+    assert list(calibr.calibration_table.__calibr_rules__) == ["bins", "type", "ci_level",
+                                                               "na_rm"]
+    assert list(wilson_interval.__calibr_rules__) == ["level"]
+    assert list(reliability_diagram.__calibr_rules__) == [
+        "ncols", "histogram", "intervals", "panel_size", "title", "show_ece"]
+    # the functions receive the canonical values, also for positional arguments
+    p, y = [0.1, 0.4, 0.8, 0.9], [0, 1, 1, 1]
+    want = calibr.calibration_table(p, y, 4, "classwise", na_rm=False)
+    pd.testing.assert_frame_equal(calibr.calibration_table(p, y, 4.0, na_rm=np.False_), want)
+    frame = pd.DataFrame({"p": [0.1, np.nan, 0.8], "y": [0, 1, 1]})
+    pd.testing.assert_frame_equal(calibr.summarise(frame, "p", "y", na_rm=np.True_),
+                                  calibr.summarise(frame, "p", "y", na_rm=True))
+    # the checks run before the data is read
+    with pytest.raises(InputError, match=r"^`ci_level` must be a number strictly between 0 "
+                       r"and 1; got 0\.$"):
+        calibr.calibration_table(None, None, ci_level=0)
+
+
+def test_optional_and_string_rules():
+    from calibr._params import OPTIONAL_STRING, Integer, Optional, validate_params
+
+    rule = Optional(Integer(1, what="a single positive integer"))
+    assert rule(None, "ncols") is None and rule(np.int64(3), "ncols") == 3
+    for bad, shown in ((0, "0"), (2.5, "2.5"), (True, "True"), ("2", "'2'")):
+        with pytest.raises(InputError, match=rf"^`ncols` must be a single positive integer; "
+                           rf"got {shown}\.$"):
+            rule(bad, "ncols")
+    assert OPTIONAL_STRING("t", "title") == "t" and OPTIONAL_STRING(None, "title") is None
+    with pytest.raises(InputTypeError, match=r"^`title` must be a string or None; got bytes\.$"):
+        OPTIONAL_STRING(b"t", "title")
+    with pytest.raises(TypeError, match=r"has no parameter 'nbins'"):
+        validate_params(nbins=rule)(lambda bins=10: bins)

@@ -1,0 +1,487 @@
+"""The group layer: the rows of a data frame, by group, as canonical arrays.
+
+One module turns a ``DataFrame`` or ``DataFrameGroupBy`` and the names of its
+probability and label columns into what the metrics read, for every verb that
+works per group: :func:`calibr.summarise`, :func:`calibr.calibration_table`
+with ``data=``, the command line (``calibr.cli``) and the plots
+(``calibr.plot``). The rules are stated in ``docs/definitions.md``, sections
+"Inputs" and "Data-frame verbs".
+
+::
+
+    groups = groups_of(data)                      # pandas' groups, keys and order
+    cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
+    sp = split(groups, cols, na_rm)               # validate every row once
+    for part in sp.parts():                       # each observed group, pandas' order
+        with part.errors("metric 'ece'"):         # errors name the group (and metric)
+            value = ece(part.p, part.y)
+
+How it is fast and still exact: ``calibr._validation.prepare()`` works row by
+row, so a group's rows validate and convert exactly as they would alone. The
+rows of all groups are therefore validated once and sorted by group
+(:func:`split`); each group is then a contiguous slice of the canonical
+arrays, and every number comes from calling the metric on its slice. If the
+shared validation finds bad input, each group's original rows are validated
+on their own (:func:`raise_per_group`), so that the error names the group and
+the position within it, as a per-group call of the metric would.
+
+For kernels that compute every group in one pass, :class:`Split` also exposes
+the sorted arrays with the group of each row (``codes``, non-decreasing) and
+the offsets of the groups (``start``): group ``g`` is the rows
+``start[g]:start[g + 1]``, so per-(group, bin) sums are a ``bincount`` over
+``codes * bins + bin`` and a recurrence restarts at each ``start[g]``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.api.typing import DataFrameGroupBy
+
+from ._validation import InputError, InputTypeError, _class_list, _fmt, prepare
+
+__all__ = [
+    "Columns",
+    "Groups",
+    "Part",
+    "Split",
+    "by_columns",
+    "classes_from_names",
+    "complete_rows",
+    "groups_of",
+    "raise_per_group",
+    "resolve_columns",
+    "split",
+    "subframes",
+    "with_context",
+]
+
+
+# --------------------------------------------------------------------------
+# columns of the data
+
+
+_INT_NAME = re.compile(r"-?(0|[1-9][0-9]*)")
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The probability and label columns of a data frame."""
+
+    p: Hashable | list  # one column key (binary) or a list of them (multiclass)
+    y: Hashable
+    classes: tuple | None  # explicit class labels for prepare(), or None
+
+    @property
+    def binary(self) -> bool:
+        """One probability column (a vector ``p``)."""
+        return not isinstance(self.p, list)
+
+
+def resolve_columns(
+    frame: pd.DataFrame,
+    p: Any,
+    y: Any,
+    p_prefix: str | None,
+    classes: Sequence | None,
+) -> Columns:
+    """Check the column arguments against ``frame`` and derive class labels.
+
+    A column is named by its label; when the frame's columns are a MultiIndex,
+    by its full key, a tuple (and a list of tuples names several columns).
+    Every name must select exactly one column.
+
+    With ``p_prefix``, the probability columns are those whose names start with
+    the prefix, in the frame's order; their class labels are the rest of each
+    name (see :func:`classes_from_names`). ``classes=`` overrides this; it
+    follows the metrics' rules (an ordered sequence of distinct labels: no set,
+    no string).
+    """
+    if classes is not None:
+        classes = tuple(_class_list(classes))
+    if y is None:
+        raise InputError("`y` must name the label column; got None.")
+    if not _is_key(frame, y):
+        raise InputError(f"`y` must name a column of the data; got {_fmt(y)}.")
+    _check_one_column(frame, y, "y", f"`y` must name a column of the data; got {_fmt(y)}.")
+    if p_prefix is not None:
+        if p is not None:
+            raise InputError("Give the probability columns by `p` or by `p_prefix`, not both.")
+        if not isinstance(p_prefix, str) or not p_prefix:
+            raise InputError(f"`p_prefix` must be a non-empty string; got {_fmt(p_prefix)}.")
+        cols = [c for c in frame.columns if isinstance(c, str) and c.startswith(p_prefix)]
+        if y in cols:
+            raise InputError(
+                f"The label column {y!r} also starts with p_prefix {p_prefix!r}; "
+                "list the probability columns with `p` instead."
+            )
+        if len(cols) < 2:
+            raise InputError(
+                f"`p_prefix` must match at least two columns (one per class); "
+                f"{p_prefix!r} matches {len(cols)}"
+                + (f" ({cols[0]!r})." if cols else ".")
+            )
+        for c in cols:
+            _check_one_column(frame, c, "p_prefix", f"`p_prefix` matched {_fmt(c)}, not a column.")
+        if classes is None:
+            classes = classes_from_names(
+                [c[len(p_prefix):] for c in cols], frame[y], f"the columns with prefix {p_prefix!r}"
+            )
+        return Columns(p=cols, y=y, classes=tuple(classes))
+    if p is None:
+        raise InputError("`p` must name the probability column(s), or give `p_prefix`; got None.")
+    if _is_key(frame, p):
+        _check_one_column(frame, p, "p", f"`p` must name a column of the data; got {_fmt(p)}.")
+        return Columns(p=p, y=y, classes=classes)
+    if isinstance(p, Sequence) and not isinstance(p, (str, bytes)):
+        cols = list(p)
+        for c in cols:
+            if not _is_key(frame, c):
+                raise InputError(f"`p` must name columns of the data; {_fmt(c)} is not one.")
+            _check_one_column(frame, c, "p", f"`p` must name columns of the data; {_fmt(c)} is "
+                                             "not one.")
+        if len(cols) < 2:
+            raise InputError(
+                "`p` must name one column (binary) or at least two (one per class); "
+                f"got a list of {len(cols)}."
+            )
+        return Columns(p=cols, y=y, classes=classes)
+    raise InputError(
+        f"`p` must be a column name or a list of column names; got {type(p).__name__}."
+    )
+
+
+def _is_label(x: Any) -> bool:
+    """A single column label (not a list or tuple of them)."""
+    return isinstance(x, str) or (isinstance(x, Hashable) and not isinstance(x, tuple))
+
+
+def _is_key(frame: pd.DataFrame, x: Any) -> bool:
+    """A single column key of ``frame``: a label, or a tuple if its columns are a MultiIndex."""
+    if isinstance(x, tuple):
+        return isinstance(frame.columns, pd.MultiIndex)
+    return _is_label(x)
+
+
+def _check_one_column(frame: pd.DataFrame, key: Any, name: str, missing: str) -> None:
+    """Raise ``InputError(missing)`` unless ``key`` is a column, and an error naming
+    the count unless it selects exactly one (a duplicated name, or a partial key
+    of a MultiIndex, selects several)."""
+    try:
+        loc = frame.columns.get_loc(key)
+    except (KeyError, TypeError, pd.errors.InvalidIndexError):
+        raise InputError(missing) from None
+    if isinstance(loc, (int, np.integer)):
+        return
+    count = int(np.count_nonzero(loc)) if isinstance(loc, np.ndarray) else len(
+        range(len(frame.columns))[loc])
+    fix = (
+        "give the full key of one column (a tuple)" if isinstance(frame.columns, pd.MultiIndex)
+        else "rename the columns so that each name is unique"
+    )
+    raise InputError(
+        f"`{name}` must name one column each; {_fmt(key)} names {count} columns of the data: "
+        f"{fix}."
+    )
+
+
+def classes_from_names(names: list[str], y: pd.Series, source: str) -> list:
+    """Class labels from the names of the probability columns (the suffixes after
+    ``p_prefix``, or the command line's ``--classes``).
+
+    When the labels in ``y`` are numbers and every name is a plain decimal
+    integer (``"0"``, ``"12"``, ``"-1"``; not ``"01"``), the class labels are
+    those integers, so that the label 3 matches ``p_3``; numbers with other
+    names are an error (``source`` says where the names come from). When the
+    labels are not numbers, the class labels are the strings.
+    """
+    dtype = y.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        dtype = dtype.categories.dtype
+    kind = getattr(dtype, "kind", "O")
+    if kind == "O":
+        inferred = pd.api.types.infer_dtype(y, skipna=True)
+        kind = {"integer": "i", "floating": "f", "mixed-integer-float": "f"}.get(inferred, "O")
+    if kind in "iuf":
+        if all(_INT_NAME.fullmatch(s) for s in names):
+            return [int(s) for s in names]
+        raise InputError(
+            f"The labels in {y.name!r} are numbers, but {source} "
+            f"name the classes {', '.join(repr(s) for s in names[:5])}"
+            f"{', ...' if len(names) > 5 else ''}; pass classes= to give the label of each column."
+        )
+    return names
+
+
+# --------------------------------------------------------------------------
+# groups of a DataFrame or DataFrameGroupBy
+
+
+@dataclass
+class Groups:
+    """The rows of each group, in the order of pandas' result.
+
+    ``keys`` is a DataFrame of the group keys (one row per group, pandas'
+    order, default index) or None for ungrouped data; ``ids`` gives each row
+    of ``frame`` its group's position in ``keys`` (-1: dropped by pandas, e.g.
+    a missing key with ``dropna=True``); ``sizes`` is the row count of each
+    group (0 for unobserved categories with ``observed=False``).
+    """
+
+    frame: pd.DataFrame
+    keys: pd.DataFrame | None
+    ids: np.ndarray
+    sizes: np.ndarray
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.sizes)
+
+    def describe(self, g: int) -> str:
+        """``"model='a', fold=1"``: the keys of group ``g`` for messages ("" ungrouped)."""
+        if self.keys is None:
+            return ""
+        row = self.keys.iloc[g]
+        return ", ".join(f"{k}={_fmt(v)}" for k, v in row.items())
+
+    def rows(self) -> Iterator[tuple[int, np.ndarray]]:
+        """``(g, positions in frame)`` of each observed group, in pandas' order."""
+        order = np.argsort(self.ids, kind="stable")
+        bounds = np.searchsorted(self.ids[order], np.arange(self.n_groups + 1))
+        for g in range(self.n_groups):
+            if self.sizes[g] > 0:
+                yield g, order[bounds[g]:bounds[g + 1]]
+
+
+def groups_of(data: Any) -> Groups:
+    """Groups of a DataFrame (one group) or a DataFrameGroupBy (pandas' groups,
+    with its ``observed=``, ``dropna=``, ``sort=`` and ``as_index=``)."""
+    if isinstance(data, pd.DataFrame):
+        n = len(data)
+        return Groups(data, None, np.zeros(n, dtype=np.int64), np.array([n], dtype=np.int64))
+    if not isinstance(data, DataFrameGroupBy):
+        raise InputTypeError(
+            "`data` must be a pandas DataFrame or DataFrameGroupBy (df.groupby(...)); "
+            f"got {type(data).__name__}."
+        )
+    frame = data.obj
+    if getattr(data, "as_index", True):
+        size = data.size()
+        sizes = size.to_numpy(dtype=np.int64)
+        keys = pd.DataFrame(index=size.index).reset_index()  # pandas names unnamed keys
+    else:
+        # as_index=False: the keys are columns of pandas' results. Its size() would
+        # add a column "size" (an error if a key has that name); a named
+        # aggregation with a fresh name counts the same rows of the same groups.
+        if len(frame.columns) == 0:
+            raise InputError("`data` has no columns, so it has no probability column.")
+        fresh = "__calibr_size__"
+        while fresh in frame.columns:
+            fresh += "_"
+        counted = data.agg(**{fresh: (frame.columns[0], "size")})
+        sizes = counted[fresh].to_numpy(dtype=np.int64)
+        keys = counted.drop(columns=fresh).reset_index(drop=True)
+    ids = _row_groups(data.ngroup(), sizes)
+    return Groups(frame, keys, ids, sizes)
+
+
+def _row_groups(ngroup: pd.Series, sizes: np.ndarray) -> np.ndarray:
+    """Each row's position in ``size()`` (-1: in no group), from ``ngroup()``.
+
+    pandas numbers the groups in the order of ``size()``, but not always over
+    the same groups: for categorical keys with ``observed=False`` it skips the
+    empty (unobserved) groups, while for time bins (``pd.Grouper(freq=...)``) it
+    counts the empty bins too. Both numberings are tried, and the one whose
+    per-group row counts equal ``size()`` is used.
+    """
+    ng = ngroup.to_numpy(dtype=np.float64, na_value=np.nan)
+    local = np.where(np.isnan(ng), -1, ng).astype(np.int64)
+    member = local >= 0
+    top = int(local.max(initial=-1))
+    observed = np.flatnonzero(sizes > 0)
+    candidates = []
+    if top < len(sizes):  # numbered over all groups of size()
+        candidates.append(local)
+    if top < observed.size:  # numbered over the observed groups only
+        ids = np.full(local.shape, -1, dtype=np.int64)
+        ids[member] = observed[local[member]]
+        candidates.append(ids)
+    for ids in candidates:
+        if np.array_equal(np.bincount(ids[member], minlength=len(sizes)), sizes):
+            return ids
+    raise RuntimeError(  # pragma: no cover - a pandas contract changed
+        "calibr could not match pandas' groups to their rows."
+    )
+
+
+def by_columns(frame: pd.DataFrame, keys: list) -> DataFrameGroupBy:
+    """``frame`` grouped by the columns ``keys`` (a non-empty list) as calibr's own
+    tables are: groups in the order of first appearance, a missing key its own
+    group, observed combinations only."""
+    return frame.groupby(keys, sort=False, dropna=False, observed=True)
+
+
+def subframes(frame: pd.DataFrame, keys: list) -> list[tuple[tuple, pd.DataFrame]]:
+    """``[(key tuple, rows)]`` of :func:`by_columns`; ``[((), frame)]`` without keys."""
+    if not keys:
+        return [((), frame)]
+    return [(key if isinstance(key, tuple) else (key,), sub)
+            for key, sub in by_columns(frame, keys)]
+
+
+# --------------------------------------------------------------------------
+# validation once, canonical arrays sorted by group
+
+
+def complete_rows(frame: pd.DataFrame, cols: Columns) -> np.ndarray:
+    """Rows with no missing value in the probability or label columns (a row of
+    a multiclass ``p`` is incomplete if any one of its columns is missing)."""
+    pmiss = frame[cols.p].isna()
+    if isinstance(pmiss, pd.DataFrame):
+        pmiss = pmiss.any(axis=1)
+    return ~(pmiss.to_numpy(dtype=bool) | frame[cols.y].isna().to_numpy(dtype=bool))
+
+
+@dataclass(frozen=True)
+class Part:
+    """One observed group's slice of a :class:`Split`: ``p`` and ``y`` are views
+    of the canonical arrays (float64 ``p``, 0/1 or 0-based codes ``y``)."""
+
+    g: int  # the group's position in ``Groups.keys`` (pandas' order)
+    p: np.ndarray
+    y: np.ndarray
+    groups: Groups
+
+    @contextlib.contextmanager
+    def errors(self, what: str = "") -> Iterator[None]:
+        """Re-raise a ValueError or TypeError of the block with the group (and
+        ``what``, e.g. ``"metric 'ece'"``) appended to its message."""
+        try:
+            yield
+        except (ValueError, TypeError) as err:
+            raise with_context(err, self.groups, self.g, what) from None
+
+
+@dataclass(frozen=True)
+class Split:
+    """The canonical arrays of every kept row, sorted by group (pandas' order).
+
+    Group ``g`` is the rows ``start[g]:start[g + 1]`` of ``p`` and ``y``;
+    ``codes`` holds the group of each row (non-decreasing). ``p`` and ``y`` are
+    None when no row is kept (a grouping with no observed group); then
+    ``binary`` and ``classes`` are unknown (None).
+    """
+
+    groups: Groups
+    cols: Columns
+    na_rm: bool
+    p: np.ndarray | None
+    y: np.ndarray | None
+    binary: bool | None
+    classes: tuple | None  # the label of each column (multiclass)
+    codes: np.ndarray
+    start: np.ndarray
+
+    @property
+    def k(self) -> int:
+        """The number of classes (1 for binary input)."""
+        return 1 if self.p is None or self.p.ndim == 1 else int(self.p.shape[1])
+
+    @property
+    def observed(self) -> np.ndarray:
+        """Which groups have rows in the data (False: unobserved, ``observed=False``)."""
+        return self.groups.sizes > 0
+
+    def parts(self) -> Iterator[Part]:
+        """Each observed group's slice, in pandas' order: the one per-group loop.
+
+        A group whose rows were all dropped by ``na_rm=True`` raises the error of
+        a metric called on its rows, naming the group.
+        """
+        if self.p is None:
+            return
+        for g in range(self.groups.n_groups):
+            if self.groups.sizes[g] == 0:
+                continue  # unobserved (observed=False): no rows, no part
+            a, b = self.start[g], self.start[g + 1]
+            if a == b:  # every row of the group had a missing value (na_rm=True)
+                raise_per_group(self.groups, self.cols, self.na_rm, only=g)
+            yield Part(g, self.p[a:b], self.y[a:b], self.groups)
+
+
+def split(groups: Groups, cols: Columns, na_rm: bool) -> Split:
+    """Validate every row of every group once; the canonical arrays sorted by group.
+
+    Bad input raises the error of a metric called on the first failing group's
+    rows, with the group appended (see :func:`raise_per_group`).
+    """
+    try:
+        sp = _split(groups, cols, na_rm)
+    except (ValueError, TypeError):
+        raise_per_group(groups, cols, na_rm)
+        raise
+    if sp.p is None and (groups.sizes.any() or groups.keys is None):
+        raise_per_group(groups, cols, na_rm)  # no complete rows, or empty data
+    return sp
+
+
+def _split(groups: Groups, cols: Columns, na_rm: bool) -> Split:
+    frame = groups.frame
+    keep = groups.ids >= 0
+    if na_rm:
+        keep &= complete_rows(frame, cols)
+    ids = groups.ids[keep]
+    count = np.bincount(ids, minlength=groups.n_groups)
+    start = np.concatenate([[0], np.cumsum(count)]).astype(np.int64)
+    if not keep.any():
+        return Split(groups, cols, na_rm, None, None, None, None, ids, start)
+    if keep.all():
+        p_obj, y_obj = frame[cols.p], frame[cols.y]
+    else:
+        p_obj, y_obj = frame[cols.p][keep], frame[cols.y][keep]
+    prep = prepare(p_obj, y_obj, classes=cols.classes, na_rm=False)
+    order = np.argsort(ids, kind="stable")
+    if np.all(order[1:] > order[:-1]):  # already sorted (e.g. grouped blocks)
+        p, y, codes = prep.p, prep.y, ids
+    else:
+        p, y, codes = prep.p[order], prep.y[order], ids[order]
+    return Split(groups, cols, na_rm, p, y, prep.binary, prep.classes, codes, start)
+
+
+def raise_per_group(groups: Groups, cols: Columns, na_rm: bool, only: int | None = None) -> None:
+    """Validate each group's original rows as a metric called on the group would,
+    and raise the first error with the group appended. Returns if none fails."""
+    if groups.keys is None:
+        prepare(groups.frame[cols.p], groups.frame[cols.y], classes=cols.classes, na_rm=na_rm)
+        return
+    p_obj, y_obj = groups.frame[cols.p], groups.frame[cols.y]
+    for g, rows in groups.rows():
+        if only is not None and g != only:
+            continue
+        try:
+            p_rows, y_rows = p_obj.iloc[rows], y_obj.iloc[rows]
+        except Exception:  # noqa: BLE001 - pandas cannot slice these columns (e.g. a
+            return  # structured dtype): the caller raises the error of the whole frame
+        try:
+            prepare(p_rows, y_rows, classes=cols.classes, na_rm=na_rm)
+        except (ValueError, TypeError) as err:
+            raise with_context(err, groups, g) from None
+
+
+def with_context(err: Exception, groups: Groups, g: int, what: str = "") -> Exception:
+    """The same exception type with the group (and metric) appended to the message,
+    e.g. ``[metric 'ece'; group model='a']``."""
+    parts = [p for p in (what, groups.describe(g) and f"group {groups.describe(g)}") if p]
+    if not parts:
+        return err
+    msg = f"{err} [{'; '.join(parts)}]"
+    try:
+        return type(err)(msg)
+    except Exception:  # noqa: BLE001 - an exception type with another constructor
+        return (InputTypeError if isinstance(err, TypeError) else InputError)(msg)

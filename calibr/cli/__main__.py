@@ -1,0 +1,7 @@
+"""``python -m calibr.cli``: the ``calibr`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

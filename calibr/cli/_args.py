@@ -1,0 +1,328 @@
+"""The command line: the parser of ``calibr report`` with its help, and the
+``--metrics`` lists ("ece,mce(bins=5),skce(estimator=ul)")."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from .. import __version__
+from .._validation import InputError, InputTypeError
+from ..frame import METRICS, Metric, metric
+from ._errors import EXIT_BROKEN_PIPE, CLIError, _cli_words
+
+#: An MCE that comes from a bin with fewer samples than this is marked in the
+#: table output (a gap measured on so few samples is mostly noise).
+MCE_MIN_BIN_COUNT = 10
+
+#: --renormalize divides each row by its sum only if every row sums to 1 within this.
+RENORMALIZE_TOL = 1e-3
+
+_BINNED = ("ece", "mce")
+_FORMATS = ("table", "csv", "json")
+
+_DESCRIPTION = """\
+Compute calibration metrics per group from a CSV or Parquet file of predictions
+and print them as a table, CSV or JSON (one row per group, one column per metric,
+and the number n of rows used).
+
+Without FILE the report uses calibr's bundled example data: the out-of-fold
+predictions of three scikit-learn classifiers (naive Bayes, logistic regression,
+a random forest) on the breast cancer data (binary, column p) and on the digits
+data (10 classes, columns p_0..p_9), grouped by dataset and model. --example
+picks one of the two data sets instead.
+"""
+
+_EPILOG = f"""\
+metrics: a comma-separated list of ece, mce, skce and mmce, each optionally with
+options in parentheses, as in R: "ece,mce(bins=5),skce(estimator=ul,bandwidth=0.1)".
+--bins and --type apply to ece and mce (and the per-bin table and the plot) unless
+a metric sets them itself. The columns form and bins say which form and bins the
+ece and mce columns without their own options use: binary (one probability
+column), or for multiclass data classwise (ece: the mean over the classes of each
+class's one-vs-rest ECE; mce: the largest gap of any class) or confidence (the
+top-label probability against whether the top label is right).
+
+mce_bin_n: each mce column is followed by the number of samples in the bin that
+gives the MCE (classwise: the bin of the largest gap over all classes). The table
+output marks an MCE from a bin of fewer than {MCE_MIN_BIN_COUNT} samples with *.
+
+multiclass: with --prob-prefix p_ the columns p_<label> hold the probability of
+each class; numeric labels match the columns whose suffix is that integer (the
+label 3 is the class of p_3). With --prob a b c, labels must equal the column
+names, or --classes must give the label of each column (e.g. --classes 1,2,3 for
+R's 1-based codes). Each row of probabilities must sum to 1 within 1e-6 (as in
+R); --renormalize fixes rows that were rounded (e.g. saved with 6 decimals).
+
+rows: "data row N" in a message is the N-th row after the header of FILE.
+
+exit status: 0 on success; 2 for bad input (one line on stderr, nothing written);
+1 for an internal error (a bug in calibr: run again with --debug and report it);
+{EXIT_BROKEN_PIPE} when the reader of the output closed the pipe early (e.g. | head).
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, not usage + message
+        raise CLIError(f"{message} (see `{self.prog} --help`)")
+
+
+_DEBUG_HELP = "on an error, show Python's full traceback (to report a bug in calibr)"
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="calibr",
+        description="Calibration-error metrics (ECE, MCE, MMCE, SKCE) for probabilistic "
+        "classifiers.",
+    )
+    parser.add_argument("--version", action="version", version=f"calibr {__version__}")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    rep = sub.add_parser(
+        "report",
+        help="calibration metrics per group from a CSV or Parquet file",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rep.add_argument(
+        "file", nargs="?", metavar="FILE",
+        help="predictions: .csv (optionally compressed: .csv.gz, .csv.bz2, .csv.xz, .csv.zip), "
+        ".tsv (tab-separated), .parquet or .pq, or - for CSV on stdin; default: the bundled "
+        "example data",
+    )
+    rep.add_argument(
+        "--example", choices=("all", "breast_cancer", "digits"),
+        help="without FILE: which bundled data set to report (default: all)",
+    )
+    rep.add_argument(
+        "--sep", metavar="CHAR",
+        help="the field separator of CSV input (default: ,), e.g. ';'; 'tab' or '\\t' for "
+        "tab-separated files",
+    )
+    # also after `report` (calibr report --debug ...); SUPPRESS keeps `calibr --debug report`
+    rep.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+    cols = rep.add_argument_group("columns")
+    cols.add_argument(
+        "-p", "--prob", nargs="+", metavar="COL",
+        help="probability column: one (binary, P(y = 1)) or one per class (default: p)",
+    )
+    cols.add_argument(
+        "--prob-prefix", metavar="PREFIX",
+        help="multiclass: every column starting with PREFIX is a class probability",
+    )
+    cols.add_argument("-y", "--label", metavar="COL", help="label column (default: y)")
+    cols.add_argument(
+        "-g", "--by", nargs="+", metavar="COL", default=None,
+        help="grouping columns (rows with a missing key form their own group)",
+    )
+    cols.add_argument(
+        "--classes", metavar="LABELS",
+        help="multiclass: comma-separated label of each probability column, in order",
+    )
+    cols.add_argument(
+        "--na-rm", action="store_true",
+        help="drop rows with a missing probability or label (default: an error)",
+    )
+    cols.add_argument(
+        "--renormalize", action="store_true",
+        help="multiclass: divide each row of the probability columns by its sum, if every "
+        "row sums to 1 within 1e-3 (e.g. probabilities saved with 6 decimals); otherwise "
+        "an error",
+    )
+    met = rep.add_argument_group("metrics")
+    met.add_argument(
+        "-m", "--metrics", default="ece,mce", metavar="LIST",
+        help='comma-separated metrics with options, e.g. "ece,mce(bins=5)" (default: ece,mce)',
+    )
+    met.add_argument("--bins", type=int, default=None, metavar="B",
+                     help="number of equal-width bins for ece, mce, --per-bin and --plot "
+                     "(default: 10)")
+    met.add_argument("--type", choices=("classwise", "confidence"), default=None,
+                     help="multiclass form of ece, mce, --per-bin and --plot "
+                     "(default: classwise)")
+    out = rep.add_argument_group("output")
+    out.add_argument(
+        "--per-bin", action="store_true",
+        help="print the per-bin calibration table (bins, counts, gaps, Wilson 95%% "
+        "intervals) instead of the metrics",
+    )
+    out.add_argument(
+        "-f", "--format", choices=_FORMATS, default=None,
+        help="output format (default: from the extension of --output, else table)",
+    )
+    out.add_argument("-o", "--output", metavar="PATH", help="write to PATH (default: stdout)")
+    out.add_argument(
+        "--plot", metavar="PATH",
+        help="also write reliability diagrams to PATH (.png, .pdf, .svg): one panel per "
+        "group, in the form and bins of ece and mce (multiclass: classwise, a curve per "
+        "class, unless --type confidence), with the ECE in each panel's title; needs "
+        "matplotlib (pip install matplotlib)",
+    )
+    return parser
+
+
+# --------------------------------------------------------------------------
+# metric lists: "ece,mce(bins=5),skce(estimator=ul)"
+
+_SPEC = re.compile(r"\s*([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*")
+
+#: Arguments of the metrics that the command sets for all metrics, and the options that do.
+_DATA_OPTIONS = {"p": "--prob", "y": "--label", "classes": "--classes", "na_rm": "--na-rm"}
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside parentheses."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise CLIError(f"--metrics: unbalanced parentheses in {text!r}.")
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if depth != 0:
+        raise CLIError(f"--metrics: unbalanced parentheses in {text!r}.")
+    parts.append("".join(cur))
+    return parts
+
+
+_BOOLS = {"True": True, "TRUE": True, "False": False, "FALSE": False}
+
+
+def _value(text: str) -> Any:
+    """An option value: a quoted string, True/False (R's TRUE/FALSE), a number, else a string."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    if text in _BOOLS:
+        return _BOOLS[text]
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _metric_options(name: str) -> list[str]:
+    """The options of a named metric (its keyword arguments other than the data's)."""
+    params = list(inspect.signature(METRICS[name]).parameters.values())[2:]
+    return [
+        prm.name for prm in params
+        if prm.kind in (prm.POSITIONAL_OR_KEYWORD, prm.KEYWORD_ONLY)
+        and prm.name not in _DATA_OPTIONS
+    ]
+
+
+def parse_metrics(text: str) -> list[tuple[str, Metric]]:
+    """``[(column name, Metric)]`` from a --metrics string.
+
+    Examples
+    --------
+    >>> parse_metrics("ece,skce(estimator=ul, bandwidth=median)")
+    [('ece', Metric(func='ece', options={})), ('skce(estimator=ul, bandwidth=median)', \
+Metric(func='skce', options={'estimator': 'ul', 'bandwidth': 'median'}))]
+    """
+    out = []
+    for part in _split_top(text):
+        if not part.strip():
+            raise CLIError(f"--metrics: empty entry in {text!r}.")
+        m = _SPEC.fullmatch(part)
+        if m is None:
+            raise CLIError(f"--metrics: cannot read {part.strip()!r}; write e.g. mce(bins=5).")
+        name, args = m.group(1), m.group(2)
+        if name not in METRICS:
+            raise CLIError(
+                f"--metrics: unknown metric {name!r}; the metrics are "
+                f"{', '.join(METRICS)}."
+            )
+        known = _metric_options(name)
+        options = {}
+        if args is not None and args.strip():
+            for item in _split_top(args):
+                key, eq, val = item.partition("=")
+                key = key.strip()
+                if not eq or not key.isidentifier():
+                    raise CLIError(
+                        f"--metrics: options are written name=value; got {item.strip()!r} "
+                        f"in {part.strip()!r}."
+                    )
+                if key in _DATA_OPTIONS:
+                    raise CLIError(
+                        f"--metrics: {key!r} is not an option of a metric ({part.strip()!r}); "
+                        f"{_DATA_OPTIONS[key]} sets it for all metrics."
+                    )
+                if key not in known:
+                    raise CLIError(
+                        f"--metrics: the metric {part.strip()!r} has no option {key!r}; its "
+                        f"options are {', '.join(known)}."
+                    )
+                if key in options:
+                    raise CLIError(f"--metrics: {part.strip()!r} sets {key!r} twice.")
+                options[key] = _value(val)
+        try:
+            spec = metric(name, **options)
+        except (InputError, InputTypeError) as err:  # pragma: no cover - checked above
+            raise CLIError(f"--metrics: {_cli_words(str(err))}") from None
+        col = part.strip() if options else name
+        if any(col == c for c, _ in out):
+            raise CLIError(f"--metrics: {col!r} appears twice.")
+        out.append((col, spec))
+    return out
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One metric column: its name, the spec with the defaults of --bins and --type,
+    and whether it takes bins and form from --bins and --type."""
+
+    name: str
+    spec: Metric
+    default_bins: bool
+    default_type: bool
+
+
+def _with_defaults(specs, bins, type_) -> list[_Column]:
+    out = []
+    for col, spec in specs:
+        own_bins, own_type = "bins" in spec.options, "type" in spec.options
+        if spec.func in _BINNED:
+            extra = {}
+            if bins is not None and not own_bins:
+                extra["bins"] = bins
+            if type_ is not None and not own_type:
+                extra["type"] = type_
+            spec = Metric(spec.func, {**spec.options, **extra})
+        binned = spec.func in _BINNED
+        out.append(_Column(col, spec, binned and not own_bins, binned and not own_type))
+    return out
+
+
+def _sep(text: str | None) -> str | None:
+    if text is None:
+        return None
+    sep = {"tab": "\t", "\\t": "\t"}.get(text, text)
+    if len(sep) != 1 or sep in "\r\n\"":
+        raise CLIError(f"--sep must be one character (or 'tab'); got {text!r}.")
+    return sep
+
+
+def _format(args) -> str:
+    if args.format is not None:
+        return args.format
+    if args.output is not None:
+        suffix = Path(args.output).suffix.lower()
+        if suffix in (".csv", ".json"):
+            return suffix[1:]
+    return "table"

@@ -1,0 +1,295 @@
+"""Files: reading the input (CSV, compressed CSV, TSV, Parquet, stdin or the
+bundled data), refusing an output that is the input, and writing every output
+or none (temporary files renamed over the targets at the end)."""
+
+from __future__ import annotations
+
+import contextlib
+import lzma
+import os
+import re
+import secrets
+import shutil
+import stat
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ._args import _sep
+from ._errors import EXIT_BROKEN_PIPE, CLIError, _detail
+
+
+@dataclass
+class _Source:
+    """One input: the data, where it came from and its column arguments."""
+
+    tag: str | None  # the value of the `dataset` column (bundled data), else None
+    label: str  # for messages and the report's header
+    frame: pd.DataFrame
+    colargs: dict[str, Any]
+
+
+def _read(file: str, sep: str | None) -> pd.DataFrame:
+    if file == "-":
+        # bytes, so that non-UTF-8 input gets the same message as a file
+        return _read_csv(getattr(sys.stdin, "buffer", sys.stdin), "-", sep)
+    path = Path(file)
+    if not path.exists():
+        raise CLIError(f"{file}: no such file.")
+    if path.is_dir():
+        raise CLIError(f"{file}: is a directory, not a file.")
+    name = path.name.lower()
+    if name.endswith((".parquet", ".pq")):
+        if sep is not None:
+            raise CLIError("--sep applies to CSV input; FILE is a Parquet file.")
+        return _read_parquet(path, file)
+    if re.search(r"\.(csv|txt|tsv)(\.(gz|bz2|xz|zip|zst))?$", name):
+        if sep is None and re.search(r"\.tsv(\.\w+)?$", name):
+            sep = "\t"
+        return _read_csv(path, file, sep)
+    raise CLIError(
+        f"{file}: cannot tell the format from the extension; use .csv or .parquet."
+    )
+
+
+def _pyarrow_errors() -> tuple[type[BaseException], ...]:
+    try:
+        import pyarrow
+    except ImportError:
+        return ()
+    return (pyarrow.ArrowException,)
+
+
+def _read_parquet(path: Path, file: str) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(path)
+    except ImportError:
+        raise CLIError(
+            "reading Parquet needs pyarrow; install it with `pip install pyarrow`."
+        ) from None
+    except (OSError, ValueError, *_pyarrow_errors()) as err:  # a file that is not Parquet
+        raise CLIError(f"{file}: cannot read it as Parquet: {_detail(err)}.") from None
+
+
+def _read_csv(source: Any, file: str, sep: str | None) -> pd.DataFrame:
+    """pd.read_csv, with the file named in the message when it cannot be read."""
+    try:
+        return pd.read_csv(source, sep=sep or ",", encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise CLIError(
+            f"{file}: cannot read it as CSV: it is not UTF-8 text (it has the byte "
+            f"0x{err.object[err.start]:02x})."
+        ) from None
+    except ImportError as err:  # e.g. .csv.zst without zstandard
+        raise CLIError(f"{file}: cannot read it: {_detail(err)}.") from None
+    except (ValueError, EOFError, zipfile.BadZipFile, lzma.LZMAError) as err:
+        # pandas' ParserError and EmptyDataError; truncated or corrupt compression
+        raise CLIError(f"{file}: cannot read it as CSV: {_detail(err)}.") from None
+    except OSError as err:
+        raise CLIError(f"{file}: cannot read it: {err.strerror or _detail(err)}.") from None
+
+
+def _sources(args) -> list[_Source]:
+    colargs = {"p": args.prob, "p_prefix": args.prob_prefix, "y": args.label, "by": args.by}
+    if args.file is not None:
+        if args.example is not None:
+            raise CLIError("--example picks bundled data; it cannot be used with FILE.")
+        frame = _read(args.file, _sep(args.sep))
+        if colargs["p"] is None and colargs["p_prefix"] is None:
+            colargs["p"] = ["p"]
+        colargs["y"] = colargs["y"] or "y"
+        label = "standard input" if args.file == "-" else args.file
+        return [_Source(None, label, frame, colargs)]
+    if args.sep is not None:
+        raise CLIError("--sep applies to CSV input; give FILE.")
+    from .. import datasets
+
+    which = args.example or "all"
+    names = list(datasets.DATASETS) if which == "all" else [which]
+    given = [f"--{k}" for k, v in (("prob", args.prob), ("prob-prefix", args.prob_prefix),
+                                      ("label", args.label), ("classes", args.classes))
+             if v is not None]
+    if given and len(names) > 1:
+        raise CLIError(
+            f"{', '.join(given)} need FILE or --example: the two bundled data sets have "
+            "different columns."
+        )
+    loaders = {
+        "breast_cancer": (datasets.load_breast_cancer_predictions,
+                          {"p": ["p"], "p_prefix": None}),
+        "digits": (datasets.load_digits_predictions, {"p": None, "p_prefix": "p_"}),
+    }
+    out = []
+    for name in names:
+        loader, preset = loaders[name]
+        ca = dict(colargs)
+        if ca["p"] is None and ca["p_prefix"] is None:
+            ca.update(preset)
+        ca["y"] = ca["y"] or "y"
+        ca["by"] = ca["by"] if ca["by"] is not None else ["model"]
+        out.append(_Source(name, f"bundled example data {name}", loader(), ca))
+    return out
+
+
+# --------------------------------------------------------------------------
+# outputs: never the input
+
+def _check_destination(path: str, option: str, args) -> None:
+    parent = Path(path).resolve().parent
+    if not parent.is_dir():
+        raise CLIError(f"{option} {path}: the directory {str(parent)!r} does not exist.")
+    if Path(path).is_dir():
+        raise CLIError(f"{option} {path}: is a directory.")
+    if not os.path.exists(path):
+        return
+    if args.file is not None and args.file != "-" and os.path.exists(args.file):
+        if os.path.samefile(path, args.file):
+            raise CLIError(
+                f"{option} {path} is the input FILE; calibr never overwrites its input: "
+                "choose another path."
+            )
+    if args.file == "-":
+        try:
+            stdin_stat = os.fstat(sys.stdin.fileno())
+        except (OSError, ValueError, AttributeError):  # not a real file (e.g. in tests)
+            return
+        if stat.S_ISREG(stdin_stat.st_mode) and os.path.samestat(stdin_stat, os.stat(path)):
+            raise CLIError(
+                f"{option} {path} is the input on stdin; calibr never overwrites its input: "
+                "choose another path."
+            )
+
+
+def _same_path(a: str, b: str) -> bool:
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+# --------------------------------------------------------------------------
+# writing: temporary files, renamed over the targets only at the end
+
+
+def _temp_name(target: str, what: str) -> str:
+    head, tail = os.path.split(target)
+    return os.path.join(head, f".{tail}.{secrets.token_hex(4)}.calibr-{what}")
+
+
+def _write_temp(target: str, data: bytes) -> str:
+    """Write ``data`` to a new file next to ``target``; return its path."""
+    while True:
+        tmp = _temp_name(target, "tmp")
+        try:  # the mode of a new file (umask applies), or the target's
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:  # pragma: no cover - a random name taken
+            continue
+        break
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if os.path.exists(target):
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+    except BaseException:
+        _remove(tmp)
+        raise
+    return tmp
+
+
+def _backup(target: str) -> str:
+    """A second name (a hard link, else a copy) of ``target``, to restore it."""
+    name = _temp_name(target, "old")
+    try:
+        os.link(target, name)
+    except OSError:  # no hard links on this file system
+        shutil.copy2(target, name)
+    return name
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.remove(path)
+
+
+@dataclass
+class _Output:
+    path: str  # as given
+    option: str
+    data: bytes
+
+
+def _commit(outputs: list[_Output]) -> None:
+    """Write every output, or none: each goes to a temporary file in its target's
+    directory, and the temporary files are renamed over the targets at the end. If a
+    rename fails, the targets already replaced get their old contents back (or are
+    removed if they did not exist). Targets that are not regular files (a device such
+    as /dev/stdout, a FIFO) cannot be replaced; they are written last, directly."""
+    staged: list[tuple[_Output, str, str]] = []  # (output, real target, temp file)
+    direct: list[tuple[_Output, str]] = []
+    done: list[tuple[str, str | None]] = []  # (target, backup of its old contents)
+    current = outputs[0] if outputs else None
+    try:
+        for out in outputs:
+            current = out
+            if os.path.exists(out.path) and not os.path.isfile(out.path):
+                direct.append((out, out.path))  # e.g. /dev/stdout, /dev/null, a FIFO
+            else:
+                target = os.path.realpath(out.path)  # a symlink keeps pointing at the output
+                staged.append((out, target, _write_temp(target, out.data)))
+        for out, target, tmp in staged:
+            current = out
+            backup = _backup(target) if os.path.exists(target) else None
+            done.append((target, backup))
+            os.replace(tmp, target)
+        for out, target in direct:
+            current = out
+            with open(target, "wb") as fh:
+                fh.write(out.data)
+    except BaseException as err:
+        for target, backup in reversed(done):
+            with contextlib.suppress(OSError):
+                if backup is not None:
+                    os.replace(backup, target)
+                else:
+                    os.remove(target)
+        if isinstance(err, OSError) and current is not None:
+            why = err.strerror or _detail(err)
+            raise CLIError(f"{current.option} {current.path}: cannot write it: {why}.") from None
+        raise
+    finally:
+        for _, _, tmp in staged:
+            _remove(tmp)
+        for _, backup in done:
+            if backup is not None:
+                _remove(backup)
+
+
+#: stdout is written in pieces of this many characters, each flushed: a reader that
+#: closes the pipe early is then seen at the next piece (one large write may end
+#: early without an error, and the rest would be lost silently).
+_STDOUT_PIECE = 1 << 16
+
+
+def _write_stdout(text: str) -> int:
+    try:
+        for start in range(0, len(text), _STDOUT_PIECE):
+            sys.stdout.write(text[start:start + _STDOUT_PIECE])
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    return 0
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null, so that Python's final flush
+    does not print "Exception ignored ... BrokenPipeError"."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)

@@ -1,0 +1,266 @@
+"""The ``report`` command: the metrics per group (``calibr.summarise``), the
+per-bin table (``calibr.calibration_table``) and the plot, for each input."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._groups import by_columns
+from .._params import BINS
+from .._validation import InputError
+from ..frame import summarise
+from ..table import TABLE_COLUMNS, calibration_table
+from ._args import _BINNED, MCE_MIN_BIN_COUNT, _Column, _format, _sep, _with_defaults, parse_metrics
+from ._columns import _check_key_names, _check_row_sums, _columns, _renormalize, _validate
+from ._errors import CLIError, _library
+from ._io import _check_destination, _commit, _Output, _same_path, _Source, _sources, _write_stdout
+from ._render import _header, _render
+
+#: At most this many panels in a --plot figure (one per group).
+MAX_PLOT_PANELS = 100
+
+
+def report(args) -> int:
+    """Run ``calibr report`` with the parsed arguments; return the exit status."""
+    if args.bins is not None:
+        try:
+            BINS(args.bins, "bins")
+        except InputError as err:
+            raise CLIError(str(err).replace("`bins`", "--bins")) from None
+    if args.prob is not None and args.prob_prefix is not None:
+        raise CLIError("give the probability columns by --prob or by --prob-prefix, not both.")
+    _sep(args.sep)
+    fmt = _format(args)
+    for path, option in ((args.output, "--output"), (args.plot, "--plot")):
+        if path is not None:
+            _check_destination(path, option, args)
+    if args.output is not None and args.plot is not None:
+        if _same_path(args.output, args.plot):
+            raise CLIError("--output and --plot must be different files.")
+    if args.plot is not None:
+        plot_format = _plot_format(args.plot)
+    columns = _with_defaults(parse_metrics(args.metrics), args.bins, args.type)
+    bins = args.bins or 10
+    type_ = args.type or "classwise"
+
+    sources = _sources(args)
+    results, tables, forms = [], [], []
+    marks: dict[str, list[np.ndarray]] = {}
+    for src in sources:
+        res, tab, form, flags = _report_source(src, args, columns, bins, type_)
+        forms.append(form)
+        if tab is not None:
+            tables.append(_tag(tab, src.tag))
+        if res is not None:
+            results.append(_tag(res, src.tag))
+        for col, flag in flags.items():
+            marks.setdefault(col, []).append(flag)
+
+    if args.per_bin:
+        result = _stack_tables(tables)
+        header = _header(sources, bins, forms, "per-bin table")
+        text = _render(result, fmt, header)
+    else:
+        result = pd.concat(results, ignore_index=True)
+        binned = [c for c in columns if c.spec.func in _BINNED]
+        header = _header(sources, bins if any(c.default_bins for c in binned) else None,
+                         forms if any(c.default_type for c in binned) else [], "report")
+        flags = {col: np.concatenate(m) for col, m in marks.items()}
+        flags = {col: m for col, m in flags.items() if m.any()}
+        notes = [
+            f"* the MCE comes from a bin of fewer than {MCE_MIN_BIN_COUNT} samples (see "
+            f"{', '.join(_bin_n_column(col) for col in flags)}): a gap measured on so few "
+            "samples is mostly noise."
+        ] if flags else []
+        text = _render(result, fmt, header, flags, notes)
+
+    outputs = []
+    if args.output is not None:
+        outputs.append(_Output(args.output, "--output", text.encode("utf-8")))
+    if args.plot is not None:
+        figure = _plot(_stack_tables(tables), plot_format, bins, sources, forms)
+        outputs.append(_Output(args.plot, "--plot", figure))
+    _commit(outputs)
+    if args.output is None:
+        return _write_stdout(text)
+    return 0
+
+
+def _report_source(
+    src: _Source, args, columns: list[_Column], bins: int, type_: str
+) -> tuple[pd.DataFrame | None, pd.DataFrame | None, str, dict[str, np.ndarray]]:
+    """One input's summary (None with --per-bin), per-bin table (with --per-bin or
+    --plot, else None), form, and the MCEs from tiny bins (column -> row flags)."""
+    cols, p_word = _columns(src, args)
+    frame = src.frame
+    if len(frame) == 0:
+        raise CLIError(f"{src.label} has no data rows, only a header.")
+    if args.renormalize:
+        frame = _renormalize(frame, cols)
+    _check_row_sums(frame, cols, p_word)
+    _validate(frame, cols, args.na_rm, p_word)
+    form = type_ if isinstance(cols.p, list) else "binary"
+
+    by = src.colargs["by"]
+    show_form = any(c.default_type for c in columns)
+    show_bins = any(c.default_bins for c in columns)
+    if not args.per_bin:
+        added = [c.name for c in columns] + ["n"]
+        added += [_bin_n_column(c.name) for c in columns if c.spec.func == "mce"]
+        added += ["form"] * show_form + ["bins"] * show_bins
+        _check_key_names(by, added, "a column of the report")
+    if args.per_bin or args.plot:
+        _check_key_names(by, TABLE_COLUMNS, "a column of the per-bin table")
+    data = _group(frame, by, src)
+    common = {"classes": cols.classes, "na_rm": args.na_rm}
+    tab = res = None
+    flags: dict[str, np.ndarray] = {}
+    if args.per_bin or args.plot:
+        tab = _library(calibration_table, p_word, cols.p, cols.y, bins=bins, type=type_,
+                       data=data, **common)
+    if not args.per_bin:
+        metrics = {"n": _count, **{c.name: c.spec for c in columns}}
+        res = _library(summarise, p_word, data, cols.p, cols.y, metrics=metrics, **common)
+        res["n"] = res["n"].astype("int64")
+        for c in columns:
+            if c.spec.func != "mce":
+                continue
+            mtab = _library(
+                calibration_table, p_word, cols.p, cols.y,
+                bins=c.spec.options.get("bins", 10),
+                type=c.spec.options.get("type", "classwise"), data=data, **common,
+            )
+            counts = _mce_bin_counts(mtab, list(by or []), len(res))
+            res.insert(res.columns.get_loc(c.name) + 1, _bin_n_column(c.name), counts)
+            flags[c.name] = counts < MCE_MIN_BIN_COUNT
+        at = res.columns.get_loc("n")
+        if show_bins:
+            res.insert(at, "bins", bins)
+        if show_form:
+            res.insert(at, "form", form)
+    return res, tab, form, flags
+
+
+def _group(frame: pd.DataFrame, by: list | None, src: _Source) -> Any:
+    """The grouped frame; missing keys form their own group, so that no row is dropped
+    silently."""
+    if not by:
+        return frame
+    grouped = frame.groupby(by, sort=True, dropna=False, observed=True)
+    try:
+        grouped.ngroups  # noqa: B018 - groups the keys now, to name a column that cannot be
+    except TypeError:
+        for col in by:
+            for row, value in enumerate(frame[col], start=1):
+                if not isinstance(value, Hashable):
+                    raise CLIError(
+                        f"--by: the column {col!r} of {src.label} holds values that cannot be "
+                        f"grouped, the first at data row {row} (a {type(value).__name__}); "
+                        "group by columns of numbers, strings or dates."
+                    ) from None
+        raise
+    return grouped
+
+
+def _count(p: np.ndarray, y: np.ndarray, **_: Any) -> int:
+    return len(p)
+
+
+def _stack_tables(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """Stack per-bin tables whose key columns may differ (``class`` only in some),
+    keeping the key columns before ``bin`` and integer class labels integer."""
+    keys: list = []
+    for t in tables:
+        keys += [c for c in t.columns if c not in TABLE_COLUMNS and c not in keys]
+    if len(tables) > 1:
+        tables = [
+            t.astype({"class": "Int64"}) if "class" in t and t["class"].dtype.kind in "iu" else t
+            for t in tables
+        ]
+    return pd.concat(tables, ignore_index=True)[keys + list(TABLE_COLUMNS)]
+
+
+def _tag(df: pd.DataFrame, name: str | None) -> pd.DataFrame:
+    if name is None:
+        return df
+    df = df.copy()
+    df.insert(0, "dataset", name)
+    return df
+
+
+_NO_MATPLOTLIB = "--plot needs matplotlib; install it with `pip install matplotlib`."
+
+
+def _plot_format(path: str) -> str:
+    """The image format of --plot (checked before anything is computed)."""
+    fmt = Path(path).suffix.lower().lstrip(".")
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        raise CLIError(_NO_MATPLOTLIB) from None
+    known = FigureCanvasBase.get_supported_filetypes()
+    if fmt not in known:
+        raise CLIError(
+            f"--plot {path}: cannot tell the image format from the extension "
+            f"{'.' + fmt if fmt else '(none)'}; use .png, .pdf or .svg (or "
+            f"{', '.join('.' + k for k in sorted(known) if k not in ('png', 'pdf', 'svg'))})."
+        )
+    return fmt
+
+
+def _plot(table: pd.DataFrame, fmt: str, bins: int, sources: list[_Source],
+          forms: list[str]) -> bytes:
+    cols = list(table.columns)
+    groups = [c for c in cols[: cols.index("bin")] if c != "class"]
+    n_panels = by_columns(table, groups).ngroups if groups else 1
+    if n_panels > MAX_PLOT_PANELS:
+        raise CLIError(
+            f"--plot draws one panel per group, and {n_panels} groups are too many for one "
+            f"figure (at most {MAX_PLOT_PANELS}); use fewer --by columns."
+        )
+    if len(set(forms)) == 1:
+        form = forms[0]
+    else:
+        form = ", ".join(f"{f} ({s.tag or s.label})" for f, s in zip(forms, sources, strict=True))
+    curves = "; one curve per class" if "classwise" in forms else ""
+    title = f"Reliability diagrams: {bins} equal-width bins; form: {form}{curves}"
+    try:
+        from ..plot import reliability_diagram
+
+        fig = reliability_diagram(table, by=groups, title=title, show_ece=True)
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt)
+    except ImportError:
+        raise CLIError(_NO_MATPLOTLIB) from None
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------
+# the MCE's bin
+
+def _bin_n_column(name: str) -> str:
+    return f"{name}_bin_n"
+
+
+def _mce_bin_counts(table: pd.DataFrame, keys: list, n_groups: int) -> np.ndarray:
+    """Per group (pandas' order): the sample count of the bin with the largest gap
+    (over all classes for a classwise table; ties: the largest count)."""
+    if keys:
+        ids = by_columns(table, keys).ngroup().to_numpy()
+    else:
+        ids = np.zeros(len(table), dtype=np.int64)
+    gap = table["gap"].to_numpy(dtype=np.float64)
+    n = table["n"].to_numpy(dtype=np.int64)
+    order = np.lexsort((-n, -gap, ids))  # by group, then largest gap, then largest count
+    first = np.unique(ids[order], return_index=True)[1]
+    if len(first) != n_groups:  # pragma: no cover - the table and the summary disagree
+        raise RuntimeError(
+            f"the per-bin table has {len(first)} groups, the summary {n_groups}."
+        )
+    return n[order[first]]
