@@ -149,6 +149,16 @@ REGISTRY: list[Entry] = [
           lambda: {"data": _multiclass_frame(), "y": "y", "p_prefix": "p_",
                    "metrics": [calibr.metric("mce", bins=3, type="confidence"), "mmce"]},
           frame_columns=("p_cat", "y"), result="frame"),
+    Entry("median_bandwidth/binary", calibr.median_bandwidth,
+          lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy()}, arrays=("p", "y"), result="bandwidth"),
+    Entry("median_bandwidth/multiclass", calibr.median_bandwidth,
+          lambda: {"p": P_MC.copy(), "y": Y_MC.copy()}, arrays=("p", "y"), result="bandwidth"),
+    Entry("median_bandwidth/multiclass[type=confidence]", calibr.median_bandwidth,
+          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "type": "confidence"},
+          arrays=("p", "y"), result="bandwidth"),
+    Entry("val_prob", calibr.val_prob,
+          lambda: {"p": np.clip(P_BIN, 0.01, 0.99), "y": Y_BIN.copy()}, arrays=("p", "y"),
+          result="series"),
     Entry("metric", calibr.metric, lambda: {"func": "ece"}, positional=("func",),
           result="metric", extra_options={"bins": 2}),
     Entry("wilson_interval", wilson_interval,
@@ -406,6 +416,12 @@ def _check_result(entry: Entry, out: Any) -> None:
         assert isinstance(out, pd.DataFrame)
     elif entry.result == "metric":
         assert isinstance(out, calibr.Metric)
+    elif entry.result == "series":  # val_prob: R's 18 statistics
+        assert isinstance(out, pd.Series) and out.dtype == np.float64 and len(out) == 18
+        assert np.isfinite(out.drop("D:p")).any()
+    elif entry.result == "bandwidth":  # a float, or one per column for type="classwise"
+        assert type(out) is float or (isinstance(out, np.ndarray) and out.dtype == np.float64)
+        assert np.all(np.isfinite(out)) and np.all(np.asarray(out) > 0), out
     else:
         lo, hi = out
         assert np.isfinite(lo).all() and np.isfinite(hi).all()
@@ -536,7 +552,9 @@ def test_reproducers_of_escaped_exceptions(case):
 
 
 def _float_metric_entries() -> list[Entry]:
-    return [e for e in REGISTRY if e.result == "float"]
+    """The entries whose valid call returns one float (the metrics, and the median
+    bandwidth of the forms that have one)."""
+    return [e for e in REGISTRY if e.result in ("float", "bandwidth")]
 
 
 def _is_multiclass(entry: Entry) -> bool:

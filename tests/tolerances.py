@@ -18,6 +18,51 @@ ORACLE_ATOL = 1e-14
 #: exceed their maximum by a few ulps of rounding.
 ORDER_SLACK = 1e-15
 
-#: SKCE vs the R reference (issue 3): pair sums of up to n^2 terms.
+#: SKCE vs the R reference: pair sums of up to n^2 terms in another order.
 SKCE_RTOL = 1e-9
 SKCE_ATOL = 1e-12
+
+#: calibr.torchmetrics vs torchmetrics, float64 results: the per-bin sums are the
+#: same bits; torch's l2 sqrt is not correctly rounded, and on logits calibr's
+#: sigmoid is a few ulps off torch's (docs/torchmetrics.md; measured 2.2e-16).
+TORCHMETRICS_ATOL64 = 1e-12
+#: ... float32 results (multiclass always): the same at float32 rounding
+#: (measured on logits: at most 3.3e-7, a few float32 ulps of 1).
+TORCHMETRICS_ATOL32 = 1e-6
+#: calibr's sigmoid/softmax of logits vs torch's (or the exact oracles), in ulps
+#: of each value: libm's exp and torch's SLEEF exp are each about 1 ulp from
+#: exact, and torch adds a long softmax row in another order (measured: sigmoid
+#: at most 4, softmax at most 11 with up to 100 classes; docs/torchmetrics.md).
+LOGIT_ULPS = 16
+
+# val_prob() vs rms::val.prob, R's glm() and exact computations
+
+#: calibr vs R where both compute the same formula: only the order of the
+#: sums differs (R's sum() and mean() accumulate in long double).
+VALPROB_RTOL = 1e-9
+#: ... with an absolute floor for values that are 0 up to rounding (U, Q and
+#: S:z of well-calibrated data are sums of terms that cancel).
+VALPROB_ATOL = 1e-12
+#: p-values: R computes U:p as 1 - pchisq(x, 2), which cancels to a multiple of
+#: 2^-53 near 0; calibr's upper tail does not. One ulp of 1 covers R's rounding.
+PVALUE_ATOL = 2.0**-52
+#: Intercept and Slope vs rms::val.prob itself: rms's lrm.fit stops Newton-
+#: Raphson once -2LL changes by at most 0.025 (then takes one more step), so its
+#: estimates are off the maximum by up to 7e-8 relative on these datasets (2.2e-6
+#: on other data tried); calibr iterates to full convergence (and equals glm(),
+#: VALPROB_RTOL).
+RMS_FIT_RTOL = 1e-5
+#: The oracle of rms's Fortran vs rms: the same operations in the same order,
+#: with the same C library; only the 2 x 2 solve differs (LINPACK QR vs LAPACK).
+RMS_ORACLE_RTOL = 1e-12
+#: calibr's port of lowess vs R's lowess(): the same floating-point operations
+#: in the same order (bit-identical here); the margin allows a compiler that
+#: fuses multiply-adds on another platform.
+LOWESS_RTOL = 1e-13
+LOWESS_ATOL = 1e-15
+#: Float computations vs exact fractions: a handful of roundings.
+EXACT_RTOL = 1e-14
+#: calibr's Intercept/Slope vs the maximum computed in 40-digit decimals on
+#: near-separated data: rounding amplified by the fit's condition number
+#: (slopes up to 1,364); observed at most 2.3e-14.
+MLE_RTOL = 1e-12

@@ -1,0 +1,515 @@
+"""``val_prob()``: the statistics of R's ``rms::val.prob`` for binary predictions.
+
+Every statistic, its formula and how it relates to R's code are in
+``docs/val_prob.md``; the numbers agree with the real R package (the tests
+``tests/test_val_prob.py`` call it through rpy2).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._docs import shared_docs
+from ._lowess import lowess
+from ._validation import InputError, prepare
+
+__all__ = ["VAL_PROB_NAMES", "val_prob"]
+
+#: The names of ``rms::val.prob``'s result, in R's order: the index of the
+#: Series that :func:`val_prob` returns.
+VAL_PROB_NAMES: tuple[str, ...] = (
+    "Dxy", "C (ROC)", "R2", "D", "D:Chi-sq", "D:p", "U", "U:Chi-sq", "U:p", "Q",
+    "Brier", "Intercept", "Slope", "Emax", "E90", "Eavg", "S:z", "S:p",
+)
+
+#: The statistics that need the logistic recalibration fit: NaN when its
+#: maximum-likelihood estimate does not exist (separated outcomes).
+_FIT_NAMES = ("U", "U:Chi-sq", "U:p", "Q", "Intercept", "Slope")
+
+#: Newton-Raphson for the recalibration fit: stop once a step moves no
+#: coefficient by more than this, relative to max(1, |coefficient|). Newton
+#: converges quadratically, so the estimate is then exact to rounding.
+_FIT_STEP_TOL = 1e-12
+#: ... or once a step this small no longer shrinks (Newton's steps shrink
+#: quadratically until rounding noise, amplified by an ill-conditioned fit,
+#: is all that moves).
+_FIT_NOISE = 1e-8
+#: A step is accepted if it raises the deviance by at most this, relative to
+#: 1 + deviance: near the maximum the deviance is flat to rounding.
+_DEV_SLACK = 1e-12
+#: Newton iterations allowed (the hardest fits tried, one overlapping pair
+#: among 20,000 observations, take about 30).
+_FIT_MAXIT = 100
+
+
+@shared_docs
+def val_prob(
+    p: Any, y: Any, *, classes: Sequence | None = None, na_rm: bool = False
+) -> pd.Series:
+    r"""Validation statistics of predicted probabilities, as R's ``rms::val.prob``.
+
+    Discrimination (Dxy, C), likelihood-based measures (R2, D, U, Q), the Brier
+    score, the logistic recalibration (Intercept, Slope), the errors of a
+    lowess calibration curve (Emax, E90, Eavg) and Spiegelhalter's z test, with
+    R's names, order and definitions. Binary outcomes only; no plot (see
+    ``calibr.plot.reliability_diagram``).
+
+    Parameters
+    ----------
+    p : array-like or pandas Series
+        Predicted probabilities P(y = 1), a vector; each strictly between 0
+        and 1.
+    y : array-like or pandas Series
+        Outcomes, 0/1 or booleans (or the two labels of ``classes``), with both
+        outcomes present.
+    classes : sequence of two labels, optional, keyword-only
+        ``(negative, positive)``: the labels of ``y`` for 0 and 1.
+    <calibr:na_rm>
+
+    Returns
+    -------
+    pandas.Series
+        18 float64 values indexed by R's names, in R's order: ``"Dxy"``,
+        ``"C (ROC)"``, ``"R2"``, ``"D"``, ``"D:Chi-sq"``, ``"D:p"``, ``"U"``,
+        ``"U:Chi-sq"``, ``"U:p"``, ``"Q"``, ``"Brier"``, ``"Intercept"``,
+        ``"Slope"``, ``"Emax"``, ``"E90"``, ``"Eavg"``, ``"S:z"``, ``"S:p"``
+        (``VAL_PROB_NAMES``). ``stats["C (ROC)"]`` reads one.
+
+    Raises
+    ------
+    ValueError
+        (``calibr.InputError``) for a matrix ``p``, values of ``p`` outside
+        (0, 1) (0 and 1 included), ``y`` other than 0/1 or with one outcome
+        only, different lengths, or missing values without ``na_rm=True``.
+    TypeError
+        (``calibr.InputTypeError``) for inputs that are not numeric vectors.
+
+    Warns
+    -----
+    RuntimeWarning
+        When ``p`` separates the outcomes (every ``y = 1`` has ``p`` at least
+        as large as every ``y = 0``, or the reverse): the logistic
+        recalibration has no maximum-likelihood estimate, so Intercept, Slope,
+        U, U:Chi-sq, U:p and Q are NaN. When every ``p`` is 0.5: S:z and S:p
+        are NaN (the variance of Spiegelhalter's statistic is 0).
+
+    Notes
+    -----
+    Mirrors ``rms::val.prob(p, y, pl = FALSE)`` with its defaults. With
+    :math:`n` observations, :math:`n_1` of them with :math:`y = 1`,
+    :math:`n_0 = n - n_1` and :math:`x_i = \operatorname{logit} p_i`:
+
+    - **C (ROC)**: the share of (:math:`y = 1`, :math:`y = 0`) pairs whose
+      ``p`` are in the same order, ties counted 1/2;
+      **Dxy** :math:`= 2C - 1` (Somers' rank correlation). Exact, as in rms
+      6.9 and later; rms up to 6.8 first rounds ``p`` into bins of width
+      0.0002 (see ``docs/val_prob.md``).
+    - :math:`L_{01} = -2 \sum_i [y_i \log p_i + (1 - y_i) \log(1 - p_i)]`, the
+      deviance of the predictions; :math:`L_0 = -2 [n_1 \log(n_1/n) + n_0
+      \log(n_0/n)]`, that of the overall rate.
+    - **D:Chi-sq** :math:`= L_0 - L_{01}`; **D** :math:`= (\text{D:Chi-sq} -
+      1)/n`, the discrimination index; **D:p**, the upper tail of
+      :math:`\chi^2_1` at D:Chi-sq (NA in rms up to 6.8).
+    - **R2** :math:`= (1 - e^{-\text{D:Chi-sq}/n}) / (1 - e^{-L_0/n})`,
+      Nagelkerke's :math:`R^2` of the predictions.
+    - **Intercept**, **Slope**: the maximum-likelihood fit of
+      :math:`\operatorname{logit} P(y = 1) = a + b x`, R's
+      ``glm(y ~ qlogis(p), binomial)``; computed by Newton-Raphson until a step
+      moves the estimates by less than 1e-12 relative (exact to rounding);
+      rms's ``lrm.fit`` stops earlier, and close to separation may stop far
+      from the maximum (``docs/val_prob.md``).
+    - **U:Chi-sq** :math:`= L_{01} - L_{ab}`, with :math:`L_{ab}` the deviance
+      of that fit; **U** :math:`= (\text{U:Chi-sq} - 2)/n`, the unreliability
+      index; **U:p**, the upper tail of :math:`\chi^2_2`;
+      **Q** :math:`= D - U`, the quality index.
+    - **Brier** :math:`= \frac{1}{n} \sum_i (p_i - y_i)^2`.
+    - **Emax**, **E90**, **Eavg**: the largest, 0.9 quantile (R's type 7) and
+      mean of :math:`|p_i - s(p_i)|`, where :math:`s` is R's
+      ``lowess(p, y, iter = 0)`` (span 2/3, ``delta = 0.01 * diff(range(p))``).
+    - **S:z** :math:`= \sum_i (y_i - p_i)(1 - 2 p_i) / \sqrt{\sum_i (1 - 2
+      p_i)^2 p_i (1 - p_i)}`, Spiegelhalter's z; **S:p**
+      :math:`= 2 \Phi(-|z|)`.
+
+    When every ``p`` is the same, R (and calibr) report Dxy = 0, C = 0.5,
+    R2 = 0, D:Chi-sq = 0, D:p = 1, D = -1/n, Slope = 0, Intercept = logit of the
+    event rate, U:Chi-sq = :math:`L_{01} - L_0` on 1 degree of freedom and
+    U = (U:Chi-sq - 1)/n; Emax = E90 = Eavg = :math:`|p - \bar y|`.
+
+    **Decisions** (``docs/val_prob.md`` gives the reasons): ``p`` equal to 0 or
+    1 is refused (R drops those rows from some statistics and not others);
+    so is ``y`` with one outcome only (R fails or reports infinite values).
+
+    References
+    ----------
+    .. [1] F. E. Harrell, *Regression Modeling Strategies*, 2nd ed., Springer,
+       2015; and the R package rms, function ``val.prob``.
+    .. [2] D. J. Spiegelhalter, "Probabilistic prediction in patient management
+       and clinical trials", *Statistics in Medicine* 5 (1986), 421-433.
+    .. [3] W. S. Cleveland, "Robust locally weighted regression and smoothing
+       scatterplots", *Journal of the American Statistical Association* 74
+       (1979), 829-836.
+
+    Examples
+    --------
+    The same numbers as R's
+    ``rms::val.prob(c(.1, .2, .3, .4, .5, .6, .7, .8, .9, .3),
+    c(0, 0, 1, 0, 0, 1, 1, 1, 1, 0), pl = FALSE)``, except ``D:p`` (NA in
+    rms up to 6.8):
+
+    >>> p = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.3]
+    >>> y = [0, 0, 1, 0, 0, 1, 1, 1, 1, 0]
+    >>> stats = val_prob(p, y)
+    >>> print(stats.round(4).to_string())
+    Dxy          0.8000
+    C (ROC)      0.9000
+    R2           0.5473
+    D            0.4285
+    D:Chi-sq     5.2847
+    D:p          0.0215
+    U           -0.0867
+    U:Chi-sq     1.1331
+    U:p          0.5675
+    Q            0.5152
+    Brier        0.1340
+    Intercept    0.3045
+    Slope        2.1024
+    Emax         0.2397
+    E90          0.2163
+    Eavg         0.1216
+    S:z         -0.8785
+    S:p          0.3797
+    >>> float(stats["C (ROC)"])
+    0.9
+    """
+    _refuse_matrix(p)
+    prep = prepare(p, y, classes=classes, na_rm=na_rm)
+    if not prep.binary:  # pragma: no cover - _refuse_matrix refused every matrix
+        raise InputError("`p` must be a vector of probabilities P(y = 1) for val_prob.")
+    probs = prep.p
+    outcome = np.asarray(prep.y, dtype=np.float64)
+    _check_open_unit(probs, _original_length(p))
+    _check_both_outcomes(outcome)
+    if bool(np.all(probs == probs[0])):
+        values = _constant_p(probs, outcome)
+    else:
+        values = _general(probs, outcome)
+    if math.isnan(values["S:z"]):
+        warnings.warn(
+            "val_prob: every `p` is 0.5, so Spiegelhalter's statistic has variance 0; "
+            "S:z and S:p are NaN.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return pd.Series([values[name] for name in VAL_PROB_NAMES],
+                     index=pd.Index(VAL_PROB_NAMES), dtype=np.float64)
+
+
+# --------------------------------------------------------------------------
+# input checks beyond prepare()
+
+
+def _refuse_matrix(p: Any) -> None:
+    """Refuse a matrix (or higher) ``p`` before prepare() reads it as multiclass."""
+    if isinstance(p, (pd.DataFrame, pd.Series, np.ndarray)):
+        shape = p.shape
+    else:
+        try:
+            shape = np.shape(p)
+        except Exception:  # noqa: BLE001 - ragged or unreadable: prepare() says why
+            return
+    if len(shape) >= 2:
+        what = "a matrix" if len(shape) == 2 else "an array"
+        hint = (" For a two-class matrix, pass the column of the positive class "
+                "(e.g. p[:, 1])." if len(shape) == 2 else "")
+        raise InputError(
+            f"`p` must be a vector of probabilities P(y = 1) for val_prob, which is for "
+            f"binary outcomes only; got {what} of shape {tuple(shape)}.{hint}"
+        )
+
+
+def _original_length(p: Any) -> int | None:
+    try:
+        return len(p)
+    except TypeError:  # pragma: no cover - prepare() accepted p, so it has a length
+        return None
+
+
+def _check_open_unit(probs: np.ndarray, original_n: int | None) -> None:
+    """Refuse p equal to 0 or 1 (prepare() has checked [0, 1])."""
+    bad = (probs <= 0.0) | (probs >= 1.0)
+    if not bad.any():
+        return
+    (positions,) = np.nonzero(bad)
+    first = int(positions[0])
+    count = positions.size
+    dropped = original_n is not None and original_n != probs.shape[0]
+    where = (f"position {first} of the complete observations" if dropped
+             else f"position {first}")
+    raise InputError(
+        f"`p` must lie strictly between 0 and 1 for val_prob (its statistics use "
+        f"logit(p)); {count} {'value does' if count == 1 else 'values do'} not, the first "
+        f"at {where} ({float(probs[first])!r})."
+    )
+
+
+def _check_both_outcomes(outcome: np.ndarray) -> None:
+    n1 = int(np.count_nonzero(outcome))
+    if 0 < n1 < outcome.shape[0]:
+        return
+    n = outcome.shape[0]
+    which = 1 if n1 else 0
+    every = f"all {n} values are" if n > 1 else "its one value is"
+    raise InputError(
+        f"`y` must contain both outcomes (0 and 1) for val_prob; {every} {which}."
+    )
+
+
+# --------------------------------------------------------------------------
+# the statistics
+
+
+def _chi2_sf(x: float, df: int) -> float:
+    """Upper tail of the chi-square distribution with 1 or 2 degrees of freedom
+    (R's ``1 - pchisq(x, df)``, without its cancellation; 1 for ``x <= 0``)."""
+    if math.isnan(x):
+        return math.nan
+    if x <= 0.0:
+        return 1.0
+    if df == 1:
+        return math.erfc(math.sqrt(x / 2.0))
+    if df == 2:
+        return math.exp(-x / 2.0)
+    raise ValueError(df)  # pragma: no cover - only 1 and 2 are used
+
+
+def _spiegelhalter(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    r"""Spiegelhalter's (1986) z test of calibration, as ``rms::val.prob`` computes it.
+
+    .. math:: z = \frac{\sum_i (y_i - p_i)(1 - 2 p_i)}
+                       {\sqrt{\sum_i (1 - 2 p_i)^2 \, p_i (1 - p_i)}}
+
+    Under calibration (``y_i ~ Bernoulli(p_i)`` independently) ``z`` is
+    asymptotically standard normal; the p-value is two-sided,
+    :math:`2 \Phi(-|z|)`.
+
+    Parameters
+    ----------
+    p : ndarray
+        float64 probabilities in [0, 1].
+    y : ndarray
+        0/1 outcomes (any real dtype), the same length.
+
+    Returns
+    -------
+    (float, float)
+        ``(z, pvalue)``. With zero variance (every ``p`` in {0, 1/2, 1}) they
+        follow IEEE division as in R: ``(nan, nan)`` when the numerator is 0
+        too, else ``(inf, 0.0)`` (the numerator is then positive: a ``p`` of 0
+        or 1 contradicted by its outcome).
+
+    Examples
+    --------
+    >>> z, pvalue = _spiegelhalter(np.array([0.25, 0.75]), np.array([1.0, 0.0]))
+    >>> round(z, 6), round(pvalue, 6)
+    (2.44949, 0.014306)
+    """
+    p = np.asarray(p, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    a = 1.0 - 2.0 * p
+    num = float(np.sum((y - p) * a))
+    var = float(np.sum(a * a * p * (1.0 - p)))
+    if var == 0.0:
+        if num == 0.0:
+            return math.nan, math.nan
+        return (math.inf if num > 0.0 else -math.inf), 0.0
+    z = num / math.sqrt(var)
+    return z, math.erfc(abs(z) / math.sqrt(2.0))
+
+
+def _deviance_of_p(p: np.ndarray, y: np.ndarray) -> float:
+    """-2 log-likelihood of the predictions themselves (accurate near 0 and 1)."""
+    return -2.0 * float(np.sum(np.where(y == 1.0, np.log(p), np.log1p(-p))))
+
+
+def _null_deviance(y: np.ndarray) -> float:
+    """-2 log-likelihood of the overall event rate (R's ``llnull``)."""
+    n = y.shape[0]
+    n1 = float(np.count_nonzero(y))
+    n0 = n - n1
+    return -2.0 * (n1 * math.log(n1 / n) + n0 * math.log(n0 / n))
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    """R's ``qlogis(p)``: ``log(p / (1 - p))``."""
+    return np.log(p / (1.0 - p))
+
+
+def _quantile7(x: np.ndarray, prob: float) -> float:
+    """R's ``quantile(x, prob)`` (type 7), with R's arithmetic."""
+    n = x.shape[0]
+    s = np.sort(x)
+    index = 1.0 + (n - 1) * prob  # 1-based, as in R
+    lo = math.floor(index)
+    hi = math.ceil(index)
+    qs = float(s[lo - 1])
+    x_hi = float(s[hi - 1])
+    if index > lo and x_hi != qs:
+        h = index - lo
+        qs = (1.0 - h) * qs + h * x_hi
+    return qs
+
+
+def _concordance(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """(C, Dxy) over all (y = 1, y = 0) pairs, ties in ``p`` counted 1/2.
+
+    One sort: per distinct value of ``p``, the events and non-events there and
+    the non-events below. Counts are exact integers; C and Dxy are
+    ``(con + tie / 2) / pairs`` and ``(con - dis) / pairs`` as in rms.
+    """
+    order = np.argsort(p, kind="stable")
+    ps = p[order]
+    ys = y[order]
+    starts = np.flatnonzero(np.r_[True, ps[1:] != ps[:-1]])
+    events = np.add.reduceat(ys.astype(np.int64), starts)
+    sizes = np.diff(np.r_[starts, ps.shape[0]])
+    nonevents = sizes - events
+    below = np.cumsum(nonevents) - nonevents  # non-events at smaller p
+    n1 = int(events.sum())
+    n0 = int(nonevents.sum())
+    con = int(np.dot(events, below))
+    tie = int(np.dot(events, nonevents))
+    pairs = n1 * n0
+    dis = pairs - con - tie
+    return (con + tie * 0.5) / pairs, (con - dis) / pairs
+
+
+def _separated(x: np.ndarray, y: np.ndarray) -> bool:
+    """Does ``x`` separate the outcomes (then the logistic fit has no MLE)?"""
+    x1 = x[y == 1.0]
+    x0 = x[y == 0.0]
+    return bool(x0.max() <= x1.min() or x1.max() <= x0.min())
+
+
+def _fit_deviance(eta: np.ndarray, y: np.ndarray) -> float:
+    """-2 log-likelihood of a logistic model with linear predictor ``eta``."""
+    return 2.0 * float(np.sum(np.logaddexp(0.0, eta) - y * eta))
+
+
+def _recalibration(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float] | None:
+    """Maximum-likelihood ``(a, b, deviance)`` of ``logit P(y = 1) = a + b x``.
+
+    Newton-Raphson from R's start (the logit of the event rate, slope 0), in
+    the centred parametrisation ``a' + b (x - mean(x))`` (better conditioned;
+    ``a = a' - b mean(x)``). A step is halved while it raises the deviance by
+    more than rounding (``_DEV_SLACK``): close to the maximum the deviance is
+    flat to rounding while the estimates still move, so only full Newton steps
+    reach the maximum there. It stops once a step moves the estimates by at
+    most ``_FIT_STEP_TOL``, or by at most ``_FIT_NOISE`` without shrinking
+    (rounding noise). Returns None if it does not converge (not expected when
+    the estimate exists).
+    """
+    xbar = float(np.mean(x))
+    xc = x - xbar
+    rate = float(np.mean(y))
+    beta = np.array([math.log(rate / (1.0 - rate)), 0.0])
+    dev = _fit_deviance(beta[0] + beta[1] * xc, y)
+    previous = math.inf
+    for _ in range(_FIT_MAXIT):
+        eta = beta[0] + beta[1] * xc
+        mu = 0.5 * (1.0 + np.tanh(0.5 * eta))  # the logistic function, without overflow
+        e = np.exp(-np.abs(eta))
+        w = e / (1.0 + e) ** 2  # mu (1 - mu), accurate in the tails
+        r = y - mu
+        g0, g1 = float(np.sum(r)), float(np.sum(r * xc))
+        h00, h01, h11 = float(np.sum(w)), float(np.sum(w * xc)), float(np.sum(w * xc * xc))
+        det = h00 * h11 - h01 * h01
+        if not (math.isfinite(det) and det > 0.0):
+            return None  # pragma: no cover - x is not constant, so det > 0
+        step = np.array([(h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det])
+        t = 1.0
+        while True:
+            candidate = beta + t * step
+            new_dev = _fit_deviance(candidate[0] + candidate[1] * xc, y)
+            if new_dev <= dev + _DEV_SLACK * (1.0 + abs(dev)):
+                break
+            t *= 0.5
+            if t < 1e-10:  # pragma: no cover - a Newton step of a concave fit descends
+                return None
+        moved = float(np.max(np.abs(candidate - beta) / np.maximum(1.0, np.abs(candidate))))
+        beta, dev = candidate, new_dev
+        if moved <= _FIT_STEP_TOL or (moved <= _FIT_NOISE and moved > 0.5 * previous):
+            a = float(beta[0] - beta[1] * xbar)
+            b = float(beta[1])
+            return a, b, _fit_deviance(a + b * x, y)
+        previous = moved
+    return None  # pragma: no cover - the estimate exists, Newton converges
+
+
+def _lowess_errors(p: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """(Emax, E90, Eavg) of ``|p - lowess(p, y, iter = 0)|`` at each ``p``.
+
+    R evaluates the smooth at each ``p`` with ``approx(..., ties = mean)``;
+    lowess gives tied ``p`` the same fitted value, so that is the fitted value.
+    """
+    xs, fitted = lowess(p, y, iter=0)
+    smooth = fitted[np.searchsorted(xs, p)]
+    err = np.abs(p - smooth)
+    return float(np.max(err)), _quantile7(err, 0.9), float(np.mean(err))
+
+
+def _general(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    n = p.shape[0]
+    x = _logit(p)
+    l01 = _deviance_of_p(p, y)
+    l0 = _null_deviance(y)
+    lr = l0 - l01
+    c_index, dxy = _concordance(p, y)
+    r2 = math.expm1(-lr / n) / math.expm1(-l0 / n)
+    d = (lr - 1.0) / n
+    out = {
+        "Dxy": dxy, "C (ROC)": c_index, "R2": r2, "D": d, "D:Chi-sq": lr,
+        "D:p": _chi2_sf(lr, 1), "Brier": float(np.mean((p - y) ** 2)),
+    }
+    fit = None if _separated(x, y) else _recalibration(x, y)
+    if fit is None:
+        warnings.warn(
+            "val_prob: `p` separates the outcomes (no y = 1 has a smaller p than a y = 0, "
+            "or no y = 1 a larger one), so the logistic recalibration of y on logit(p) has "
+            "no maximum-likelihood estimate; Intercept, Slope, U, U:Chi-sq, U:p and Q are NaN.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        out.update(dict.fromkeys(_FIT_NAMES, math.nan))
+    else:
+        a, b, dev = fit
+        u_chisq = l01 - dev
+        u = (u_chisq - 2.0) / n
+        out.update({"Intercept": a, "Slope": b, "U:Chi-sq": u_chisq, "U": u,
+                    "U:p": _chi2_sf(u_chisq, 2), "Q": d - u})
+    out["Emax"], out["E90"], out["Eavg"] = _lowess_errors(p, y)
+    out["S:z"], out["S:p"] = _spiegelhalter(p, y)
+    return out
+
+
+def _constant_p(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """R's branch for a single distinct ``p`` (no ranking, slope fixed at 0)."""
+    n = p.shape[0]
+    rate = float(np.mean(y))
+    l01 = _deviance_of_p(p, y)
+    u_chisq = l01 - _null_deviance(y)  # R's L01 - L.cal: L.cal is the null deviance
+    d = -1.0 / n
+    u = (u_chisq - 1.0) / n
+    gap = abs(float(p[0]) - rate)
+    z, pvalue = _spiegelhalter(p, y)
+    return {
+        "Dxy": 0.0, "C (ROC)": 0.5, "R2": 0.0, "D": d, "D:Chi-sq": 0.0, "D:p": 1.0,
+        "U": u, "U:Chi-sq": u_chisq, "U:p": _chi2_sf(u_chisq, 1), "Q": d - u,
+        "Brier": float(np.mean((y - p[0]) ** 2)), "Intercept": math.log(rate / (1.0 - rate)),
+        "Slope": 0.0, "Emax": gap, "E90": gap, "Eavg": gap, "S:z": z, "S:p": pvalue,
+    }

@@ -1,0 +1,736 @@
+"""``val_prob()`` against the real R package rms (``rms::val.prob``), through rpy2.
+
+Every statistic is compared on varied seeded data: calibrated, over- and
+under-confident and shifted predictions, n from 10 to 10,000, heavy ties, a
+grid of values, near separation and probabilities close to 0 and 1. Where rms
+6.5 (Debian's ``r-cran-rms``) computes something other than the definition,
+the test shows that the difference is exactly that, with an oracle of rms's
+Fortran (``tests/oracles/valprob_oracle.py``):
+
+* C and Dxy: rms up to 6.8 rounds ``p`` into bins of width 0.0002; calibr's
+  exact value equals ``Hmisc::somers2`` and, where no two distinct ``p`` share
+  a bin, rms's.
+* Intercept and Slope: rms's Newton-Raphson stops early (-2LL changing by at
+  most 0.025); calibr's equal ``glm()`` run to full convergence.
+* D:p: NA in rms up to 6.8 (``lrm.fit`` suppresses it when given initial
+  values); calibr's equals R's ``pchisq(D:Chi-sq, 1, lower.tail = FALSE)``.
+
+Also the port of R's ``lowess()`` against R itself, hand-worked exact cases,
+the degenerate branches (one distinct ``p``, separated outcomes, every ``p``
+0.5) and every error message.
+
+The R side needs ``r-cran-rms`` (``.ci/install``). Without R the R tests skip;
+with ``CALIBR_REQUIRE_R=1`` they fail instead.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import _restore_library_path, unavailable
+from oracles import valprob_oracle as oracle
+from tolerances import (
+    EXACT_RTOL,
+    LOWESS_ATOL,
+    LOWESS_RTOL,
+    MLE_RTOL,
+    PVALUE_ATOL,
+    RMS_FIT_RTOL,
+    RMS_ORACLE_RTOL,
+    VALPROB_ATOL,
+    VALPROB_RTOL,
+)
+
+from calibr import InputError, InputTypeError
+from calibr._lowess import lowess
+from calibr._valprob import VAL_PROB_NAMES, _concordance, _spiegelhalter, val_prob
+
+#: The statistics compared with VALPROB_RTOL in every dataset.
+_SAME_FORMULA = ("R2", "D", "D:Chi-sq", "U", "U:Chi-sq", "Q", "Brier",
+                 "Emax", "E90", "Eavg", "S:z", "S:p")
+_PVALUES = ("U:p", "S:p")
+
+
+# --------------------------------------------------------------------------
+# R through rpy2
+
+_R_CODE = r"""
+suppressPackageStartupMessages(library(rms))
+calibr_vp <- function(p, y) val.prob(p, y, pl = FALSE)
+calibr_glm <- function(p, y) {
+  lg <- qlogis(p)
+  f <- suppressWarnings(glm(y ~ lg, family = binomial,
+                            control = glm.control(epsilon = 1e-14, maxit = 100)))
+  unname(c(coef(f), deviance(f)))
+}
+calibr_somers <- function(p, y) unname(Hmisc::somers2(p, y)[c("C", "Dxy")])
+calibr_dev01 <- function(p, y) -2 * sum(dbinom(y, 1, p, log = TRUE))
+calibr_pchisq1 <- function(x) pchisq(x, 1, lower.tail = FALSE)
+calibr_lowess <- function(x, y, f, iter, delta) {
+  if (is.null(delta)) lowess(x, y, f = f, iter = iter)$y
+  else lowess(x, y, f = f, iter = iter, delta = delta)$y
+}
+calibr_rms_version <- function() as.character(packageVersion("rms"))
+"""
+
+
+class RmsSession:
+    """The R functions above, called with float64 vectors; results as numpy."""
+
+    def __init__(self) -> None:
+        import rpy2.robjects as ro
+
+        self._ro = ro
+        ro.r(_R_CODE)
+        self.version = str(ro.r["calibr_rms_version"]()[0])
+        major, minor = (int(v) for v in self.version.split(".")[:2])
+        #: rms up to 6.8 (Fortran lrm.fit): binned C and Dxy, D:p = NA
+        self.legacy = (major, minor) < (6, 9)
+
+    def _vec(self, x) -> object:
+        return self._ro.FloatVector(np.asarray(x, dtype=np.float64).tolist())
+
+    def _call(self, name: str, *args) -> np.ndarray:
+        return np.asarray(self._ro.r[name](*args), dtype=np.float64)
+
+    def val_prob(self, p, y) -> pd.Series:
+        out = self._ro.r["calibr_vp"](self._vec(p), self._vec(y))
+        return pd.Series(np.asarray(out, dtype=np.float64), index=list(out.names))
+
+    def val_prob_raw(self, p, y) -> tuple[np.ndarray, list]:
+        """The vector and its names as R returns them (names may be NA)."""
+        out = self._ro.r["calibr_vp"](self._vec(p), self._vec(y))
+        names = [None if n is self._ro.NA_Character else str(n) for n in out.names]
+        return np.asarray(out, dtype=np.float64), names
+
+    def glm(self, p, y) -> np.ndarray:
+        return self._call("calibr_glm", self._vec(p), self._vec(y))
+
+    def somers2(self, p, y) -> np.ndarray:
+        return self._call("calibr_somers", self._vec(p), self._vec(y))
+
+    def dev01(self, p, y) -> float:
+        return float(self._call("calibr_dev01", self._vec(p), self._vec(y))[0])
+
+    def pchisq1(self, x: float) -> float:
+        return float(self._call("calibr_pchisq1", float(x))[0])
+
+    def lowess(self, x, y, f: float, iter: int, delta: float | None) -> np.ndarray:
+        d = self._ro.NULL if delta is None else float(delta)
+        return self._call("calibr_lowess", self._vec(x), self._vec(y), float(f), int(iter), d)
+
+
+@pytest.fixture(scope="session")
+def rms() -> RmsSession:
+    """R with rms loaded (a skip without it; a failure under CALIBR_REQUIRE_R)."""
+    try:
+        session = RmsSession()
+    except Exception as exc:  # noqa: BLE001 - any failure to reach R/rms is reported alike
+        unavailable(f"R package rms not available through rpy2: {type(exc).__name__}: {exc}")
+        raise  # pragma: no cover - unavailable() raised
+    finally:
+        _restore_library_path()
+    return session
+
+
+# --------------------------------------------------------------------------
+# datasets
+
+
+def _expit(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _overlap(p: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Make the smallest p an event and the largest a non-event, so the
+    outcomes cannot be separated (the recalibration MLE exists)."""
+    y = y.copy()
+    y[np.argmin(p)] = 1.0
+    y[np.argmax(p)] = 0.0
+    return y
+
+
+def _dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng([20_240_611, sum(map(ord, name))])
+    if name == "calibrated":
+        p = rng.beta(2.0, 3.0, 500)
+        y = rng.random(500) < p
+    elif name == "overconfident":
+        z = rng.normal(0.0, 1.5, 800)
+        p, y = _expit(2.0 * z), rng.random(800) < _expit(z)
+    elif name == "underconfident":
+        z = rng.normal(0.0, 1.5, 800)
+        p, y = _expit(0.5 * z), rng.random(800) < _expit(z)
+    elif name == "shifted":
+        z = rng.normal(0.0, 1.0, 600)
+        p, y = _expit(z), rng.random(600) < _expit(z - 1.0)
+    elif name.startswith("small-"):
+        n = int(name[6:])
+        p = rng.uniform(0.05, 0.95, n)
+        y = rng.random(n) < p
+    elif name == "n-10000":
+        z = rng.normal(0.0, 1.0, 10_000)
+        p, y = _expit(z), rng.random(10_000) < _expit(0.2 + 1.2 * z)
+    elif name == "heavy-ties":
+        p = rng.choice([0.05, 0.1, 0.2, 0.35, 0.5, 0.7, 0.9], 1000)
+        y = rng.random(1000) < p
+    elif name == "grid-0.001":
+        p = np.round(rng.uniform(0.001, 0.999, 3000), 3)
+        y = rng.random(3000) < p
+    elif name == "duplicated-rows":
+        p0 = rng.uniform(0.1, 0.9, 40)
+        y0 = rng.random(40) < p0
+        p, y = np.repeat(p0, 5), np.repeat(y0, 5)
+    elif name == "two-values":
+        p = rng.choice([0.3, 0.6], 200)
+        y = rng.random(200) < p
+    elif name == "near-separation":
+        z = rng.normal(0.0, 1.0, 200)
+        p, y = _expit(3.0 * z), rng.random(200) < _expit(8.0 * z)
+    elif name == "near-0-and-1":
+        z = rng.normal(0.0, 6.0, 500)
+        p, y = _expit(z), rng.random(500) < _expit(0.7 * z)
+    else:  # pragma: no cover - a typo in a parametrisation
+        raise KeyError(name)
+    y = np.asarray(y, dtype=np.float64)
+    return np.asarray(p, dtype=np.float64), _overlap(p, y)
+
+
+DATASETS = (
+    "calibrated", "overconfident", "underconfident", "shifted", "small-10", "small-15",
+    "small-20", "n-10000", "heavy-ties", "grid-0.001", "duplicated-rows", "two-values",
+    "near-separation", "near-0-and-1",
+)
+#: The rms Fortran oracle is a scalar Python loop: n = 10,000 would take seconds.
+ORACLE_DATASETS = tuple(d for d in DATASETS if d != "n-10000")
+
+
+def _bin_safe(p: np.ndarray) -> bool:
+    """Are all distinct p at least one rms bin (0.0002) apart, so that rms's
+    binned C equals the exact C?"""
+    u = np.unique(p)
+    return bool(u.size < 2 or np.min(np.diff(u)) > 0.00021)
+
+
+def _assert_close(ours: float, ref: float, name: str, rtol: float, atol: float) -> None:
+    assert math.isclose(ours, ref, rel_tol=rtol, abs_tol=atol), (
+        f"{name}: calibr {ours!r}, R {ref!r} (relative difference "
+        f"{abs(ours - ref) / max(abs(ref), 1e-300):.2e})"
+    )
+
+
+# --------------------------------------------------------------------------
+# parity with rms::val.prob
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("name", DATASETS)
+def test_every_statistic_matches_rms_val_prob(rms, name):
+    p, y = _dataset(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # none of these datasets is degenerate
+        ours = val_prob(p, y)
+    ref = rms.val_prob(p, y)
+    assert list(ref.index) == list(VAL_PROB_NAMES)
+    for stat in _SAME_FORMULA:
+        atol = PVALUE_ATOL if stat in _PVALUES else VALPROB_ATOL
+        _assert_close(ours[stat], ref[stat], stat, VALPROB_RTOL, atol)
+    _assert_close(ours["U:p"], ref["U:p"], "U:p", VALPROB_RTOL, PVALUE_ATOL)
+    for stat in ("Intercept", "Slope"):
+        _assert_close(ours[stat], ref[stat], stat, RMS_FIT_RTOL, 0.0)
+    # D:p: NA in rms <= 6.8; calibr's is R's chi-square tail at R's D:Chi-sq
+    if rms.legacy:
+        assert math.isnan(ref["D:p"])
+    else:  # pragma: no cover - rms >= 6.9 is not in Debian 12
+        _assert_close(ours["D:p"], ref["D:p"], "D:p", VALPROB_RTOL, PVALUE_ATOL)
+    _assert_close(ours["D:p"], rms.pchisq1(ref["D:Chi-sq"]), "D:p", VALPROB_RTOL, 0.0)
+    # C and Dxy: exact in calibr; rms <= 6.8 bins p, which matters only when
+    # two distinct p share a bin
+    if _bin_safe(p) or not rms.legacy:
+        for stat in ("Dxy", "C (ROC)"):
+            _assert_close(ours[stat], ref[stat], stat, VALPROB_RTOL, 0.0)
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("name", DATASETS)
+def test_c_and_dxy_are_exact_and_rms_bins_them(rms, name):
+    p, y = _dataset(name)
+    ours = val_prob(p, y)
+    c_ref, dxy_ref = rms.somers2(p, y)  # Hmisc: exact, from average ranks
+    _assert_close(ours["C (ROC)"], c_ref, "C vs somers2", VALPROB_RTOL, 0.0)
+    _assert_close(ours["Dxy"], dxy_ref, "Dxy vs somers2", VALPROB_RTOL, 0.0)
+    if rms.legacy and name in ORACLE_DATASETS:
+        ref = rms.val_prob(p, y)
+        c_bins, dxy_bins = oracle.rms65_concordance(p, y)
+        _assert_close(ref["C (ROC)"], c_bins, "rms C vs its bins", RMS_ORACLE_RTOL, 0.0)
+        _assert_close(ref["Dxy"], dxy_bins, "rms Dxy vs its bins", RMS_ORACLE_RTOL, 0.0)
+
+
+def test_bins_change_c_when_distinct_p_share_a_bin():
+    """The check above is not vacuous: two p 1e-5 apart share an rms bin."""
+    p = np.array([0.30000, 0.30001, 0.6, 0.2])
+    y = np.array([0.0, 1.0, 1.0, 0.0])
+    c_bins, _ = oracle.rms65_concordance(p, y)
+    c_exact, _ = oracle.concordance_pairs(p, y)
+    assert c_exact == Fraction(1) and c_bins == 0.875
+    assert not _bin_safe(p)
+    assert _concordance(p, y) == (1.0, 1.0)
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("name", DATASETS)
+def test_recalibration_is_the_maximum_likelihood_fit(rms, name):
+    p, y = _dataset(name)
+    ours = val_prob(p, y)
+    a, b, deviance = rms.glm(p, y)  # glm run to convergence (epsilon 1e-14)
+    _assert_close(ours["Intercept"], a, "Intercept vs glm", VALPROB_RTOL, 0.0)
+    _assert_close(ours["Slope"], b, "Slope vs glm", VALPROB_RTOL, 0.0)
+    u_chisq = rms.dev01(p, y) - deviance
+    _assert_close(ours["U:Chi-sq"], u_chisq, "U:Chi-sq vs glm", VALPROB_RTOL, VALPROB_ATOL)
+
+
+def _one_overlapping_pair(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted p whose lower half are non-events and upper half events, but for
+    one swapped pair in the middle: the fit exists, with a steep slope."""
+    p = np.sort(np.random.default_rng(seed).uniform(0.01, 0.99, n))
+    y = (np.arange(n) >= n // 2).astype(np.float64)
+    y[n // 2 - 1], y[n // 2] = 1.0, 0.0
+    return p, y
+
+
+@pytest.mark.parametrize(("n", "seed"), [(20, 4), (200, 0), (200, 5), (200, 7)])
+def test_recalibration_reaches_the_maximum_near_separation(n, seed):
+    """Steep fits (slopes 18 to 1,364): equal to the maximum computed in
+    40-digit decimal arithmetic, not just to a deviance that is flat to rounding."""
+    p, y = _one_overlapping_pair(n, seed)
+    stats = val_prob(p, y)
+    a, b = oracle.logistic_mle_decimal(p, y, (stats["Intercept"], stats["Slope"]))
+    assert math.isclose(stats["Intercept"], a, rel_tol=MLE_RTOL)
+    assert math.isclose(stats["Slope"], b, rel_tol=MLE_RTOL)
+    assert stats["Slope"] > 10.0
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("name", ORACLE_DATASETS)
+def test_rms_fit_is_newton_raphson_stopped_at_eps(rms, name):
+    """rms's own Intercept and Slope are its lrm.fit iterations, reproduced by
+    the oracle: the difference from calibr's is rms's stopping rule, nothing else."""
+    if not rms.legacy:  # pragma: no cover - rms >= 6.9 fits in R code, with other rules
+        pytest.fail("rms >= 6.9: replace the Fortran oracle of lrm.fit")
+    p, y = _dataset(name)
+    ref = rms.val_prob(p, y)
+    a, b, _ = oracle.rms65_lrm_fit(p, y)
+    _assert_close(ref["Intercept"], a, "rms Intercept vs oracle", RMS_ORACLE_RTOL, 0.0)
+    _assert_close(ref["Slope"], b, "rms Slope vs oracle", RMS_ORACLE_RTOL, 0.0)
+
+
+@pytest.mark.r
+def test_rms_runs_out_of_iterations_near_separation(rms):
+    """One overlapping pair among 200: the maximum is at Slope 157. rms's
+    Newton-Raphson stops after its 11 iterations at 77 (lrm.fit's fail flag,
+    which val.prob does not check), so its Intercept, Slope and U:Chi-sq are
+    those of an unconverged fit, reproduced by the oracle; calibr's equal glm()."""
+    p, y = _one_overlapping_pair(200, 0)
+    ours = val_prob(p, y)
+    a, b, deviance = rms.glm(p, y)
+    _assert_close(ours["Intercept"], a, "Intercept vs glm", VALPROB_RTOL, 0.0)
+    _assert_close(ours["Slope"], b, "Slope vs glm", VALPROB_RTOL, 0.0)
+    _assert_close(ours["U:Chi-sq"], rms.dev01(p, y) - deviance, "U:Chi-sq vs glm",
+                  VALPROB_RTOL, 0.0)
+    ref = rms.val_prob(p, y)
+    assert abs(ref["Slope"] - ours["Slope"]) > 1.0  # rms is far from the maximum
+    if rms.legacy:
+        a_rms, b_rms, dev_rms = oracle.rms65_lrm_fit(p, y)
+        _assert_close(ref["Intercept"], a_rms, "rms Intercept vs oracle", RMS_ORACLE_RTOL, 0.0)
+        _assert_close(ref["Slope"], b_rms, "rms Slope vs oracle", RMS_ORACLE_RTOL, 0.0)
+        _assert_close(ref["U:Chi-sq"], rms.dev01(p, y) - dev_rms, "rms U:Chi-sq vs oracle",
+                      RMS_ORACLE_RTOL, 0.0)
+    for stat in ("Dxy", "C (ROC)", "R2", "D", "D:Chi-sq", "Brier", "Emax", "E90", "Eavg",
+                 "S:z", "S:p"):
+        _assert_close(ours[stat], ref[stat], stat, VALPROB_RTOL, VALPROB_ATOL)
+
+
+@pytest.mark.r
+def test_probabilities_beyond_rms_clamp(rms):
+    """rms's Fortran clamps the linear predictor to [-30, 30], so for p within
+    1e-13 of 0 or 1 its D:Chi-sq (and D, R2) differ from the definition;
+    calibr's equal the exact deviance computed in R with dbinom()."""
+    p, y = _dataset("calibrated")
+    p = np.concatenate([p, [1e-15, 2e-14, 1.0 - 1e-14, 1.0 - 2e-15, 1e-16]])
+    y = np.concatenate([y, [1.0, 0.0, 0.0, 1.0, 0.0]])
+    ours = val_prob(p, y)
+    ref = rms.val_prob(p, y)
+    n1 = y.sum()
+    n0 = y.size - n1
+    null = -2.0 * (n1 * math.log(n1 / y.size) + n0 * math.log(n0 / y.size))
+    exact = null - rms.dev01(p, y)
+    _assert_close(ours["D:Chi-sq"], exact, "D:Chi-sq vs dbinom", VALPROB_RTOL, 0.0)
+    assert abs(ref["D:Chi-sq"] - exact) > 1.0  # the clamp matters here ...
+    if rms.legacy:  # ... and is all that differs
+        clamped = null - oracle.rms65_fixed_deviance(p, y)
+        _assert_close(ref["D:Chi-sq"], clamped, "rms D:Chi-sq vs oracle", RMS_ORACLE_RTOL, 0.0)
+    a, b, deviance = rms.glm(p, y)
+    _assert_close(ours["Intercept"], a, "Intercept vs glm", VALPROB_RTOL, 0.0)
+    _assert_close(ours["Slope"], b, "Slope vs glm", VALPROB_RTOL, 0.0)
+    for stat in ("Brier", "Emax", "E90", "Eavg", "S:z", "S:p"):
+        _assert_close(ours[stat], ref[stat], stat, VALPROB_RTOL, VALPROB_ATOL)
+
+
+# --------------------------------------------------------------------------
+# degenerate branches
+
+
+@pytest.mark.r
+@pytest.mark.parametrize(
+    ("p", "y"),
+    [
+        ([0.3] * 5, [0, 1, 0, 0, 1]),
+        ([0.8] * 12, [1] * 9 + [0] * 3),
+        ([0.05] * 3, [0, 1, 0]),
+    ],
+    ids=["p-0.3", "p-0.8", "n-3"],
+)
+def test_one_distinct_p_follows_rms_branch(rms, p, y):
+    """R's branch for a single distinct p. Its result has 19 values for 18
+    names (rms writes one 0 too many), so R's values are read by position: the
+    first 13 (Dxy ... Slope) by name, Eavg at 16, S:z and S:p at 18 and 19.
+    calibr's Emax and E90 are |p - mean(y)| like Eavg, which is what the smooth
+    gives: R's lowess of a constant x is mean(y)."""
+    p = np.asarray(p, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    ours = val_prob(p, y)
+    values, names = rms.val_prob_raw(p, y)
+    assert len(values) == 19 and names[:18] == list(VAL_PROB_NAMES) and names[18] is None
+    for i, stat in enumerate(VAL_PROB_NAMES[:13]):
+        atol = PVALUE_ATOL if stat == "U:p" else VALPROB_ATOL
+        _assert_close(ours[stat], values[i], stat, VALPROB_RTOL, atol)
+    _assert_close(ours["Eavg"], values[15], "Eavg", VALPROB_RTOL, 0.0)
+    _assert_close(ours["S:z"], values[17], "S:z", VALPROB_RTOL, VALPROB_ATOL)
+    _assert_close(ours["S:p"], values[18], "S:p", VALPROB_RTOL, PVALUE_ATOL)
+    smooth = rms.lowess(p, y, 2.0 / 3.0, 0, None)
+    gap = float(np.max(np.abs(p - smooth)))
+    for stat in ("Emax", "E90", "Eavg"):
+        _assert_close(ours[stat], gap, stat, VALPROB_RTOL, VALPROB_ATOL)
+    assert ours["D:Chi-sq"] == 0.0 and ours["D:p"] == 1.0 and ours["Slope"] == 0.0
+    assert ours["D"] == -1.0 / p.size
+
+
+SEPARATED = {
+    "complete": ([0.1, 0.2, 0.3, 0.6, 0.7, 0.8], [0, 0, 0, 1, 1, 1]),
+    "quasi-complete": ([0.1, 0.2, 0.5, 0.5, 0.7, 0.8], [0, 0, 0, 1, 1, 1]),
+    "reversed": ([0.1, 0.2, 0.3, 0.6, 0.7, 0.8], [1, 1, 1, 0, 0, 0]),
+    "n-3": ([0.1, 0.8, 0.5], [0, 1, 1]),
+}
+_SEPARATION_WARNING = (
+    r"val_prob: `p` separates the outcomes .* no maximum-likelihood estimate; "
+    r"Intercept, Slope, U, U:Chi-sq, U:p and Q are NaN\."
+)
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("case", SEPARATED)
+def test_separated_outcomes_give_nan_fit_and_rms_values_otherwise(rms, case):
+    """rms reports the unconverged values of 12 Newton iterations there;
+    calibr reports NaN for the six statistics of the fit and R's value for
+    the other twelve."""
+    p, y = (np.asarray(v, dtype=np.float64) for v in SEPARATED[case])
+    with pytest.warns(RuntimeWarning, match=_SEPARATION_WARNING):
+        ours = val_prob(p, y)
+    ref = rms.val_prob(p, y)
+    for stat in VAL_PROB_NAMES:
+        if stat in ("U", "U:Chi-sq", "U:p", "Q", "Intercept", "Slope"):
+            assert math.isnan(ours[stat]), stat
+        elif stat == "D:p":
+            _assert_close(ours[stat], rms.pchisq1(ref["D:Chi-sq"]), stat, VALPROB_RTOL, 0.0)
+        else:
+            atol = PVALUE_ATOL if stat == "S:p" else VALPROB_ATOL
+            _assert_close(ours[stat], ref[stat], stat, VALPROB_RTOL, atol)
+
+
+@pytest.mark.r
+def test_every_p_one_half(rms):
+    """Spiegelhalter's statistic has variance 0: NaN in R, NaN with a warning here."""
+    p = np.full(6, 0.5)
+    y = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 1.0])
+    with pytest.warns(RuntimeWarning, match=r"every `p` is 0\.5, .* S:z and S:p are NaN\."):
+        ours = val_prob(p, y)
+    values, _ = rms.val_prob_raw(p, y)
+    assert math.isnan(ours["S:z"]) and math.isnan(ours["S:p"])
+    assert math.isnan(values[17]) and math.isnan(values[18])
+    _assert_close(ours["Brier"], values[10], "Brier", VALPROB_RTOL, 0.0)
+
+
+# --------------------------------------------------------------------------
+# hand-worked cases (exact fractions)
+
+#: p in quarters (exact in binary), with ties within and across outcomes
+HAND_P = [0.25, 0.25, 0.5, 0.5, 0.75, 0.75, 0.75]
+HAND_Y = [0, 1, 0, 0, 1, 1, 0]
+
+
+def test_hand_worked_brier_c_and_spiegelhalter():
+    """Events at 1/4, 3/4, 3/4; non-events at 1/4, 1/2, 1/2, 3/4.
+    Pairs: 12; concordant 6 (each 3/4 event over 1/4, 1/2, 1/2), tied 3, so
+    C = (6 + 3/2)/12 = 5/8 and Dxy = (6 - 3)/12 = 1/4.
+    Brier = (1 + 9 + 4 + 4 + 1 + 1 + 9)/16/7 = 29/112.
+    Spiegelhalter: numerator -1/8 + 3/8 + 0 + 0 - 1/8 - 1/8 + 3/8 = 3/8,
+    variance 5 * (1/4 * 3/16) = 15/64, z = (3/8)/(sqrt(15)/8) = sqrt(3/5)."""
+    stats = val_prob(HAND_P, HAND_Y)
+    assert oracle.concordance_pairs(HAND_P, HAND_Y) == (Fraction(5, 8), Fraction(1, 4))
+    assert oracle.brier_exact(HAND_P, HAND_Y) == Fraction(29, 112)
+    assert oracle.spiegelhalter_exact(HAND_P, HAND_Y) == (Fraction(3, 8), Fraction(15, 64))
+    assert stats["C (ROC)"] == 0.625 and stats["Dxy"] == 0.25
+    assert math.isclose(stats["Brier"], 29 / 112, rel_tol=EXACT_RTOL)
+    assert math.isclose(stats["S:z"], math.sqrt(3 / 5), rel_tol=EXACT_RTOL)
+    assert math.isclose(stats["S:p"], math.erfc(math.sqrt(3 / 10)), rel_tol=EXACT_RTOL)
+
+
+def test_spiegelhalter_private_function():
+    """The reusable ``_spiegelhalter``: z and its two-sided p-value, and R's
+    IEEE results when the variance is 0 (every p in {0, 1/2, 1})."""
+    z, pvalue = _spiegelhalter(np.array([0.25, 0.75]), np.array([1.0, 0.0]))
+    # numerator 3/4, variance 3/32: z = (3/4) / sqrt(3/32) = sqrt(6)
+    assert math.isclose(z, math.sqrt(6.0), rel_tol=EXACT_RTOL)
+    assert math.isclose(pvalue, math.erfc(math.sqrt(3.0)), rel_tol=EXACT_RTOL)
+    z, pvalue = _spiegelhalter(np.array([0.25, 0.75]), np.array([0, 1]))  # integer y
+    assert math.isclose(z, -math.sqrt(6.0) / 3.0, rel_tol=EXACT_RTOL)
+    assert _spiegelhalter(np.array([0.0, 0.5]), np.array([1.0, 0.0])) == (math.inf, 0.0)
+    assert _spiegelhalter(np.array([1.0, 0.5]), np.array([0.0, 1.0])) == (math.inf, 0.0)
+    z, pvalue = _spiegelhalter(np.array([0.5, 0.0, 1.0]), np.array([1.0, 0.0, 1.0]))
+    assert math.isnan(z) and math.isnan(pvalue)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_concordance_against_every_pair(seed):
+    rng = np.random.default_rng([7, seed])
+    n = int(rng.integers(2, 60))
+    p = rng.choice(np.linspace(0.05, 0.95, int(rng.integers(2, 12))), n)
+    y = (rng.random(n) < 0.5).astype(np.float64)
+    y[:2] = (0.0, 1.0)
+    c_exact, dxy_exact = oracle.concordance_pairs(p, y)
+    c, dxy = _concordance(p, y)
+    assert c == float(c_exact) and dxy == float(dxy_exact)
+
+
+# --------------------------------------------------------------------------
+# the lowess port against R's lowess()
+
+
+def _lowess_case(i: int):
+    rng = np.random.default_rng([1979, i])
+    kind = ("plain", "ties", "duplicates", "outliers", "binary-y")[i % 5]
+    n = int(rng.choice([1, 2, 3, 4, 5, 7, 10, 31, 100, 400]))
+    x = rng.uniform(-2.0, 3.0, n)
+    y = np.sin(2.0 * x) + rng.normal(0.0, 0.3, n)
+    if kind == "ties":
+        x = np.round(x * 2.0) / 2.0
+    elif kind == "duplicates":
+        x, y = np.repeat(x, 3)[:n], np.repeat(y, 3)[:n]
+    elif kind == "outliers":
+        y[::4] += 25.0
+    elif kind == "binary-y":
+        y = (rng.random(n) < 0.5).astype(np.float64)
+    f = float(rng.choice([2.0 / 3.0, 0.05, 0.3, 1.0, 1.5]))
+    it = int(rng.choice([0, 1, 3, 5]))
+    delta = [None, 0.0, 0.05, 0.5][i % 4]
+    return x, y, f, it, delta
+
+
+def _cmad_case_y() -> np.ndarray:
+    x = np.arange(21.0)
+    y = 2.0 * x + 1.0 + 1e-8 * np.random.default_rng(1).normal(size=21)
+    y[10] += 100.0
+    return y
+
+
+LOWESS_SPECIAL = {
+    "constant-x": (np.full(9, 0.4), np.arange(9.0), 2.0 / 3.0, 3, None),
+    "constant-y": (np.arange(12.0), np.full(12, 2.5), 2.0 / 3.0, 3, None),
+    "delta-0-n-300": (np.sort(np.random.default_rng(3).random(300)),
+                      np.random.default_rng(4).random(300), 2.0 / 3.0, 2, 0.0),
+    "delta-covers-all": (np.arange(20.0), np.arange(20.0) ** 2, 0.5, 0, 100.0),
+    # robustness weights all 0 in one window: C's ok = FALSE copies y
+    "all-weights-zero": (np.array([1.0, 1.0, 1.0, 2.0, 2.0, 3.0, 4.0, 4.0, 5.0]),
+                         np.array([0.0, 0.0, 1.0, 10.0, 1.0, 10.0, 0.0, 0.0, 10.0]), 0.5, 2, 0.0),
+    "n-1": (np.array([0.7]), np.array([1.0]), 2.0 / 3.0, 3, None),
+    # the fit at x = 1 has h = 1000: the point at 1000 is exactly 0.999 h away,
+    # inside the window (C's r <= h9) with a weight of 2.7e-8
+    "point-at-0.999-h": (np.array([-999.0, -999.0, -999.0, -1.0, 1.0, 1000.0, 2000.0]),
+                         np.array([-0.6, 0.1, -0.9, 0.8, 0.2, 0.3, 0.4]), 0.8, 0, 0.0),
+    # residuals of 1e-8 but for one outlier: 6 * median |res| is between 1e-9
+    # and 1e-7 of their mean, so C's "effectively zero" test (1e-7) stops here
+    "cmad-effectively-zero": (np.arange(21.0), _cmad_case_y(), 0.2, 3, None),
+}
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("case", range(60))
+def test_lowess_matches_r_random(rms, case):
+    x, y, f, it, delta = _lowess_case(case)
+    xs, ours = lowess(x, y, f, it, delta)
+    ref = rms.lowess(x, y, f, it, delta)
+    np.testing.assert_array_equal(xs, np.sort(x))
+    np.testing.assert_allclose(ours, ref, rtol=LOWESS_RTOL, atol=LOWESS_ATOL)
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("case", LOWESS_SPECIAL)
+def test_lowess_matches_r_special(rms, case):
+    x, y, f, it, delta = LOWESS_SPECIAL[case]
+    _, ours = lowess(x, y, f, it, delta)
+    ref = rms.lowess(x, y, f, it, delta)
+    np.testing.assert_allclose(ours, ref, rtol=LOWESS_RTOL, atol=LOWESS_ATOL)
+
+
+# --------------------------------------------------------------------------
+# result and inputs
+
+
+def test_result_is_a_float_series_with_r_names():
+    stats = val_prob(HAND_P, HAND_Y)
+    assert isinstance(stats, pd.Series)
+    assert stats.dtype == np.float64
+    assert list(stats.index) == [
+        "Dxy", "C (ROC)", "R2", "D", "D:Chi-sq", "D:p", "U", "U:Chi-sq", "U:p", "Q",
+        "Brier", "Intercept", "Slope", "Emax", "E90", "Eavg", "S:z", "S:p",
+    ]
+
+
+def test_input_forms_give_the_same_numbers_and_are_not_modified():
+    p, y = _dataset("calibrated")
+    p_copy, y_copy = p.copy(), y.copy()
+    expected = val_prob(p, y)
+    pd.testing.assert_series_equal(val_prob(p.tolist(), y.astype(bool).tolist()), expected)
+    index = pd.RangeIndex(10, 10 + p.size)
+    pd.testing.assert_series_equal(
+        val_prob(pd.Series(p, index=index), pd.Series(y.astype(np.int64), index=index)),
+        expected,
+    )
+    pd.testing.assert_series_equal(val_prob(p.astype(np.float32).astype(np.float64), y),
+                                   val_prob(p.astype(np.float32), y))
+    np.testing.assert_array_equal(p, p_copy)
+    np.testing.assert_array_equal(y, y_copy)
+
+
+def test_labels_named_by_classes():
+    p, y = _dataset("small-20")
+    labels = np.where(y == 1.0, "yes", "no")
+    pd.testing.assert_series_equal(val_prob(p, labels, classes=("no", "yes")), val_prob(p, y))
+    with pytest.raises(InputError, match=(
+        r"^`y` must be 0/1 or boolean for a vector `p`; 20 values do not, the first at "
+        r"position 0 \('(no|yes)'\)\. Pass classes=\(negative, positive\) to name other labels\.$"
+    )):
+        val_prob(p, labels)
+
+
+def test_row_order_does_not_matter():
+    p, y = _dataset("heavy-ties")
+    perm = np.random.default_rng(5).permutation(p.size)
+    pd.testing.assert_series_equal(val_prob(p[perm], y[perm]), val_prob(p, y),
+                                   rtol=1e-12, atol=VALPROB_ATOL)
+
+
+def test_na_rm_drops_incomplete_rows():
+    p, y = _dataset("small-20")
+    p_na = p.copy()
+    p_na[[3, 7]] = np.nan
+    y_na = pd.array(y.astype(np.int64), dtype="Int64")
+    y_na[11] = pd.NA
+    keep = np.ones(p.size, dtype=bool)
+    keep[[3, 7, 11]] = False
+    pd.testing.assert_series_equal(val_prob(p_na, y_na, na_rm=True), val_prob(p[keep], y[keep]))
+    with pytest.raises(InputError, match=r"^`p` must not contain missing values; 2 values are "
+                                         r"missing, the first at position 3\. Pass na_rm=True"):
+        val_prob(p_na, y)
+
+
+@pytest.mark.parametrize(
+    ("p", "message"),
+    [
+        (np.full((4, 2), 0.5), r"^`p` must be a vector of probabilities P\(y = 1\) for val_prob, "
+                               r"which is for binary outcomes only; got a matrix of shape "
+                               r"\(4, 2\)\. For a two-class matrix, pass the column of the "
+                               r"positive class \(e\.g\. p\[:, 1\]\)\.$"),
+        (pd.DataFrame({"a": [0.2, 0.4, 0.6, 0.8]}), r"got a matrix of shape \(4, 1\)\."),
+        ([[0.2, 0.8]] * 4, r"got a matrix of shape \(4, 2\)\."),
+        (np.full((4, 1, 1), 0.5), r"binary outcomes only; got an array of shape \(4, 1, 1\)\.$"),
+    ],
+    ids=["ndarray", "dataframe", "nested-list", "3-d"],
+)
+def test_matrix_p_is_refused(p, message):
+    with pytest.raises(InputError, match=message):
+        val_prob(p, [0, 1, 0, 1])
+
+
+def test_p_of_zero_or_one_is_refused():
+    with pytest.raises(InputError, match=(
+        r"^`p` must lie strictly between 0 and 1 for val_prob \(its statistics use "
+        r"logit\(p\)\); 2 values do not, the first at position 2 \(1\.0\)\.$"
+    )):
+        val_prob([0.2, 0.5, 1.0, 0.7, 0.0], [0, 1, 1, 0, 0])
+    with pytest.raises(InputError, match=r"; 1 value does not, the first at position 0 \(0\.0\)"):
+        val_prob([0.0, 0.5, 0.3], [0, 1, 1])
+    with pytest.raises(InputError, match=(
+        r"; 1 value does not, the first at position 1 of the complete observations \(1\.0\)\.$"
+    )):
+        val_prob([np.nan, 0.5, 1.0, 0.3], [0, 1, 1, 0], na_rm=True)
+
+
+@pytest.mark.parametrize(
+    ("y", "message"),
+    [
+        ([0, 0, 0, 0], r"^`y` must contain both outcomes \(0 and 1\) for val_prob; all 4 values "
+                       r"are 0\.$"),
+        ([True] * 4, r"^`y` must contain both outcomes \(0 and 1\) for val_prob; all 4 values "
+                     r"are 1\.$"),
+    ],
+)
+def test_one_outcome_is_refused(y, message):
+    with pytest.raises(InputError, match=message):
+        val_prob([0.2, 0.4, 0.6, 0.8], y)
+    with pytest.raises(InputError, match=message):  # also for one distinct p
+        val_prob([0.3] * 4, y)
+
+
+def test_one_observation_is_refused():
+    with pytest.raises(InputError, match=r"^`y` must contain both outcomes \(0 and 1\) for "
+                                         r"val_prob; its one value is 1\.$"):
+        val_prob([0.3], [1])
+
+
+@pytest.mark.parametrize(
+    ("p", "y", "kwargs", "error", "message"),
+    [
+        ([0.2, 0.4], [0, 1, 1], {}, InputError,
+         r"^`p` and `y` must have the same length; got 2 and 3\.$"),
+        ([0.2, 1.4, 0.5], [0, 1, 1], {}, InputError,
+         r"^`p` must lie in \[0, 1\]; 1 value does not, the first at position 1 \(1\.4\)\.$"),
+        ([0.2, 0.4, 0.5], [0, 2, 1], {}, InputError,
+         r"^`y` must be 0/1 or boolean for a vector `p`; 1 value does not, the first at "
+         r"position 1 \(2\)\."),
+        ([], [], {}, InputError, r"^`p` and `y` must not be empty; got 0 observations\.$"),
+        ("0.5", [1], {}, InputTypeError, r"^`p` must be .*; got a string \('0\.5'\)\.$"),
+        ([0.2, 0.4], [0, 1], {"na_rm": "yes"}, InputError,
+         r"^`na_rm` must be True or False; got 'yes'\.$"),
+    ],
+    ids=["length", "range", "labels", "empty", "string", "na_rm"],
+)
+def test_errors_of_the_input_layer(p, y, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        val_prob(p, y, **kwargs)
+
+
+def test_separation_warning_is_exactly_worded():
+    with pytest.warns(RuntimeWarning) as record:
+        val_prob([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1])
+    assert str(record[0].message) == (
+        "val_prob: `p` separates the outcomes (no y = 1 has a smaller p than a y = 0, or no "
+        "y = 1 a larger one), so the logistic recalibration of y on logit(p) has no "
+        "maximum-likelihood estimate; Intercept, Slope, U, U:Chi-sq, U:p and Q are NaN."
+    )
+    assert record[0].filename == __file__  # points at the caller's line
