@@ -1,0 +1,373 @@
+"""Mutation check of calibr's pure-Python layers.
+
+Makes one small change at a time ("a mutant") to a module of the package, runs
+the tests that cover that module, and reports every mutant no test caught::
+
+    python scripts/mutate.py                      # every target module
+    python scripts/mutate.py calibr/table.py      # one module
+    python scripts/mutate.py --list calibr/frame.py   # show the mutants only
+
+The mutants are made on the syntax tree (``ast``), one operator at a time:
+
+* comparisons: ``<`` and ``<=``, ``>`` and ``>=``, ``==`` and ``!=``, ``is`` and
+  ``is not``, ``in`` and ``not in`` swapped;
+* ``and`` and ``or`` swapped; ``not x`` becomes ``x``;
+* arithmetic: ``+`` and ``-``, ``*`` and ``/``, ``//`` and ``/`` swapped;
+* numbers: an integer ``k`` becomes ``k + 1``, a float ``x`` becomes ``2 x``
+  (``0.0`` becomes ``1.0``); ``True`` and ``False`` swapped;
+* ``.any`` and ``.all``, ``.min`` and ``.max``, ``min`` and ``max`` swapped;
+* ``raise ...`` becomes ``pass`` (is the check tested?).
+
+Strings, docstrings and annotations are left alone. Every run works in one
+copy of the committed tree (``git archive HEAD``) (``--workdir``) with its own numba cache, so the
+compiled kernels are compiled once and then loaded from the cache. Each mutant
+runs its tests in a process forked from a parent that has already imported
+numpy, pandas, numba and pytest, so a mutant costs only its tests.
+
+The result (killed, survived, timed out, per module) is printed and written to
+``<workdir>/mutants.json``; a survivor is either a gap in the tests (add a test
+that fails on it) or equivalent (it cannot change behaviour: say why in the
+report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The pure-Python modules and the tests that cover each (a fast subset: no R,
+#: no torch, nothing marked slow).
+TARGETS: dict[str, list[str]] = {
+    "calibr/_validation.py": ["tests/test_validation.py"],
+    "calibr/_params.py": ["tests/test_validation.py", "tests/test_contract.py"],
+    "calibr/_groups.py": ["tests/test_frame.py", "tests/test_table.py"],
+    "calibr/frame.py": ["tests/test_frame.py"],
+    "calibr/table.py": ["tests/test_table.py"],
+    "calibr/plot.py": ["tests/test_plot.py"],
+    "calibr/_binned_metrics.py": ["tests/test_binned.py"],
+    "calibr/_kernel_metrics.py": ["tests/test_skce.py"],
+    "calibr/torchmetrics.py": ["tests/test_torchmetrics_contract.py"],
+    "calibr/_valprob.py": ["tests/test_val_prob.py"],
+    "calibr/cli/_args.py": ["tests/test_cli.py"],
+    "calibr/cli/_io.py": ["tests/test_cli.py"],
+    "calibr/cli/_columns.py": ["tests/test_cli.py"],
+    "calibr/cli/_report.py": ["tests/test_cli.py"],
+    "calibr/cli/_render.py": ["tests/test_cli.py"],
+    "calibr/cli/_errors.py": ["tests/test_cli.py"],
+    "calibr/cli/__init__.py": ["tests/test_cli.py"],
+}
+
+PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "--no-header", "-m", "not r and not slow",
+               "-W", "ignore"]
+
+_COMPARE_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
+                 ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+                 ast.In: ast.NotIn, ast.NotIn: ast.In}
+_BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
+               ast.FloorDiv: ast.Div}
+_NAME_SWAP = {"any": "all", "all": "any", "min": "max", "max": "min"}
+
+
+@dataclass
+class Mutant:
+    module: str
+    index: int
+    line: int
+    description: str
+    status: str = "pending"
+    seconds: float = 0.0
+
+
+class _Points(ast.NodeVisitor):
+    """Numbers the mutation points of a tree in a fixed order."""
+
+    def __init__(self) -> None:
+        self.points: list[tuple[ast.AST, str, int]] = []  # (node, kind, line)
+
+    def _skip_annotations(self, node: ast.AST) -> None:
+        for field, value in ast.iter_fields(node):
+            if field in ("annotation", "returns"):
+                continue
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
+    visit_arg = visit_AnnAssign = _skip_annotations
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:  # noqa: N802
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        for stmt in body:
+            self.visit(stmt)
+        self.visit(node.args)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Assign(self, node: ast.Assign) -> None:  # noqa: N802
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return
+        self.generic_visit(node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:  # noqa: N802
+        return  # messages: left alone
+
+    def visit_Compare(self, node: ast.Compare) -> None:  # noqa: N802
+        for i, op in enumerate(node.ops):
+            if type(op) in _COMPARE_SWAP:
+                self.points.append((node, f"compare:{i}", node.lineno))
+        self.generic_visit(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:  # noqa: N802
+        self.points.append((node, "boolop", node.lineno))
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:  # noqa: N802
+        if isinstance(node.op, ast.Not):
+            self.points.append((node, "not", node.lineno))
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:  # noqa: N802
+        if type(node.op) in _BINOP_SWAP and not (
+            isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
+        ):
+            self.points.append((node, "binop", node.lineno))
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:  # noqa: N802
+        if isinstance(node.value, bool) or (
+            isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        ):
+            self.points.append((node, "constant", node.lineno))
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:  # noqa: N802
+        if node.attr in _NAME_SWAP:
+            self.points.append((node, "attr", node.lineno))
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:  # noqa: N802
+        if node.id in ("min", "max") and isinstance(node.ctx, ast.Load):
+            self.points.append((node, "name", node.lineno))
+
+    def visit_Raise(self, node: ast.Raise) -> None:  # noqa: N802
+        if node.exc is not None:
+            self.points.append((node, "raise", node.lineno))
+        self.generic_visit(node)
+
+
+def _apply(node: ast.AST, kind: str) -> str:
+    """Mutate ``node`` in place; return a description."""
+    if kind.startswith("compare:"):
+        i = int(kind.split(":")[1])
+        old = node.ops[i]
+        node.ops[i] = _COMPARE_SWAP[type(old)]()
+        return f"{type(old).__name__} -> {type(node.ops[i]).__name__}"
+    if kind == "boolop":
+        old = node.op
+        node.op = ast.Or() if isinstance(old, ast.And) else ast.And()
+        return f"{type(old).__name__} -> {type(node.op).__name__}"
+    if kind == "binop":
+        old = node.op
+        node.op = _BINOP_SWAP[type(old)]()
+        return f"{type(old).__name__} -> {type(node.op).__name__}"
+    if kind == "constant":
+        old = node.value
+        if isinstance(old, bool):
+            node.value = not old
+        elif isinstance(old, int):
+            node.value = old + 1
+        else:
+            node.value = old * 2 if old else 1.0
+        return f"{old!r} -> {node.value!r}"
+    if kind == "attr":
+        old = node.attr
+        node.attr = _NAME_SWAP[old]
+        return f".{old} -> .{node.attr}"
+    if kind == "name":
+        old = node.id
+        node.id = _NAME_SWAP[old]
+        return f"{old} -> {node.id}"
+    raise AssertionError(kind)
+
+
+class _ReplaceRaise(ast.NodeTransformer):
+    def __init__(self, target: ast.AST) -> None:
+        self.target = target
+
+    def visit_Raise(self, node: ast.Raise) -> ast.AST:  # noqa: N802
+        return ast.Pass() if node is self.target else node
+
+
+def _unary_not(tree: ast.AST, target: ast.AST) -> None:
+    class _Drop(ast.NodeTransformer):
+        def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:  # noqa: N802
+            self.generic_visit(node)
+            return node.operand if node is target else node
+
+    _Drop().visit(tree)
+
+
+def mutants_of(source: str, module: str) -> list[tuple[Mutant, str]]:
+    """Every mutant of ``source``: (the mutant, its source)."""
+    out = []
+    count = len(_collect(ast.parse(source)))
+    for index in range(count):
+        tree = ast.parse(source)
+        node, kind, line = _collect(tree)[index]
+        if kind == "raise":
+            _ReplaceRaise(node).visit(tree)
+            desc = "raise -> pass"
+        elif kind == "not":
+            _unary_not(tree, node)
+            desc = "not x -> x"
+        else:
+            desc = _apply(node, kind)
+        ast.fix_missing_locations(tree)
+        out.append((Mutant(module, index, line, desc), ast.unparse(tree)))
+    return out
+
+
+def _collect(tree: ast.AST) -> list[tuple[ast.AST, str, int]]:
+    points = _Points()
+    points.visit(tree)
+    return points.points
+
+
+def _copy_repo(workdir: Path) -> None:
+    """The committed tree (``HEAD``) of the repository, in ``workdir``: commit first."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive, check=True)
+
+
+def _run_tests(tests: list[str], timeout: float) -> tuple[str, float]:
+    """Run ``tests`` in a forked child; "killed", "survived" or "timeout"."""
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the child: fresh calibr and test modules, then pytest
+        try:
+            import pytest
+
+            for name in list(sys.modules):
+                top = name.split(".")[0]
+                if (top == "calibr" and not name.startswith("calibr._kernels")) or top in (
+                    "conftest", "oracles", "tolerances", "rref", "compiled_paths",
+                ) or top.startswith("test_"):
+                    del sys.modules[name]
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            code = pytest.main([*tests, *PYTEST_ARGS])
+            os._exit(int(code))
+        except BaseException:  # noqa: BLE001
+            os._exit(99)
+    deadline = start + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(status)
+            break
+        if time.perf_counter() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return "timeout", time.perf_counter() - start
+        time.sleep(0.02)
+    seconds = time.perf_counter() - start
+    if code == 0:
+        return "survived", seconds
+    if code in (1, 3):  # tests failed, or an error inside a test
+        return "killed", seconds
+    return f"error({code})", seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", help="modules to mutate (default: all targets)")
+    parser.add_argument("--workdir", default="/tmp/calibr-mutate", type=Path)
+    parser.add_argument("--list", action="store_true", help="list the mutants and stop")
+    parser.add_argument("--timeout-factor", type=float, default=3.0)
+    parser.add_argument("--sample", type=float, default=1.0,
+                        help="run this fraction of each module's mutants (a fixed sample)")
+    args = parser.parse_args(argv)
+
+    modules = args.modules or list(TARGETS)
+    unknown = [m for m in modules if m not in TARGETS]
+    if unknown:
+        parser.error(f"not a target: {unknown[0]} (targets: {', '.join(TARGETS)})")
+    if args.list:
+        for module in modules:
+            source = subprocess.run(["git", "show", f"HEAD:{module}"], cwd=ROOT, check=True,
+                                    capture_output=True, text=True).stdout
+            for mutant, _ in mutants_of(source, module):
+                print(f"{module}:{mutant.line}: {mutant.description}")
+        return 0
+
+    workdir: Path = args.workdir
+    _copy_repo(workdir)
+    os.environ["NUMBA_CACHE_DIR"] = str(workdir / ".numba-cache")
+    for var in ("CALIBR_REQUIRE_R", "CALIBR_REQUIRE_TORCH"):
+        os.environ.pop(var, None)
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.chdir(workdir)
+    sys.path[:0] = [str(workdir), str(workdir / "tests")]
+    import numba  # noqa: F401  - imported once, shared by every forked child
+    import numpy  # noqa: F401
+    import pandas  # noqa: F401
+    import pytest  # noqa: F401
+
+    results: list[Mutant] = []
+    for module in modules:
+        tests = TARGETS[module]
+        status, base = _run_tests(tests, timeout=1800)  # also fills the numba cache
+        if status != "survived":
+            print(f"{module}: the unmutated tests do not pass ({status}); skipped", flush=True)
+            continue
+        _, base = _run_tests(tests, timeout=1800)  # warm: the time a mutant should take
+        print(f"{module}: tests pass unmutated in {base:.1f} s", flush=True)
+        path = workdir / module
+        original = path.read_text()
+        try:
+            everything = mutants_of(original, module)
+            keep = max(1, round(args.sample * len(everything)))
+            # a fixed, evenly spread sample: the same mutants on every run
+            chosen = [everything[round(i * len(everything) / keep)] for i in range(keep)]
+            for mutant, source in chosen:
+                path.write_text(source)
+                mutant.status, mutant.seconds = _run_tests(
+                    tests, timeout=args.timeout_factor * base + 10)
+                results.append(mutant)
+                if mutant.status != "killed":
+                    print(f"{module}:{mutant.line}: {mutant.description}: {mutant.status}",
+                          flush=True)
+        finally:
+            path.write_text(original)
+        mine = [m for m in results if m.module == module]
+        killed = sum(m.status == "killed" for m in mine)
+        print(f"{module}: {killed}/{len(mine)} killed (tests {base:.1f} s)", flush=True)
+
+    killed = sum(m.status == "killed" for m in results)
+    print(f"total: {killed}/{len(results)} killed, "
+          f"{len(results) - killed} not ({(len(results) - killed) / max(len(results), 1):.1%})")
+    (workdir / "mutants.json").write_text(json.dumps([asdict(m) for m in results], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
