@@ -6,6 +6,7 @@ Usage::
     python benchmarks/bench_skce.py            # everything (the dense baseline at
                                                # n = 20,000 needs ~10 GB and ~1 min)
     python benchmarks/bench_skce.py --quick    # skip n = 20,000 dense and n = 100,000
+                                               # canonical, fewer runs at n = 1e6
     python benchmarks/bench_skce.py --compile  # also the first-call compile time with
                                                # an empty numba cache
 
@@ -35,24 +36,30 @@ CLEAN_ENV = dict(os.environ)
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from calibr._kernel_metrics import mmce, skce  # noqa: E402
+from calibr._kernel_metrics import median_bandwidth, mmce, skce  # noqa: E402
 from calibr._kernels._threads import num_threads  # noqa: E402
 from calibr._kernels.scalar_sums import scalar_pair_sum  # noqa: E402
 
 
-def median_times(fns: dict, repeat: int) -> dict:
+def median_times(fns: dict, repeat: int, cpu: dict | None = None) -> dict:
     """Median wall time of each callable over ``repeat`` consecutive calls after a
     warm-up call (steady state: compiled, caches warm); the contenders take turns
-    in three rounds so that a slow phase of a shared machine hits all of them."""
+    in three rounds so that a slow phase of a shared machine hits all of them.
+    With ``cpu`` (a dict), also the median process CPU time of each, into it."""
     times = {name: [] for name in fns}
+    cpus = {name: [] for name in fns}
     rounds = 3
     for _ in range(rounds):
         for name, f in fns.items():
             f()
             for _ in range(max(1, repeat // rounds)):
+                c0 = time.process_time()
                 t0 = time.perf_counter()
                 f()
                 times[name].append(time.perf_counter() - t0)
+                cpus[name].append(time.process_time() - c0)
+    if cpu is not None:
+        cpu.update({name: float(np.median(t)) for name, t in cpus.items()})
     return {name: float(np.median(t)) for name, t in times.items()}
 
 
@@ -121,6 +128,67 @@ def bench_binary(repeat: int) -> None:
         "  (skce() includes the input checks of calibr._validation.prepare(); the\n"
         "   'kernel only' rows are the SKCE computation itself on checked arrays)"
     )
+
+
+def bench_median_every_n(repeat: int, quick: bool) -> None:
+    """skce(bandwidth="median") against skce() with a fixed bandwidth (both with the
+    same input checks) and numpy.sort(p), binary, at every n of the target."""
+    print("\n== binary, bandwidth=\"median\" at every n (median of runs; CPU time in "
+          "brackets) ==")
+    print(f"  {'n':>9} {'sort(p)':>10} {'fixed h':>10} {'median':>10}   "
+          "median/fixed  median/sort")
+    for n in (100, 300, 1_000, 10_000, 100_000, 1_000_000):
+        rng = np.random.default_rng(7)
+        p = rng.random(n)
+        y = (rng.random(n) < p).astype(np.int64)
+        reps = repeat * 10 if n <= 10_000 else (repeat if n <= 100_000 else max(3, repeat // 3))
+        if quick and n == 1_000_000:
+            reps = 3
+        cpu: dict = {}
+        t = median_times(
+            {
+                "sort": lambda p=p: np.sort(p),
+                "fixed": lambda p=p, y=y: skce(p, y),
+                "median": lambda p=p, y=y: skce(p, y, bandwidth="median"),
+            },
+            reps,
+            cpu,
+        )
+        r_fixed = t["median"] / t["fixed"]
+        r_sort = t["median"] / t["sort"]
+        line = (f"  {n:>9,} {fmt(t['sort'])} {fmt(t['fixed'])} {fmt(t['median'])}   "
+                f"{r_fixed:6.2f} ({cpu['median'] / cpu['fixed']:5.2f})  "
+                f"{r_sort:6.1f} ({cpu['median'] / max(cpu['sort'], 1e-9):5.1f})   ")
+        checks = [check("<= 4x fixed", r_fixed <= 4)]
+        if n >= 100_000:
+            checks.append(check("<= 10x sort", r_sort <= 10))
+        print(line + "; ".join(checks))
+    print("  (the targets are on wall time; CPU time is process time, which a loaded\n"
+          "   machine inflates less; time.process_time() ticks coarsely at small n)")
+
+
+def bench_classwise_median() -> None:
+    """Classwise median bandwidth with many columns: one compiled loop over them."""
+    n, K = 1_000, 1_000
+    rng = np.random.default_rng(8)
+    P = rng.dirichlet(np.ones(K), n)
+    lab = rng.integers(1, K + 1, n)
+    cpu: dict = {}
+    t = median_times(
+        {
+            'skce(P, y, "uq", "median", "classwise")':
+                lambda: skce(P, lab, bandwidth="median", type="classwise"),
+            'median_bandwidth(P, type="classwise")':
+                lambda: median_bandwidth(P, type="classwise"),
+            'skce(P, y, type="classwise") (fixed h)': lambda: skce(P, lab, type="classwise"),
+        },
+        3,
+        cpu,
+    )
+    print(f"\n== classwise median, K = {K:,}, n = {n:,} (median of 3; CPU time in brackets) ==")
+    for name, v in t.items():
+        print(f"  {name:42s} {fmt(v)}  ({fmt(cpu[name]).strip()})")
+    print("  " + check("<= 1 s", t['skce(P, y, "uq", "median", "classwise")'] <= 1.0))
 
 
 def bench_n4000(repeat: int) -> None:
@@ -287,12 +355,17 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true", help="measure first-call compile time")
     ap.add_argument("--repeat", type=int, default=15)
     args = ap.parse_args()
-    print(f"numba threads: {num_threads()}, numpy {np.__version__}")
+    print(f"numba threads: {num_threads()}, numpy {np.__version__}, "
+          f"load average {', '.join(f'{v:.2f}' for v in os.getloadavg())} "
+          f"on {os.cpu_count()} CPUs")
     if args.compile:
         bench_compile()
     bench_binary(args.repeat)
+    bench_median_every_n(args.repeat, args.quick)
+    bench_classwise_median()
     bench_n4000(max(5, args.repeat // 2))
     bench_canonical(args.quick)
+    print(f"\nload average at the end: {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 
 if __name__ == "__main__":

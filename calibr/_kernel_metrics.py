@@ -16,7 +16,7 @@ import numpy as np
 
 from ._docs import shared_docs
 from ._kernels.canonical import canonical_median, canonical_pair_sum, canonical_ul
-from ._kernels.scalar_median import scalar_median
+from ._kernels.scalar_median import median_of_sorted_rows, scalar_median
 from ._kernels.scalar_sums import scalar_pair_sum, scalar_ul
 from ._kernels.skce import estimate_from_sums
 from ._kernels.top_label import top_label
@@ -107,8 +107,10 @@ def _dispatch(prep: Prepared, estimator: str, h: float | str, type: str) -> floa
         rho, hit = top_label(prep.p, prep.y)
         return _estimate(prep, rho, hit, estimator, h)
     if type == "classwise":
+        columns = np.array(prep.p.T, dtype=np.float64, order="C")  # each column contiguous
+        hs = _classwise_medians(prep, columns) if h == "median" else [h] * prep.k
         per_class = [
-            _estimate(prep, prep.p[:, k], (prep.y == k).view(np.uint8), estimator, h, column=k)
+            _estimate(prep, columns[k], (prep.y == k).view(np.uint8), estimator, hs[k], column=k)
             for k in range(prep.k)
         ]
         return float(np.mean(per_class))
@@ -442,16 +444,26 @@ def median_bandwidth(
     if type == "confidence":
         return _scalar_median_or_raise(prep, top_label(prep.p, prep.y)[0])
     if type == "classwise":
-        return np.array([_scalar_median_or_raise(prep, prep.p[:, k], column=k)
-                         for k in range(prep.k)])
+        return _classwise_medians(prep, np.array(prep.p.T, dtype=np.float64, order="C"))
     h = canonical_median(prep.p)
     if math.isnan(h):
         raise _median_error(prep, None)
     return h
 
 
-def _scalar_median_or_raise(prep: Prepared, x: np.ndarray, column: int | None = None) -> float:
+def _scalar_median_or_raise(prep: Prepared, x: np.ndarray) -> float:
     h = scalar_median(np.ascontiguousarray(x, dtype=np.float64))
     if math.isnan(h):
-        raise _median_error(prep, column)
+        raise _median_error(prep, None)
+    return h
+
+
+def _classwise_medians(prep: Prepared, columns: np.ndarray) -> np.ndarray:
+    """The median bandwidth of every column of p (``columns``: p transposed, C
+    order), in one compiled loop over the sorted columns (no Python-level call
+    per column); the error names the first column whose values are all equal."""
+    h = median_of_sorted_rows(np.sort(columns, axis=1))
+    constant = np.flatnonzero(np.isnan(h))
+    if constant.size:
+        raise _median_error(prep, int(constant[0]))
     return h

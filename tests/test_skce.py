@@ -331,21 +331,36 @@ def test_scalar_median_is_exact(kind, n):
     assert (math.isnan(got) and math.isnan(want)) or got == want
 
 
+def _tuning(**changes):
+    """scalar_median.TUNING with some entries replaced (by name)."""
+    names = ("collect_per_row", "collect_min", "sample_min", "sample_per_row", "sample_cap",
+             "z", "subsample_step", "subsample_min", "subsample_z", "seed")
+    values = dict(zip(names, smed.TUNING, strict=True))
+    values.update(changes)
+    return tuple(float(values[name]) for name in names)
+
+
 @pytest.mark.parametrize("seed", range(80))
-def test_scalar_median_selection_rounds(monkeypatch, seed):
+def test_scalar_median_selection_rounds(seed):
     """Tiny caps and samples force many bracketing rounds, pivots that hit the
-    answer, ranks that straddle the bracket, and both parities; with and without
-    (coarse or fine) histogram pivots in the first round."""
-    monkeypatch.setattr(smed, "SELECT_CAP", 8)
-    monkeypatch.setattr(smed, "SELECT_SAMPLE", 16 + seed % 5)
-    monkeypatch.setattr(smed, "SELECT_HIST_BINS", (0, 4, 64, 1 << 16)[seed % 4])
+    answer, ranks that straddle the bracket, and both parities; pivots at the
+    target quantile itself (z = 0) often miss; the subsample's first pivots from
+    n = 4 on."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(5, 80))
     kind = ("uniform", "ties", "rounded", "extremes")[seed % 4]
     x = _scalar_inputs(rng, n, kind)[0]
     want = median_oracle(x)
-    got = smed.scalar_median(x)
-    assert (math.isnan(got) and math.isnan(want)) or got == want
+    xs = np.sort(x)
+    for tune in (
+        _tuning(collect_per_row=0, collect_min=8, sample_min=16 + seed % 5, sample_per_row=0,
+                seed=seed),
+        _tuning(collect_per_row=0, collect_min=1 + seed % 3, sample_min=2, sample_per_row=0,
+                z=(0.0, 1.0, 3.0)[seed % 3], subsample_step=2 + seed % 3, subsample_min=4,
+                subsample_z=(0.5, 1.0, 3.0)[seed % 3], seed=seed),
+    ):
+        got = smed._median_tuned(xs, tune)
+        assert (math.isnan(got) and math.isnan(want)) or got == want, tune
 
 
 @pytest.mark.parametrize("kind", ("uniform", "ties", "rounded", "extremes"))
@@ -357,17 +372,17 @@ def test_pair_counts_of_the_selection_are_exact(kind):
     rng = np.random.default_rng(zlib.crc32(kind.encode()))
     for n in (2, 3, 5, 17, 64, 301):
         x = np.sort(_scalar_inputs(rng, n, kind)[0])
-        xp = np.append(x, np.inf)
         d = x[None, :] - x[:, None]  # d[i, j] = x_j - x_i, as the sweep computes it
         upper = np.triu(np.ones((n, n), dtype=bool), 1)
         diffs = np.unique(d[upper])
         ts = np.concatenate([diffs, np.nextafter(diffs, np.inf), [0.0, 5e-324, 0.3, 1.0]])
         out = np.empty(n, np.int64)
         for t in rng.choice(ts, size=min(ts.size, 60), replace=False):
-            assert smed._count_at_most(xp, n, t, out) == int(np.sum(upper & (d <= t))), t
+            assert smed._ptr_pass(x, t, out) == int(np.sum(upper & (d <= t))), t
             np.testing.assert_array_equal(out, np.sum(d <= t, axis=1))
-            if t > 0:
-                assert smed._count_below(xp, n, t, out) == int(np.sum(upper & (d < t))), t
+            if t > 0:  # the strict count, as the selection takes it
+                below = np.nextafter(t, -np.inf)
+                assert smed._ptr_pass(x, below, out) == int(np.sum(upper & (d < t))), t
                 np.testing.assert_array_equal(out, np.sum(d < t, axis=1))
 
 
@@ -926,3 +941,195 @@ def test_integer_p_and_object_labels_give_the_same_numbers():
         want = skce(onehot.astype(np.float64), codes, "uq", 0.3, form)
         assert skce(onehot, codes, "uq", 0.3, form) == want
         assert skce(onehot.astype(np.uint8), codes.astype(object), "uq", 0.3, form) == want
+
+
+# ------------------------------------------ the median bandwidth for every n
+
+
+def _median_inputs(rng, n, kind):
+    if kind == "beta":
+        return rng.beta(0.1, 0.1, n)
+    if kind == "subnormal":  # differences only in the subnormal range
+        return rng.integers(0, 50, n) * 1e-310
+    if kind == "one apart":  # one value apart from a big tie: all positive d equal
+        return np.concatenate([np.full(n - 1, 0.3), [0.9]])
+    return _scalar_inputs(rng, n, kind)[0]
+
+
+MEDIAN_KINDS = ("uniform", "ties", "rounded", "clustered", "extremes", "beta", "subnormal",
+                "one apart")
+
+
+@pytest.mark.parametrize("n", (2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 99, 100, 101, 300, 301, 1000, 1001))
+def test_median_of_sorted_is_exact_at_every_n(n):
+    """The compiled median_of_sorted() and scalar_median() equal the O(n^2)
+    oracle on random, tied, clustered, extreme (0, 1, subnormal) and degenerate
+    data; over the kinds and seeds both parities of the number of positive
+    differences occur at every n >= 3 (the mean of the two middle values, or the
+    middle one)."""
+    parities = set()
+    for seed in range(3):
+        rng = np.random.default_rng([n, seed])
+        for kind in MEDIAN_KINDS:
+            x = _median_inputs(rng, n, kind)
+            xs = np.sort(x)
+            d = (xs[None, :] - xs[:, None])[np.triu_indices(n, 1)]
+            parities.add(int(np.count_nonzero(d > 0)) % 2)
+            want = median_oracle(x)
+            for got in (float(smed.median_of_sorted(xs)), smed.scalar_median(x),
+                        smed.scalar_median(xs, presorted=True)):
+                assert (math.isnan(got) and math.isnan(want)) or got == want, (kind, seed)
+    if n >= 3:
+        assert parities == {0, 1}
+
+
+@pytest.mark.parametrize("n", (4096, 4097, 5003))
+def test_median_of_sorted_subsample_path_is_exact(n):
+    """From n = SUBSAMPLE_MIN on, the first pivots come from the selection on a
+    subsample: still exact, on smooth, tied, extreme and degenerate data."""
+    assert n >= smed.SUBSAMPLE_MIN
+    rng = np.random.default_rng(n)
+    for kind in ("uniform", "rounded", "beta", "ties", "one apart", "extremes"):
+        x = _median_inputs(rng, n, kind)
+        assert smed.scalar_median(x) == median_oracle(x), kind
+
+
+def test_median_of_sorted_is_exact_for_any_tuning():
+    """The sample, the subsample and the pivots only steer: any caps, sample
+    sizes, pivot spreads (0: pivots at the quantile itself, so they often miss)
+    and seeds give the same exact value."""
+    rng = np.random.default_rng(12)
+    for trial in range(60):
+        n = int(rng.integers(2, 120))
+        kind = MEDIAN_KINDS[trial % len(MEDIAN_KINDS)]
+        xs = np.sort(_median_inputs(rng, n, kind))
+        want = median_oracle(xs)
+        tune = _tuning(collect_per_row=float(rng.choice([0.0, 0.1, 1.0])),
+                       collect_min=int(rng.integers(0, 40)), sample_min=int(rng.integers(1, 50)),
+                       sample_per_row=float(rng.choice([0.0, 0.05, 1.0])),
+                       sample_cap=int(rng.integers(1, 500)), z=float(rng.uniform(0, 4)),
+                       subsample_step=int(rng.integers(2, 9)),
+                       subsample_min=int(rng.choice([2, 30, 10**9])),
+                       subsample_z=float(rng.uniform(0, 4)), seed=int(rng.integers(0, 2**31)))
+        got = smed._median_tuned(xs, tune)
+        assert (math.isnan(got) and math.isnan(want)) or got == want, (trial, kind, tune)
+
+
+_BRANCH_PROBE = r"""
+import math, sys, warnings
+import numpy as np
+warnings.simplefilter("ignore")  # uint64 wrap-around of the generator in plain Python
+sys.path.insert(0, {tests!r})
+from oracles.skce import median_oracle
+import calibr._kernels.scalar_median as S
+path = S.__file__
+lines = open(path).read().splitlines()
+marks = {{i + 1: s.split("# branch:")[1].strip() for i, s in enumerate(lines) if "# branch:" in s}}
+seen = set()
+def tracer(frame, event, arg):
+    if frame.f_code.co_filename != path:
+        return None
+    if event == "line" and frame.f_lineno in marks:
+        seen.add(frame.f_lineno)
+    return tracer
+wrong = []
+sys.settrace(tracer)
+for seed in range(40):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 60))
+    x = [rng.random(n), np.round(rng.random(n), 1), rng.choice([0.0, 0.5, 1.0], n),
+         np.concatenate([np.full(n - 1, 0.3), [0.9]]), rng.beta(0.1, 0.1, n)][seed % 5]
+    xs = np.sort(x)
+    for tune in [(0.0, 1.0, 2.0, 0.05, 6.0, 0.0, 3.0, 6.0, 0.5, seed),
+                 (0.1, 2.0, 4.0, 0.2, 64.0, 2.0, 2.0, 4.0, 1.0, seed),
+                 (0.0, 1e9, 2.0, 0.05, 6.0, 0.0, 3.0, 1e9, 0.5, seed),
+                 S.TUNING]:
+        got = S._median_tuned(xs, tuple(float(v) for v in tune))
+        want = median_oracle(xs)
+        if not (got == want or (math.isnan(got) and math.isnan(want))):
+            wrong.append((seed, tune, got, want))
+sys.settrace(None)
+print(repr(wrong))
+print(repr(sorted(name for line, name in marks.items() if line not in seen)))
+print(len(marks))
+"""
+
+
+def test_median_selection_takes_every_branch():
+    """The selection run as plain Python (numba's NUMBA_DISABLE_JIT), traced:
+    small adversarial inputs (ties, a tie block with one value apart, few
+    distinct values, heavy tails) under tunings that force them reach every
+    line marked ``# branch:`` in scalar_median.py (a pivot that is the answer,
+    with the next value equal or the smallest above it, from either side;
+    pivots on the wrong side; one pivot; the collection, and the k-th as the last
+    candidate; the stratified sample; the subsample's tie, hit and bracket;
+    the quickselect's ties; the gathering's miss and ties), and the values are
+    exact."""
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    code = _BRANCH_PROBE.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    wrong, missed, marks = out.stdout.strip().splitlines()[-3:]
+    assert wrong == "[]"
+    assert missed == "[]"
+    assert int(marks) >= 16
+
+
+@pytest.mark.parametrize("k", (1, 7, 200))
+def test_classwise_median_of_many_columns_equals_per_column(k):
+    """The classwise median bandwidth comes from one compiled loop over the
+    columns: each equals the column's own median (and the binary skce of the
+    column), and the classwise skce with "median" is the mean of the per-column
+    binary skce() values, bit for bit."""
+    rng = np.random.default_rng(k)
+    n = 150
+    p = rng.dirichlet(np.ones(k + 1) * 0.5, n) if k > 1 else rng.dirichlet(np.ones(2), n)
+    if k == 7:  # coarse rows: ties within the columns
+        coarse = rng.integers(1, 4, (n, k + 1)).astype(float)
+        p = coarse / coarse.sum(axis=1, keepdims=True)
+    kk = p.shape[1]
+    y = rng.integers(1, kk + 1, n)
+    h = calibr.median_bandwidth(p, type="classwise")
+    assert h.shape == (kk,)
+    for j in range(kk):
+        col = p[:, j].copy()
+        assert h[j] == smed.scalar_median(col) == median_oracle(col)
+        assert h[j] == calibr.median_bandwidth(col, (y == j + 1).astype(np.int64))
+    for est in ESTIMATORS:
+        want = float(np.mean([skce(p[:, j].copy(), (y == j + 1).astype(np.int64), est, "median")
+                              for j in range(kk)]))
+        assert skce(p, y, est, "median", "classwise") == want, est
+    rows = np.sort(np.array(p.T, order="C"), axis=1)
+    np.testing.assert_array_equal(smed.median_of_sorted_rows(rows), h)
+
+
+def test_classwise_median_names_the_first_constant_column():
+    # the columns of classes 3 and 4 are constant: the message names class 3
+    p = np.array([[0.1, 0.4, 0.3, 0.2], [0.25, 0.25, 0.3, 0.2], [0.4, 0.1, 0.3, 0.2],
+                  [0.2, 0.3, 0.3, 0.2]])
+    y = np.array([1, 2, 3, 4])
+    message = (r'`bandwidth = "median"` with `type = "classwise"` needs at least two distinct '
+               r"predictions in every column of `p`; the column of class 3 has all its values "
+               r"equal \(0\.3\)\.")
+    for call in (lambda: calibr.median_bandwidth(p, type="classwise"),
+                 lambda: calibr.median_bandwidth(p, y, type="classwise"),
+                 lambda: skce(p, y, "uq", "median", "classwise")):
+        with pytest.raises(calibr.InputError, match=message):
+            call()
+
+
+@pytest.mark.parametrize("n", (2, 3, 5, 20, 60, 150, 400))
+def test_canonical_median_bins_scale_with_the_pairs(monkeypatch, n):
+    """The canonical median's histogram has about one bin per 8 pairs at small n
+    instead of 2^15: the same exact value as with the full histogram."""
+    rng = np.random.default_rng(n)
+    for kind in CANONICAL_KINDS:
+        p = _dirichlet(rng, n, 4, kind)
+        got = canonical.canonical_median(p)
+        want = median_oracle(p)
+        assert (math.isnan(got) and math.isnan(want)) or got == want, kind
+        monkeypatch.setattr(canonical, "MEDIAN_MIN_BINS", canonical.MEDIAN_BINS)
+        full = canonical.canonical_median(p)
+        monkeypatch.undo()
+        assert (math.isnan(got) and math.isnan(full)) or got == full, kind

@@ -336,3 +336,41 @@ def test_median_bandwidth_errors_match_r(rref):
     with pytest.raises(calibr.InputError) as py_info:
         calibr.median_bandwidth(same)
     assert str(py_info.value) == str(r_info.value)
+
+
+# ------------------------------- the median bandwidth at every n, against R
+
+
+@pytest.mark.parametrize("n", (100, 101, 300, 301))
+def test_median_bandwidth_at_small_n_equals_r(rref, n):
+    """At n = 100 and 300 (and odd n: both parities of the number of positive
+    distances occur over the kinds) the scalar median is R's median bit for bit,
+    on smooth, tied, rounded, heavy-tailed, clustered and extreme data; skce()
+    with it matches the R reference in every estimator."""
+    rng = np.random.default_rng([SEED, 4000 + n])
+    kinds = (
+        rng.random(n),
+        rng.choice([0.0, 0.25, 0.5, 0.75, 1.0], n),
+        np.round(rng.random(n), 2),
+        rng.beta(0.1, 0.1, n),
+        0.5 + rng.integers(-3, 4, n) * 1e-12,
+        rng.choice([0.0, 5e-324, 1e-300, 1e-17, 1 - 2**-53, 1.0, 0.5], n),
+    )
+    for p in kinds:
+        assert calibr.median_bandwidth(p) == _r_median(rref, p)
+        y = (rng.random(n) < p).astype(np.int64)
+        for estimator in ESTIMATORS:
+            got = skce(p, y, estimator, "median")
+            assert _close(got, rref.skce(p, y, estimator, bandwidth="median"))
+    prob = rng.dirichlet(np.ones(3) * 0.5, n)
+    lab = rng.integers(1, 4, n).astype(np.int64)
+    for t in ("canonical", "confidence", "classwise"):
+        assert _close(skce(prob, lab, "uq", "median", t), rref.skce(prob, lab, "uq", "median", t))
+
+
+def test_median_bandwidth_subsample_path_equals_r(rref):
+    """n above the size from which the first pivots come from a subsample: R's
+    median, bit for bit."""
+    rng = np.random.default_rng([SEED, 4500])
+    for p in (rng.random(4500), np.round(rng.random(4501), 3)):
+        assert calibr.median_bandwidth(p) == _r_median(rref, p)

@@ -45,8 +45,12 @@ BLOCK = 256
 #: Work chunks of the canonical kernels, run on up to ``num_threads()`` threads. A
 #: fixed number, so that the results do not depend on the number of threads.
 CHUNKS = 16
-#: Bins of one histogram pass of the canonical median.
+#: Bins of one histogram pass of the canonical median: about one per
+#: MEDIAN_PAIRS_PER_BIN pairs, at least MEDIAN_MIN_BINS, at most MEDIAN_BINS (so
+#: that the histogram's cost scales with the pairs at small n).
 MEDIAN_BINS = 1 << 15
+MEDIAN_MIN_BINS = 16
+MEDIAN_PAIRS_PER_BIN = 8
 #: At most this many distances (8 bytes each, 32 MB) are collected for the final
 #: exact selection of the median.
 COLLECT_CAP = 1 << 22
@@ -325,9 +329,11 @@ def _median_t(pt: np.ndarray, block: int) -> float:
     hi = math.sqrt(k_cols) * (1 + 1e-12)  # |p_ik - p_jk| <= 1
     targets = None  # 1-based ranks of the middle value(s) among the positive distances
     previous = -1
-    cnt = np.empty((nchunks, MEDIAN_BINS), np.int64)
-    vmin = np.empty((nchunks, MEDIAN_BINS))
-    vmax = np.empty((nchunks, MEDIAN_BINS))
+    npairs = n * (n - 1) // 2
+    nbins = min(MEDIAN_BINS, max(MEDIAN_MIN_BINS, npairs // MEDIAN_PAIRS_PER_BIN))
+    cnt = np.empty((nchunks, nbins), np.int64)
+    vmin = np.empty((nchunks, nbins))
+    vmax = np.empty((nchunks, nbins))
     while True:
         cnt[:] = 0
         vmin[:] = np.inf
