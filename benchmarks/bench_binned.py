@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -29,6 +30,20 @@ def best_of(f, repeat):
         f()
         times.append(time.perf_counter() - t0)
     return float(np.median(times))
+
+
+def interleaved(fns, repeat):
+    """Median time of each function, the functions run in turn in every round (so
+    that a change in the machine's load hits all of them alike)."""
+    for f in fns.values():
+        f()  # warm-up
+    times = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, f in fns.items():
+            t0 = time.perf_counter()
+            f()
+            times[name].append(time.perf_counter() - t0)
+    return {name: float(np.median(t)) for name, t in times.items()}
 
 
 _MEM_CHILD = r"""
@@ -84,16 +99,24 @@ def main(argv=None):
     import numba
 
     print(f"numpy {np.__version__}, numba {numba.__version__} ({numba.get_num_threads()} threads),"
-          f" calibr {calibr.__version__}\n")
+          f" calibr {calibr.__version__}")
+    print("load average (1, 5, 15 min): {:.2f} {:.2f} {:.2f}; medians of {} interleaved rounds\n"
+          .format(*os.getloadavg(), args.repeat))
 
-    # ---- binary, n = 1e7
+    # ---- binary, n = 1e7, every label dtype against numpy.sum in the same rounds
     n = 10**7
     p = rng.random(n)
-    y = (rng.random(n) < p).astype(np.int64)
-    t_sum = best_of(lambda: np.sum(p), args.repeat)
-    t_ece = best_of(lambda: calibr.ece(p, y), args.repeat)
-    print(f"binary n=1e7      numpy.sum {t_sum * 1e3:8.2f} ms | calibr.ece {t_ece * 1e3:8.2f} ms"
-          f" | ece/sum = {t_ece / t_sum:5.2f}  (target <= 5)")
+    hits = rng.random(n) < p
+    labels = {name: hits.astype(name) for name in ("bool", "int8", "int64", "float64")}
+    fns = {"sum": lambda: np.sum(p)}
+    for name, y in labels.items():
+        fns[name] = lambda y=y: calibr.ece(p, y)
+    t = interleaved(fns, args.repeat)
+    for name in labels:
+        print(f"binary n=1e7 y {name:7s} numpy.sum {t['sum'] * 1e3:8.2f} ms | calibr.ece "
+              f"{t[name] * 1e3:8.2f} ms | ece/sum = {t[name] / t['sum']:5.2f}  (target <= 4)")
+    y = labels["int64"]
+    t_ece = t["int64"]
     if have_torch:
         tp, ty = torch.from_numpy(p), torch.from_numpy(y)
         t_tm = best_of(lambda: binary_calibration_error(tp, ty, n_bins=10),
@@ -105,20 +128,25 @@ def main(argv=None):
     n, k = 10**6, 10
     P = rng.dirichlet(np.ones(k), size=n)
     codes = rng.integers(1, k + 1, n)
-    t_conf = best_of(lambda: calibr.ece(P, codes, type="confidence"), args.repeat)
-    t_cw = best_of(lambda: calibr.ece(P, codes, type="classwise"), args.repeat)
+    fns = {"confidence": lambda: calibr.ece(P, codes, type="confidence"),
+           "classwise": lambda: calibr.ece(P, codes, type="classwise")}
+    if have_torch:
+        tP, tt = torch.from_numpy(P), torch.from_numpy(codes - 1)
+        fns["torchmetrics"] = lambda: multiclass_calibration_error(tP, tt, num_classes=k,
+                                                                    n_bins=10)
+    t = interleaved(fns, args.repeat)
+    t_conf, t_cw = t["confidence"], t["classwise"]
     print(f"\nmulticlass n=1e6 K=10  confidence {t_conf * 1e3:8.2f} ms"
           f" | classwise {t_cw * 1e3:8.2f} ms"
           f" | classwise/confidence = {t_cw / t_conf:4.2f}  (target <= 3)")
     if have_torch:
-        tP, tt = torch.from_numpy(P), torch.from_numpy(codes - 1)
-        t_tmc = best_of(lambda: multiclass_calibration_error(tP, tt, num_classes=k, n_bins=10),
-                        max(3, args.repeat // 2))
+        t_tmc = t["torchmetrics"]
         print(f"                  torchmetrics multiclass_calibration_error {t_tmc * 1e3:8.2f} ms"
-              f" | torchmetrics/calibr(confidence) = {t_tmc / t_conf:5.1f}x  (target >= 2)")
+              f" | torchmetrics/calibr(confidence) = {t_tmc / t_conf:5.1f}x  (target >= 3)")
 
     # ---- memory
-    print()
+    print("\nload average (1, 5, 15 min) after the timings: {:.2f} {:.2f} {:.2f}\n".format(
+        *os.getloadavg()))
     for kind in ("binary", "confidence", "classwise"):
         m = extra_memory(kind)
         print(f"extra peak memory, {kind:10s}: {m['extra_peak_mb']:7.1f} MB for "

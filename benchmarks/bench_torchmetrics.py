@@ -4,7 +4,8 @@ Run: ``python benchmarks/bench_torchmetrics.py`` (needs torch and torchmetrics).
 
 * speed: the same data through both libraries' functions in one run (default
   ``validate_args=True`` on both, torch's default thread count), median of
-  ``--repeat`` runs after a warm-up, and the ratio torchmetrics / calibr;
+  ``--repeat`` runs after a warm-up (the two libraries in turn in each round),
+  and the ratio torchmetrics / calibr (targets in ``benchmarks/README.md``);
 * memory: ``BinaryCalibrationError`` streaming ``--stream-n`` samples in batches
   of ``--stream-batch`` (in a fresh subprocess: tracemalloc peak and the growth of
   the peak RSS over the baseline after imports);
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -25,14 +27,21 @@ import time
 import numpy as np
 
 
-def _median_time(fn, repeat: int) -> float:
-    fn()  # warm-up (numba compilation, torch's first call)
-    times = []
+def _interleaved(cal, tm, repeat: int) -> tuple[float, float]:
+    """Median times of ``cal`` and ``tm``, run in turn in every round, so that a
+    change in the machine's load hits both alike."""
+    cal()
+    tm()
+    t_cal, t_tm = [], []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        cal()
+        t1 = time.perf_counter()
+        tm()
+        t2 = time.perf_counter()
+        t_cal.append(t1 - t0)
+        t_tm.append(t2 - t1)
+    return statistics.median(t_cal), statistics.median(t_tm)
 
 
 def bench_speed(repeat: int) -> list[dict]:
@@ -53,16 +62,16 @@ def bench_speed(repeat: int) -> list[dict]:
         p = rng.random(n).astype(dtype)
         y = (rng.random(n) < p).astype(np.int64)
         tp, ty = torch.from_numpy(p), torch.from_numpy(y)
-        t_cal = _median_time(lambda p=p, y=y: binary_calibration_error(p, y), repeat)
-        t_tm = _median_time(lambda tp=tp, ty=ty: tm_binary(tp, ty), repeat)
+        t_cal, t_tm = _interleaved(lambda p=p, y=y: binary_calibration_error(p, y),
+                                   lambda tp=tp, ty=ty: tm_binary(tp, ty), repeat)
         diff = abs(float(binary_calibration_error(p, y)) - tm_binary(tp, ty).item())
-        rows.append(_row(f"binary n=1e7 {np.dtype(dtype).name}", t_cal, t_tm, diff))
+        rows.append(_row(f"binary n=1e7 {np.dtype(dtype).name}", t_cal, t_tm, diff, ">= 3"))
     n = 10_000_000
     logits = rng.normal(scale=3.0, size=n).astype(np.float32)
     y = (rng.random(n) < 0.5).astype(np.int64)
     tl, ty = torch.from_numpy(logits), torch.from_numpy(y)
-    t_cal = _median_time(lambda: binary_calibration_error(logits, y), repeat)
-    t_tm = _median_time(lambda: tm_binary(tl, ty), repeat)
+    t_cal, t_tm = _interleaved(lambda: binary_calibration_error(logits, y),
+                               lambda: tm_binary(tl, ty), repeat)
     diff = abs(float(binary_calibration_error(logits, y)) - tm_binary(tl, ty).item())
     rows.append(_row("binary n=1e7 float32 logits", t_cal, t_tm, diff))
     for dtype in (np.float32, np.float64):
@@ -70,22 +79,24 @@ def bench_speed(repeat: int) -> list[dict]:
         P = rng.dirichlet(np.full(k, 0.5), n).astype(dtype)
         t = rng.integers(0, k, n)
         tP, tt = torch.from_numpy(P), torch.from_numpy(t)
-        t_cal = _median_time(lambda P=P, t=t, k=k: multiclass_calibration_error(P, t, k), repeat)
-        t_tm = _median_time(lambda tP=tP, tt=tt, k=k: tm_multiclass(tP, tt, k), repeat)
+        t_cal, t_tm = _interleaved(lambda P=P, t=t, k=k: multiclass_calibration_error(P, t, k),
+                                   lambda tP=tP, tt=tt, k=k: tm_multiclass(tP, tt, k), repeat)
         diff = abs(float(multiclass_calibration_error(P, t, k)) - tm_multiclass(tP, tt, k).item())
-        rows.append(_row(f"multiclass n=1e6 K=10 {np.dtype(dtype).name}", t_cal, t_tm, diff))
+        rows.append(_row(f"multiclass n=1e6 K=10 {np.dtype(dtype).name}", t_cal, t_tm, diff,
+                         ">= 3"))
     L = rng.normal(scale=3.0, size=(1_000_000, 10)).astype(np.float32)
     tL = torch.from_numpy(L)
-    t_cal = _median_time(lambda: multiclass_calibration_error(L, t, 10), repeat)
-    t_tm = _median_time(lambda: tm_multiclass(tL, tt, 10), repeat)
+    t_cal, t_tm = _interleaved(lambda: multiclass_calibration_error(L, t, 10),
+                               lambda: tm_multiclass(tL, tt, 10), repeat)
     diff = abs(float(multiclass_calibration_error(L, t, 10)) - tm_multiclass(tL, tt, 10).item())
     rows.append(_row("multiclass n=1e6 K=10 float32 logits", t_cal, t_tm, diff))
     return rows
 
 
-def _row(name: str, t_cal: float, t_tm: float, diff: float) -> dict:
+def _row(name: str, t_cal: float, t_tm: float, diff: float, target: str = "") -> dict:
     return {
         "case": name,
+        "target": target,
         "calibr_s": t_cal,
         "torchmetrics_s": t_tm,
         "ratio": t_tm / t_cal,
@@ -241,15 +252,20 @@ def main() -> None:
     print(
         f"torch {torch.__version__} ({torch.get_num_threads()} threads, "
         f"{torch.backends.cpu.get_cpu_capability()}), torchmetrics {torchmetrics.__version__}, "
-        f"numpy {np.__version__}, numba {numba.__version__} (calibr single-threaded)"
+        f"numpy {np.__version__}, numba {numba.__version__} ({numba.get_num_threads()} "
+        "threads for calibr's multiclass rows)"
     )
-    print(f"median of {args.repeat} runs; the machine may be shared, so timings are noisy\n")
-    print(f"{'case':38s} {'calibr s':>10s} {'torchm. s':>10s} {'ratio':>7s} {'|diff|':>9s}")
+    print(f"median of {args.repeat} interleaved runs; the machine may be shared, so timings are "
+          "noisy")
+    print("load average (1, 5, 15 min): {:.2f} {:.2f} {:.2f}\n".format(*os.getloadavg()))
+    print(f"{'case':38s} {'calibr s':>10s} {'torchm. s':>10s} {'ratio':>7s} {'|diff|':>9s} "
+          "target (torchmetrics/calibr)")
     for r in bench_speed(args.repeat):
         print(
             f"{r['case']:38s} {r['calibr_s']:10.4f} {r['torchmetrics_s']:10.4f} "
-            f"{r['ratio']:6.1f}x {r['abs_diff']:9.2e}"
+            f"{r['ratio']:6.1f}x {r['abs_diff']:9.2e} {r['target']}"
         )
+    print("load average after the timings: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
     for dtype_name in ("float32", "float64"):
         s = bench_stream(args.stream_n, args.stream_batch, dtype_name, args.compare_stream)

@@ -9,7 +9,7 @@ from typing import Any
 from ._docs import shared_docs
 from ._kernels import binned
 from ._params import BINS, FLAG, Options, validate_params
-from ._validation import check_bin_cells, prepare
+from ._validation import MAX_BIN_CELLS, ROW_SUM_TOL, check_bin_cells, convert, finish
 
 __all__ = ["ece", "mce"]
 
@@ -17,10 +17,23 @@ _TYPES = ("classwise", "confidence")
 
 
 def _prepare_binned(p, y, bins, type, classes, na_rm):
-    """The per-bin statistics of checked options (``bins``, ``type``, ``na_rm``)."""
-    prep = prepare(p, y, classes=classes, na_rm=na_rm)
+    """The per-bin statistics of checked options (``bins``, ``type``, ``na_rm``).
+
+    Optimistic: input whose labels the kernels read directly is checked by the
+    binning pass itself, so that valid input is read once. Anything else, and
+    any input that pass refuses, goes through the input layer's own checks, which
+    raise its message (or drop incomplete rows under ``na_rm=True``).
+    """
+    conv = convert(p, y, classes=classes, na_rm=na_rm)
+    classwise = not conv.binary and type == "classwise"
+    direct = conv.direct()
+    if direct is not None and not (classwise and bins * conv.k > MAX_BIN_CELLS):
+        stats = binned.checked_bin_stats(*direct, conv.binary, bins, type, ROW_SUM_TOL)
+        if stats is not None:
+            return stats
+    prep = finish(conv)
     # before the per-bin sums are allocated: bins x K of them for "classwise"
-    check_bin_cells(bins, prep.k, not prep.binary and type == "classwise")
+    check_bin_cells(bins, prep.k, classwise)
     return binned.bin_stats(prep.p, prep.y, prep.binary, bins, type)
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "InputTypeError",
     "MAX_BINS",
     "MAX_BIN_CELLS",
+    "Converted",
     "Prepared",
     "ROW_SUM_TOL",
     "check_bandwidth",
@@ -56,6 +57,8 @@ __all__ = [
     "check_bins",
     "check_choice",
     "check_flag",
+    "convert",
+    "finish",
     "prepare",
 ]
 
@@ -953,6 +956,92 @@ def _multiclass_labels(
 # the entry point
 
 
+@dataclass(frozen=True)
+class Converted:
+    """``p`` and ``y`` read into numpy, their values not checked yet (:func:`convert`).
+
+    :func:`finish` checks the values and gives the :class:`Prepared` arrays; a
+    kernel that checks values in its own pass takes :meth:`direct` instead.
+    """
+
+    p: np.ndarray
+    y: np.ndarray
+    categories: pd.Index | None
+    codes: np.ndarray | None
+    columns: pd.Index | None
+    classes: Sequence | None
+    na_rm: bool
+
+    @property
+    def binary(self) -> bool:
+        return self.p.ndim == 1
+
+    @property
+    def k(self) -> int:
+        return 1 if self.binary else int(self.p.shape[1])
+
+    def direct(self) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """``(p, labels, offset)`` for a kernel that checks the values itself, or None.
+
+        When this is not None, :func:`finish` would return ``p`` (C-contiguous)
+        and ``labels`` unchanged (binary: 0/1 values of a bool, integer or float64
+        dtype) or ``labels - offset`` (multiclass: R's codes 1..K, ``offset`` 1, or
+        a Categorical's codes, ``offset`` 0), provided that the kernel's checks
+        pass: every ``p`` in [0, 1], binary labels 0 or 1, matrix rows summing to 1
+        within ``ROW_SUM_TOL``, ``labels - offset`` integers in 0..K-1. Every
+        input those checks refuse (and any other kind of labels: ``classes=``,
+        a DataFrame's column names, strings, objects) takes :func:`finish`, which
+        gives the message, or drops rows under ``na_rm=True``.
+        """
+        if self.classes is not None:
+            return None
+        kind = self.y.dtype.kind
+        if self.binary:
+            if self.categories is not None or kind not in "biuf":
+                return None
+            return np.ascontiguousarray(self.p), np.ascontiguousarray(self.y), 0
+        if self.columns is not None:
+            return None
+        if self.categories is not None:
+            if len(self.categories) != self.k:
+                return None
+            return self.p, np.ascontiguousarray(self.codes), 0
+        if kind not in "iuf":
+            return None
+        return self.p, np.ascontiguousarray(self.y), 1
+
+
+def convert(
+    p: Any, y: Any, *, classes: Sequence | None = None, na_rm: bool = False
+) -> Converted:
+    """The first half of :func:`prepare`: read ``p`` and ``y`` into numpy and check
+    what does not need a pass over the values (types, shapes, lengths, indexes).
+
+    Raises as :func:`prepare` for those; the values are checked by :func:`finish`.
+    """
+    na_rm = check_flag(na_rm, "na_rm")
+
+    arr, columns = _convert_p(p)
+
+    # y: keep categories (R factor), never modify the caller's object
+    y_values, categories, codes, y_index = _convert_y(y, arr.ndim == 1)
+
+    if isinstance(p, (pd.Series, pd.DataFrame)) and y_index is not None:
+        if not p.index.equals(y_index):
+            raise InputError(
+                "`p` and `y` are pandas objects with different indexes; calibr pairs them by "
+                "position, so pass aligned objects (e.g. columns of one DataFrame) or arrays."
+            )
+
+    n = arr.shape[0]
+    if y_values.shape[0] != n:
+        raise InputError(f"`p` and `y` must have the same length; got {n} and {y_values.shape[0]}.")
+    if n == 0:
+        raise InputError("`p` and `y` must not be empty; got 0 observations.")
+    return Converted(p=arr, y=y_values, categories=categories, codes=codes, columns=columns,
+                     classes=classes, na_rm=na_rm)
+
+
 def prepare(
     p: Any, y: Any, *, classes: Sequence | None = None, na_rm: bool = False
 ) -> Prepared:
@@ -986,26 +1075,17 @@ def prepare(
         For an object calibr does not read (a ``TypeError``): a non-numeric
         ``p``, a generator, set, dict or string instead of a vector.
     """
-    na_rm = check_flag(na_rm, "na_rm")
+    return finish(convert(p, y, classes=classes, na_rm=na_rm))
 
-    arr, columns = _convert_p(p)
-    binary = arr.ndim == 1
 
-    # y: keep categories (R factor), never modify the caller's object
-    y_values, categories, codes, y_index = _convert_y(y, binary)
-
-    if isinstance(p, (pd.Series, pd.DataFrame)) and y_index is not None:
-        if not p.index.equals(y_index):
-            raise InputError(
-                "`p` and `y` are pandas objects with different indexes; calibr pairs them by "
-                "position, so pass aligned objects (e.g. columns of one DataFrame) or arrays."
-            )
-
+def finish(conv: Converted) -> Prepared:
+    """The second half of :func:`prepare`: check the values of converted input
+    (missing values, the range of ``p``, labels, row sums) and build the
+    canonical arrays."""
+    arr, y_values, categories, codes = conv.p, conv.y, conv.categories, conv.codes
+    classes, na_rm = conv.classes, conv.na_rm
+    binary = conv.binary
     n = arr.shape[0]
-    if y_values.shape[0] != n:
-        raise InputError(f"`p` and `y` must have the same length; got {n} and {y_values.shape[0]}.")
-    if n == 0:
-        raise InputError("`p` and `y` must not be empty; got 0 observations.")
 
     # missing values
     kept = None  # positions of the rows kept by na_rm=True, for messages
@@ -1054,7 +1134,7 @@ def prepare(
 
     _check_row_sums(arr, kept)
     y_codes, labels = _multiclass_labels(
-        y_values, categories, codes, columns, arr.shape[1], classes, kept
+        y_values, categories, codes, conv.columns, arr.shape[1], classes, kept
     )
     return Prepared(p=arr, y=y_codes, binary=False, classes=labels)
 

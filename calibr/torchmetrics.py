@@ -658,27 +658,26 @@ def _multiclass_fill(rows, codes, t_shape, has_ignore, ignore, *state):
     Probabilities take one checked pass; a kept value outside [0, 1] means logits:
     then the softmax of every kept row is binned.
     """
-    if _k.multiclass_accumulate_checked(rows, codes, has_ignore, ignore, *state):
+    if _k.multiclass_accumulate(rows, codes, has_ignore, ignore, *state,
+                                mode=_k.PROBABILITIES) < 0:
         return
     first_nan = _k.multiclass_scan(rows, codes, has_ignore, ignore)
     keep = codes != ignore if has_ignore else np.ones(codes.size, dtype=bool)
     if first_nan >= 0:
         raise _nan_error(np.isnan(rows).any(axis=1) & keep, t_shape, "row")
-    if has_ignore:  # logits: softmax over the classes of every kept row
-        rows, codes = rows[keep], codes[keep]
-    with np.errstate(invalid="ignore", over="ignore"):
-        rows = _k.softmax(rows)
-    undefined = np.isnan(rows).any(axis=1)
-    if undefined.any():
-        bad = np.zeros(keep.size, dtype=bool)
-        bad[np.flatnonzero(keep)[undefined]] = True  # back to positions in the batch
-        where = np.flatnonzero(bad)
-        raise InputError(
-            "`preds` holds logits, so every row must have a softmax (no +inf, and not -inf "
-            f"only); {_count_text(where.size, 'row')} not, the "
-            f"first at {_position(int(where[0]), t_shape)}."
-        )
-    _k.multiclass_accumulate(rows, codes, False, ignore, *state)
+    # logits: the softmax over the classes of every kept row
+    if _k.multiclass_accumulate(rows, codes, has_ignore, ignore, *state, mode=_k.LOGITS) < 0:
+        return
+    with np.errstate(invalid="ignore", over="ignore"):  # for the message: every row refused
+        undefined = np.isnan(_k.softmax(rows[keep])).any(axis=1)
+    bad = np.zeros(keep.size, dtype=bool)
+    bad[np.flatnonzero(keep)[undefined]] = True  # back to positions in the batch
+    where = np.flatnonzero(bad)
+    raise InputError(
+        "`preds` holds logits, so every row must have a softmax (no +inf, and not -inf "
+        f"only); {_count_text(where.size, 'row')} not, the "
+        f"first at {_position(int(where[0]), t_shape)}."
+    )
 
 
 def _too_many_message(name: str, found: int, allowed: int) -> str:

@@ -3,6 +3,8 @@ against the readable oracles, invariants, and live parity with the R reference."
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from oracles.binned import (
+    bin_of_oracle,
     binary_stats_oracle,
     breaks_oracle,
     classwise_stats_oracle,
@@ -352,13 +355,18 @@ def test_chunked_sums_are_bit_identical_with_fewer_chunks_alive(monkeypatch, kin
     codes = rng.integers(0, k, n)
     if kind == "binary":
         args, chunk = (p[:, 0].copy(), (codes == 0).astype(np.int64)), binned._binary_chunk
-        fast = binned.binary_stats
+        fast, checks = binned.binary_stats, ()
     elif kind == "confidence":
         args, chunk, fast = (p, codes), binned._confidence_chunk, binned.confidence_stats
+        checks = (np.int64(0), np.inf)
     else:
         args, chunk, fast = (p, codes), binned._classwise_chunk, binned.classwise_stats
-    parts = [chunk(*args, bins, 1.0 / bins, lo, hi)
-             for lo, hi in _threads.chunk_bounds(n, binned.CHUNKS)]
+        checks = (np.int64(0), np.inf)
+    parts = []
+    for lo, hi in _threads.chunk_bounds(n, binned.CHUNKS):
+        part, ok = chunk(*args, *checks, bins, binned.lanes(bins), lo, hi)
+        assert ok
+        parts.append(part)
     before = np.sum(parts, axis=0)  # how the chunks were summed before
     if memory is not None:
         monkeypatch.setattr(binned, "CHUNK_MEMORY", memory)  # one chunk alive at a time
@@ -521,3 +529,268 @@ def test_integer_p_and_object_labels_give_the_same_numbers():
         assert calibr.ece(onehot, codes, 5, type_) == want
         assert calibr.ece(onehot.astype(np.uint8), codes.astype(object), 5, type_) == want
         assert calibr.ece(onehot, codes.astype(np.float64).astype(object), 5, type_) == want
+
+
+# ----------------------------------------------------------------- one pass: check and bin
+#
+# ece()/mce() take the binning pass's own checks optimistically and fall back to
+# the input layer (calibr._validation.finish) only when they refuse something, for
+# its message: the messages, and every number, must be those of the checks.
+
+
+def test_bin_rule_on_every_break_and_its_neighbours():
+    """The kernels' bin rule (one comparison with the nearest break) against the
+    oracle's masks on every break, the doubles next to it, and random values, for
+    every bins up to 3000 and some up to the largest allowed."""
+    import numba
+
+    from calibr._kernels.binned import _bin_right_closed
+
+    @numba.njit(cache=False)
+    def bins_of(v, bins):  # pragma: no cover - compiled
+        out = np.empty(v.size, np.int64)
+        step = 1.0 / bins
+        for i in range(v.size):
+            out[i] = _bin_right_closed(v[i], bins, step)
+        return out
+
+    rng = np.random.default_rng(61)
+    sizes = list(range(1, 301)) + list(rng.integers(301, 3001, 40))
+    sizes += [4095, 4096, 4097, 65_536, 99_991, 999_999, 1_000_000]
+    for bins in sizes:
+        edges = breaks_oracle(bins)
+        if bins > 300:  # every break of the largest would take long: many of them
+            edges = np.unique(np.concatenate([edges[:50], edges[-50:],
+                                              rng.choice(edges, 300)]))
+        v = np.concatenate([edges, np.nextafter(edges, 2.0), np.nextafter(edges, -1.0),
+                            np.nextafter(np.nextafter(edges, 2.0), 2.0),
+                            np.nextafter(np.nextafter(edges, -1.0), -1.0),
+                            (edges[:-1] + edges[1:]) / 2, rng.random(50), [5e-324]])
+        v = v[(v >= 0) & (v <= 1)]
+        if bins <= 300:
+            want = bin_of_oracle(v, bins)
+        else:  # the same rule as the oracle's masks: the breaks below v, less one
+            want = np.maximum(np.searchsorted(breaks_oracle(bins), v, side="left") - 1, 0)
+        np.testing.assert_array_equal(bins_of(v, bins), want, str(bins))
+
+
+def _lane_order_oracle(p, y, bins):
+    """The documented order of the binary kernel's sums, written plainly: chunks of
+    chunk_bounds(n, CHUNKS) from PARALLEL_MIN_N rows; in a chunk [lo, hi), row i in
+    lane (i - lo) % L, each lane summed in row order from 0.0, lanes added in lane
+    order; chunks added in chunk order. Python floats are IEEE doubles."""
+    from calibr._kernels._threads import chunk_bounds
+
+    n = len(p)
+    nchunks = binned.CHUNKS if n >= binned.PARALLEL_MIN_N else 1
+    nl = binned.lanes(bins)
+    b = bin_of_oracle(p, bins)
+    total = None
+    for lo, hi in chunk_bounds(n, nchunks):
+        lanes = [[0.0] * bins for _ in range(nl)]
+        count = np.zeros(bins)
+        hit = np.zeros(bins)
+        for i in range(lo, hi):
+            lanes[(i - lo) % nl][b[i]] += float(p[i])
+            count[b[i]] += 1
+            hit[b[i]] += float(y[i])
+        conf = np.array(lanes[0])
+        for u in range(1, nl):
+            conf = conf + np.array(lanes[u])
+        part = np.stack([count, conf, hit])
+        total = part if total is None else total + part
+    return total
+
+
+@pytest.mark.parametrize("bins", [1, 3, 10, binned.LANES_MAX_BINS + 1])
+@pytest.mark.parametrize("n", [1, 5, 4099, binned.PARALLEL_MIN_N + 9])
+def test_binary_sums_follow_the_documented_order_bit_for_bit(bins, n):
+    """What a caller that must reproduce ece() bit for bit (the grouped kernels)
+    relies on: the lanes, the chunks and their order, exactly."""
+    rng = np.random.default_rng(bins + n)
+    p = _adversarial_values(rng, n, bins)
+    p[: n // 3] = rng.random(n // 3) * 0.05  # a run of neighbours in the first bin
+    y = (rng.random(n) < p).astype(np.int64)
+    want = _lane_order_oracle(p, y, bins)
+    for got in (binned.binary_stats(p, y, bins),
+                binned.checked_bin_stats(p, y.astype(bool), 0, True, bins, "classwise", 1e-6)):
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)
+    # the confidence form is the binary form of the top label and its hit
+    P = np.column_stack([p, 1 - p]) if bins > 1 else np.column_stack([p, 1 - p])
+    codes = (rng.random(n) < 0.5).astype(np.int64)
+    r = np.maximum(p, 1 - p)
+    hit = (np.where(p >= 1 - p, 0, 1) == codes).astype(np.int64)
+    for g, w in zip(binned.confidence_stats(P, codes, bins), binned.binary_stats(r, hit, bins),
+                    strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_the_compiled_routine_for_one_chunk():
+    """binary_rows (for callers in compiled code) gives one chunk's statistics."""
+    rng = np.random.default_rng(71)
+    p, bins = rng.random(5000), 12
+    y = (rng.random(5000) < p).astype(np.uint8)
+    nl = binned.lanes(bins)
+    out = np.zeros((3, bins))
+    scratch = (np.zeros(2 * nl * bins, np.int64), np.zeros(nl * bins),
+               np.zeros(binned.BLOCK, np.int32))
+    assert binned.binary_rows(p, y, 100, 4000, bins, nl, *scratch, out[0], out[1], out[2])
+    for g, w in zip(out, binned.binary_stats(p[100:4000], y[100:4000], bins), strict=True):
+        np.testing.assert_array_equal(g, w)
+    y[3999] = 2
+    assert not binned.binary_rows(p, y, 100, 4000, bins, nl, *scratch, out[0], out[1], out[2])
+    assert binned.binary_rows(p, y, 100, 3999, bins, nl, *scratch, out[0], out[1], out[2])
+
+
+def _message(call, *args, **kwargs):
+    with pytest.raises((calibr.InputError, calibr.InputTypeError)) as info:
+        call(*args, **kwargs)
+    return str(info.value)
+
+
+def _positions(n):
+    """First and last rows, the edges of the first block, and the first, middle and
+    last rows of the first, a middle and the last chunk."""
+    from calibr._kernels._threads import chunk_bounds
+
+    nchunks = binned.CHUNKS if n >= binned.PARALLEL_MIN_N else 1
+    pos = {0, n - 1, min(n - 1, binned.BLOCK - 1), min(n - 1, binned.BLOCK)}
+    bounds = chunk_bounds(n, nchunks)
+    for lo, hi in {bounds[0], bounds[nchunks // 2], bounds[-1]}:
+        pos |= {lo, hi - 1, (lo + hi) // 2}
+    return sorted(pos)
+
+
+@pytest.mark.parametrize("n", [3, 4100, binned.PARALLEL_MIN_N + 7])
+def test_binary_fast_path_messages_are_the_checks_messages(n):
+    """A bad value anywhere (first, middle or last chunk, block edges): the same
+    message as the input layer's checks, naming that position; NaN dropped by
+    na_rm=True gives the number of the complete rows."""
+    from calibr._validation import prepare
+
+    rng = np.random.default_rng(n)
+    p0 = rng.random(n)
+    y0 = (rng.random(n) < p0).astype(np.int64)
+    bad_p = [np.nan, np.inf, -np.inf, 1.5, -1e-300, 1 + 2**-52]
+    bad_y = [2, -1, 0.5, np.nan]
+    for pos in _positions(n):
+        for v in bad_p:
+            p = p0.copy()
+            p[pos] = v
+            msg = _message(prepare, p, y0)
+            assert re.search(rf"position {pos}\b", msg)
+            for dtype in (np.int64, bool, np.float64):
+                for metric in (calibr.ece, calibr.mce):
+                    assert _message(metric, p, y0.astype(dtype), bins=7) == msg
+            if np.isnan(v) and n > 1:
+                keep = np.arange(n) != pos
+                assert calibr.ece(p, y0, na_rm=True) == calibr.ece(p[keep], y0[keep])
+        for v in bad_y:
+            y = y0.astype(np.float64)
+            y[pos] = v
+            forms = [y, y.astype(np.int64)] if v in (2, -1) else [y]
+            for yy in forms:
+                msg = _message(prepare, p0, yy)
+                assert re.search(rf"position {pos}\b", msg)
+                assert _message(calibr.ece, p0, yy) == msg
+            if np.isnan(v) and n > 1:
+                keep = np.arange(n) != pos
+                assert calibr.mce(p0, y, na_rm=True) == calibr.mce(p0[keep], y0[keep])
+
+
+@pytest.mark.parametrize("n", [4, 3000, binned.PARALLEL_MIN_N + 5])
+def test_multiclass_fast_path_messages_are_the_checks_messages(n):
+    from calibr._validation import prepare
+
+    rng = np.random.default_rng(n + 1)
+    k = 3
+    P0 = _random_simplex(rng, n, k, adversarial=False)
+    codes0 = rng.integers(1, k + 1, n)
+    for pos in _positions(n):
+        cases = []
+        for v in (np.nan, 1.2, -0.1, np.inf):
+            P = P0.copy()
+            P[pos, 1] = v
+            cases.append((P, codes0))
+        P = P0.copy()
+        P[pos] = [0.5, 0.25, 0.26]  # a row sum off by 0.01
+        cases.append((P, codes0))
+        P = P0.copy()
+        P[pos] = [0.5, 0.25, 0.25 + 5e-7]  # within the tolerance: fine
+        cases.append((P, codes0))
+        for v in (0, k + 1, -3):
+            y = codes0.copy()
+            y[pos] = v
+            cases.append((P0, y))
+        for v in (1.5, np.nan, np.inf):
+            y = codes0.astype(np.float64)
+            y[pos] = v
+            cases.append((P0, y))
+        y = pd.Categorical.from_codes(codes0 - 1, categories=["a", "b", "c"])
+        y = pd.Categorical(np.where(np.arange(n) == pos, None, np.asarray(y, dtype=object)),
+                           categories=["a", "b", "c"])
+        cases.append((P0, y))
+        for P, y in cases:
+            try:
+                prep = prepare(P, y)
+            except calibr.InputError as err:
+                msg = str(err)
+                for type_ in TYPES:
+                    for metric in (calibr.ece, calibr.mce):
+                        assert _message(metric, P, y, 5, type_) == msg, (pos, type_)
+            else:
+                for type_ in TYPES:
+                    want = binned.ece_from_stats(*binned.bin_stats(prep.p, prep.y, False, 5,
+                                                                   type_))
+                    assert calibr.ece(P, y, 5, type_) == want
+
+
+@pytest.mark.parametrize("n", [500, binned.PARALLEL_MIN_N + 3])
+def test_every_label_dtype_gives_the_same_bits(n):
+    """bool, integers of every width and sign, floats and objects: the same numbers
+    (counts and hits are exact integers, so the label dtype cannot change a sum)."""
+    rng = np.random.default_rng(n + 5)
+    p = rng.random(n)
+    y = rng.random(n) < p
+    want = (calibr.ece(p, y.astype(np.int64)), calibr.mce(p, y.astype(np.int64)))
+    forms = [y.astype(d) for d in (bool, np.int8, np.uint8, np.int16, np.int32, np.uint32,
+                                   np.int64, np.uint64, np.float16, np.float32, np.float64)]
+    forms += [y.astype(object), y.astype(np.int64).astype(object),
+              pd.Series(y, dtype="boolean"), pd.Series(y.astype(np.int64), dtype="Int64"),
+              pd.Series(y.astype(np.int64)).astype("int64[pyarrow]"),
+              np.repeat(y.astype(np.int64), 2)[::2]]  # a strided view
+    for yy in forms:
+        assert (calibr.ece(p, yy), calibr.mce(p, yy)) == want, getattr(yy, "dtype", None)
+    P = np.column_stack([p * 0.5, p * 0.5, 1 - p])
+    codes = rng.integers(1, 4, n)
+    for type_ in TYPES:
+        want = calibr.ece(P, codes, 6, type_)
+        for d in (np.int8, np.uint8, np.int16, np.int32, np.uint64, np.float32, np.float64):
+            assert calibr.ece(P, codes.astype(d), 6, type_) == want, (type_, d)
+        assert calibr.ece(P, codes.astype(object), 6, type_) == want
+        cat = pd.Categorical.from_codes(codes - 1, categories=["a", "b", "c"])
+        assert calibr.ece(P, cat, 6, type_) == want
+        assert calibr.ece(pd.DataFrame(P, columns=["a", "b", "c"]), cat, 6, type_) == want
+        assert calibr.ece(P, np.array(list("abc"))[codes - 1], 6, type_,
+                          classes=["a", "b", "c"]) == want
+
+
+@pytest.mark.parametrize("dtype", [bool, np.int8, np.int64, np.float64])
+def test_binary_labels_are_read_without_a_copy(dtype):
+    """The fast path reads p and y as given: no converted copy of either (numpy
+    allocations are traced; the kernels' per-bin sums are not numpy's)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(3)
+    n = 1 << 21
+    p = rng.random(n)
+    y = (rng.random(n) < p).astype(dtype)
+    calibr.ece(p, y)  # compile or load the kernels outside the measurement
+    tracemalloc.start()
+    try:
+        calibr.ece(p, y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, peak  # y alone is at least 2 MB

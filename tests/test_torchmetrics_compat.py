@@ -395,7 +395,10 @@ def test_logits_agree_with_torchmetrics_within_the_documented_tolerance(torchmet
         result_dtype = "float32" if task == "multiclass" else dtype
         tol = TOL64 if result_dtype == "float64" else TOL32
         assert row["largest difference, none moved"] <= tol, (dtype, task, row)
-        assert row["same bits l1/max"] >= 0.9 * row["cases l1/max"], (dtype, task, row)
+        # how many are the same bits depends on the CPU's exp against torch's SLEEF
+        # kernels (97-100% on an AVX512 Xeon, 80-85% for float32 multiclass on an AVX2
+        # EPYC: docs/torchmetrics.md); most must be, or the arithmetic changed
+        assert row["same bits l1/max"] >= 0.5 * row["cases l1/max"], (dtype, task, row)
 
 
 @pytest.mark.torch
@@ -1811,3 +1814,108 @@ def test_where_calibr_refuses_torchmetrics_differs_or_fails(torchmetrics_mod):
     assert bfn(p0, torch.tensor([0, 1, 1]), n_bins=True).item() == pytest.approx(
         bfn(p0, torch.tensor([0, 1, 1]), n_bins=1).item()
     )
+
+
+# --------------------------------------------------------------------------
+# multiclass: the costly phase in threads, the sums in input order
+
+
+def _multiclass_batch_case(rng, n, k, dtype, logits):
+    if logits:
+        p = rng.normal(scale=3.0, size=(n, k)).astype(dtype)
+    else:
+        p = rng.dirichlet(np.full(k, 0.5), n)
+        coarse = rng.random(n) < 0.2  # ties in the argmax and confidences on boundaries
+        p[coarse] = rng.integers(0, 3, size=(coarse.sum(), k))
+        p[coarse, 0] += p[coarse].sum(axis=1) == 0
+        p[coarse] /= p[coarse].sum(axis=1, keepdims=True)
+        p[rng.random(n) < 0.05] = np.eye(k)[0]  # confidences of exactly 1.0
+        p = p.astype(dtype)
+    y = rng.integers(0, k, n)
+    y[rng.random(n) < 0.1] = -100
+    return np.ascontiguousarray(p), y
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("logits", [False, True])
+def test_multiclass_threaded_rows_equal_one_sequential_pass(dtype, logits):
+    """Above MULTICLASS_PARALLEL_MIN_N rows the top labels are found in threads, and
+    added into the state in input order afterwards: the state is the oracle's
+    element-by-element accumulation, bit for bit (on top of an earlier batch)."""
+    rng = np.random.default_rng(91 + logits + 2 * (dtype == np.float64))
+    n, k, n_bins = K.MULTICLASS_PARALLEL_MIN_N + 17, 5, 15
+    p, y = _multiclass_batch_case(rng, n, k, dtype, logits)
+    b = K.torch_linspace(n_bins + 1, np.float32)
+    start = [np.zeros(n_bins + 1, np.float32) for _ in range(3)]
+    p0, y0 = _multiclass_batch_case(rng, 50, k, dtype, False)
+    assert K.multiclass_accumulate(p0, y0, True, np.int64(-100), b, *start,
+                                   mode=K.PROBABILITIES) == -1
+    fast = [s.copy() for s in start]
+    slow = [s.copy() for s in start]
+    mode = K.LOGITS if logits else K.PROBABILITIES
+    assert K.multiclass_accumulate(p, y, True, np.int64(-100), b, *fast, mode=mode) == -1
+    keep = y != -100
+    rows = K.softmax(p[keep]) if logits else p[keep]
+    conf, hit = top_label_oracle(rows, y[keep])
+    accumulate_oracle(conf, hit, b, *slow)
+    for f, s in zip(fast, slow, strict=True):
+        np.testing.assert_array_equal(f, s)
+    # through the public function: the same as one batch of the unthreaded size at a time
+    metric = MulticlassCalibrationError(k, n_bins, ignore_index=-100)
+    step = K.MULTICLASS_PARALLEL_MIN_N - 1
+    for lo in range(0, n, step):
+        metric.update(p[lo:lo + step], y[lo:lo + step])
+    assert multiclass_calibration_error(p, y, k, n_bins, ignore_index=-100) == metric.compute()
+
+
+def test_counts_are_float32_additions_of_one():
+    """The counts and hits, counted as integers, enter the float32 state as that many
+    additions of 1.0 would: exact below 2**24, then stuck (rounding to even)."""
+    starts = [0.0, 5.0, 2.0**24 - 3, 2.0**24 - 1, 2.0**24, 2.0**24 + 2, 2.0**24 + 4, 2.0**25,
+              3.0e7]
+    for dtype in (np.float32, np.float64):
+        exact = dtype(2.0 ** (np.finfo(dtype).nmant + 1))
+        for x0 in starts + ([2.0**53 - 2, 2.0**53, 2.0**53 + 2] if dtype == np.float64 else []):
+            for m in (0, 1, 2, 3, 4, 7):
+                count = np.array([x0], dtype=dtype)
+                acc = np.array([x0], dtype=dtype)
+                K._merge_rows(np.empty(0, np.int32), np.empty(0, np.float32),
+                              np.array([m, m], np.int64), dtype(1), exact, count,
+                              np.zeros(1, dtype), acc)
+                want = dtype(x0)
+                for _ in range(m):
+                    want = dtype(want + dtype(1))
+                assert count[0] == want and acc[0] == want, (dtype, x0, m)
+    count = np.zeros(1, np.float32)
+    K._merge_rows(np.empty(0, np.int32), np.empty(0, np.float32),
+                  np.array([2**24 + 5, 0], np.int64), np.float32(1), np.float32(2**24), count,
+                  np.zeros(1, np.float32), np.zeros(1, np.float32))
+    assert count[0] == 2**24
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_multiclass_refusals_in_any_chunk_leave_the_state_unchanged(where):
+    rng = np.random.default_rng(17)
+    n, k = 2 * K.MULTICLASS_PARALLEL_MIN_N + 3, 3
+    p, y = _multiclass_batch_case(rng, n, k, np.float32, logits=True)
+    rows = [1, 7] if where == "first" else [n - 9, n - 1]
+    p[rows[0], 1] = np.inf
+    p[rows[1]] = -np.inf
+    metric = MulticlassCalibrationError(k, 10, ignore_index=-100)
+    metric.update(rng.dirichlet(np.ones(k), 10).astype(np.float32), np.zeros(10, np.int64))
+    before = [a.copy() for a in (metric._count, metric._conf_sum, metric._acc_sum)]
+    y[rows] = 0
+    with pytest.raises(InputError, match=(
+            r"^`preds` holds logits, so every row must have a softmax \(no \+inf, and not -inf "
+            rf"only\); 2 rows do not, the first at position {rows[0]}\.$")):
+        metric.update(p, y)
+    p[rows] = 0.5
+    p[rows[1], 0] = np.nan
+    with pytest.raises(InputError, match=rf"^`preds` must not contain NaN; 1 row does, the first "
+                       rf"at position {rows[1]}\."):
+        metric.update(p, y)
+    for a, b in zip((metric._count, metric._conf_sum, metric._acc_sum), before, strict=True):
+        np.testing.assert_array_equal(a, b)
+    y[rows[1]] = -100  # an ignored row may hold anything
+    metric.update(p, y)
+    assert metric.n_samples == 10 + int(np.sum(y != -100))

@@ -767,3 +767,79 @@ def test_optional_and_string_rules():
         OPTIONAL_STRING(b"t", "title")
     with pytest.raises(TypeError, match=r"has no parameter 'nbins'"):
         validate_params(nbins=rule)(lambda bins=10: bins)
+
+
+# ----------------------------------------------------------------- convert, finish, direct
+#
+# prepare() is convert() then finish(); the binned metrics take convert()'s
+# direct() arrays and check the values in their own pass. direct() must only
+# offer what finish() would return unchanged (up to the class-code offset).
+
+
+def _direct_cases():
+    rng = np.random.default_rng(8)
+    p = rng.random(40)
+    y = (rng.random(40) < p).astype(np.int64)
+    P = rng.dirichlet(np.ones(3), 40)
+    codes = rng.integers(1, 4, 40)
+    cat = pd.Categorical.from_codes(codes - 1, categories=["a", "b", "c"])
+    direct = [  # (p, y, kwargs): direct() is not None
+        (p, y, {}), (p, y.astype(bool), {}), (p, y.astype(np.int8), {}),
+        (p, y.astype(np.float32), {}), (p, y.astype(np.uint64), {}), (list(p), list(y), {}),
+        (pd.Series(p), pd.Series(y), {}), (P, codes, {}), (P, codes.astype(np.float64), {}),
+        (P, codes.astype(np.uint8), {}), (P, cat, {}), (P, codes, {"na_rm": True}),
+    ]
+    full = [  # the labels need the input layer: direct() is None
+        (p, y, {"classes": [0, 1]}), (p, y.astype(object), {}),
+        (p, np.array(["n", "y"])[y], {"classes": ["n", "y"]}),
+        (p, pd.Categorical(y), {}), (P, codes, {"classes": [1, 2, 3]}), (P, codes.astype(bool), {}),
+        (pd.DataFrame(P, columns=list("abc")), np.array(list("abc"))[codes - 1], {}),
+        (P, codes.astype(object), {}), (P, pd.Categorical.from_codes(codes - 1, list("abcd")), {}),
+    ]
+    return direct, full
+
+
+def test_prepare_is_convert_then_finish_and_direct_offers_only_what_finish_returns():
+    from calibr._validation import convert, finish
+
+    direct, full = _direct_cases()
+    for p, y, kw in direct + full:
+        conv = convert(p, y, **kw)
+        try:
+            prep = prepare(p, y, **kw)
+        except InputError as err:  # the same refusal from finish()
+            with pytest.raises(InputError, match=re.escape(str(err))):
+                finish(conv)
+            continue
+        again = finish(conv)
+        np.testing.assert_array_equal(again.p, prep.p)
+        np.testing.assert_array_equal(again.y, prep.y)
+        assert (again.binary, again.classes) == (prep.binary, prep.classes)
+        d = conv.direct()
+        if d is None:
+            continue
+        dp, dy, offset = d
+        assert dp.flags.c_contiguous and dy.flags.c_contiguous
+        np.testing.assert_array_equal(dp, prep.p)
+        np.testing.assert_array_equal(dy.astype(np.float64) - offset, prep.y)
+    for p, y, kw in direct:
+        assert convert(p, y, **kw).direct() is not None
+    for p, y, kw in full:
+        assert convert(p, y, **kw).direct() is None, (type(y), kw)
+
+
+def test_convert_raises_what_needs_no_pass_over_the_values():
+    """Types, shapes, lengths and indexes are refused by convert() with prepare()'s
+    messages; bad values pass convert() and are refused by finish()."""
+    from calibr._validation import convert, finish
+
+    with pytest.raises(InputError, match=r"^`p` and `y` must have the same length; got 3 and 2"):
+        convert([0.1, 0.2, 0.3], [0, 1])
+    with pytest.raises(InputError, match=r"^`p` and `y` must not be empty; got 0 observations"):
+        convert([], [])
+    with pytest.raises(InputError, match=r"^`na_rm` must be True or False; got 1\.$"):
+        convert([0.1], [0], na_rm=1)
+    conv = convert([0.1, 1.5], [0, 1])
+    with pytest.raises(InputError, match=r"^`p` must lie in \[0, 1\]; 1 value does not, the "
+                       r"first at position 1 \(1\.5\)\.$"):
+        finish(conv)

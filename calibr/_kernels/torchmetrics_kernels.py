@@ -32,7 +32,8 @@ from fractions import Fraction
 import numpy as np
 
 from ._jit import jit
-from .top_label import first_max
+from ._threads import chunk_bounds, num_threads, run_chunks
+from .top_label import first_max, row_scan_pair
 
 __all__ = [
     "binary_accumulate",
@@ -40,7 +41,6 @@ __all__ = [
     "binary_scan",
     "finalize",
     "multiclass_accumulate",
-    "multiclass_accumulate_checked",
     "multiclass_scan",
     "sigmoid",
     "softmax",
@@ -147,6 +147,14 @@ def softmax(x: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------
 # fast kernels (numba, one pass each)
 
+#: Modes of :func:`multiclass_accumulate` (how rows are read).
+ROWS, PROBABILITIES, LOGITS = 0, 1, 2
+
+#: Batches of at least this many rows run the costly phase of
+#: :func:`multiclass_accumulate` in threads (the result does not depend on it).
+MULTICLASS_PARALLEL_MIN_N = 1 << 15
+
+
 
 @jit(nogil=True, inline="always")
 def _bin_left_closed(x, boundaries, n_bins):  # pragma: no cover - compiled
@@ -238,42 +246,6 @@ def binary_accumulate_checked(
 
 
 @jit(nogil=True)
-def multiclass_accumulate_checked(
-    preds, target, has_ignore, ignore, boundaries, count, conf_sum, acc_sum
-):
-    """``multiclass_accumulate`` for a batch of probabilities, checking as it goes.
-
-    Returns True when every kept value lies in [0, 1] (the state was updated), False
-    at the first kept value outside [0, 1] or NaN (the state is left unchanged).
-    """
-    m, k_cols = preds.shape
-    n_bins = boundaries.size - 1
-    c = count.copy()
-    s = conf_sum.copy()
-    a = acc_sum.copy()
-    for i in range(m):
-        t = target[i]
-        if has_ignore and t == ignore:
-            continue
-        for k in range(k_cols):
-            if not preds[i, k] >= 0.0:  # negative or NaN
-                return False
-        best, arg = first_max(preds, i)
-        if not best <= 1.0:  # the row maximum bounds every value above
-            return False
-        conf = np.float32(best)
-        j = _bin_left_closed(conf, boundaries, n_bins)
-        c[j] += 1.0
-        s[j] += conf
-        if arg == t:
-            a[j] += 1.0
-    count[:] = c
-    conf_sum[:] = s
-    acc_sum[:] = a
-    return True
-
-
-@jit(nogil=True)
 def multiclass_scan(preds, target, has_ignore, ignore):
     """One pass over (M, C) rows: the first kept row with a NaN (-1: none)."""
     m, c = preds.shape
@@ -287,22 +259,209 @@ def multiclass_scan(preds, target, has_ignore, ignore):
     return -1
 
 
+@jit(nogil=True, inline="always")
+def _add_ones(x, m, one, exact):  # pragma: no cover - compiled
+    """``x + one + one + ...`` (m times) in the dtype of x, each addition rounded, as
+    torch's sequential ``scatter_add_`` of ones: x is a whole number >= 0, and
+    ``exact`` (2**24 for float32, 2**53 for float64) the first whole number whose
+    successor the dtype does not hold. Below it every addition is exact; from it on
+    an addition rounds to even, which leaves x unchanged after at most one step."""
+    if x < exact:
+        room = np.int64(exact - x)
+        if m <= room:
+            return x + one * m
+        x = exact
+        m -= room
+    while m > 0:
+        nxt = x + one
+        if nxt == x:
+            break
+        x = nxt
+        m -= 1
+    return x
+
+
 @jit(nogil=True)
-def multiclass_accumulate(preds, target, has_ignore, ignore, boundaries, count, conf_sum, acc_sum):
-    """Top-label (first maximal column) confidence as float32 and hit, binned (in place)."""
-    m = preds.shape[0]
+def _probability_rows(preds, target, has_ignore, ignore, boundaries, check, lo, hi, direct,
+                      key, conf, conf_sum, counts):  # pragma: no cover - compiled
+    """The top label of every kept row of lo..hi-1, in row order: its float32
+    confidence goes straight into its bin's sum in ``conf_sum`` (``direct``), or
+    into ``conf[i - lo]`` and its bin into ``key[i - lo]`` (-1 for an ignored row),
+    for :func:`_merge_rows`; per bin the number of rows and of hits go into
+    ``counts`` (int64, ``2 * (n_bins + 1)``: count, hits).
+
+    With ``check``, returns the first kept row with a value outside [0, 1] or NaN;
+    returns -1 when every kept row was binned.
+    """
     n_bins = boundaries.size - 1
-    for i in range(m):
+    sums = conf_sum.copy()  # local copies: the compiler keeps them apart from the input
+    cells = np.zeros(counts.shape[0], np.int64)
+    for i in range(lo, hi, 2):  # two rows at a time (the last one twice if odd)
+        i2 = min(i + 1, hi - 1)
+        best, arg, _, inside, best2, arg2, _, inside2 = row_scan_pair(preds, i, i2)
         t = target[i]
         if has_ignore and t == ignore:
+            if not direct:
+                key[i - lo] = -1
+        elif check and not inside:
+            return i
+        else:  # the bin of its float32 confidence (as in _logit_rows)
+            c32 = np.float32(best)
+            j = _bin_left_closed(c32, boundaries, n_bins)
+            if direct:
+                sums[j] += c32
+            else:
+                key[i - lo] = j
+                conf[i - lo] = c32
+            cells[2 * j] += 1
+            cells[2 * j + 1] += arg == t
+        if i2 == i:
+            break
+        t = target[i2]
+        if has_ignore and t == ignore:
+            if not direct:
+                key[i2 - lo] = -1
+        elif check and not inside2:
+            return i2
+        else:
+            c32 = np.float32(best2)
+            j = _bin_left_closed(c32, boundaries, n_bins)
+            if direct:
+                sums[j] += c32
+            else:
+                key[i2 - lo] = j
+                conf[i2 - lo] = c32
+            cells[2 * j] += 1
+            cells[2 * j + 1] += arg2 == t
+    if direct:
+        conf_sum[:] = sums
+    counts[:] = cells
+    return -1
+
+
+@jit(nogil=True)
+def _logit_rows(preds, target, has_ignore, ignore, boundaries, one, lo, hi, direct,
+                key, conf, conf_sum, counts):  # pragma: no cover - compiled
+    """:func:`_probability_rows` for logits: the top label of the softmax of each kept
+    row (the arithmetic of :func:`_softmax_kernel`); returns the first kept row whose
+    softmax is undefined (NaN), or -1."""
+    k_cols = preds.shape[1]
+    n_bins = boundaries.size - 1
+    soft = np.empty((1, k_cols), dtype=preds.dtype)  # the row's softmax
+    sums = conf_sum.copy()  # local copies: the compiler keeps them apart from the input
+    cells = np.zeros(counts.shape[0], np.int64)
+    for i in range(lo, hi):
+        t = target[i]
+        if has_ignore and t == ignore:
+            if not direct:
+                key[i - lo] = -1
             continue
-        best, arg = first_max(preds, i)
-        conf = np.float32(best)
-        j = _bin_left_closed(conf, boundaries, n_bins)
-        count[j] += 1.0
-        conf_sum[j] += conf
-        if arg == t:
-            acc_sum[j] += 1.0
+        mx = preds[i, 0]
+        for c in range(1, k_cols):
+            if preds[i, c] > mx:
+                mx = preds[i, c]
+        total = one - one
+        for c in range(k_cols):
+            v = math.exp(preds[i, c] - mx)
+            soft[0, c] = v
+            total += v
+        inv = one / total
+        defined = True
+        for c in range(k_cols):
+            soft[0, c] = soft[0, c] * inv
+            defined &= soft[0, c] == soft[0, c]
+        if not defined:
+            return i
+        best, arg = first_max(soft, 0)
+        c32 = np.float32(best)
+        j = _bin_left_closed(c32, boundaries, n_bins)
+        if direct:
+            sums[j] += c32
+        else:
+            key[i - lo] = j
+            conf[i - lo] = c32
+        cells[2 * j] += 1
+        cells[2 * j + 1] += arg == t
+    if direct:
+        conf_sum[:] = sums
+    counts[:] = cells
+    return -1
+
+
+@jit(nogil=True)
+def _merge_rows(key, conf, counts, one, exact, count, conf_sum, acc_sum):  # pragma: no cover
+    """In input order: each buffered row's confidence into its bin's sum, one addition
+    after another in the state's dtype (torch's ``scatter_add_``); then the counts
+    and hits as that many additions of one (:func:`_add_ones`)."""
+    for i in range(key.shape[0]):
+        j = key[i]
+        if j >= 0:
+            conf_sum[j] += conf[i]
+    for j in range(count.shape[0]):
+        count[j] = _add_ones(count[j], counts[2 * j], one, exact)
+        acc_sum[j] = _add_ones(acc_sum[j], counts[2 * j + 1], one, exact)
+    return 0
+
+
+def _rows_call(kernel, how, preds, target, has_ignore, ignore, boundaries, lo, hi, direct,
+               conf_sum, n_cells):
+    rows = 0 if direct else hi - lo
+    return (kernel, (preds, target, has_ignore, ignore, boundaries, how, lo, hi, direct,
+                     np.empty(rows, np.int32), np.empty(rows, np.float32), conf_sum,
+                     np.zeros(n_cells, np.int64)))
+
+
+def _call(kernel, args):
+    return kernel(*args)
+
+
+def multiclass_accumulate(preds, target, has_ignore, ignore, boundaries, count, conf_sum,
+                          acc_sum, mode: int = ROWS) -> int:
+    """Bin the top-label (first maximal column) confidence, as float32, and the hit of
+    every kept row of the C-contiguous (M, C) ``preds`` into the per-bin state
+    (``count``, ``conf_sum``, ``acc_sum``), in place.
+
+    ``mode``: ``ROWS`` takes the rows as they are; ``PROBABILITIES`` refuses a row
+    with a value outside [0, 1] or NaN; ``LOGITS`` bins the softmax of each row and
+    refuses a row whose softmax is undefined. Returns -1, or a refused row (the
+    state is then unchanged; of several, which one depends on the threads).
+
+    From ``MULTICLASS_PARALLEL_MIN_N`` rows the batch is cut into one chunk per
+    thread. The first chunk adds its confidences straight into a copy of the
+    state, in row order; the others, at the same time, keep each row's bin and
+    float32 confidence (8 bytes a row), which are then added after the first
+    chunk's, in row order. So the per-bin sums are those of one sequential pass
+    (torch's bits) whatever the threads; counts and hits are counted as integers.
+    """
+    m = preds.shape[0]
+    if mode == LOGITS:
+        kernel, how = _logit_rows, preds.dtype.type(1.0)
+    else:
+        kernel, how = _probability_rows, mode == PROBABILITIES
+    n_cells = 2 * count.shape[0]
+    sums = conf_sum.copy()
+    nchunks = num_threads() if m >= MULTICLASS_PARALLEL_MIN_N else 1
+    bounds = chunk_bounds(m, nchunks)
+    calls = [_rows_call(kernel, how, preds, target, has_ignore, ignore, boundaries, lo, hi,
+                        c == 0, sums, n_cells) for c, (lo, hi) in enumerate(bounds)]
+    refused = [bad for bad in run_chunks(_call, calls) if bad >= 0]
+    if refused:
+        return min(refused)
+    dtype = count.dtype
+    one, exact = dtype.type(1.0), dtype.type(2.0 ** (np.finfo(dtype).nmant + 1))
+    counts = calls[0][1][-1]
+    for _, args in calls[1:]:
+        counts += args[-1]
+    new_count, new_acc = count.copy(), acc_sum.copy()
+    empty = np.empty(0, np.int32), np.empty(0, np.float32)
+    _merge_rows(*empty, counts, one, exact, new_count, sums, new_acc)  # the counts
+    for _, args in calls[1:]:  # the buffered rows, in chunk order
+        _merge_rows(args[9], args[10], np.zeros(n_cells, np.int64), one, exact, new_count,
+                    sums, new_acc)
+    count[:] = new_count
+    conf_sum[:] = sums
+    acc_sum[:] = new_acc
+    return -1
 
 
 # --------------------------------------------------------------------------
