@@ -20,21 +20,25 @@ How it is fast and still exact: ``calibr._validation.prepare()`` works row by
 row, so a group's rows validate and convert exactly as they would alone. The
 rows of all groups are therefore validated once and sorted by group
 (:func:`split`); each group is then a contiguous slice of the canonical
-arrays, and every number comes from calling the metric on its slice. If the
+arrays, and every number is that of the metric called on its slice. If the
 shared validation finds bad input, each group's original rows are validated
 on their own (:func:`raise_per_group`), so that the error names the group and
 the position within it, as a per-group call of the metric would.
 
-For kernels that compute every group in one pass, :class:`Split` also exposes
-the sorted arrays with the group of each row (``codes``, non-decreasing) and
-the offsets of the groups (``start``): group ``g`` is the rows
-``start[g]:start[g + 1]``, so per-(group, bin) sums are a ``bincount`` over
-``codes * bins + bin`` and a recurrence restarts at each ``start[g]``.
+For kernels that compute every group in one pass (``calibr._kernels.grouped``),
+:class:`Split` also exposes the canonical arrays in the frame's order with the
+group of each row (``ids``) and the offsets of the groups in the sorted arrays
+(``start``); the arrays sorted by group are made only when read (one stable
+pass that puts each row in its group's next slot). Per-(group, bin) sums can
+be one pass over the rows in the frame's order, which adds each group's rows
+in the order of its slice, and a recurrence over the rows sorted by group
+restarts at each ``start[g]``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
@@ -44,6 +48,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
+from ._kernels.grouped import by_group
 from ._validation import InputError, InputTypeError, _class_list, _fmt, prepare
 
 __all__ = [
@@ -300,20 +305,26 @@ def _row_groups(ngroup: pd.Series, sizes: np.ndarray) -> np.ndarray:
     counts the empty bins too. Both numberings are tried, and the one whose
     per-group row counts equal ``size()`` is used.
     """
-    ng = ngroup.to_numpy(dtype=np.float64, na_value=np.nan)
-    local = np.where(np.isnan(ng), -1, ng).astype(np.int64)
+    if ngroup.dtype.kind in "iu":  # no row without a group
+        local = ngroup.to_numpy(dtype=np.int64)
+    else:
+        ng = ngroup.to_numpy(dtype=np.float64, na_value=np.nan)
+        local = np.where(np.isnan(ng), -1, ng).astype(np.int64)
     member = local >= 0
+    everyone = bool(member.all())
     top = int(local.max(initial=-1))
+
+    def counts_match(ids: np.ndarray) -> bool:
+        counted = np.bincount(ids if everyone else ids[member], minlength=len(sizes))
+        return bool(np.array_equal(counted, sizes))
+
+    if top < len(sizes) and counts_match(local):  # numbered over all groups of size()
+        return local
     observed = np.flatnonzero(sizes > 0)
-    candidates = []
-    if top < len(sizes):  # numbered over all groups of size()
-        candidates.append(local)
     if top < observed.size:  # numbered over the observed groups only
         ids = np.full(local.shape, -1, dtype=np.int64)
         ids[member] = observed[local[member]]
-        candidates.append(ids)
-    for ids in candidates:
-        if np.array_equal(np.bincount(ids[member], minlength=len(sizes)), sizes):
+        if counts_match(ids):
             return ids
     raise RuntimeError(  # pragma: no cover - a pandas contract changed
         "calibr could not match pandas' groups to their rows."
@@ -370,28 +381,54 @@ class Part:
 
 @dataclass(frozen=True)
 class Split:
-    """The canonical arrays of every kept row, sorted by group (pandas' order).
+    """The canonical arrays of every kept row, and the same sorted by group.
 
-    Group ``g`` is the rows ``start[g]:start[g + 1]`` of ``p`` and ``y``;
-    ``codes`` holds the group of each row (non-decreasing). ``p`` and ``y`` are
-    None when no row is kept (a grouping with no observed group); then
-    ``binary`` and ``classes`` are unknown (None).
+    ``rows_p`` and ``rows_y`` hold the canonical arrays in the frame's order
+    and ``ids`` the group of each row (its position in pandas' order); kernels
+    that compute every group in one pass read these. ``p``, ``y`` and
+    ``codes`` are the same sorted by group (stably, so each group's rows keep
+    the frame's order), made when first read: group ``g`` is the rows
+    ``start[g]:start[g + 1]`` of ``p`` and ``y``, and ``codes`` holds the group
+    of each row (non-decreasing). The arrays are None when no row is kept (a
+    grouping with no observed group); then ``binary`` and ``classes`` are
+    unknown (None).
     """
 
     groups: Groups
     cols: Columns
     na_rm: bool
-    p: np.ndarray | None
-    y: np.ndarray | None
+    rows_p: np.ndarray | None
+    rows_y: np.ndarray | None
     binary: bool | None
     classes: tuple | None  # the label of each column (multiclass)
-    codes: np.ndarray
+    ids: np.ndarray
     start: np.ndarray
+
+    @functools.cached_property
+    def p(self) -> np.ndarray | None:
+        return self.by_group(self.rows_p)
+
+    @functools.cached_property
+    def y(self) -> np.ndarray | None:
+        return self.by_group(self.rows_y)
+
+    @functools.cached_property
+    def codes(self) -> np.ndarray:
+        return self.by_group(self.ids)
+
+    def by_group(self, a: np.ndarray | None) -> np.ndarray | None:
+        """``a`` (one value or row per kept row, in the frame's order) sorted by group."""
+        return None if a is None else by_group(a, self.ids, self.start)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """The kept rows of each group."""
+        return np.diff(self.start)
 
     @property
     def k(self) -> int:
         """The number of classes (1 for binary input)."""
-        return 1 if self.p is None or self.p.ndim == 1 else int(self.p.shape[1])
+        return 1 if self.rows_p is None or self.rows_p.ndim == 1 else int(self.rows_p.shape[1])
 
     @property
     def observed(self) -> np.ndarray:
@@ -404,7 +441,7 @@ class Split:
         A group whose rows were all dropped by ``na_rm=True`` raises the error of
         a metric called on its rows, naming the group.
         """
-        if self.p is None:
+        if self.rows_p is None:
             return
         for g in range(self.groups.n_groups):
             if self.groups.sizes[g] == 0:
@@ -414,9 +451,16 @@ class Split:
                 raise_per_group(self.groups, self.cols, self.na_rm, only=g)
             yield Part(g, self.p[a:b], self.y[a:b], self.groups)
 
+    def raise_if_emptied(self) -> None:
+        """Raise the error of the first observed group whose rows were all dropped
+        by ``na_rm=True``, as :meth:`parts` does when it reaches it."""
+        emptied = np.flatnonzero(self.observed & (self.sizes == 0))
+        if emptied.size:
+            raise_per_group(self.groups, self.cols, self.na_rm, only=int(emptied[0]))
+
 
 def split(groups: Groups, cols: Columns, na_rm: bool) -> Split:
-    """Validate every row of every group once; the canonical arrays sorted by group.
+    """Validate every row of every group once: the canonical arrays, by group.
 
     Bad input raises the error of a metric called on the first failing group's
     rows, with the group appended (see :func:`raise_per_group`).
@@ -426,7 +470,7 @@ def split(groups: Groups, cols: Columns, na_rm: bool) -> Split:
     except (ValueError, TypeError):
         raise_per_group(groups, cols, na_rm)
         raise
-    if sp.p is None and (groups.sizes.any() or groups.keys is None):
+    if sp.rows_p is None and (groups.sizes.any() or groups.keys is None):
         raise_per_group(groups, cols, na_rm)  # no complete rows, or empty data
     return sp
 
@@ -436,22 +480,18 @@ def _split(groups: Groups, cols: Columns, na_rm: bool) -> Split:
     keep = groups.ids >= 0
     if na_rm:
         keep &= complete_rows(frame, cols)
-    ids = groups.ids[keep]
-    count = np.bincount(ids, minlength=groups.n_groups)
-    start = np.concatenate([[0], np.cumsum(count)]).astype(np.int64)
-    if not keep.any():
+    all_kept = bool(keep.all())
+    ids = groups.ids if all_kept else groups.ids[keep]
+    start = np.zeros(groups.n_groups + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ids, minlength=groups.n_groups), out=start[1:])
+    if ids.shape[0] == 0:
         return Split(groups, cols, na_rm, None, None, None, None, ids, start)
-    if keep.all():
+    if all_kept:
         p_obj, y_obj = frame[cols.p], frame[cols.y]
     else:
         p_obj, y_obj = frame[cols.p][keep], frame[cols.y][keep]
     prep = prepare(p_obj, y_obj, classes=cols.classes, na_rm=False)
-    order = np.argsort(ids, kind="stable")
-    if np.all(order[1:] > order[:-1]):  # already sorted (e.g. grouped blocks)
-        p, y, codes = prep.p, prep.y, ids
-    else:
-        p, y, codes = prep.p[order], prep.y[order], ids[order]
-    return Split(groups, cols, na_rm, p, y, prep.binary, prep.classes, codes, start)
+    return Split(groups, cols, na_rm, prep.p, prep.y, prep.binary, prep.classes, ids, start)
 
 
 def raise_per_group(groups: Groups, cols: Columns, na_rm: bool, only: int | None = None) -> None:

@@ -33,10 +33,12 @@ from pandas.api.typing import DataFrameGroupBy
 
 from ._binned_metrics import ece, mce
 from ._docs import shared_docs
-from ._groups import groups_of, resolve_columns, split
-from ._kernel_metrics import mmce, skce
-from ._params import FLAG, validate_params
-from ._validation import InputError, _fmt
+from ._groups import Split, groups_of, resolve_columns, split
+from ._kernel_metrics import ROUNDING_FLOOR, _as_hits, mmce, skce
+from ._kernels import grouped
+from ._kernels.top_label import top_label
+from ._params import FLAG, check_options, validate_params
+from ._validation import InputError, _fmt, check_bin_cells
 
 __all__ = ["Metric", "metric", "summarise", "METRICS"]
 
@@ -294,12 +296,15 @@ def summarise(
     Notes
     -----
     Each number equals calling the metric on the group's rows, e.g.
-    ``calibr.mce(g["p"], g["y"], bins=2)``. The rows are validated once and
-    each metric is then called on each group's slice of the validated arrays.
-    A callable metric is called as ``f(p, y, **options)``: ``p`` is a float64
-    array of shape ``(n,)`` or ``(n, K)``, ``y`` holds 0/1 values (binary) or
-    0-based class codes, with ``classes=range(K)`` added for multiclass input
-    (the calling convention of calibr's metrics).
+    ``calibr.mce(g["p"], g["y"], bins=2)``, bit for bit. The rows are
+    validated once; calibr's own metrics (by name, or the functions
+    themselves) are then computed for all groups at once by kernels that
+    repeat, per group, the arithmetic of a call on the group. Any other
+    callable is called on each group's slice of the validated arrays, as
+    ``f(p, y, **options)``: ``p`` is a float64 array of shape ``(n,)`` or
+    ``(n, K)``, ``y`` holds 0/1 values (binary) or 0-based class codes, with
+    ``classes=range(K)`` added for multiclass input (the calling convention of
+    calibr's metrics).
 
     ``data`` is never modified. The verb takes ``data`` first, so it chains
     with ``.pipe()``: ``df.groupby("model").pipe(calibr.summarise, p="p", y="y")``.
@@ -337,11 +342,15 @@ def summarise(
     # unobserved groups (observed=False) keep their NaN, as in pandas' mean()
     values = np.full((groups.n_groups, len(columns)), np.nan)
     sp = split(groups, cols, na_rm)
+    done = _all_groups(sp, columns, values)
     extra = {} if sp.binary else {"classes": range(sp.k)}
-    for part in sp.parts():
-        for j, (name, spec, func) in enumerate(columns):
-            with part.errors(f"metric {name!r}"):
-                values[part.g, j] = func(part.p, part.y, **spec.options, **extra)
+    # callables, or every metric when a group fails (its error names the group)
+    rest = [(j, c) for j, c in enumerate(columns) if done is None or j not in done]
+    if rest:
+        for part in sp.parts():
+            for j, (name, spec, func) in rest:
+                with part.errors(f"metric {name!r}"):
+                    values[part.g, j] = func(part.p, part.y, **spec.options, **extra)
 
     result = pd.DataFrame(values, columns=[name for name, _, _ in columns])
     if groups.keys is None:
@@ -355,3 +364,167 @@ def summarise(
     keys = groups.keys.reset_index(drop=True)
     return pd.concat([keys, result], axis=1)
 
+
+# --------------------------------------------------------------------------
+# every group at once
+
+
+def _named(spec: Metric, func: Callable[..., Any]) -> str | None:
+    """The name of a calibr metric given by name or as the function itself; None for
+    any other callable (which is called per group)."""
+    if isinstance(spec.func, str):
+        return spec.func
+    return next((name for name, f in METRICS.items() if func is f), None)
+
+
+def _all_groups(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any]]],
+                values: np.ndarray) -> set[int] | None:
+    """Fill the columns of calibr's own metrics for every group at once.
+
+    Returns the positions of the columns filled, or None when some group would
+    raise (bad options, too few rows, no median bandwidth, every row dropped by
+    ``na_rm``): then the per-group loop runs, and raises the error of the first
+    failing group and metric, naming them.
+    """
+    if sp.rows_p is None:
+        return set()
+    every = _AllGroups(sp)
+    if (sp.observed & (every.sizes == 0)).any():  # every row dropped by na_rm=True
+        return None
+    done = set()
+    for j, (_, spec, func) in enumerate(columns):
+        name = _named(spec, func)
+        if name is None:
+            continue
+        try:
+            column = every.metric(name, func, spec.options)
+        except (ValueError, TypeError):  # an option's error: the per-group loop raises it
+            return None
+        if column is None:
+            return None
+        values[sp.observed, j] = column[sp.observed]
+        done.add(j)
+    return done
+
+
+class _AllGroups:
+    """calibr's metrics for every group of a split at once (``calibr._kernels.grouped``);
+    each value is the bits of the metric called on the group's rows. A method
+    returns None when some observed group would raise instead."""
+
+    def __init__(self, sp: Split) -> None:
+        self.sp = sp
+        self.sizes = sp.sizes
+        self._binned: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._hits: np.ndarray | None = None
+        self._top: tuple[np.ndarray, np.ndarray] | None = None
+
+    def metric(self, name: str, func: Callable[..., Any], options: dict) -> np.ndarray | None:
+        """The metric ``name`` with ``options`` (checked as the metric checks them)."""
+        opts = {
+            k: prm.default for k, prm in inspect.signature(func).parameters.items()
+            if prm.default is not prm.empty and k not in _DATA_ARGS
+        }
+        opts.update(check_options(getattr(func, "__calibr_rules__", {}), options))
+        if name in ("ece", "mce"):
+            return self.binned(name, opts["bins"], opts["type"])
+        if name == "skce":
+            return self.skce(opts["estimator"], opts["bandwidth"], opts["type"])
+        return self.mmce(opts["bandwidth"])
+
+    # the kernels' inputs, made once: 0/1 hits, the top label, sorted by group
+
+    @property
+    def hits(self) -> np.ndarray:
+        """The binary labels as uint8 0/1, rows sorted by group."""
+        if self._hits is None:
+            self._hits = self.sp.by_group(np.ascontiguousarray(_as_hits(self.sp.rows_y)))
+        return self._hits
+
+    @property
+    def top(self) -> tuple[np.ndarray, np.ndarray]:
+        """The top-label confidence and its correctness, rows sorted by group."""
+        if self._top is None:
+            rho, hit = top_label(self.sp.rows_p, self.sp.rows_y)
+            self._top = (self.sp.by_group(rho), self.sp.by_group(hit))
+        return self._top
+
+    def stat_batches(self, bins: int, type: str):
+        """The per-(group, bin) sums of the form (``grouped.*_stat_batches``)."""
+        sp = self.sp
+        if not sp.binary and type == "classwise":  # one pass in the frame's order
+            return grouped.classwise_stat_batches(sp.rows_p, sp.rows_y, sp.ids, sp.start, bins)
+        x, c = (sp.p, self.hits) if sp.binary else self.top
+        return grouped.binary_stat_batches(x, c, sp.start, bins)
+
+    # binned
+
+    def binned(self, name: str, bins: int, type: str) -> np.ndarray | None:
+        sp = self.sp
+        classwise = not sp.binary and type == "classwise"
+        try:
+            check_bin_cells(bins, sp.k, classwise)
+        except InputError:
+            return None
+        key = (bins, "binary" if sp.binary else type)
+        if key not in self._binned:
+            ece_all = np.full(len(self.sizes), np.nan)
+            mce_all = np.full(len(self.sizes), np.nan)
+            for g0, g1, *stats in self.stat_batches(bins, type):
+                ece_all[g0:g1], mce_all[g0:g1] = grouped.ece_mce(*stats)
+            self._binned[key] = (ece_all, mce_all)
+        return self._binned[key][0 if name == "ece" else 1]
+
+    # kernel metrics
+
+    def skce(self, estimator: str, h: float | str, type: str) -> np.ndarray | None:
+        sp = self.sp
+        if estimator != "biased" and (self.sizes[sp.observed] < 2).any():
+            return None
+        if sp.binary:
+            return self.scalar(sp.p, self.hits, estimator, h)
+        if type == "confidence":
+            return self.scalar(*self.top, estimator, h)
+        if type == "classwise":
+            per = np.empty((len(self.sizes), sp.k))
+            for k in range(sp.k):
+                x = np.ascontiguousarray(sp.p[:, k])
+                value = self.scalar(x, (sp.y == k).view(np.uint8), estimator, h)
+                if value is None:
+                    return None
+                per[:, k] = value
+            return np.mean(per, axis=-1)  # the per-call mean over the classes
+        if estimator == "ul":
+            value = grouped.canonical_ul(sp.p, sp.y, sp.start, h)
+        else:
+            total, diag, _ = grouped.canonical_pair_sums(sp.p, sp.y, sp.start, h)
+            value = grouped.estimate(estimator, self.sizes, total, diag)
+        return self.finish(value, estimator)
+
+    def mmce(self, h: float | str) -> np.ndarray | None:
+        x, c = (self.sp.p, self.hits) if self.sp.binary else self.top
+        value = self.scalar(x, c, "biased", h)
+        return None if value is None else np.sqrt(value)
+
+    def scalar(self, x: np.ndarray, c: np.ndarray, estimator: str,
+               h: float | str) -> np.ndarray | None:
+        """The scalar kernels on ``x`` and ``c`` (rows sorted by group)."""
+        sp = self.sp
+        if estimator == "ul":
+            value = grouped.scalar_ul(x, c, sp.start, h)
+        else:
+            total, diag, _ = grouped.scalar_pair_sums(x, c, sp.start, h)
+            value = grouped.estimate(estimator, self.sizes, total, diag)
+        return self.finish(value, estimator)
+
+    def finish(self, value: np.ndarray, estimator: str) -> np.ndarray | None:
+        """None if an observed group has no value (no median bandwidth); the biased
+        estimate with rounding-level negatives as 0.0, as the metrics return it."""
+        observed = value[self.sp.observed]
+        if np.isnan(observed).any():
+            return None
+        if estimator == "biased":
+            if (observed < -ROUNDING_FLOOR).any():  # pragma: no cover - a kernel bug
+                return None  # the per-group call raises it
+            value = np.where(value > 0.0, value, 0.0)
+        return value

@@ -16,8 +16,10 @@ import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
 from ._docs import shared_docs
-from ._groups import Groups, groups_of, resolve_columns, split
-from ._kernels import binned
+from ._groups import Groups, Split, groups_of, resolve_columns, split
+from ._kernel_metrics import _as_hits
+from ._kernels import binned, grouped
+from ._kernels.top_label import top_label
 from ._params import BINS, FLAG, LEVEL, Options, validate_params
 from ._validation import (
     InputError,
@@ -169,6 +171,50 @@ def _rows(
     return out
 
 
+def _group_rows(
+    sp: Split, bins: int, type: str, z: float
+) -> tuple[list[dict[str, np.ndarray]], list[np.ndarray]]:
+    """The table's columns of every group at once (per-(group, bin) sums in one
+    pass, ``calibr._kernels.grouped``), with the group of each row: the rows of
+    :func:`_rows` called on each group's slice, bit for bit, in pandas' order of
+    the groups."""
+    classwise = not sp.binary and type == "classwise"
+    if classwise:  # one pass over the rows in the frame's order
+        batches = grouped.classwise_stat_batches(sp.rows_p, sp.rows_y, sp.ids, sp.start, bins)
+    else:  # the binary kernel on the rows sorted by group
+        if sp.binary:
+            x, c = sp.p, _as_hits(sp.y)
+        else:
+            x, c = top_label(sp.rows_p, sp.rows_y)
+            x, c = sp.by_group(x), sp.by_group(c)
+        batches = grouped.binary_stat_batches(x, np.ascontiguousarray(c), sp.start, bins)
+    edges = binned.breaks(bins)
+    parts, owner = [], []
+    for g0, _, *stats in batches:
+        count, sum_conf, sum_hit = (s if classwise else s[:, None, :] for s in stats)
+        g, cls, b = np.nonzero(count > 0)  # row-major: by group, class, then bin
+        n = count[g, cls, b]
+        conf = sum_conf[g, cls, b] / n
+        freq = sum_hit[g, cls, b] / n
+        lo, hi = _wilson(sum_hit[g, cls, b], n, z)
+        out = {
+            "bin": b.astype(np.int64) + 1,
+            "lower": edges[b],
+            "upper": edges[b + 1],
+            "n": n.astype(np.int64),
+            "mean_confidence": conf,
+            "observed_frequency": freq,
+            "gap": np.abs(freq - conf),
+            "ci_lower": lo,
+            "ci_upper": hi,
+        }
+        if classwise:
+            out["_class"] = cls
+        parts.append(out)
+        owner.append(g + g0)
+    return parts, owner
+
+
 def _frame(parts: list[dict[str, np.ndarray]], classes: tuple | None) -> pd.DataFrame:
     cols = {c: np.concatenate([part[c] for part in parts]) for c in TABLE_COLUMNS}
     if parts and "_class" in parts[0]:
@@ -270,15 +316,11 @@ def calibration_table(
     groups = groups_of(data)
     cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
     sp = split(groups, cols, na_rm)
-    if sp.p is None:  # no observed group
+    if sp.rows_p is None:  # no observed group
         return _empty(groups, not cols.binary and type == "classwise")
     check_bin_cells(bins, sp.k, not sp.binary and type == "classwise")
-    parts, owner = [], []
-    for part in sp.parts():
-        with part.errors():
-            rows = _rows(part.p, part.y, sp.binary, bins, type, z)
-        parts.append(rows)
-        owner.append(np.full(len(rows["bin"]), part.g))
+    sp.raise_if_emptied()  # a group whose rows na_rm=True dropped: its error
+    parts, owner = _group_rows(sp, bins, type, z)
     table = _frame(parts, sp.classes)
     if groups.keys is None:
         return table
