@@ -9,17 +9,33 @@ R's ``rms::val.prob``), plus pandas verbs (``summarise()``,
 Submodules imported on demand: ``calibr.datasets`` (bundled example
 predictions), ``calibr.plot`` (reliability diagrams; needs matplotlib) and
 ``calibr.torchmetrics`` (torchmetrics-compatible calibration error without torch).
+
+``import calibr`` itself imports none of numpy, pandas or numba: each public name
+is imported from its module the first time it is used (``calibr.ece`` or
+``from calibr import ece``), so a program pays only for what it calls.
 """
 
-from . import datasets
-from ._binned_metrics import ece, mce
-from ._kernel_metrics import median_bandwidth, mmce, skce
-from ._validation import InputError, InputTypeError
-from ._valprob import val_prob
-from .frame import Metric, metric, summarise
-from .table import calibration_table
+from importlib import import_module as _import_module
+from importlib.util import find_spec as _find_spec
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+#: Each public name and the module that defines it (imported on first use).
+_SOURCES = {
+    "InputError": "._validation",
+    "InputTypeError": "._validation",
+    "Metric": ".frame",
+    "calibration_table": ".table",
+    "ece": "._binned_metrics",
+    "mce": "._binned_metrics",
+    "median_bandwidth": "._kernel_metrics",
+    "metric": ".frame",
+    "mmce": "._kernel_metrics",
+    "skce": "._kernel_metrics",
+    "summarise": ".frame",
+    "val_prob": "._valprob",
+}
 
 __all__ = [
     "InputError",
@@ -37,3 +53,28 @@ __all__ = [
     "summarise",
     "val_prob",
 ]
+
+if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
+    from . import datasets
+    from ._binned_metrics import ece, mce
+    from ._kernel_metrics import median_bandwidth, mmce, skce
+    from ._validation import InputError, InputTypeError
+    from ._valprob import val_prob
+    from .frame import Metric, metric, summarise
+    from .table import calibration_table
+
+
+def __getattr__(name: str) -> object:
+    """Import a public name, or a submodule (``calibr.table``), on first use (PEP 562)."""
+    if name in _SOURCES:
+        value = getattr(_import_module(_SOURCES[name], __name__), name)
+    elif not name.startswith("__") and _find_spec(f"{__name__}.{name}"):
+        value = _import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later uses do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

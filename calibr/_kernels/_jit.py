@@ -85,6 +85,14 @@ class _Locator(caching._CacheLocator):
     def get_disambiguator(self):
         return str(self._lineno)
 
+    def ensure_cache_path(self):
+        # numba probes the directory (makedirs and a temporary file) for every
+        # function; once per directory and process is enough
+        path = self.get_cache_path()
+        if path not in _WRITABLE:
+            super().ensure_cache_path()
+            _WRITABLE.add(path)
+
     @classmethod
     def from_function(cls, py_func, py_file):
         if not os.path.isfile(py_file):  # e.g. "<doctest ...>": nothing to key on
@@ -97,6 +105,10 @@ class _Locator(caching._CacheLocator):
         return self
 
 
+#: Cache directories found writable in this process.
+_WRITABLE: set[str] = set()
+
+
 class _Impl(caching.CompileResultCacheImpl):
     _locator_classes = [_Locator]
 
@@ -105,11 +117,55 @@ class _FunctionCache(caching.FunctionCache):
     _impl_class = _Impl
 
 
+class _LazyCache:
+    """A dispatcher's cache, made when the dispatcher first loads or compiles.
+
+    Importing a module of kernels then touches neither the file system nor
+    numba's cache machinery, which matters because a call uses only a few of
+    calibr's kernels. Dispatchers reach their cache only under numba's global
+    compiler lock, so it is made once.
+    """
+
+    __slots__ = ("_cache", "_py_func")
+
+    def __init__(self, py_func):
+        self._py_func = py_func
+        self._cache = None
+
+    def _get(self) -> caching._Cache:
+        if self._cache is None:
+            try:
+                self._cache = _FunctionCache(self._py_func)
+            except RuntimeError:  # no locator: the directory cannot be written
+                self._cache = caching.NullCache()
+        return self._cache
+
+    @property
+    def cache_path(self):
+        if self._cache is None:  # where it will be (numba's stats ask): no disk access
+            sub = _Locator.get_suitable_cache_subpath(self._py_func.__code__.co_filename)
+            return str(cache_dir() / sub)
+        return self._cache.cache_path
+
+    def load_overload(self, sig, target_context):
+        return self._get().load_overload(sig, target_context)
+
+    def save_overload(self, sig, data):
+        return self._get().save_overload(sig, data)
+
+    def enable(self):
+        self._get().enable()
+
+    def disable(self):
+        self._get().disable()
+
+    def flush(self):
+        self._get().flush()
+
+
 def _attach_cache(dispatcher: Dispatcher) -> None:
-    try:
-        dispatcher._cache = _FunctionCache(dispatcher.py_func)
-    except RuntimeError:  # no locator: the directory cannot be written
-        pass
+    _source_digest()  # the stamp of the sources as imported, before any of them changes
+    dispatcher._cache = _LazyCache(dispatcher.py_func)
 
 
 def jit(*, nogil: bool = False, inline: str = "never"):

@@ -28,6 +28,11 @@ lists), ``_io`` (reading the input, writing every output or none),
 ``report`` command), ``_render`` (table, CSV and JSON) and ``_errors`` (the
 command line's errors and exit statuses). ``python -m calibr.cli`` runs
 :func:`main`.
+
+Importing this package and parsing the arguments import nothing of calibr's
+numerics (numpy, pandas, numba): ``calibr --help``, ``--version`` and a
+mistyped option answer at once, and ``_report`` (with everything a report
+needs) is imported once the arguments are read.
 """
 
 from __future__ import annotations
@@ -37,8 +42,9 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from importlib import import_module
+from importlib.util import find_spec
 
-from .._validation import InputError, InputTypeError
 from ._args import MCE_MIN_BIN_COUNT, RENORMALIZE_TOL, _build_parser, parse_metrics
 from ._errors import (
     EXIT_BROKEN_PIPE,
@@ -50,9 +56,17 @@ from ._errors import (
     _detail,
 )
 from ._io import _silence_stdout
-from ._report import report
 
 __all__ = ["main", "parse_metrics", "MCE_MIN_BIN_COUNT", "RENORMALIZE_TOL"]
+
+
+def __getattr__(name: str) -> object:
+    """The submodules imported on demand (``calibr.cli._report``), and ``report``."""
+    if name == "report":
+        return import_module("._report", __name__).report
+    if not name.startswith("__") and find_spec(f"{__name__}.{name}"):
+        return import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------
@@ -88,7 +102,10 @@ def _input_message(err: BaseException, paths: set[str]) -> str | None:
         full = os.path.abspath(os.fsdecode(err.filename))
         if full in paths or os.path.dirname(full) in paths:  # a temporary output too
             return f"{os.fsdecode(err.filename)}: {err.strerror or _detail(err)}."
-    if isinstance(err, (InputError, InputTypeError)):
+    # calibr's input errors (from calibr._validation, imported by then if one was raised)
+    validation = sys.modules.get(f"{__name__.rpartition('.')[0]}._validation")
+    if validation is not None and isinstance(err, (validation.InputError,
+                                                   validation.InputTypeError)):
         return _cli_words(str(err))
     if isinstance(err, MemoryError):  # e.g. a file too large for this machine
         detail = f" ({err})" if str(err) else ""
@@ -136,6 +153,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         debug = bool(getattr(args, "debug", False))
         if args.command is None:
             raise CLIError("missing command; try `calibr report` (see `calibr --help`)")
+        from ._report import report  # numpy, pandas and the metrics: only now
+
         return report(args)
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_INPUT

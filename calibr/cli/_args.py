@@ -8,12 +8,17 @@ import inspect
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
-from .._validation import InputError, InputTypeError
-from ..frame import METRICS, Metric, metric
 from ._errors import EXIT_BROKEN_PIPE, CLIError, _cli_words
+
+if TYPE_CHECKING:
+    from ..frame import Metric
+
+# The parser imports nothing of calibr's numerics (numpy, pandas, numba), so that
+# `calibr --help`, `--version` and a mistyped option answer at once; the metric
+# lists import calibr.frame when they are read.
 
 #: An MCE that comes from a bin with fewer samples than this is marked in the
 #: table output (a gap measured on so few samples is mostly noise).
@@ -217,6 +222,8 @@ def _value(text: str) -> Any:
 
 def _metric_options(name: str) -> list[str]:
     """The options of a named metric (its keyword arguments other than the data's)."""
+    from ..frame import METRICS
+
     params = list(inspect.signature(METRICS[name]).parameters.values())[2:]
     return [
         prm.name for prm in params
@@ -234,6 +241,9 @@ def parse_metrics(text: str) -> list[tuple[str, Metric]]:
     [('ece', Metric(func='ece', options={})), ('skce(estimator=ul, bandwidth=median)', \
 Metric(func='skce', options={'estimator': 'ul', 'bandwidth': 'median'}))]
     """
+    from .._validation import InputError, InputTypeError
+    from ..frame import METRICS, metric
+
     out = []
     for part in _split_top(text):
         if not part.strip():
@@ -294,6 +304,8 @@ class _Column:
 
 
 def _with_defaults(specs, bins, type_) -> list[_Column]:
+    from ..frame import Metric
+
     out = []
     for col, spec in specs:
         own_bins, own_type = "bins" in spec.options, "type" in spec.options

@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._validation import InputError, InputTypeError
-
 #: Exit statuses.
 EXIT_INTERNAL = 1
 EXIT_INPUT = 2
@@ -57,6 +55,8 @@ def _detail(err: BaseException) -> str:
 
 def _library(func, p_word: str, *args: Any, **kwargs: Any) -> Any:
     """Call calibr's Python API; its input errors become command-line errors."""
+    from .._validation import InputError, InputTypeError  # imported by the API already
+
     try:
         return func(*args, **kwargs)
     except (InputError, InputTypeError) as err:

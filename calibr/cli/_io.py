@@ -15,12 +15,13 @@ import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ._args import _sep
 from ._errors import EXIT_BROKEN_PIPE, CLIError, _detail
+
+if TYPE_CHECKING:  # pandas is imported by the readers (see _args: the parser is cheap)
+    import pandas as pd
 
 
 @dataclass
@@ -65,6 +66,8 @@ def _pyarrow_errors() -> tuple[type[BaseException], ...]:
 
 
 def _read_parquet(path: Path, file: str) -> pd.DataFrame:
+    import pandas as pd
+
     try:
         return pd.read_parquet(path)
     except ImportError:
@@ -77,6 +80,8 @@ def _read_parquet(path: Path, file: str) -> pd.DataFrame:
 
 def _read_csv(source: Any, file: str, sep: str | None) -> pd.DataFrame:
     """pd.read_csv, with the file named in the message when it cannot be read."""
+    import pandas as pd
+
     try:
         return pd.read_csv(source, sep=sep or ",", encoding="utf-8")
     except UnicodeDecodeError as err:

@@ -11,14 +11,17 @@ scikit-learn classifiers whose calibration differs visibly:
 They were made by ``scripts/make_example_data.py`` in the calibr repository
 (scikit-learn 1.9.1; the script records the versions and the seed) from the
 breast cancer and digits data sets that ship with scikit-learn. The files are
-plain CSV, shipped inside the package; loading them needs only pandas.
+plain CSV, shipped inside the package; loading them needs only pandas (imported
+by the loaders, not by ``import calibr.datasets``).
 """
 
 from __future__ import annotations
 
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["DATASETS", "load_breast_cancer_predictions", "load_digits_predictions"]
 
@@ -32,6 +35,8 @@ _MODELS = ["naive_bayes", "logistic", "random_forest"]
 
 
 def _read(name: str) -> pd.DataFrame:
+    import pandas as pd  # here, so that importing calibr.datasets stays cheap
+
     ref = resources.files(__name__).joinpath("data", DATASETS[name])
     with ref.open("rb") as fh:
         df = pd.read_csv(fh)
