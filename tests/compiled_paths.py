@@ -155,26 +155,25 @@ def mmce_median_multiclass():
 
 @path
 def skce_median_large():
-    # the scalar median's selection beyond the first (histogram) round
+    # the scalar median's selection with the subsample's first pivots
     return calibr.skce(*_binary(n=20_000, seed=5), bandwidth="median")
 
 
 @path
 def skce_median_sampled():
-    # the sampled pivots of the scalar median (no histogram round)
-    saved = smed.SELECT_HIST_BINS
-    smed.SELECT_HIST_BINS = 0
-    try:
-        return calibr.skce(*_binary(n=5_000, seed=6), bandwidth="median")
-    finally:
-        smed.SELECT_HIST_BINS = saved
+    # the sampled pivots of the scalar median (no subsample round)
+    p = np.sort(_binary(n=5_000, seed=6)[0])
+    tune = list(smed.TUNING)
+    tune[7] = 1e18  # SUBSAMPLE_MIN
+    return smed._median_tuned(p, tuple(tune))
 
 
 @path
 def skce_median_next_above():
     # a median of an even number of distances whose middle value is a pivot
+    tiny = (0.0, 1.0, 2.0, 0.0, 4.0, 1.0, 2.0, 1e18, 1.0, 7.0)
     return (smed.scalar_median(np.array([0.0, 0.25, 0.5, 1.0])),
-            smed._next_above(np.array([0.0, 0.5, 1.0, np.inf]), 3, 0.5, 2))
+            smed._median_tuned(np.array([0.0, 0.1, 0.5, 0.6, 1.0]), tiny))
 
 
 @path
@@ -315,6 +314,155 @@ def tm_fail_target():
 @path
 def tm_fail_nan():
     return ctm.multiclass_calibration_error(np.array([[np.nan, 0.5], [0.5, 0.5]]), [0, 1], 2)
+
+
+
+# --------------------------------------------------------------------------
+# GROUPED helper: the kernels that compute every group at once
+# (calibr._kernels.grouped), behind summarise() and calibration_table() over groups.
+# (Placed before the runner below, so that the script mode sees these paths too.)
+
+
+def _grouped_frame(k: int | None = None, seed: int = 30, sizes=(2, 3, 7, 40, 600)):
+    rng = np.random.default_rng(seed)
+    g = rng.permutation(np.repeat(np.arange(len(sizes)), sizes))  # interleaved groups
+    n = g.shape[0]
+    if k is None:
+        p = rng.random(n)
+        return pd.DataFrame({"g": g, "p": p, "y": (rng.random(n) < p).astype(np.int64)})
+    df = pd.DataFrame(rng.dirichlet(np.ones(k), n), columns=[f"p_{c}" for c in range(k)])
+    df["y"] = rng.integers(0, k, n)
+    df["g"] = g
+    return df
+
+
+@path
+def grouped_binned_binary():
+    df = _grouped_frame()
+    return _frame(calibr.summarise(df.groupby("g"), "p", "y",
+                                   metrics=["ece", calibr.metric("mce", bins=3)]))
+
+
+@path
+def grouped_binned_multiclass():
+    df = _grouped_frame(k=3, seed=31)
+    return _frame(calibr.summarise(df.groupby("g"), y="y", p_prefix="p_", metrics=[
+        "ece", calibr.metric("mce", type="confidence", bins=4)]))
+
+
+@path
+def grouped_table():
+    df = _grouped_frame(seed=32)
+    mc = _grouped_frame(k=3, seed=33)
+    return (_frame(calibr.calibration_table("p", "y", bins=4, data=df.groupby("g"))),
+            _frame(calibr.calibration_table(None, "y", bins=3, data=mc.groupby("g"),
+                                            p_prefix="p_")),
+            _frame(calibr.calibration_table(None, "y", type="confidence",
+                                            data=mc.groupby("g"), p_prefix="p_")))
+
+
+@path
+def grouped_skce_scalar():
+    df = _grouped_frame(seed=34)
+    metrics = {f"{e}_{h}": calibr.metric("skce", estimator=e, bandwidth=h)
+               for e in ("uq", "ul", "biased") for h in (0.3, "median")}
+    metrics["mmce"] = calibr.metric("mmce", bandwidth="median")
+    return _frame(calibr.summarise(df.groupby("g"), "p", "y", metrics=metrics))
+
+
+@path
+def grouped_skce_multiclass():
+    df = _grouped_frame(k=3, seed=35)
+    metrics = {f"{t}_{e}_{h}": calibr.metric("skce", estimator=e, bandwidth=h, type=t)
+               for t in ("canonical", "confidence", "classwise")
+               for e in ("uq", "ul", "biased") for h in (0.3, "median")}
+    return _frame(calibr.summarise(df.groupby("g"), y="y", p_prefix="p_", metrics=metrics))
+
+
+@path
+def grouped_fail_one_row():
+    df = _grouped_frame(seed=36, sizes=(3, 1, 4))
+    return calibr.summarise(df.groupby("g"), "p", "y", metrics=["ece", "skce"])
+
+# --------------------------------------------------------------------------
+# BINNING helper: the one-pass checked kernels of ece()/mce() (label dtypes the
+# fast path reads as they are, lanes and no lanes, refusals), and the threaded
+# multiclass phase of calibr.torchmetrics
+
+
+@path
+def ece_checked_threaded_bool_and_many_bins():
+    p, y = _binary(n=(1 << 18) + 5, seed=19, dtype=bool)
+    return (calibr.ece(p, y), calibr.mce(p, y, bins=5000))
+
+
+@path
+def ece_multiclass_categorical_and_float_codes():
+    p, y = _multi(n=300, k=3, seed=20)
+    cat = pd.Categorical.from_codes(y - 1, categories=["a", "b", "c"])
+    return (calibr.ece(p, cat, type="confidence"), calibr.mce(p, cat, bins=4),
+            calibr.ece(p, y.astype(np.float64)),
+            calibr.mce(p, y.astype(np.int8), type="confidence"))
+
+
+@path
+def fail_multiclass_code_in_the_fast_path():
+    p, y = _multi(n=50, k=3, seed=21)
+    y[7] = 4
+    return calibr.ece(p, y, type="confidence")
+
+
+@path
+def tm_multiclass_threaded():
+    rng = np.random.default_rng(22)
+    n = (1 << 15) + 3
+    p = rng.dirichlet(np.ones(4), n)
+    x = rng.normal(size=(n, 4)).astype(np.float32)
+    y = rng.integers(0, 4, n)
+    return (repr(ctm.multiclass_calibration_error(p, y, 4)),
+            repr(ctm.multiclass_calibration_error(p.astype(np.float32), y, 4, norm="max")),
+            repr(ctm.multiclass_calibration_error(x, y, 4, ignore_index=3)))
+
+
+@path
+def tm_fail_undefined_softmax():
+    x = np.array([[0.5, 2.0], [np.inf, 1.0], [-np.inf, -np.inf]], dtype=np.float32)
+    return ctm.multiclass_calibration_error(x, [0, 1, 1], 2)
+
+
+# --------------------------------------------------------------------------
+# MEDIAN helper: the compiled median of sorted values (callable from other
+# kernels), its per-column loop (classwise), its tuned form, the canonical
+# median's histogram scaled to the pairs at small n
+
+
+@path
+def median_of_sorted_direct():
+    p, _ = _binary(n=5_000, seed=23)
+    return (float(smed.median_of_sorted(np.sort(p))),
+            float(smed.median_of_sorted(np.array([0.5]))),
+            float(smed.median_of_sorted(np.array([0.2, 0.2, 0.2]))))
+
+
+@path
+def median_classwise_many_columns():
+    p, y = _multi(n=120, k=40, seed=24)
+    return (calibr.median_bandwidth(p, type="classwise").tolist(),
+            calibr.skce(p, y, bandwidth="median", type="classwise"))
+
+
+@path
+def median_tuned_tiny_rounds():
+    rng = np.random.default_rng(25)
+    x = np.sort(np.round(rng.random(60), 1))
+    return smed._median_tuned(x, (0.0, 1.0, 2.0, 0.05, 6.0, 0.0, 3.0, 6.0, 0.5, 25.0))
+
+
+@path
+def median_canonical_small_n():
+    p, y = _multi(n=12, k=3, seed=26)
+    return (calibr.median_bandwidth(p), calibr.skce(p, y, bandwidth="median"))
+
 
 
 def _call(func: Callable[[], object]) -> str:
