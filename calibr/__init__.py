@@ -3,8 +3,9 @@
 The Python port of an R package: ``ece()``, ``mce()``, ``mmce()`` and ``skce()``
 with R's signatures, defaults and numbers, ``median_bandwidth()`` (the bandwidth
 that ``bandwidth="median"`` resolves to), ``val_prob()`` (the statistics of
-R's ``rms::val.prob``), plus pandas verbs (``summarise()``,
-``calibration_table()``).
+R's ``rms::val.prob``), ``calibration_test()`` (is a model miscalibrated at
+all? SKCE, consistency resampling, Spiegelhalter and Hosmer-Lemeshow tests),
+plus pandas verbs (``summarise()``, ``calibration_table()``).
 
 Submodules imported on demand: ``calibr.datasets`` (bundled example
 predictions), ``calibr.plot`` (reliability diagrams; needs matplotlib) and
@@ -25,8 +26,10 @@ __version__ = "0.1.0"
 _SOURCES = {
     "InputError": "._validation",
     "InputTypeError": "._validation",
+    "CalibrationTestResult": "._calibration_tests",
     "Metric": ".frame",
     "calibration_table": ".table",
+    "calibration_test": "._calibration_tests",
     "ece": "._binned_metrics",
     "mce": "._binned_metrics",
     "median_bandwidth": "._kernel_metrics",
@@ -38,11 +41,13 @@ _SOURCES = {
 }
 
 __all__ = [
+    "CalibrationTestResult",
     "InputError",
     "InputTypeError",
     "Metric",
     "__version__",
     "calibration_table",
+    "calibration_test",
     "datasets",
     "ece",
     "mce",
@@ -57,6 +62,7 @@ __all__ = [
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from . import datasets
     from ._binned_metrics import ece, mce
+    from ._calibration_tests import CalibrationTestResult, calibration_test
     from ._kernel_metrics import median_bandwidth, mmce, skce
     from ._validation import InputError, InputTypeError
     from ._valprob import val_prob

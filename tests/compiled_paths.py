@@ -385,6 +385,60 @@ def grouped_fail_one_row():
     return calibr.summarise(df.groupby("g"), "p", "y", metrics=["ece", "skce"])
 
 # --------------------------------------------------------------------------
+# CALIBRATION TESTS helper: calibr.calibration_test and the frequency-weighted
+# kernels (calibr._kernels.weighted_sums). (Placed before the runner below, so
+# that the script mode sees these paths too.)
+
+
+def _ctest(*args, **kwargs):
+    from calibr._calibration_tests import calibration_test
+
+    res = calibration_test(*args, **kwargs)
+    return (res.statistic, res.pvalue, res.estimate)
+
+
+@path
+def ctest_skce_binary():
+    return _ctest(*_binary(n=300, seed=40), rng=1, n_resamples=40)
+
+
+@path
+def ctest_skce_scalar_forms():
+    p, y = _multi(n=120, seed=41)
+    return (_ctest(p, y, type="confidence", bandwidth="median", rng=2, n_resamples=30),
+            _ctest(p, y, type="classwise", rng=3, n_resamples=30))
+
+
+@path
+def ctest_skce_canonical():
+    return _ctest(*_multi(n=90, seed=42), rng=4, n_resamples=20)
+
+
+@path
+def ctest_other_methods():
+    p, y = _binary(n=200, seed=43)
+    return (_ctest(p, y, "skce_block"), _ctest(p, y, "consistency", rng=5, n_resamples=20),
+            _ctest(p, y, "spiegelhalter"), _ctest(p, y, "hosmer_lemeshow"))
+
+
+@path
+def weighted_sums_direct():
+    from calibr._kernels import weighted_sums as ws
+
+    p, y = _binary(n=50, seed=44)
+    order, xs, e = ws.sorted_scalars(p, y)
+    g = ws.gap_factors(xs, 0.3)
+    w = (np.arange(50, dtype=np.float64) % 3)[order]  # frequency weights, sorted order
+    return (ws.weighted_pair_sum(e, w, g), ws.weighted_row_sums(e, w, g).tolist())
+
+
+@path
+def ctest_fail_hosmer_lemeshow_groups():
+    return _ctest([0.2, 0.2, 0.7, 0.7], [0, 1, 1, 0], "hosmer_lemeshow")
+
+
+
+# --------------------------------------------------------------------------
 # BINNING helper: the one-pass checked kernels of ece()/mce() (label dtypes the
 # fast path reads as they are, lanes and no lanes, refusals), and the threaded
 # multiclass phase of calibr.torchmetrics

@@ -103,6 +103,10 @@ class Entry:
     result: str = "float"
     order_free: bool = True
     extra_options: dict[str, Any] = field(default_factory=dict)
+    #: options left out of the corruptions: any value in range is valid and only
+    #: costs time (n_resamples = 10**6 is minutes); their bounds are tested beside
+    #: the function (tests/test_calibration_tests.py, test_option_errors)
+    costly_options: tuple[str, ...] = ()
 
 
 def _metric_entries() -> list[Entry]:
@@ -159,6 +163,17 @@ REGISTRY: list[Entry] = [
     Entry("val_prob", calibr.val_prob,
           lambda: {"p": np.clip(P_BIN, 0.01, 0.99), "y": Y_BIN.copy()}, arrays=("p", "y"),
           result="series"),
+    Entry("calibration_test/skce-binary", calibr.calibration_test,
+          lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy(), "rng": 1, "n_resamples": 50},
+          arrays=("p", "y"), result="test", costly_options=("n_resamples",)),
+    Entry("calibration_test/consistency-multiclass", calibr.calibration_test,
+          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "method": "consistency", "rng": 2,
+                   "n_resamples": 20, "type": "confidence"},
+          arrays=("p", "y"), result="test", costly_options=("n_resamples",)),
+    Entry("calibration_test/hosmer_lemeshow", calibr.calibration_test,
+          lambda: {"p": np.clip(P_BIN, 0.01, 0.99), "y": Y_BIN.copy(),
+                   "method": "hosmer_lemeshow", "groups": 5},
+          arrays=("p", "y"), result="test", costly_options=("n_resamples",)),
     Entry("metric", calibr.metric, lambda: {"func": "ece"}, positional=("func",),
           result="metric", extra_options={"bins": 2}),
     Entry("wilson_interval", wilson_interval,
@@ -419,6 +434,9 @@ def _check_result(entry: Entry, out: Any) -> None:
     elif entry.result == "series":  # val_prob: R's 18 statistics
         assert isinstance(out, pd.Series) and out.dtype == np.float64 and len(out) == 18
         assert np.isfinite(out.drop("D:p")).any()
+    elif entry.result == "test":  # calibration_test
+        assert isinstance(out, calibr.CalibrationTestResult)
+        assert math.isfinite(out.statistic) and 0.0 <= out.pvalue <= 1.0, out
     elif entry.result == "bandwidth":  # a float, or one per column for type="classwise"
         assert type(out) is float or (isinstance(out, np.ndarray) and out.dtype == np.float64)
         assert np.all(np.isfinite(out)) and np.all(np.asarray(out) > 0), out
@@ -454,7 +472,8 @@ def _options(entry: Entry) -> list[str]:
     sig = inspect.signature(entry.func)
     names = [n for n, prm in sig.parameters.items()
              if prm.kind in (prm.POSITIONAL_OR_KEYWORD, prm.KEYWORD_ONLY)]
-    return [n for n in names if n not in entry.arrays] + list(entry.extra_options)
+    return [n for n in names if n not in entry.arrays and n not in entry.costly_options] + list(
+        entry.extra_options)
 
 
 @pytest.mark.parametrize("entry", [e for e in REGISTRY if e.arrays], ids=lambda e: e.name)
