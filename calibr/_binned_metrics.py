@@ -8,22 +8,36 @@ from typing import Any
 
 from ._docs import shared_docs
 from ._kernels import binned
+from ._kernels.weighted_metrics import weighted_bin_stats
 from ._params import BINS, FLAG, Options, validate_params
-from ._validation import MAX_BIN_CELLS, ROW_SUM_TOL, check_bin_cells, convert, finish
+from ._validation import (
+    MAX_BIN_CELLS,
+    ROW_SUM_TOL,
+    check_bin_cells,
+    convert,
+    finish,
+    prepare,
+)
 
 __all__ = ["ece", "mce"]
 
 _TYPES = ("classwise", "confidence")
 
 
-def _prepare_binned(p, y, bins, type, classes, na_rm):
+def _prepare_binned(p, y, bins, type, classes, na_rm, weights=None):
     """The per-bin statistics of checked options (``bins``, ``type``, ``na_rm``).
 
     Optimistic: input whose labels the kernels read directly is checked by the
     binning pass itself, so that valid input is read once. Anything else, and
     any input that pass refuses, goes through the input layer's own checks, which
-    raise its message (or drop incomplete rows under ``na_rm=True``).
+    raise its message (or drop incomplete rows under ``na_rm=True``). Weighted
+    input always does, and its statistics are weighted sums
+    (``docs/definitions.md``, "Frequency weights").
     """
+    if weights is not None:
+        prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
+        check_bin_cells(bins, prep.k, not prep.binary and type == "classwise")
+        return weighted_bin_stats(prep.p, prep.y, prep.weights, prep.binary, bins, type)
     conv = convert(p, y, classes=classes, na_rm=na_rm)
     classwise = not conv.binary and type == "classwise"
     direct = conv.direct()
@@ -47,6 +61,7 @@ def ece(
     *,
     classes: Sequence | None = None,
     na_rm: bool = False,
+    weights: Any = None,
 ) -> float:
     r"""Expected calibration error with equal-width bins.
 
@@ -61,6 +76,13 @@ def ece(
         Multiclass form; ignored for a vector ``p``.
     <calibr:classes>
     <calibr:na_rm>
+    weights : array-like, optional, keyword-only
+        Frequency weights, one nonnegative finite number per observation (not
+        missing; a positive total). A whole-number weight w counts the
+        observation w times: the result equals that of the sample with each row
+        repeated, to rounding; 0 drops the row. Real values are weighted counts.
+        Rows that ``na_rm=True`` drops take their weights with them. See
+        ``docs/definitions.md``, "Frequency weights".
 
     Returns
     -------
@@ -69,8 +91,10 @@ def ece(
     Raises
     ------
     ValueError
-        (``calibr.InputError``) for bad values of any argument; the message names
-        the argument, what was expected and what was found.
+        (``calibr.InputError``) for bad values of any argument (``weights``:
+        a length other than that of ``p``, missing, infinite or negative values,
+        or a total of 0); the message names the argument, what was expected and
+        what was found.
     TypeError
         (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
         set, dict or string where a vector is expected.
@@ -89,6 +113,9 @@ def ece(
     indicator of its class; ``"confidence"`` takes the top-label probability
     against whether the top label (ties: the first maximal column) is correct.
 
+    With ``weights``, n_b is the total weight of bin b and conf(b), acc(b) the
+    weighted means; n the total weight. R's ``ece()`` has no weights.
+
     References
     ----------
     Guo, Pleiss, Sun & Weinberger (2017). On calibration of modern neural
@@ -103,7 +130,9 @@ def ece(
     >>> round(calibr.ece(p, [1, 3, 3], bins=5, type="confidence"), 6)
     0.333333
     """
-    return binned.ece_from_stats(*_prepare_binned(p, y, bins, type, classes, na_rm))
+    return binned.ece_from_stats(
+        *_prepare_binned(p, y, bins, type, classes, na_rm, weights)
+    )
 
 
 @validate_params(bins=BINS, type=Options(*_TYPES), na_rm=FLAG)
@@ -116,6 +145,7 @@ def mce(
     *,
     classes: Sequence | None = None,
     na_rm: bool = False,
+    weights: Any = None,
 ) -> float:
     r"""Maximum calibration error with equal-width bins.
 
@@ -129,6 +159,13 @@ def mce(
         Multiclass form; ignored for a vector ``p``.
     <calibr:classes>
     <calibr:na_rm>
+    weights : array-like, optional, keyword-only
+        Frequency weights, one nonnegative finite number per observation (not
+        missing; a positive total). A whole-number weight w counts the
+        observation w times: the result equals that of the sample with each row
+        repeated, to rounding; 0 drops the row. Real values are weighted counts.
+        Rows that ``na_rm=True`` drops take their weights with them. See
+        ``docs/definitions.md``, "Frequency weights".
 
     Returns
     -------
@@ -150,6 +187,10 @@ def mce(
     with the bins of :func:`calibr.ece`. ``"classwise"`` takes the maximum over
     the one-vs-rest columns, ``"confidence"`` uses the top-label confidence.
 
+    With ``weights``, acc(b) and conf(b) are weighted means and a bin is empty
+    (left out of the maximum) when its total weight is 0, e.g. when all its
+    rows have weight 0. R's ``mce()`` has no weights.
+
     References
     ----------
     Guo, Pleiss, Sun & Weinberger (2017). On calibration of modern neural
@@ -163,4 +204,6 @@ def mce(
     >>> round(calibr.mce([0.10, 0.20, 0.80, 0.90], [0, 0, 1, 1], bins=2), 12)
     0.15
     """
-    return binned.mce_from_stats(*_prepare_binned(p, y, bins, type, classes, na_rm))
+    return binned.mce_from_stats(
+        *_prepare_binned(p, y, bins, type, classes, na_rm, weights)
+    )

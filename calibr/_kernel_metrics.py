@@ -20,8 +20,21 @@ from ._kernels.scalar_median import median_of_sorted_rows, scalar_median
 from ._kernels.scalar_sums import scalar_pair_sum, scalar_ul
 from ._kernels.skce import estimate_from_sums
 from ._kernels.top_label import top_label
+from ._kernels.weighted_metrics import (
+    power_of_two_scale,
+    weighted_canonical_sums,
+    weighted_estimate,
+    weighted_scalar_sums,
+)
 from ._params import BANDWIDTH, FLAG, Options, validate_params
-from ._validation import InputError, Prepared, _convert_p, _fmt, prepare
+from ._validation import (
+    InputError,
+    Prepared,
+    _convert_p,
+    _fmt,
+    check_kernel_weights,
+    prepare,
+)
 
 __all__ = ["median_bandwidth", "mmce", "skce"]
 
@@ -117,6 +130,42 @@ def _dispatch(prep: Prepared, estimator: str, h: float | str, type: str) -> floa
     return _estimate(prep, prep.p, prep.y, estimator, h, canonical=True)
 
 
+def _weighted(prep: Prepared, estimator: str, h: float, type: str) -> float:
+    """The weighted estimate (``docs/definitions.md``, "Frequency weights") of
+    validated input whose weights passed the input layer's rules for ``estimator``."""
+    p, y, w = prep.p, prep.y, prep.weights
+    if not w.all():  # rows of weight 0 are dropped: bit for bit the value without them
+        keep = w > 0
+        p, y, w = p[keep], y[keep], w[keep]
+    if estimator == "biased":
+        w = power_of_two_scale(w)  # exact; the estimate keeps every bit
+    total = float(np.sum(w))
+
+    def estimate(sums: tuple[float, float, float]) -> float:
+        value = weighted_estimate(estimator, total, *sums)
+        return _clamp_biased(value) if estimator == "biased" else value
+
+    if prep.binary:
+        return estimate(weighted_scalar_sums(p, _as_hits(y), w, h))
+    if type == "confidence":
+        rho, hit = top_label(p, y)
+        return estimate(weighted_scalar_sums(rho, hit, w, h))
+    if type == "classwise":
+        columns = np.array(p.T, dtype=np.float64, order="C")
+        return float(np.mean([
+            estimate(weighted_scalar_sums(columns[k], (y == k).view(np.uint8), w, h))
+            for k in range(prep.k)
+        ]))
+    return estimate(weighted_canonical_sums(p, y, w, h))
+
+
+def _prepare_weighted(p, y, estimator, bandwidth, classes, na_rm, weights) -> Prepared:
+    """``prepare()`` with the weights' rules of ``estimator`` and ``bandwidth``."""
+    check_kernel_weights(estimator, bandwidth)
+    counts_for = 'estimator = "uq"' if estimator == "uq" else None
+    return prepare(p, y, classes=classes, na_rm=na_rm, weights=weights, counts_for=counts_for)
+
+
 def _check_n(estimator: str, n: int) -> None:
     if estimator != "biased" and n < 2:
         raise InputError(f'`estimator = "{estimator}"` needs at least 2 observations; got {n}.')
@@ -135,6 +184,7 @@ def skce(
     *,
     classes: Sequence | None = None,
     na_rm: bool = False,
+    weights: Any = None,
 ) -> float:
     r"""Squared kernel calibration error (SKCE) of Widmann et al. (2019).
 
@@ -153,6 +203,16 @@ def skce(
         Multiclass form; ignored for a vector ``p``.
     <calibr:classes>
     <calibr:na_rm>
+    weights : array-like, optional, keyword-only
+        Frequency weights, one nonnegative finite number per observation (not
+        missing; a positive total). A whole-number weight w counts the
+        observation w times: the estimate equals that of the sample with each
+        row repeated, to rounding (for ``"uq"``, a row repeated w times adds
+        C(w, 2) pairs of itself); 0 drops the row. ``"uq"`` needs whole numbers
+        with a total of at least 2; ``"biased"`` also takes real values (the
+        weighted V-statistic). Not with ``"ul"`` (its pairs depend on the row
+        order) nor ``bandwidth="median"``. Rows that ``na_rm=True`` drops take
+        their weights with them. See ``docs/definitions.md``, "Frequency weights".
 
     Returns
     -------
@@ -169,7 +229,10 @@ def skce(
     ValueError
         (``calibr.InputError``) for bad values of any argument, fewer than 2
         observations for ``"uq"`` or ``"ul"``, or ``bandwidth="median"`` when all
-        pairwise distances are 0 (all predictions equal).
+        pairwise distances are 0 (all predictions equal); for ``weights``: a
+        length other than that of ``p``, missing, infinite or negative values, a
+        total of 0, non-whole values or a total below 2 for ``"uq"``, and
+        ``estimator="ul"`` or ``bandwidth="median"`` with weights.
     TypeError
         (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
         set, dict or string where a vector is expected.
@@ -208,6 +271,12 @@ def skce(
     difference, the canonical form in O(n^2 K) blocked, parallel tiles with
     O(n) extra memory.
 
+    With weights ``w`` (``N = sum_i w_i``), ``"biased"`` is
+    :math:`N^{-2} \sum_{i,j} w_i w_j h_{ij}` and ``"uq"`` is
+    :math:`\binom{N}{2}^{-1} (\sum_{i<j} w_i w_j h_{ij} + \sum_i \binom{w_i}{2}
+    h_{ii})`, the U-statistic of the repeated sample. R's ``skce()`` has no
+    weights.
+
     References
     ----------
     Widmann, D., Lindsten, F., & Zachariah, D. (2019). Calibration tests in
@@ -235,6 +304,9 @@ def skce(
     >>> round(calibr.skce(prob, [1, 3, 3], type="classwise"), 10)
     0.0035620762
     """
+    if weights is not None:
+        prep = _prepare_weighted(p, y, estimator, bandwidth, classes, na_rm, weights)
+        return float(_weighted(prep, estimator, bandwidth, type))
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     _check_n(estimator, prep.n)
     return float(_dispatch(prep, estimator, bandwidth, type))
@@ -249,6 +321,7 @@ def mmce(
     *,
     classes: Sequence | None = None,
     na_rm: bool = False,
+    weights: Any = None,
 ) -> float:
     r"""Maximum mean calibration error (MMCE) of Kumar et al. (2018).
 
@@ -264,6 +337,13 @@ def mmce(
         distances, ``median_bandwidth(p, y, type="confidence")``).
     <calibr:classes>
     <calibr:na_rm>
+    weights : array-like, optional, keyword-only
+        Frequency weights, one nonnegative finite number per observation (not
+        missing; a positive total): the square root of the weighted biased SKCE
+        of :func:`calibr.skce`. Whole-number weights give the value of the
+        sample with each row repeated w times, to rounding; real values are
+        accepted. Not with ``bandwidth="median"``. See ``docs/definitions.md``,
+        "Frequency weights".
 
     Returns
     -------
@@ -273,8 +353,9 @@ def mmce(
     Raises
     ------
     ValueError
-        (``calibr.InputError``) for bad values of any argument, or
-        ``bandwidth="median"`` when all predictions are equal.
+        (``calibr.InputError``) for bad values of any argument (``weights``
+        as for :func:`calibr.skce` with ``"biased"``), or ``bandwidth="median"``
+        when all predictions are equal or with weights.
     TypeError
         (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
         set, dict or string where a vector is expected.
@@ -317,6 +398,9 @@ def mmce(
     >>> round(calibr.mmce(prob, [1, 3, 3], bandwidth="median"), 10)
     0.1819016263
     """
+    if weights is not None:
+        prep = _prepare_weighted(p, y, "biased", bandwidth, classes, na_rm, weights)
+        return math.sqrt(_weighted(prep, "biased", bandwidth, "confidence"))
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     if prep.binary:
         x, c = prep.p, _as_hits(prep.y)

@@ -57,6 +57,7 @@ __all__ = [
     "check_bins",
     "check_choice",
     "check_flag",
+    "check_kernel_weights",
     "convert",
     "finish",
     "prepare",
@@ -101,12 +102,16 @@ class Prepared:
         True when ``p`` is a vector.
     classes : tuple or None
         The label of each column (multiclass), or ``None`` (binary).
+    weights : ndarray or None
+        float64 frequency weights of the rows of ``p`` (finite, nonnegative,
+        with a positive finite total), or ``None`` (every row counts once).
     """
 
     p: np.ndarray
     y: np.ndarray
     binary: bool
     classes: tuple | None
+    weights: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -953,6 +958,110 @@ def _multiclass_labels(
 
 
 # --------------------------------------------------------------------------
+# weights (docs/definitions.md, "Frequency weights")
+
+#: Whole-number weights must total less than this where they are counts of a
+#: repeated sample (``"uq"``): its size ``N = sum(weights)`` and ``N (N - 1) / 2``
+#: are then exact in float64.
+MAX_COUNT_TOTAL = 2.0**53
+
+_WEIGHTS_WHAT = "a vector of nonnegative numbers, one per observation"
+
+
+def _convert_weights(weights: Any, p: Any, n: int) -> np.ndarray:
+    """``weights`` as a float64 vector of length ``n`` (values checked by
+    :func:`_check_weight_values`); never the caller's memory written to."""
+    w = _as_float_array(weights, "weights", _WEIGHTS_WHAT, ndims=(1,))
+    if (
+        isinstance(weights, pd.Series)
+        and isinstance(p, (pd.Series, pd.DataFrame))
+        and not p.index.equals(weights.index)
+    ):
+        raise InputError(
+            "`weights` and `p` are pandas objects with different indexes; calibr pairs them "
+            "by position, so pass aligned objects (e.g. columns of one DataFrame) or arrays."
+        )
+    if w.shape[0] != n:
+        raise InputError(
+            f"`weights` must have one value per observation ({n}); got {w.shape[0]}."
+        )
+    return w
+
+
+def _check_weight_values(w: np.ndarray, counts_for: str | None) -> None:
+    """Every weight the caller gave (before ``na_rm`` drops rows): finite,
+    nonnegative, never missing; whole numbers when ``counts_for`` is set."""
+    if not np.isfinite(w).all():
+        missing = np.isnan(w)
+        if missing.any():
+            (positions,) = np.nonzero(missing)
+            verb = "is" if positions.size == 1 else "are"
+            raise InputError(
+                f"`weights` must not contain missing values; "
+                f"{_count_phrase(positions.size, 'value', 'values')} {verb} missing, the first "
+                f"at position {int(positions[0])}. na_rm=True drops observations with a "
+                "missing `p` or `y`, never a missing weight."
+            )
+        raise InputError(_bad_values_message("weights", "be finite", np.isinf(w), w))
+    negative = w < 0
+    if negative.any():
+        raise InputError(_bad_values_message("weights", "be nonnegative", negative, w))
+    if counts_for is not None:
+        fractional = w != np.floor(w)
+        if fractional.any():
+            raise InputError(
+                _bad_values_message(
+                    "weights", f"be whole numbers (counts of repeated rows) for {counts_for}",
+                    fractional, w,
+                )
+                + ' Real-valued weights are accepted by estimator = "biased", mmce(), ece() '
+                "and mce()."
+            )
+
+
+def _check_weight_total(w: np.ndarray, counts_for: str | None, dropped: bool) -> None:
+    """The total weight of the rows kept: positive and finite (and for counts,
+    from 2 to below ``MAX_COUNT_TOTAL``)."""
+    with np.errstate(over="ignore"):
+        total = float(np.sum(w))
+    if not math.isfinite(total):
+        raise InputError("`weights` must have a finite total; their sum overflows a float64.")
+    if total == 0.0:
+        kept = " (of the observations kept by na_rm=True)" if dropped else ""
+        raise InputError(
+            f"`weights` must have a positive total; all {w.size:,} weights{kept} are 0."
+        )
+    if counts_for is not None:
+        if total < 2.0:
+            raise InputError(
+                f"`weights` must total at least 2 for {counts_for} (the size of the repeated "
+                f"sample); got {_fmt(total)}."
+            )
+        if total >= MAX_COUNT_TOTAL:
+            raise InputError(
+                f"`weights` must total less than 2**53 for {counts_for} (the size of the "
+                f"repeated sample, exact in a float64); got {_fmt(total)}."
+            )
+
+
+def check_kernel_weights(estimator: str, bandwidth: float | str) -> None:
+    """Refuse the kernel options that ``weights`` cannot be combined with
+    (``docs/definitions.md``, "Frequency weights"); call it only when weights are given."""
+    if estimator == "ul":
+        raise InputError(
+            '`weights` cannot be used with estimator = "ul": its disjoint pairs (1, 2), '
+            "(3, 4), ... depend on the order of the rows, which weights do not give; use "
+            'estimator = "uq" or "biased".'
+        )
+    if bandwidth == "median":
+        raise InputError(
+            '`weights` cannot be used with bandwidth = "median"; pass a positive number as '
+            "`bandwidth`, e.g. calibr.median_bandwidth() of the repeated rows "
+            "(np.repeat(p, weights, axis=0) for whole-number weights)."
+        )
+
+
+# --------------------------------------------------------------------------
 # the entry point
 
 
@@ -971,6 +1080,8 @@ class Converted:
     columns: pd.Index | None
     classes: Sequence | None
     na_rm: bool
+    weights: np.ndarray | None = None
+    counts_for: str | None = None
 
     @property
     def binary(self) -> bool:
@@ -991,9 +1102,10 @@ class Converted:
         within ``ROW_SUM_TOL``, ``labels - offset`` integers in 0..K-1. Every
         input those checks refuse (and any other kind of labels: ``classes=``,
         a DataFrame's column names, strings, objects) takes :func:`finish`, which
-        gives the message, or drops rows under ``na_rm=True``.
+        gives the message, or drops rows under ``na_rm=True``. Weighted input
+        (``weights``) always takes :func:`finish`.
         """
-        if self.classes is not None:
+        if self.classes is not None or self.weights is not None:
             return None
         kind = self.y.dtype.kind
         if self.binary:
@@ -1012,10 +1124,12 @@ class Converted:
 
 
 def convert(
-    p: Any, y: Any, *, classes: Sequence | None = None, na_rm: bool = False
+    p: Any, y: Any, *, classes: Sequence | None = None, na_rm: bool = False,
+    weights: Any = None, counts_for: str | None = None,
 ) -> Converted:
-    """The first half of :func:`prepare`: read ``p`` and ``y`` into numpy and check
-    what does not need a pass over the values (types, shapes, lengths, indexes).
+    """The first half of :func:`prepare`: read ``p`` and ``y`` (and ``weights``)
+    into numpy and check what does not need a pass over the values (types,
+    shapes, lengths, indexes).
 
     Raises as :func:`prepare` for those; the values are checked by :func:`finish`.
     """
@@ -1038,12 +1152,14 @@ def convert(
         raise InputError(f"`p` and `y` must have the same length; got {n} and {y_values.shape[0]}.")
     if n == 0:
         raise InputError("`p` and `y` must not be empty; got 0 observations.")
+    w = None if weights is None else _convert_weights(weights, p, n)
     return Converted(p=arr, y=y_values, categories=categories, codes=codes, columns=columns,
-                     classes=classes, na_rm=na_rm)
+                     classes=classes, na_rm=na_rm, weights=w, counts_for=counts_for)
 
 
 def prepare(
-    p: Any, y: Any, *, classes: Sequence | None = None, na_rm: bool = False
+    p: Any, y: Any, *, classes: Sequence | None = None, na_rm: bool = False,
+    weights: Any = None, counts_for: str | None = None,
 ) -> Prepared:
     """Validate and convert ``p`` and ``y`` (``docs/definitions.md``, section "Inputs").
 
@@ -1061,7 +1177,17 @@ def prepare(
         The label of each column of ``p`` (multiclass), or (negative, positive)
         for a vector ``p``.
     na_rm : bool, default False
-        Drop rows with a missing value in ``p`` or ``y`` instead of raising.
+        Drop rows with a missing value in ``p`` or ``y`` instead of raising
+        (and their weights with them).
+    weights : array-like, optional
+        Frequency weights, one per row (``docs/definitions.md``, "Frequency
+        weights"): finite and nonnegative, never missing, with a positive
+        finite total over the rows kept.
+    counts_for : str, optional
+        When the weights must be counts, what needs them, for the messages
+        (e.g. ``'estimator = "uq"'``): then they must be whole numbers whose
+        total is at least 2 and at most 2**53 (the repeated sample's size,
+        exact in float64).
 
     Returns
     -------
@@ -1075,7 +1201,8 @@ def prepare(
         For an object calibr does not read (a ``TypeError``): a non-numeric
         ``p``, a generator, set, dict or string instead of a vector.
     """
-    return finish(convert(p, y, classes=classes, na_rm=na_rm))
+    return finish(convert(p, y, classes=classes, na_rm=na_rm, weights=weights,
+                          counts_for=counts_for))
 
 
 def finish(conv: Converted) -> Prepared:
@@ -1086,6 +1213,9 @@ def finish(conv: Converted) -> Prepared:
     classes, na_rm = conv.classes, conv.na_rm
     binary = conv.binary
     n = arr.shape[0]
+    weights = conv.weights
+    if weights is not None:  # never dropped: checked on every row the caller gave
+        _check_weight_values(weights, conv.counts_for)
 
     # missing values
     kept = None  # positions of the rows kept by na_rm=True, for messages
@@ -1116,6 +1246,8 @@ def finish(conv: Converted) -> Prepared:
         y_values = y_values[keep]
         if codes is not None:
             codes = codes[keep]
+        if weights is not None:
+            weights = weights[keep]
         if arr.shape[0] == 0:
             raise InputError(
                 f"`p` and `y` have no complete observations: na_rm=True dropped all {n}."
@@ -1130,13 +1262,17 @@ def finish(conv: Converted) -> Prepared:
         if categories is not None and classes is None:
             y_values = _native_labels(np.asarray(y_values))
         y_out = _binary_labels(y_values, classes, kept)
-        return Prepared(p=arr, y=y_out, binary=True, classes=None)
+        if weights is not None:
+            _check_weight_total(weights, conv.counts_for, kept is not None)
+        return Prepared(p=arr, y=y_out, binary=True, classes=None, weights=weights)
 
     _check_row_sums(arr, kept)
     y_codes, labels = _multiclass_labels(
         y_values, categories, codes, conv.columns, arr.shape[1], classes, kept
     )
-    return Prepared(p=arr, y=y_codes, binary=False, classes=labels)
+    if weights is not None:
+        _check_weight_total(weights, conv.counts_for, kept is not None)
+    return Prepared(p=arr, y=y_codes, binary=False, classes=labels, weights=weights)
 
 
 def _missing_message(name: str, missing: np.ndarray, shape: tuple[int, ...]) -> str:

@@ -518,6 +518,48 @@ def median_canonical_small_n():
     return (calibr.median_bandwidth(p), calibr.skce(p, y, bandwidth="median"))
 
 
+# --------------------------------------------------------------------------
+# frequency weights (calibr._kernels.weighted_metrics over the compiled
+# recurrence of calibr._kernels.weighted_sums, float64 weights; the top label)
+
+
+def _counts(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).choice([0, 1, 2, 7], n).astype(np.int64)
+
+
+@path
+def weighted_binned_every_form():
+    p, y = _binary()
+    pm, ym = _multi()
+    return (calibr.ece(p, y, weights=_counts(len(y), 40)),
+            calibr.mce(pm, ym, type="confidence", weights=_counts(len(ym), 41) * 0.5),
+            calibr.ece(pm, ym, weights=_counts(len(ym), 42)))
+
+
+@path
+def weighted_skce_every_form():
+    p, y = _binary()
+    pm, ym = _multi()
+    w, wm = _counts(len(y), 43), _counts(len(ym), 44)
+    out = [calibr.skce(p, y, est, weights=w) for est in ("uq", "biased")]
+    for form in ("canonical", "confidence", "classwise"):
+        out += [calibr.skce(pm, ym, est, type=form, weights=wm) for est in ("uq", "biased")]
+    return out
+
+
+@path
+def weighted_mmce_real():
+    pm, ym = _multi()
+    w = np.random.default_rng(45).exponential(1.0, len(ym))
+    return (calibr.mmce(*_binary(), weights=np.linspace(0.0, 3.0, 200)),
+            calibr.mmce(pm, ym, weights=w))
+
+
+@path
+def fail_weighted_uq_fraction():
+    return calibr.skce(*_binary(), weights=np.full(200, 0.5))
+
+
 
 def _call(func: Callable[[], object]) -> str:
     try:

@@ -80,3 +80,14 @@ CTEST_RTOL = 1e-12
 #: lgamma, whose rounding grows with the size of their logarithms (measured at
 #: most 5e-15 relative for df <= 40, x <= 200).
 HL_RTOL = 1e-12
+
+# frequency weights (tests/test_weights.py)
+
+#: A weighted value vs the same metric on the repeated rows (or unit weights vs
+#: none, or weights scaled by a constant): w_i * x_i once instead of w_i
+#: additions, pair sums through the weighted recurrence; the same sums in
+#: another order.
+WEIGHTS_RTOL = 1e-12
+#: ... with an absolute floor for "uq" estimates near 0, where the pair sum
+#: cancels (terms are bounded by 1, so rounding is at most a few 1e-16).
+WEIGHTS_ATOL = 1e-14
