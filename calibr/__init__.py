@@ -37,6 +37,7 @@ _SOURCES = {
     "mmce": "._kernel_metrics",
     "skce": "._kernel_metrics",
     "summarise": ".frame",
+    "test": ".frame",
     "val_prob": "._valprob",
 }
 
@@ -56,6 +57,7 @@ __all__ = [
     "mmce",
     "skce",
     "summarise",
+    "test",
     "val_prob",
 ]
 
@@ -66,7 +68,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._kernel_metrics import median_bandwidth, mmce, skce
     from ._validation import InputError, InputTypeError
     from ._valprob import val_prob
-    from .frame import Metric, metric, summarise
+    from .frame import Metric, metric, summarise, test
     from .table import calibration_table
 
 

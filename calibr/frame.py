@@ -32,21 +32,31 @@ import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
 from ._binned_metrics import ece, mce
+from ._calibration_tests import _METHODS, _rng_rule, calibration_test
 from ._docs import shared_docs
 from ._groups import Split, groups_of, resolve_columns, split
 from ._kernel_metrics import ROUNDING_FLOOR, _as_hits, mmce, skce
 from ._kernels import grouped
 from ._kernels.top_label import top_label
 from ._params import FLAG, check_options, validate_params
-from ._validation import InputError, _fmt, check_bin_cells
+from ._validation import InputError, InputTypeError, _fmt, check_bin_cells
 
-__all__ = ["Metric", "metric", "summarise", "METRICS"]
+__all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS", "TESTS"]
 
 #: The metrics that can be named by a string.
 METRICS: dict[str, Callable[..., Any]] = {"ece": ece, "mce": mce, "skce": skce, "mmce": mmce}
 
 #: Arguments that belong to the data, not to a metric: summarise() sets them.
 _DATA_ARGS = ("p", "y", "classes", "na_rm")
+
+#: The methods of calibr.calibration_test() that summarise(tests=...) runs.
+TESTS: tuple[str, ...] = _METHODS
+
+#: The option rules of calibration_test(), which test specs are checked with.
+_TEST_RULES = calibration_test.__calibr_rules__
+
+#: The columns each test adds, after its name: ``skce_statistic``, ``skce_pvalue``.
+TEST_FIELDS = ("statistic", "pvalue")
 
 
 # --------------------------------------------------------------------------
@@ -150,6 +160,13 @@ def _resolve(spec: Metric) -> Callable[..., Any]:
         func = spec.func
     else:
         raise _unknown_metric(spec.func)
+    if "weights" in spec.options:  # one weight per row of the data, not per group
+        raise InputError(
+            f"summarise() does not take frequency weights yet; the option 'weights' of "
+            f"metric {getattr(spec.func, '__name__', spec.func)!r} cannot be split by group. "
+            "Call the metric on "
+            "each group's rows with its own weights= instead."
+        )
     clash = [k for k in spec.options if k in _DATA_ARGS]
     if clash:
         raise InputError(
@@ -165,7 +182,8 @@ def _resolve(spec: Metric) -> Callable[..., Any]:
     except TypeError:
         known = [
             n for n, prm in list(sig.parameters.items())[2:]
-            if prm.kind in (prm.POSITIONAL_OR_KEYWORD, prm.KEYWORD_ONLY) and n not in _DATA_ARGS
+            if prm.kind in (prm.POSITIONAL_OR_KEYWORD, prm.KEYWORD_ONLY)
+            and n not in (*_DATA_ARGS, "weights")
         ]
         bad = [k for k in spec.options if k not in sig.parameters]
         raise InputError(
@@ -220,10 +238,183 @@ def _metric_columns(
 
 
 # --------------------------------------------------------------------------
+# calibration-test specifications
+
+
+@dataclass(frozen=True)
+class CalibrationTest:
+    """A calibration test with its options, as columns of :func:`summarise`
+    (``tests=``). Made by :func:`test`.
+
+    Attributes
+    ----------
+    method : str
+        A method of :func:`calibr.calibration_test` (:data:`TESTS`).
+    options : dict
+        Keyword arguments of :func:`calibr.calibration_test` passed on every
+        call (e.g. ``{"n_resamples": 500}``).
+    """
+
+    __test__ = False  # not a pytest test class, whatever module imports it
+
+    method: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def _test_options() -> list[str]:
+    """The options a test spec may set: those of calibration_test() but the data's,
+    the method and the random numbers (summarise() sets them)."""
+    return list(_TEST_OPTIONS)
+
+
+#: The options of calibration_test() that a test spec may set, in its order.
+_TEST_OPTIONS = tuple(
+    n for n in inspect.signature(calibration_test).parameters
+    if n not in ("p", "y", "method", "rng", *_DATA_ARGS)
+)
+
+
+def test(method: str, /, **options: Any) -> CalibrationTest:
+    """A calibration test with options, for ``summarise(tests=...)``.
+
+    Parameters
+    ----------
+    method : {"skce", "skce_block", "consistency", "spiegelhalter", \
+"hosmer_lemeshow"}
+        The method of :func:`calibr.calibration_test`.
+    **options
+        Its options: ``n_resamples``, ``bandwidth``, ``type``, ``metric``,
+        ``bins``, ``estimator``, ``groups``, ``ddof``, checked as
+        :func:`calibr.calibration_test` checks them (and, as there, ignored by
+        the methods they do not apply to). The data arguments (``p``, ``y``,
+        ``classes``, ``na_rm``) and ``rng`` are set by :func:`summarise`.
+
+    Returns
+    -------
+    CalibrationTest
+
+    Raises
+    ------
+    ValueError
+        (``calibr.InputError``) for an unknown method, an unknown option or a
+        bad option value.
+
+    Examples
+    --------
+    >>> import calibr
+    >>> calibr.test("consistency", metric="mce", n_resamples=500)
+    CalibrationTest(method='consistency', options={'metric': 'mce', 'n_resamples': 500})
+    """
+    spec = CalibrationTest(method, dict(options))
+    _check_test(spec, "method")
+    return spec
+
+
+test.__test__ = False  # type: ignore[attr-defined] # not a pytest test function
+
+
+def _check_test(spec: CalibrationTest, argument: str) -> None:
+    """Check the method and the options of ``spec`` (nothing is computed)."""
+    if not isinstance(spec.method, str) or spec.method not in TESTS:
+        raise InputError(
+            f"`{argument}` must name calibration tests ("
+            + ", ".join(repr(m) for m in TESTS)
+            + f"); got {_fmt(spec.method)}."
+        )
+    if not isinstance(spec.options, Mapping):
+        raise InputError(
+            f"The options of test {spec.method!r} must be a dict; got "
+            f"{type(spec.options).__name__}."
+        )
+    known = _test_options()
+    for key in spec.options:
+        if key in _DATA_ARGS or key == "rng":
+            where = "`rng`" if key == "rng" else "its data arguments"
+            raise InputError(
+                f"The option {key!r} of test {spec.method!r} is set by summarise() "
+                f"({where}); pass it there instead."
+            )
+        if key not in known:
+            raise InputError(
+                f"The test {spec.method!r} has no option {key!r}; its options are "
+                f"{', '.join(known)}."
+            )
+    check_options(_TEST_RULES, spec.options)
+
+
+def _as_test(value: Any) -> CalibrationTest:
+    if isinstance(value, CalibrationTest):
+        _check_test(value, "tests")
+        return value
+    if isinstance(value, str):
+        spec = CalibrationTest(value)
+        _check_test(spec, "tests")
+        return spec
+    raise InputError(
+        "`tests` must hold calibration test names ("
+        + ", ".join(repr(m) for m in TESTS)
+        + f") or calibr.test(...) specs; got {_fmt(value)}."
+    )
+
+
+def _test_columns(tests: Any) -> list[tuple[str, CalibrationTest]]:
+    """``[(name, spec)]`` from ``tests=``; each test adds the columns
+    ``<name>_statistic`` and ``<name>_pvalue``."""
+    if tests is None:
+        return []
+    if isinstance(tests, Mapping):
+        items = []
+        for k, v in tests.items():
+            if not isinstance(k, str) or not k:
+                raise InputError(f"`tests` must map non-empty strings to tests; got the key "
+                                 f"{_fmt(k)}.")
+            items.append((k, _as_test(v)))
+    elif isinstance(tests, (str, CalibrationTest)):
+        spec = _as_test(tests)
+        items = [(spec.method, spec)]
+    elif isinstance(tests, Sequence):
+        items = [(spec.method, spec) for spec in map(_as_test, tests)]
+    else:
+        raise InputError(
+            "`tests` must be a test name, a calibr.test(...) spec, a list or a dict of "
+            f"them; got {type(tests).__name__}."
+        )
+    names = [name for name, _ in items]
+    dup = [n for n in names if names.count(n) > 1]
+    if dup:
+        raise InputError(
+            f"`tests` must name each test once; {dup[0]!r} appears {names.count(dup[0])} "
+            "times. Name them with a dict, e.g. tests={'consistency_mce': "
+            "calibr.test('consistency', metric='mce')}."
+        )
+    return items
+
+
+def _test_column_names(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
+    return [f"{name}_{what}" for name, _ in tests for what in TEST_FIELDS]
+
+
+def _group_seeds(rng: Any, n_groups: int) -> tuple[list[np.random.SeedSequence], type]:
+    """The seed sequence of each group (``SeedSequence(seed).spawn(n_groups)``, or a
+    Generator's ``spawn``) and the bit generator to build on it."""
+    if isinstance(rng, np.random.Generator):
+        bitgen = rng.bit_generator
+        try:
+            return bitgen.seed_seq.spawn(n_groups), type(bitgen)
+        except (TypeError, AttributeError):
+            raise InputTypeError(
+                "`rng` must be None, a nonnegative integer seed or a numpy.random.Generator "
+                "made from a seed (numpy.random.default_rng(seed)); this Generator cannot "
+                "spawn independent streams for the groups."
+            ) from None
+    return np.random.SeedSequence(rng).spawn(n_groups), np.random.PCG64
+
+
+# --------------------------------------------------------------------------
 # the verb
 
 
-@validate_params(na_rm=FLAG)
+@validate_params(na_rm=FLAG, rng=_rng_rule)
 @shared_docs
 def summarise(
     data: pd.DataFrame | DataFrameGroupBy,
@@ -234,6 +425,8 @@ def summarise(
     p_prefix: str | None = None,
     classes: Sequence | None = None,
     na_rm: bool = False,
+    tests: Any = None,
+    rng: int | np.random.Generator | None = None,
     **named_metrics: Any,
 ) -> pd.DataFrame:
     """Calibration metrics per group, as a tidy DataFrame (R's ``summarise()``).
@@ -272,6 +465,17 @@ def summarise(
         The label of each probability column (as for the metrics); overrides
         the labels derived from ``p_prefix``.
     <calibr:na_rm>
+    tests : str, CalibrationTest, list or dict, optional, keyword-only
+        Calibration tests (:func:`calibr.calibration_test`) to run on each
+        group: a method name (``"skce"``, ``"skce_block"``, ``"consistency"``,
+        ``"spiegelhalter"``, ``"hosmer_lemeshow"``), :func:`calibr.test` with
+        options (``calibr.test("consistency", metric="mce")``), a list of these
+        (each named after its method, which must then be unique) or a dict
+        mapping names to them. Each test adds the float columns
+        ``<name>_statistic`` and ``<name>_pvalue`` after the metric columns.
+    rng : None, int or numpy.random.Generator, keyword-only
+        The random numbers of the tests (see Notes): a seed (the same seed
+        gives the same frame), a Generator, or None for fresh entropy.
     **named_metrics
         More metrics as ``column=metric``, e.g. ``ece="ece"`` or
         ``mce2=calibr.metric("mce", bins=2)`` (R's
@@ -281,8 +485,8 @@ def summarise(
     -------
     DataFrame
         A new frame: the group keys as columns (none for an ungrouped
-        DataFrame), then one float column per metric, one row per group in
-        pandas' group order, and a default RangeIndex.
+        DataFrame), then one float column per metric, then two per test, one
+        row per group in pandas' group order, and a default RangeIndex.
 
     Raises
     ------
@@ -305,6 +509,25 @@ def summarise(
     ``(n, K)``, ``y`` holds 0/1 values (binary) or 0-based class codes, with
     ``classes=range(K)`` added for multiclass input (the calling convention of
     calibr's metrics).
+
+    **Tests.** Each test's two numbers are those of
+    ``calibr.calibration_test(p, y, method, rng=gen, **options)`` called on the
+    group's validated rows (as a callable metric is called), with the random
+    generator ``gen`` of the group: the group in row ``g`` of the result (pandas'
+    group order, counting unobserved groups) has the seed sequence
+    ``numpy.random.SeedSequence(rng).spawn(n_rows)[g]`` (for a Generator
+    ``rng``: ``rng.bit_generator.seed_seq.spawn(n_rows)[g]``, which advances its
+    spawn count), and every test of the group starts a fresh generator from it,
+    ``numpy.random.default_rng(that)`` (the Generator's bit generator type).
+    So with a seed a group's p-values do not depend on the order in which
+    groups are computed, nor on the other tests asked for, nor on the rows of
+    the other groups; they do depend on the group's position, so reproduce a
+    group with the same grouping of the same data. Unobserved groups
+    (``observed=False``) get NaN. A group that a test refuses (e.g.
+    ``"hosmer_lemeshow"`` with fewer than 3 distinct risks, or a binary-only
+    test on multiclass data) raises the test's error naming the group, e.g.
+    ``[test 'hosmer_lemeshow'; group model='a']``; unknown tests and bad
+    options raise before anything is computed.
 
     ``data`` is never modified. The verb takes ``data`` first, so it chains
     with ``.pipe()``: ``df.groupby("model").pipe(calibr.summarise, p="p", y="y")``.
@@ -334,9 +557,27 @@ def summarise(
       model   ece  mce(bins=2)
     0     a  0.15         0.15
     1     b  0.50         0.15
+
+    With a calibration test per group, reproducible by its seed:
+
+    >>> df.groupby("model").pipe(
+    ...     summarise, p="p", y="y", metrics="ece", tests="spiegelhalter", rng=0
+    ... ).round(4)
+      model   ece  spiegelhalter_statistic  spiegelhalter_pvalue
+    0     a  0.15                  -0.8333                0.4047
+    1     b  0.50                   0.6804                0.4962
     """
     columns = _metric_columns(metrics, named_metrics)
+    test_columns = _test_columns(tests)
+    _check_unique([name for name, _, _ in columns], _test_column_names(test_columns))
     groups = groups_of(data)
+    if groups.keys is not None:
+        clash = [c for c in _test_column_names(test_columns) if c in groups.keys.columns]
+        if clash:
+            raise InputError(
+                f"The test column {clash[0]!r} has the name of a group key; name the test "
+                "differently with a dict, e.g. tests={'t': ...}."
+            )
     cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
 
     # unobserved groups (observed=False) keep their NaN, as in pandas' mean()
@@ -353,6 +594,10 @@ def summarise(
                     values[part.g, j] = func(part.p, part.y, **spec.options, **extra)
 
     result = pd.DataFrame(values, columns=[name for name, _, _ in columns])
+    if test_columns:
+        tested = _run_tests(sp, test_columns, rng, extra)
+        result = pd.concat(
+            [result, pd.DataFrame(tested, columns=_test_column_names(test_columns))], axis=1)
     if groups.keys is None:
         return result
     clash = [c for c in result.columns if c in groups.keys.columns]
@@ -363,6 +608,34 @@ def summarise(
         )
     keys = groups.keys.reset_index(drop=True)
     return pd.concat([keys, result], axis=1)
+
+
+def _check_unique(metric_names: list[str], test_names: list[str]) -> None:
+    """The test columns must not repeat a metric column."""
+    clash = [c for c in test_names if c in metric_names]
+    if clash:
+        raise InputError(
+            f"The test column {clash[0]!r} has the name of a metric column; name the test "
+            "differently with a dict, e.g. tests={'t': ...}."
+        )
+
+
+def _run_tests(sp: Split, tests: list[tuple[str, CalibrationTest]], rng: Any,
+               extra: dict[str, Any]) -> np.ndarray:
+    """``<name>_statistic`` and ``<name>_pvalue`` of each test (columns), each
+    group (rows; NaN for unobserved groups), from calibration_test() on the
+    group's validated rows with the group's own generator (see summarise())."""
+    values = np.full((sp.groups.n_groups, len(TEST_FIELDS) * len(tests)), np.nan)
+    seeds, bitgen = _group_seeds(rng, sp.groups.n_groups)
+    for part in sp.parts():
+        for j, (name, spec) in enumerate(tests):
+            gen = np.random.Generator(bitgen(seeds[part.g]))
+            with part.errors(f"test {name!r}"):
+                res = calibration_test(part.p, part.y, spec.method, rng=gen,
+                                       **spec.options, **extra)
+            values[part.g, 2 * j] = res.statistic
+            values[part.g, 2 * j + 1] = res.pvalue
+    return values
 
 
 # --------------------------------------------------------------------------

@@ -176,6 +176,8 @@ REGISTRY: list[Entry] = [
           arrays=("p", "y"), result="test", costly_options=("n_resamples",)),
     Entry("metric", calibr.metric, lambda: {"func": "ece"}, positional=("func",),
           result="metric", extra_options={"bins": 2}),
+    Entry("test", calibr.test, lambda: {"method": "consistency"}, positional=("method",),
+          result="test_spec", extra_options={"metric": "mce", "n_resamples": 10}),
     Entry("wilson_interval", wilson_interval,
           lambda: {"successes": np.array([0.0, 3.0, 5.0]), "n": np.array([4.0, 10.0, 5.0]),
                    "level": 0.9},
@@ -431,6 +433,8 @@ def _check_result(entry: Entry, out: Any) -> None:
         assert isinstance(out, pd.DataFrame)
     elif entry.result == "metric":
         assert isinstance(out, calibr.Metric)
+    elif entry.result == "test_spec":
+        assert isinstance(out, calibr.frame.CalibrationTest)
     elif entry.result == "series":  # val_prob: R's 18 statistics
         assert isinstance(out, pd.Series) and out.dtype == np.float64 and len(out) == 18
         assert np.isfinite(out.drop("D:p")).any()

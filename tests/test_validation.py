@@ -734,7 +734,7 @@ def test_the_options_of_the_verbs_table_and_plots_are_declared_once():
     from calibr.plot import reliability_diagram
     from calibr.table import wilson_interval
 
-    assert list(calibr.summarise.__calibr_rules__) == ["na_rm"]
+    assert list(calibr.summarise.__calibr_rules__) == ["na_rm", "rng"]
     assert list(calibr.calibration_table.__calibr_rules__) == ["bins", "type", "ci_level",
                                                                "na_rm"]
     assert list(wilson_interval.__calibr_rules__) == ["level"]

@@ -14,7 +14,7 @@ from .. import __version__
 from ._errors import EXIT_BROKEN_PIPE, CLIError, _cli_words
 
 if TYPE_CHECKING:
-    from ..frame import Metric
+    from ..frame import CalibrationTest, Metric
 
 # The parser imports nothing of calibr's numerics (numpy, pandas, numba), so that
 # `calibr --help`, `--version` and a mistyped option answer at once; the metric
@@ -43,6 +43,15 @@ picks one of the two data sets instead.
 """
 
 _EPILOG = f"""\
+tests: --test adds a calibration test per group (calibr.calibration_test): skce,
+skce_block, consistency, spiegelhalter or hosmer_lemeshow (the last two binary
+only), each optionally with options in parentheses, e.g.
+"consistency(metric=mce,n_resamples=500)"; --test is repeatable and takes
+comma-separated lists. Each test adds the columns <test>_statistic and
+<test>_pvalue (and <test>_n_resamples for skce and consistency) and the column
+seed; the table output says which tests ran. Resampling uses --seed (default 0,
+so that a report is reproducible), with its own random stream per group.
+
 metrics: a comma-separated list of ece, mce, skce and mmce, each optionally with
 options in parentheses, as in R: "ece,mce(bins=5),skce(estimator=ul,bandwidth=0.1)".
 --bins and --type apply to ece and mce (and the per-bin table and the plot) unless
@@ -151,6 +160,16 @@ def _build_parser() -> argparse.ArgumentParser:
     met.add_argument("--type", choices=("classwise", "confidence"), default=None,
                      help="multiclass form of ece, mce, --per-bin and --plot "
                      "(default: classwise)")
+    tst = rep.add_argument_group("calibration tests")
+    tst.add_argument(
+        "--test", action="append", default=None, metavar="LIST",
+        help='calibration tests per group, with options, e.g. "skce,spiegelhalter" or '
+        '"consistency(metric=mce,n_resamples=500)"; repeatable (see tests: below)',
+    )
+    tst.add_argument(
+        "--seed", type=int, default=0, metavar="N",
+        help="seed of the tests' random numbers, a nonnegative integer (default: 0)",
+    )
     out = rep.add_argument_group("output")
     out.add_argument(
         "--per-bin", action="store_true",
@@ -181,7 +200,7 @@ _SPEC = re.compile(r"\s*([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*")
 _DATA_OPTIONS = {"p": "--prob", "y": "--label", "classes": "--classes", "na_rm": "--na-rm"}
 
 
-def _split_top(text: str) -> list[str]:
+def _split_top(text: str, option: str = "--metrics") -> list[str]:
     """Split on commas outside parentheses."""
     parts, depth, cur = [], 0, []
     for ch in text:
@@ -190,14 +209,14 @@ def _split_top(text: str) -> list[str]:
         elif ch == ")":
             depth -= 1
             if depth < 0:
-                raise CLIError(f"--metrics: unbalanced parentheses in {text!r}.")
+                raise CLIError(f"{option}: unbalanced parentheses in {text!r}.")
         if ch == "," and depth == 0:
             parts.append("".join(cur))
             cur = []
         else:
             cur.append(ch)
     if depth != 0:
-        raise CLIError(f"--metrics: unbalanced parentheses in {text!r}.")
+        raise CLIError(f"{option}: unbalanced parentheses in {text!r}.")
     parts.append("".join(cur))
     return parts
 
@@ -228,7 +247,7 @@ def _metric_options(name: str) -> list[str]:
     return [
         prm.name for prm in params
         if prm.kind in (prm.POSITIONAL_OR_KEYWORD, prm.KEYWORD_ONLY)
-        and prm.name not in _DATA_OPTIONS
+        and prm.name not in _DATA_OPTIONS and prm.name != "weights"  # not in reports yet
     ]
 
 
@@ -290,6 +309,83 @@ Metric(func='skce', options={'estimator': 'ul', 'bandwidth': 'median'}))]
             raise CLIError(f"--metrics: {col!r} appears twice.")
         out.append((col, spec))
     return out
+
+
+#: Tests whose p-value comes from resampling: the report gives their n_resamples.
+RESAMPLING_TESTS = ("skce", "consistency")
+
+
+def parse_tests(texts: list[str] | None) -> list[tuple[str, CalibrationTest]]:
+    """``[(column prefix, CalibrationTest)]`` from the --test options (each a
+    comma-separated list); the prefix is the method, or the entry as written when
+    it has options.
+
+    Examples
+    --------
+    >>> parse_tests(["skce", "consistency(metric=mce, n_resamples=50),spiegelhalter"])
+    [('skce', CalibrationTest(method='skce', options={})), ('consistency(metric=mce, \
+n_resamples=50)', CalibrationTest(method='consistency', options={'metric': 'mce', \
+'n_resamples': 50})), ('spiegelhalter', CalibrationTest(method='spiegelhalter', options={}))]
+    """
+    from .._validation import InputError, InputTypeError
+    from ..frame import TESTS, _test_options, test
+
+    out: list[tuple[str, CalibrationTest]] = []
+    known = _test_options()
+    for text in texts or []:
+        for part in _split_top(text, "--test"):
+            if not part.strip():
+                raise CLIError(f"--test: empty entry in {text!r}.")
+            m = _SPEC.fullmatch(part)
+            if m is None:
+                raise CLIError(
+                    f"--test: cannot read {part.strip()!r}; write e.g. consistency(metric=mce)."
+                )
+            name, args = m.group(1), m.group(2)
+            if name not in TESTS:
+                raise CLIError(f"--test: unknown test {name!r}; the tests are {', '.join(TESTS)}.")
+            options: dict[str, Any] = {}
+            if args is not None and args.strip():
+                for item in _split_top(args, "--test"):
+                    key, eq, val = item.partition("=")
+                    key = key.strip()
+                    if not eq or not key.isidentifier():
+                        raise CLIError(
+                            f"--test: options are written name=value; got {item.strip()!r} "
+                            f"in {part.strip()!r}."
+                        )
+                    if key == "rng":
+                        raise CLIError(f"--test: {key!r} is not an option of a test "
+                                       f"({part.strip()!r}); --seed sets it for all tests.")
+                    if key in _DATA_OPTIONS:
+                        raise CLIError(
+                            f"--test: {key!r} is not an option of a test ({part.strip()!r}); "
+                            f"{_DATA_OPTIONS[key]} sets it for all tests."
+                        )
+                    if key not in known:
+                        raise CLIError(
+                            f"--test: the test {part.strip()!r} has no option {key!r}; its "
+                            f"options are {', '.join(known)}."
+                        )
+                    if key in options:
+                        raise CLIError(f"--test: {part.strip()!r} sets {key!r} twice.")
+                    options[key] = _value(val)
+            try:
+                spec = test(name, **options)
+            except (InputError, InputTypeError) as err:  # a bad value, e.g. n_resamples=0
+                raise CLIError(f"--test: {part.strip()!r}: {_cli_words(str(err))}") from None
+            col = part.strip() if options else name
+            if any(col == c for c, _ in out):
+                raise CLIError(f"--test: {col!r} appears twice.")
+            out.append((col, spec))
+    return out
+
+
+def check_seed(seed: int) -> int:
+    """--seed: a nonnegative integer (argparse has made it an int)."""
+    if seed < 0:
+        raise CLIError(f"--seed must be a nonnegative integer; got {seed}.")
+    return seed
 
 
 @dataclass(frozen=True)

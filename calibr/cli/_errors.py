@@ -33,12 +33,15 @@ _PYTHON_WORDS = (
     ("`metrics`", "--metrics"),
     (" or be callables", ""),
     ("summarise()", "the report"),
+    ("`tests`", "--test"),
+    ("`rng`", "--seed"),
 )
 
 
 def _cli_words(msg: str, p_word: str = "--prob") -> str:
     """A message of calibr's Python API with its argument names as command-line options."""
     msg = re.sub(r"\ba (\d+)-column `p`", r"\1 probability columns", msg)
+    msg = re.sub(r'`method = "(\w+)"`', r"--test \1", msg)
     msg = re.sub(
         r"classes=range\((\d+)\)",
         lambda m: "--classes " + ",".join(str(k) for k in range(int(m.group(1)))),

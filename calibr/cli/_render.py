@@ -73,6 +73,30 @@ def _header(sources: list[_Source], bins: int | None, forms: list[str], what: st
     return lines
 
 
+_TEST_WORDS = {
+    "skce": "asymptotic SKCE test, {n} bootstrap resamples",
+    "skce_block": "asymptotic block SKCE test (z test, no resampling)",
+    "consistency": "consistency resampling of {metric}, {n} resamples",
+    "spiegelhalter": "Spiegelhalter's z test",
+    "hosmer_lemeshow": "Hosmer-Lemeshow test",
+}
+
+
+def _tests_header(tests: list, seed: int, several: bool) -> list[str]:
+    """The header lines of --test (``[(name, spec, n_resamples)]``): each test, how it
+    was run, and the seed."""
+    words = []
+    for name, spec, n in tests:
+        text = _TEST_WORDS[spec.method].format(n=n, metric=spec.options.get("metric", "ece"))
+        words.append(f"{name} = {text}")
+    where = "of each data set " if several else ""
+    return [
+        "tests: " + "; ".join(words),
+        f"seed: {seed} (group g {where}draws from numpy.random.SeedSequence({seed})"
+        ".spawn(groups)[g]; null hypothesis: calibrated)",
+    ]
+
+
 def _table_text(df: pd.DataFrame, header: list[str], marks: dict[str, np.ndarray],
                 notes: list[str]) -> str:
     """The table output: a header that says what was computed, the rows (values marked

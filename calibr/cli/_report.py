@@ -3,6 +3,7 @@ per-bin table (``calibr.calibration_table``) and the plot, for each input."""
 
 from __future__ import annotations
 
+import inspect
 import io
 from collections.abc import Hashable
 from pathlib import Path
@@ -11,16 +12,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._calibration_tests import _BINARY_ONLY as BINARY_ONLY_TESTS
+from .._calibration_tests import calibration_test
 from .._groups import by_columns
 from .._params import BINS
 from .._validation import InputError
 from ..frame import summarise
 from ..table import TABLE_COLUMNS, calibration_table
-from ._args import _BINNED, MCE_MIN_BIN_COUNT, _Column, _format, _sep, _with_defaults, parse_metrics
+from ._args import (
+    _BINNED,
+    MCE_MIN_BIN_COUNT,
+    RESAMPLING_TESTS,
+    _Column,
+    _format,
+    _sep,
+    _with_defaults,
+    check_seed,
+    parse_metrics,
+    parse_tests,
+)
 from ._columns import _check_key_names, _check_row_sums, _columns, _renormalize, _validate
 from ._errors import CLIError, _library
 from ._io import _check_destination, _commit, _Output, _same_path, _Source, _sources, _write_stdout
-from ._render import _header, _render
+from ._render import _header, _render, _tests_header
 
 #: At most this many panels in a --plot figure (one per group).
 MAX_PLOT_PANELS = 100
@@ -46,6 +60,11 @@ def report(args) -> int:
     if args.plot is not None:
         plot_format = _plot_format(args.plot)
     columns = _with_defaults(parse_metrics(args.metrics), args.bins, args.type)
+    tests = parse_tests(args.test)
+    seed = check_seed(args.seed)
+    if tests and args.per_bin:
+        raise CLIError("--test adds columns to the report of the metrics; it does not apply "
+                       "to --per-bin.")
     bins = args.bins or 10
     type_ = args.type or "classwise"
 
@@ -53,7 +72,7 @@ def report(args) -> int:
     results, tables, forms = [], [], []
     marks: dict[str, list[np.ndarray]] = {}
     for src in sources:
-        res, tab, form, flags = _report_source(src, args, columns, bins, type_)
+        res, tab, form, flags = _report_source(src, args, columns, tests, bins, type_)
         forms.append(form)
         if tab is not None:
             tables.append(_tag(tab, src.tag))
@@ -71,6 +90,9 @@ def report(args) -> int:
         binned = [c for c in columns if c.spec.func in _BINNED]
         header = _header(sources, bins if any(c.default_bins for c in binned) else None,
                          forms if any(c.default_type for c in binned) else [], "report")
+        if tests:
+            header += _tests_header([(name, spec, _n_resamples(spec)) for name, spec in tests],
+                                    seed, len(sources) > 1)
         flags = {col: np.concatenate(m) for col, m in marks.items()}
         flags = {col: m for col, m in flags.items() if m.any()}
         notes = [
@@ -93,7 +115,7 @@ def report(args) -> int:
 
 
 def _report_source(
-    src: _Source, args, columns: list[_Column], bins: int, type_: str
+    src: _Source, args, columns: list[_Column], tests: list, bins: int, type_: str
 ) -> tuple[pd.DataFrame | None, pd.DataFrame | None, str, dict[str, np.ndarray]]:
     """One input's summary (None with --per-bin), per-bin table (with --per-bin or
     --plot, else None), form, and the MCEs from tiny bins (column -> row flags)."""
@@ -106,6 +128,12 @@ def _report_source(
     _check_row_sums(frame, cols, p_word)
     _validate(frame, cols, args.na_rm, p_word)
     form = type_ if isinstance(cols.p, list) else "binary"
+    for name, spec in tests:
+        if spec.method in BINARY_ONLY_TESTS and isinstance(cols.p, list):
+            raise CLIError(
+                f"--test {name} is for binary outcomes only (one --prob column); "
+                f"{src.label} has {len(cols.p)} probability columns."
+            )
 
     by = src.colargs["by"]
     show_form = any(c.default_type for c in columns)
@@ -114,6 +142,8 @@ def _report_source(
         added = [c.name for c in columns] + ["n"]
         added += [_bin_n_column(c.name) for c in columns if c.spec.func == "mce"]
         added += ["form"] * show_form + ["bins"] * show_bins
+        added += [c for name, spec in tests for c in _test_columns(name, spec)]
+        added += ["seed"] * bool(tests)
         _check_key_names(by, added, "a column of the report")
     if args.per_bin or args.plot:
         _check_key_names(by, TABLE_COLUMNS, "a column of the per-bin table")
@@ -126,8 +156,15 @@ def _report_source(
                        data=data, **common)
     if not args.per_bin:
         metrics = {"n": _count, **{c.name: c.spec for c in columns}}
-        res = _library(summarise, p_word, data, cols.p, cols.y, metrics=metrics, **common)
+        res = _library(summarise, p_word, data, cols.p, cols.y, metrics=metrics,
+                       tests=dict(tests) or None, rng=args.seed, **common)
         res["n"] = res["n"].astype("int64")
+        for name, spec in tests:
+            if spec.method in RESAMPLING_TESTS:
+                res.insert(res.columns.get_loc(f"{name}_pvalue") + 1, f"{name}_n_resamples",
+                           _n_resamples(spec))
+        if tests:
+            res["seed"] = args.seed
         for c in columns:
             if c.spec.func != "mce":
                 continue
@@ -145,6 +182,18 @@ def _report_source(
         if show_form:
             res.insert(at, "form", form)
     return res, tab, form, flags
+
+
+def _n_resamples(spec) -> int:
+    """The resamples of a resampling test: its option, else calibration_test()'s default."""
+    default = inspect.signature(calibration_test).parameters["n_resamples"].default
+    return int(spec.options.get("n_resamples", default))
+
+
+def _test_columns(name: str, spec) -> list[str]:
+    """The report's columns of one --test entry."""
+    cols = [f"{name}_statistic", f"{name}_pvalue"]
+    return cols + [f"{name}_n_resamples"] * (spec.method in RESAMPLING_TESTS)
 
 
 def _group(frame: pd.DataFrame, by: list | None, src: _Source) -> Any:
