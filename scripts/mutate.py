@@ -67,6 +67,10 @@ TARGETS: dict[str, list[str]] = {
     "calibr/cli/_errors.py": ["tests/test_cli.py"],
     "calibr/cli/__init__.py": ["tests/test_cli.py"],
 }
+#: Tests written to kill mutants (hand-worked values), run for every target too.
+MUTANT_TESTS = ["tests/test_mutants.py", "tests/test_boundaries.py"]
+for _tests in TARGETS.values():
+    _tests.extend(MUTANT_TESTS)
 
 PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "--no-header", "-m", "not r and not slow",
                "-W", "ignore"]
@@ -325,6 +329,11 @@ def main(argv: list[str] | None = None) -> int:
     for var in ("CALIBR_REQUIRE_R", "CALIBR_REQUIRE_TORCH"):
         os.environ.pop(var, None)
     os.environ.setdefault("MPLBACKEND", "Agg")
+    # No bytecode cache in the workdir: a .pyc is trusted when the source's size
+    # and mtime (whole seconds) match, and two mutants of one module often have the
+    # same size, so a mutant written within a second of the last would run the
+    # last one's cached code.
+    sys.dont_write_bytecode = True
     os.chdir(workdir)
     sys.path[:0] = [str(workdir), str(workdir / "tests")]
     import numba  # noqa: F401  - imported once, shared by every forked child
