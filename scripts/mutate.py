@@ -49,9 +49,9 @@ ROOT = Path(__file__).resolve().parent.parent
 #: The pure-Python modules and the tests that cover each (a fast subset: no R,
 #: no torch, nothing marked slow).
 TARGETS: dict[str, list[str]] = {
-    "calibr/_validation.py": ["tests/test_validation.py"],
+    "calibr/_validation.py": ["tests/test_validation.py", "tests/test_weights.py"],
     "calibr/_params.py": ["tests/test_validation.py", "tests/test_contract.py"],
-    "calibr/_groups.py": ["tests/test_frame.py", "tests/test_table.py"],
+    "calibr/_groups.py": ["tests/test_frame.py", "tests/test_table.py", "tests/test_grouped.py"],
     "calibr/frame.py": ["tests/test_frame.py"],
     "calibr/table.py": ["tests/test_table.py"],
     "calibr/plot.py": ["tests/test_plot.py"],

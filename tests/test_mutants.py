@@ -368,3 +368,48 @@ def test_val_prob_warnings_point_at_the_caller():
     with pytest.warns(RuntimeWarning, match="variance 0") as record:
         val_prob([0.5, 0.5, 0.5], [0, 1, 1])
     assert record[0].filename == __file__
+
+
+# ------------------------------------------------------------------ calibr/_groups.py
+
+
+def test_two_probability_columns_are_a_multiclass_p():
+    """_groups 154 (`len(cols) < 2` -> `<= 2`): two named columns are K = 2."""
+    df = pd.DataFrame({"a": [0.2, 0.7, 0.5, 0.9], "b": [0.8, 0.3, 0.5, 0.1],
+                       "y": ["a", "b", "a", "a"]})
+    got = calibr.summarise(df, p=["a", "b"], y="y", metrics=["ece"])["ece"].iloc[0]
+    assert got == calibr.ece(df[["a", "b"]], df["y"])
+
+
+def test_integer_column_labels_name_columns():
+    """_groups 167 (`or` -> `and` in _is_label): 0 and 1 are column labels too."""
+    df = pd.DataFrame({0: [0.2, 0.7, 0.4], 1: [0, 1, 1]})
+    got = calibr.summarise(df, p=0, y=1, metrics=["ece"])["ece"].iloc[0]
+    assert got == calibr.ece([0.2, 0.7, 0.4], [0, 1, 1])
+
+
+def test_an_unobserved_group_before_the_failing_one_is_not_the_error():
+    """_groups 263 (`sizes[g] > 0` -> `>= 0`): the error of bad input names the
+    observed group that fails, not an empty (unobserved) category before it."""
+    key = pd.Categorical(["b", "b", "c", "c"], categories=["a", "b", "c"])
+    df = pd.DataFrame({"g": key, "p": [0.2, 0.7, 1.5, 0.3], "y": [0, 1, 1, 0]})
+    with pytest.raises(calibr.InputError, match=r"group g='c'\]$"):
+        calibr.summarise(df.groupby("g", observed=False), "p", "y", metrics=["ece"])
+
+
+def test_a_grouping_of_a_frame_without_columns_is_an_input_error():
+    """_groups 287 (`len(frame.columns) == 0` -> `== 1`): zero columns with
+    as_index=False is refused with its message (the mutant indexes past the end)."""
+    empty = pd.DataFrame(index=range(3))
+    with pytest.raises(calibr.InputError, match=r"has no columns"):
+        calibr.summarise(empty.groupby(np.array([0, 0, 1]), as_index=False), "p", "y")
+
+
+def test_calibr_own_groupings_keep_only_observed_combinations():
+    """_groups 338 (`observed=True` -> `False` in by_columns): an unused category
+    of a key column makes no group."""
+    from calibr._groups import by_columns
+
+    frame = pd.DataFrame({"k": pd.Categorical(["x", "x", "y"], categories=["x", "y", "z"]),
+                          "p": [0.1, 0.2, 0.3]})
+    assert by_columns(frame, ["k"]).ngroups == 2
