@@ -413,3 +413,31 @@ def test_calibr_own_groupings_keep_only_observed_combinations():
     frame = pd.DataFrame({"k": pd.Categorical(["x", "x", "y"], categories=["x", "y", "z"]),
                           "p": [0.1, 0.2, 0.3]})
     assert by_columns(frame, ["k"]).ngroups == 2
+
+
+# ------------------------------------------------------------------ calibr/_validation.py
+
+
+def test_the_bin_cell_bound_is_inclusive():
+    """_validation 273 (`bins * k > MAX_BIN_CELLS` -> `>=`): exactly the bound is allowed."""
+    from calibr._validation import MAX_BIN_CELLS, check_bin_cells
+
+    check_bin_cells(MAX_BIN_CELLS // 4, 4, True)  # 10,000,000 cells: allowed
+    with pytest.raises(InputError, match=r"got bins = 2,500,001 with K = 4 classes"):
+        check_bin_cells(MAX_BIN_CELLS // 4 + 1, 4, True)
+
+
+def test_two_weighted_rows_are_enough_for_uq():
+    """_validation 1035 (`total < 2.0` -> `<=`): weights totalling exactly 2 make a
+    repeated sample of 2 rows, one pair: skce uq = its kernel term (hand-worked:
+    e = (y - p), h = exp(-|0.2 - 0.7| / 0.5) e_1 e_2 = exp(-1) * (-0.2) * 0.3)."""
+    got = calibr.skce([0.2, 0.7], [0, 1], "uq", 0.5, weights=[1, 1])
+    assert got == pytest.approx(math.exp(-1.0) * (-0.2) * 0.3, rel=1e-14)
+
+
+def test_long_values_are_shortened_in_messages():
+    """_validation 155 (`+ "..."` -> `-`): a value longer than 80 characters is shown
+    cut to 77 characters and "..."."""
+    with pytest.raises(InputError) as info:
+        calibr.ece([0.1, 0.2], [0, 1], type="x" * 200)
+    assert "'" + "x" * 76 + "..." in str(info.value)
