@@ -76,13 +76,7 @@ def ece(
         Multiclass form; ignored for a vector ``p``.
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one nonnegative finite number per observation (not
-        missing; a positive total). A whole-number weight w counts the
-        observation w times: the result equals that of the sample with each row
-        repeated, to rounding; 0 drops the row. Real values are weighted counts.
-        Rows that ``na_rm=True`` drops take their weights with them. See
-        ``docs/definitions.md``, "Frequency weights".
+    <calibr:binned_weights>
 
     Returns
     -------
@@ -159,13 +153,7 @@ def mce(
         Multiclass form; ignored for a vector ``p``.
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one nonnegative finite number per observation (not
-        missing; a positive total). A whole-number weight w counts the
-        observation w times: the result equals that of the sample with each row
-        repeated, to rounding; 0 drops the row. Real values are weighted counts.
-        Rows that ``na_rm=True`` drops take their weights with them. See
-        ``docs/definitions.md``, "Frequency weights".
+    <calibr:binned_weights>
 
     Returns
     -------

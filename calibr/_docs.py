@@ -45,6 +45,14 @@ classes : sequence, optional, keyword-only
     "na_rm": """\
 na_rm : bool, default False, keyword-only
     Drop observations with a missing value instead of raising.""",
+    "binned_weights": """\
+weights : array-like, optional, keyword-only
+    Frequency weights, one nonnegative finite number per observation (not
+    missing; a positive total). A whole-number weight w counts the
+    observation w times: the result equals that of the sample with each row
+    repeated, to rounding; 0 drops the row. Real values are weighted counts.
+    Rows that ``na_rm=True`` drops take their weights with them. See
+    ``docs/definitions.md``, "Frequency weights".""",
 }
 
 _MARKER = re.compile(r"^(?P<indent>[ \t]*)<calibr:(?P<name>\w+)>[ \t]*$", re.MULTILINE)

@@ -150,11 +150,18 @@ def _rows(
     stats = binned.bin_stats(p, y, binary, bins, type)
     count, sum_conf, sum_hit = (np.atleast_2d(s) for s in stats)
     cls, b = np.nonzero(count > 0)  # row-major: by class, then by bin
-    n = count[cls, b]
-    conf = sum_conf[cls, b] / n
-    freq = sum_hit[cls, b] / n
-    edges = binned.breaks(bins)
-    lo, hi = _wilson(sum_hit[cls, b], n, z)
+    return _columns(cls, b, count[cls, b], sum_conf[cls, b], sum_hit[cls, b],
+                    binned.breaks(bins), z, not binary and type == "classwise")
+
+
+def _columns(cls: np.ndarray, b: np.ndarray, n: np.ndarray, sum_conf: np.ndarray,
+             sum_hit: np.ndarray, edges: np.ndarray, z: float,
+             classwise: bool) -> dict[str, np.ndarray]:
+    """The table's columns of the non-empty bins ``b`` (0-based) of classes ``cls``,
+    from their counts and sums."""
+    conf = sum_conf / n
+    freq = sum_hit / n
+    lo, hi = _wilson(sum_hit, n, z)
     out = {
         "bin": b.astype(np.int64) + 1,
         "lower": edges[b],
@@ -166,7 +173,7 @@ def _rows(
         "ci_lower": lo,
         "ci_upper": hi,
     }
-    if not binary and type == "classwise":
+    if classwise:
         out["_class"] = cls
     return out
 
@@ -193,24 +200,8 @@ def _group_rows(
     for g0, _, *stats in batches:
         count, sum_conf, sum_hit = (s if classwise else s[:, None, :] for s in stats)
         g, cls, b = np.nonzero(count > 0)  # row-major: by group, class, then bin
-        n = count[g, cls, b]
-        conf = sum_conf[g, cls, b] / n
-        freq = sum_hit[g, cls, b] / n
-        lo, hi = _wilson(sum_hit[g, cls, b], n, z)
-        out = {
-            "bin": b.astype(np.int64) + 1,
-            "lower": edges[b],
-            "upper": edges[b + 1],
-            "n": n.astype(np.int64),
-            "mean_confidence": conf,
-            "observed_frequency": freq,
-            "gap": np.abs(freq - conf),
-            "ci_lower": lo,
-            "ci_upper": hi,
-        }
-        if classwise:
-            out["_class"] = cls
-        parts.append(out)
+        parts.append(_columns(cls, b, count[g, cls, b], sum_conf[g, cls, b],
+                              sum_hit[g, cls, b], edges, z, classwise))
         owner.append(g + g0)
     return parts, owner
 
