@@ -251,6 +251,38 @@ def _metric_options(name: str) -> list[str]:
     ]
 
 
+
+def _read_options(part: str, args: str | None, flag: str, kind: str, known: list[str],
+                  reserved: dict[str, str]) -> dict[str, Any]:
+    """The ``name=value`` options of one entry ``part`` of ``flag`` (``--metrics`` or
+    ``--test``), each a known option of the ``kind`` (metric or test); ``reserved``
+    maps the options set for all entries by another flag to that flag."""
+    options: dict[str, Any] = {}
+    if args is None or not args.strip():
+        return options
+    for item in _split_top(args, flag):
+        key, eq, val = item.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise CLIError(
+                f"{flag}: options are written name=value; got {item.strip()!r} "
+                f"in {part.strip()!r}."
+            )
+        if key in reserved:
+            raise CLIError(
+                f"{flag}: {key!r} is not an option of a {kind} ({part.strip()!r}); "
+                f"{reserved[key]} sets it for all {kind}s."
+            )
+        if key not in known:
+            raise CLIError(
+                f"{flag}: the {kind} {part.strip()!r} has no option {key!r}; its "
+                f"options are {', '.join(known)}."
+            )
+        if key in options:
+            raise CLIError(f"{flag}: {part.strip()!r} sets {key!r} twice.")
+        options[key] = _value(val)
+    return options
+
 def parse_metrics(text: str) -> list[tuple[str, Metric]]:
     """``[(column name, Metric)]`` from a --metrics string.
 
@@ -276,30 +308,8 @@ Metric(func='skce', options={'estimator': 'ul', 'bandwidth': 'median'}))]
                 f"--metrics: unknown metric {name!r}; the metrics are "
                 f"{', '.join(METRICS)}."
             )
-        known = _metric_options(name)
-        options = {}
-        if args is not None and args.strip():
-            for item in _split_top(args):
-                key, eq, val = item.partition("=")
-                key = key.strip()
-                if not eq or not key.isidentifier():
-                    raise CLIError(
-                        f"--metrics: options are written name=value; got {item.strip()!r} "
-                        f"in {part.strip()!r}."
-                    )
-                if key in _DATA_OPTIONS:
-                    raise CLIError(
-                        f"--metrics: {key!r} is not an option of a metric ({part.strip()!r}); "
-                        f"{_DATA_OPTIONS[key]} sets it for all metrics."
-                    )
-                if key not in known:
-                    raise CLIError(
-                        f"--metrics: the metric {part.strip()!r} has no option {key!r}; its "
-                        f"options are {', '.join(known)}."
-                    )
-                if key in options:
-                    raise CLIError(f"--metrics: {part.strip()!r} sets {key!r} twice.")
-                options[key] = _value(val)
+        options = _read_options(part, args, "--metrics", "metric", _metric_options(name),
+                                _DATA_OPTIONS)
         try:
             spec = metric(name, **options)
         except (InputError, InputTypeError) as err:  # pragma: no cover - checked above
@@ -344,32 +354,8 @@ n_resamples=50)', CalibrationTest(method='consistency', options={'metric': 'mce'
             name, args = m.group(1), m.group(2)
             if name not in TESTS:
                 raise CLIError(f"--test: unknown test {name!r}; the tests are {', '.join(TESTS)}.")
-            options: dict[str, Any] = {}
-            if args is not None and args.strip():
-                for item in _split_top(args, "--test"):
-                    key, eq, val = item.partition("=")
-                    key = key.strip()
-                    if not eq or not key.isidentifier():
-                        raise CLIError(
-                            f"--test: options are written name=value; got {item.strip()!r} "
-                            f"in {part.strip()!r}."
-                        )
-                    if key == "rng":
-                        raise CLIError(f"--test: {key!r} is not an option of a test "
-                                       f"({part.strip()!r}); --seed sets it for all tests.")
-                    if key in _DATA_OPTIONS:
-                        raise CLIError(
-                            f"--test: {key!r} is not an option of a test ({part.strip()!r}); "
-                            f"{_DATA_OPTIONS[key]} sets it for all tests."
-                        )
-                    if key not in known:
-                        raise CLIError(
-                            f"--test: the test {part.strip()!r} has no option {key!r}; its "
-                            f"options are {', '.join(known)}."
-                        )
-                    if key in options:
-                        raise CLIError(f"--test: {part.strip()!r} sets {key!r} twice.")
-                    options[key] = _value(val)
+            options = _read_options(part, args, "--test", "test", known,
+                                    {**_DATA_OPTIONS, "rng": "--seed"})
             try:
                 spec = test(name, **options)
             except (InputError, InputTypeError) as err:  # a bad value, e.g. n_resamples=0
