@@ -5,6 +5,8 @@ with R's signatures, defaults and numbers, ``median_bandwidth()`` (the bandwidth
 that ``bandwidth="median"`` resolves to), ``val_prob()`` (the statistics of
 R's ``rms::val.prob``), ``calibration_test()`` (is a model miscalibrated at
 all? SKCE, consistency resampling, Spiegelhalter and Hosmer-Lemeshow tests),
+``bootstrap()`` and ``paired_bootstrap()`` (confidence intervals of a metric, and
+of the difference between two models on the same rows),
 plus pandas verbs (``summarise()``, ``calibration_table()``).
 
 Submodules imported on demand: ``calibr.datasets`` (bundled example
@@ -26,8 +28,11 @@ __version__ = "0.1.0"
 _SOURCES = {
     "InputError": "._validation",
     "InputTypeError": "._validation",
+    "BootstrapResult": "._bootstrap",
     "CalibrationTestResult": "._calibration_tests",
     "Metric": ".frame",
+    "PairedBootstrapResult": "._bootstrap",
+    "bootstrap": "._bootstrap",
     "calibration_table": ".table",
     "calibration_test": "._calibration_tests",
     "ece": "._binned_metrics",
@@ -35,6 +40,7 @@ _SOURCES = {
     "median_bandwidth": "._kernel_metrics",
     "metric": ".frame",
     "mmce": "._kernel_metrics",
+    "paired_bootstrap": "._bootstrap",
     "skce": "._kernel_metrics",
     "summarise": ".frame",
     "test": ".frame",
@@ -42,11 +48,14 @@ _SOURCES = {
 }
 
 __all__ = [
+    "BootstrapResult",
     "CalibrationTestResult",
     "InputError",
     "InputTypeError",
     "Metric",
+    "PairedBootstrapResult",
     "__version__",
+    "bootstrap",
     "calibration_table",
     "calibration_test",
     "datasets",
@@ -55,6 +64,7 @@ __all__ = [
     "median_bandwidth",
     "metric",
     "mmce",
+    "paired_bootstrap",
     "skce",
     "summarise",
     "test",
@@ -64,6 +74,7 @@ __all__ = [
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from . import datasets
     from ._binned_metrics import ece, mce
+    from ._bootstrap import BootstrapResult, PairedBootstrapResult, bootstrap, paired_bootstrap
     from ._calibration_tests import CalibrationTestResult, calibration_test
     from ._kernel_metrics import median_bandwidth, mmce, skce
     from ._validation import InputError, InputTypeError

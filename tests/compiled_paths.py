@@ -485,6 +485,44 @@ def tm_fail_undefined_softmax():
 
 
 # --------------------------------------------------------------------------
+# BOOTSTRAP: calibr.bootstrap / paired_bootstrap (calibr._kernels.bootstrap):
+# binned, scalar and "ul" replicates, and the jackknives of BCa
+
+
+def _boot(*args, **kwargs):
+    res = calibr.bootstrap(*args, **kwargs)
+    return (res.estimate, res.confidence_interval, res.bootstrap_distribution.tolist())
+
+
+@path
+def bootstrap_binned_every_form():
+    p, y = _binary(n=120, seed=50)
+    pm, ym = _multi(n=90, seed=51)
+    return (_boot(p, y, "ece", n_resamples=20, rng=1, method="bca"),
+            _boot(p, y, "mce", n_resamples=20, rng=2, method="bca", bins=4),
+            _boot(pm, ym, "ece", n_resamples=10, rng=3, method="bca", type="confidence"),
+            _boot(pm, ym, "mce", n_resamples=10, rng=4, method="bca"))
+
+
+@path
+def bootstrap_kernel_every_form():
+    p, y = _binary(n=120, seed=52)
+    pm, ym = _multi(n=90, seed=53)
+    return (_boot(p, y, "skce", n_resamples=20, rng=1, method="bca"),
+            _boot(p, y, "mmce", n_resamples=20, rng=2, method="bca"),
+            _boot(p, y, "skce", n_resamples=20, rng=3, estimator="ul"),
+            _boot(pm, ym, "skce", n_resamples=10, rng=4, type="classwise"),
+            _boot(pm, ym, "skce", n_resamples=10, rng=5, type="confidence", estimator="ul"))
+
+
+@path
+def paired_bootstrap_binary():
+    p, y = _binary(n=150, seed=54)
+    res = calibr.paired_bootstrap(p, np.sqrt(p), y, "ece", n_resamples=30, rng=6)
+    return (res.estimate, res.pvalue, res.confidence_interval)
+
+
+# --------------------------------------------------------------------------
 # MEDIAN helper: the compiled median of sorted values (callable from other
 # kernels), its per-column loop (classwise), its tuned form, the canonical
 # median's histogram scaled to the pairs at small n

@@ -174,6 +174,19 @@ REGISTRY: list[Entry] = [
           lambda: {"p": np.clip(P_BIN, 0.01, 0.99), "y": Y_BIN.copy(),
                    "method": "hosmer_lemeshow", "groups": 5},
           arrays=("p", "y"), result="test", costly_options=("n_resamples",)),
+    Entry("bootstrap/binary", calibr.bootstrap,
+          lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy(), "rng": 1, "n_resamples": 30},
+          arrays=("p", "y"), result="bootstrap", costly_options=("n_resamples",),
+          extra_options={"bins": 4}),
+    Entry("bootstrap/multiclass-skce", calibr.bootstrap,
+          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "metric": "skce", "type": "classwise",
+                   "rng": 2, "n_resamples": 20, "method": "basic"},
+          arrays=("p", "y"), result="bootstrap", costly_options=("n_resamples",),
+          extra_options={"bandwidth": 0.3}),
+    Entry("paired_bootstrap", calibr.paired_bootstrap,
+          lambda: {"p_a": P_BIN.copy(), "p_b": np.sqrt(P_BIN), "y": Y_BIN.copy(), "rng": 3,
+                   "n_resamples": 30, "metric": "mce"},
+          arrays=("p_a", "p_b", "y"), result="bootstrap", costly_options=("n_resamples",)),
     Entry("metric", calibr.metric, lambda: {"func": "ece"}, positional=("func",),
           result="metric", extra_options={"bins": 2}),
     Entry("test", calibr.test, lambda: {"method": "consistency"}, positional=("method",),
@@ -441,6 +454,10 @@ def _check_result(entry: Entry, out: Any) -> None:
     elif entry.result == "test":  # calibration_test
         assert isinstance(out, calibr.CalibrationTestResult)
         assert math.isfinite(out.statistic) and 0.0 <= out.pvalue <= 1.0, out
+    elif entry.result == "bootstrap":  # bootstrap, paired_bootstrap
+        assert isinstance(out, (calibr.BootstrapResult, calibr.PairedBootstrapResult))
+        low, high = out.confidence_interval
+        assert math.isfinite(out.estimate) and (low <= high or math.isnan(low)), out
     elif entry.result == "bandwidth":  # a float, or one per column for type="classwise"
         assert type(out) is float or (isinstance(out, np.ndarray) and out.dtype == np.float64)
         assert np.all(np.isfinite(out)) and np.all(np.asarray(out) > 0), out

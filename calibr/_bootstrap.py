@@ -1,0 +1,734 @@
+"""``bootstrap()`` and ``paired_bootstrap()``: confidence intervals of calibr's
+metrics, and of the difference between two models on the same rows
+(``docs/bootstrap.md`` has every definition and decision).
+
+A thin public layer (argument rules, the shared input layer, one plan per
+metric) over :mod:`calibr._kernels.bootstrap`. Each replicate resamples the
+rows, the (p, y) pairs: after one preparation of the sample (bins assigned, or
+sorted once per kernel), a replicate of the binned metrics and of the scalar
+SKCE/MMCE costs O(n). The rest (canonical SKCE, ``bandwidth="median"``) calls
+the metric on each resample.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ._calibration_tests import MAX_RESAMPLES, _rng_rule
+from ._docs import shared_docs
+from ._kernels import bootstrap as kb
+from ._kernels._threads import chunk_bounds, run_chunks
+from ._kernels.top_label import top_label
+from ._kernels.weighted_metrics import _bin_of
+from ._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
+from ._params import LEVEL, Integer, Options, check_options, validate_params
+from ._validation import InputError, InputTypeError, Prepared, _fmt, check_bin_cells, prepare
+
+__all__ = [
+    "BootstrapResult",
+    "ConfidenceInterval",
+    "PairedBootstrapResult",
+    "bootstrap",
+    "paired_bootstrap",
+]
+
+_METRICS = ("ece", "mce", "skce", "mmce")
+_METHODS = ("percentile", "basic", "bca")
+_ALTERNATIVES = ("two-sided", "less", "greater")
+#: Uniform numbers drawn and held at once (float64, 32 MB): replicates go to
+#: the kernels in batches of ``max(1, _U_BATCH // n)``.
+_U_BATCH = 1 << 22
+#: At most this many rows (resampling counts and sorted positions are int32).
+MAX_ROWS = 2**31 - 1
+#: Work chunks of a batch of replicates (run on up to ``num_threads()`` threads).
+_CHUNKS = 16
+#: A canonical-SKCE bootstrap warns when its cost n^2 K (B + 1) passes this
+#: (about a minute or more on one core).
+CANONICAL_WARN_COST = 1e11
+
+
+class ConfidenceInterval(NamedTuple):
+    """A confidence interval (scipy's ``ConfidenceInterval``)."""
+
+    low: float
+    high: float
+
+
+@dataclass(frozen=True, eq=False)
+class BootstrapResult:
+    """The outcome of :func:`calibr.bootstrap` (scipy's field names, plus the
+    estimate and what was done).
+
+    Attributes
+    ----------
+    confidence_interval : ConfidenceInterval
+        ``low`` and ``high``.
+    bootstrap_distribution : ndarray
+        The ``n_resamples`` replicate values, in replicate order (read-only).
+    standard_error : float
+        The standard deviation of the replicates (``ddof=1``, as scipy).
+    estimate : float
+        The metric on the data, the number ``calibr.<metric>(p, y, ...)`` gives.
+    metric : str
+        The metric's name (``"ece"``, ...) or the callable's name.
+    method : str
+        ``"percentile"``, ``"basic"`` or ``"bca"``.
+    confidence_level : float
+    n_resamples : int
+    n : int
+        The observations used (after ``na_rm``).
+    """
+
+    confidence_interval: ConfidenceInterval
+    bootstrap_distribution: np.ndarray
+    standard_error: float
+    estimate: float
+    metric: str
+    method: str
+    confidence_level: float
+    n_resamples: int
+    n: int
+
+
+@dataclass(frozen=True, eq=False)
+class PairedBootstrapResult:
+    """The outcome of :func:`calibr.paired_bootstrap`: the difference
+    ``metric(p_a) - metric(p_b)`` on the same rows.
+
+    Attributes
+    ----------
+    confidence_interval : ConfidenceInterval
+        Of the difference (one-sided for ``alternative="less"``/``"greater"``).
+    bootstrap_distribution : ndarray
+        The replicate differences (read-only).
+    standard_error : float
+    estimate : float
+        ``estimate_a - estimate_b``.
+    estimate_a, estimate_b : float
+        The metric of each model on the data.
+    pvalue : float
+        Of the null hypothesis "the difference is 0" against ``alternative``:
+        the bootstrap test that inverts the percentile interval
+        (``docs/bootstrap.md``).
+    alternative : str
+    metric, method, confidence_level, n_resamples, n
+        As in :class:`BootstrapResult`.
+    """
+
+    confidence_interval: ConfidenceInterval
+    bootstrap_distribution: np.ndarray
+    standard_error: float
+    estimate: float
+    estimate_a: float
+    estimate_b: float
+    pvalue: float
+    alternative: str
+    metric: str
+    method: str
+    confidence_level: float
+    n_resamples: int
+    n: int
+
+
+# --------------------------------------------------------------------------
+# the metric as a plan: its value, replicates and jackknife
+
+
+def _metric_functions() -> dict[str, Callable[..., float]]:
+    from ._binned_metrics import ece, mce
+    from ._kernel_metrics import mmce, skce
+
+    return {"ece": ece, "mce": mce, "skce": skce, "mmce": mmce}
+
+
+#: The options of each metric a bootstrap passes on (the data arguments are its own).
+_OPTIONS = {
+    "ece": ("bins", "type"),
+    "mce": ("bins", "type"),
+    "skce": ("estimator", "bandwidth", "type"),
+    "mmce": ("bandwidth",),
+}
+
+
+def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
+        str, Callable[..., float], dict[str, Any]]:
+    """The metric's name, function and checked options."""
+    if "weights" in options:
+        raise InputError(
+            f"`weights` is not an option of {function}(): its replicates are resampling "
+            "counts themselves; repeat the rows instead."
+        )
+    if isinstance(metric, str):
+        if metric not in _METRICS:
+            raise InputError(
+                "`metric` must be one of " + ", ".join(f'"{m}"' for m in _METRICS)
+                + f", or a callable; got {_fmt(metric)}."
+            )
+        fn = _metric_functions()[metric]
+        bad = [k for k in options if k not in _OPTIONS[metric]]
+        if bad:
+            known = ", ".join(_OPTIONS[metric])
+            raise InputTypeError(
+                f"{function}() got the option `{bad[0]}`, which {metric}() does not take; "
+                f"its options are {known}."
+            )
+        return metric, fn, check_options(fn.__calibr_rules__, options)
+    if callable(metric):
+        return getattr(metric, "__name__", type(metric).__name__), metric, dict(options)
+    raise InputTypeError(
+        f"`metric` must be a metric name or a callable; got {type(metric).__name__}."
+    )
+
+
+def _form(name: str, prep: Prepared, opts: dict[str, Any]) -> str:
+    if prep.binary:
+        return "binary"
+    if name == "mmce":
+        return "confidence"
+    return opts.get("type", "canonical" if name == "skce" else "classwise")
+
+
+def _labels(prep: Prepared) -> tuple[np.ndarray, dict[str, Any]]:
+    """y and the keyword arguments that make a metric read the canonical arrays."""
+    if prep.binary:
+        return prep.y, {}
+    return prep.y, {"classes": tuple(range(prep.k))}
+
+
+class _Plan:
+    """How one metric is computed on the data, on a replicate and without a row."""
+
+    def __init__(self, name: str, fn: Callable[..., float], opts: dict[str, Any],
+                 prep: Prepared) -> None:
+        if prep.n > MAX_ROWS:  # the kernels count draws per row in int32
+            raise InputError(
+                f"The bootstrap takes at most {MAX_ROWS:,} observations; got {prep.n:,}."
+            )
+        self.name, self.fn, self.opts, self.prep = name, fn, opts, prep
+        y, self.label_kwargs = _labels(prep)
+        self.y = y
+        self.kind = "generic"
+        if name in _METRICS:
+            self.form = _form(name, prep, opts)
+            bandwidth = opts.get("bandwidth", 0.2)
+            estimator = opts.get("estimator", "uq") if name == "skce" else "biased"
+            if name in ("ece", "mce"):
+                self._binned(opts.get("bins", 10))
+            elif self.form != "canonical" and bandwidth != "median":
+                if estimator == "ul":
+                    self._ul(float(bandwidth))
+                else:
+                    code = kb.MMCE if name == "mmce" else (
+                        kb.UQ if estimator == "uq" else kb.BIASED)
+                    self._scalar(float(bandwidth), code)
+        self.estimate = float(self.call(prep.p, y))
+
+    def call(self, p: np.ndarray, y: np.ndarray) -> float:
+        return float(self.fn(p, y, **self.label_kwargs, **self.opts))
+
+    # the columns a kernel sees: (x, 0/1 outcome) per column
+    def _columns(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        prep = self.prep
+        if prep.binary:
+            return [(prep.p, (prep.y != 0).astype(np.uint8))]
+        if self.form == "confidence":
+            rho, hit = top_label(prep.p, prep.y)
+            return [(rho, hit)]
+        return [(np.ascontiguousarray(prep.p[:, k]), (prep.y == k).astype(np.uint8))
+                for k in range(prep.k)]
+
+    def _binned(self, bins: int) -> None:
+        # before any per-cell memory: bins x K cells for "classwise"
+        check_bin_cells(bins, self.prep.k, not self.prep.binary and self.form == "classwise")
+        cols = self._columns()
+        self.x = np.ascontiguousarray(np.column_stack([x for x, _ in cols]), dtype=np.float64)
+        self.cells = np.ascontiguousarray(np.column_stack(
+            [k * bins + _bin_of(x, bins) for k, (x, _) in enumerate(cols)]), dtype=np.int32)
+        self.c = np.ascontiguousarray(np.column_stack([c for _, c in cols]), dtype=np.float64)
+        self.kind, self.bins = "binned", bins
+        self.code = kb.ECE if self.name == "ece" else kb.MCE
+
+    def _scalar(self, h: float, code: int) -> None:
+        orders, es, gs = [], [], []
+        for x, c in self._columns():
+            order, xs, e = sorted_scalars(np.ascontiguousarray(x, dtype=np.float64), c)
+            orders.append(order)
+            es.append(e)
+            gs.append(gap_factors(xs, h))
+        self.kind, self.code = "scalar", code
+        self.order = np.ascontiguousarray(np.array(orders, dtype=np.int64))
+        self.rank = np.empty(self.order.shape, dtype=np.int32)  # int32: half the cache
+        for k, order in enumerate(self.order):
+            self.rank[k, order] = np.arange(order.shape[0], dtype=np.int32)
+        self.e = np.ascontiguousarray(np.array(es))
+        self.g = np.ascontiguousarray(np.array(gs).reshape(len(gs), -1))
+
+    def _ul(self, h: float) -> None:
+        cols = self._columns()
+        self.kind = "ul"
+        self.x = np.ascontiguousarray(np.array([x for x, _ in cols], dtype=np.float64))
+        self.e = np.ascontiguousarray(np.array([c - x for x, c in cols], dtype=np.float64))
+        self.h = np.full(len(cols), h)
+
+    # ------------------------------------------------------------------
+    def replicates(self, u: np.ndarray) -> np.ndarray:
+        """The metric on each replicate of ``u`` (one row of n uniforms each)."""
+        nrep, n = u.shape
+        out = np.empty(nrep)
+        if self.kind == "generic":
+            p, y = self.prep.p, self.y
+            for b in range(nrep):
+                idx = np.minimum((n * u[b]).astype(np.int64), n - 1)
+                out[b] = self.call(p[idx], y[idx])
+            return out
+        if self.kind == "binned":
+            fn, args = kb.binned_replicates, (u, self.x, self.cells, self.c, self.bins,
+                                              self.code)
+        elif self.kind == "scalar":
+            fn, args = kb.scalar_replicates, (u, self.rank, self.e, self.g, self.code)
+        else:
+            fn, args = kb.ul_replicates, (u, self.x, self.e, self.h)
+        calls = [(*args, lo, hi, out) for lo, hi in chunk_bounds(nrep, min(_CHUNKS, nrep))
+                 if hi > lo]
+        for _ in run_chunks(fn, calls):
+            pass
+        return out
+
+    def jackknife(self) -> np.ndarray:
+        """The metric without row i, for each row i (NaN where it is undefined:
+        fewer than 2 rows, or a metric that refuses n - 1 rows)."""
+        if self.prep.n < 2:
+            return np.full(self.prep.n, math.nan)
+        if self.kind == "binned":
+            return kb.binned_jackknife(self.x, self.cells, self.c, self.bins, self.code)
+        if self.kind == "scalar":
+            n = self.prep.n
+            ones = np.ones(n)
+            r = np.array([weighted_row_sums(self.e[k], ones, self.g[k])
+                          for k in range(self.e.shape[0])])
+            return kb.scalar_jackknife(self.order, self.e, self.g, r, self.code)
+        p, y, n = self.prep.p, self.y, self.prep.n
+        keep = np.ones(n, dtype=bool)
+        out = np.empty(n)
+        for i in range(n):
+            keep[i] = False
+            try:
+                out[i] = self.call(p[keep], y[keep])
+            except InputError:  # e.g. "uq" of 1 row: the BCa interval is undefined
+                out[i] = math.nan
+            keep[i] = True
+        return out
+
+    def cost(self) -> float:
+        """Kernel evaluations per replicate of the canonical SKCE (0 otherwise)."""
+        if self.name == "skce" and getattr(self, "form", None) == "canonical":
+            return float(self.prep.n) ** 2 * self.prep.k
+        return 0.0
+
+
+def _replicates(plans: Sequence[_Plan], gen: np.random.Generator, n: int,
+                n_resamples: int) -> list[np.ndarray]:
+    """The replicates of every plan on the same resamples: replicate b draws the
+    rows ``floor(n * u)`` of ``u = gen.random(n)``, replicates in order."""
+    out = [np.empty(n_resamples) for _ in plans]
+    per_batch = max(1, _U_BATCH // max(n, 1))
+    for start in range(0, n_resamples, per_batch):
+        count = min(per_batch, n_resamples - start)
+        u = gen.random((count, n))  # the same values as `count` calls gen.random(n)
+        for plan, dist in zip(plans, out, strict=True):
+            dist[start:start + count] = plan.replicates(u)
+    return out
+
+
+# --------------------------------------------------------------------------
+# intervals (scipy.stats.bootstrap's definitions)
+
+_NORMAL = NormalDist()
+
+
+def _ndtr(z: float) -> float:
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
+def _ndtri(q: float) -> float:
+    if q <= 0.0:
+        return -math.inf
+    if q >= 1.0:
+        return math.inf
+    return _NORMAL.inv_cdf(q)
+
+
+def _bca_levels(dist: np.ndarray, estimate: float, jack: np.ndarray,
+                alpha: float) -> tuple[float, float]:
+    """The quantile levels of the BCa interval (Efron & Tibshirani 1993, 14.3
+    and 15.4; scipy's ``_bca_interval``)."""
+    below = np.count_nonzero(dist < estimate) + np.count_nonzero(dist <= estimate)
+    z0 = _ndtri(below / (2.0 * dist.shape[0]))
+    n = float(jack.shape[0])
+    u = (n - 1.0) * (np.mean(jack) - jack)
+    num = float(np.sum(u**3)) / n**3
+    den = float(np.sum(u**2)) / n**2
+    a = num / den**1.5 / 6.0 if den > 0 else math.nan
+    z = _ndtri(alpha)
+    levels = []
+    for zq in (z, -z):
+        s = z0 + zq
+        levels.append(_ndtr(z0 + s / (1.0 - a * s)))
+    return levels[0], levels[1]
+
+
+def _interval(dist: np.ndarray, estimate: float, level: float, method: str,
+              jack: Callable[[], np.ndarray] | None, alternative: str = "two-sided"
+              ) -> ConfidenceInterval:
+    alpha = (1.0 - level) / 2.0 if alternative == "two-sided" else 1.0 - level
+    if method == "bca":
+        lo_q, hi_q = _bca_levels(dist, estimate, jack(), alpha)
+    else:
+        lo_q, hi_q = alpha, 1.0 - alpha
+    if math.isnan(lo_q) or math.isnan(hi_q):
+        warnings.warn(
+            "The BCa confidence interval cannot be calculated: the estimate lies outside "
+            "the bootstrap distribution (every replicate above it, or every one below), "
+            "or the jackknife values are all equal; the interval is NaN.",
+            RuntimeWarning, stacklevel=3,
+        )
+        low = high = math.nan
+    else:
+        low, high = (float(v) for v in np.quantile(dist, [lo_q, hi_q]))
+    if method == "basic":
+        low, high = 2.0 * estimate - high, 2.0 * estimate - low
+    if alternative == "less":
+        low = -math.inf
+    elif alternative == "greater":
+        high = math.inf
+    return ConfidenceInterval(low, high)
+
+
+def _std(dist: np.ndarray) -> float:
+    return float(np.std(dist, ddof=1)) if dist.shape[0] > 1 else math.nan
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def _warn_cost(plans: Sequence[_Plan], n_resamples: int) -> None:
+    cost = sum(plan.cost() for plan in plans) * (n_resamples + 1)
+    if cost > CANONICAL_WARN_COST:
+        warnings.warn(
+            f"The canonical SKCE costs O(n^2 K) per replicate: about {cost:.1e} kernel "
+            "evaluations in all here (a minute or more); type='confidence' or "
+            "'classwise' is O(n) per replicate.",
+            UserWarning, stacklevel=3,
+        )
+
+
+_RULES = dict(
+    n_resamples=Integer(1, MAX_RESAMPLES),
+    confidence_level=LEVEL,
+    method=Options(*_METHODS, "BCa"),
+    rng=_rng_rule,
+)
+
+
+def _method(method: str) -> str:
+    return "bca" if method == "BCa" else method
+
+
+# --------------------------------------------------------------------------
+# the public functions
+
+
+@validate_params(**_RULES)
+@shared_docs
+def bootstrap(
+    p: Any,
+    y: Any,
+    metric: str | Callable[..., float] = "ece",
+    *,
+    n_resamples: int = 9999,
+    confidence_level: float = 0.95,
+    method: str = "percentile",
+    rng: int | np.random.Generator | None = None,
+    classes: Sequence | None = None,
+    na_rm: bool = False,
+    **options: Any,
+) -> BootstrapResult:
+    r"""Bootstrap confidence interval of a calibration metric.
+
+    Parameters
+    ----------
+    <calibr:p>
+    <calibr:y>
+    metric : {"ece", "mce", "skce", "mmce"} or callable, default "ece"
+        The metric, computed by the calibr function of that name with
+        ``options``; or any function ``f(p, y, **options) -> float`` (called
+        on each resample).
+    n_resamples : int, default 9999, keyword-only
+        Bootstrap replicates (scipy's default), 1 to 10,000,000.
+    confidence_level : float, default 0.95, keyword-only
+        Strictly between 0 and 1.
+    method : {"percentile", "basic", "bca"}, default "percentile", keyword-only
+        The interval, as ``scipy.stats.bootstrap`` defines it (``"BCa"`` is
+        accepted too). BCa needs the metric without each row (the jackknife):
+        O(n) in all for the binned metrics and the scalar SKCE/MMCE, and n
+        calls of the metric on n - 1 rows otherwise.
+    rng : None, int or numpy.random.Generator, keyword-only
+        The random numbers: a seed (the same seed gives the same result), a
+        Generator (used as is: its state advances), or None for fresh entropy.
+    <calibr:classes>
+    <calibr:na_rm>
+    **options
+        The metric's options: ``bins`` and ``type`` (``ece``, ``mce``);
+        ``estimator``, ``bandwidth`` and ``type`` (``skce``); ``bandwidth``
+        (``mmce``). Frequency weights are not taken.
+
+    Returns
+    -------
+    BootstrapResult
+        ``confidence_interval.low/high``, ``standard_error``,
+        ``bootstrap_distribution`` (scipy's names), ``estimate``, and what was
+        done.
+
+    Raises
+    ------
+    ValueError
+        (``calibr.InputError``) for bad values of any argument or option.
+    TypeError
+        (``calibr.InputTypeError``) for an option the metric does not take, an
+        ``rng`` of another type, or input of a type calibr does not accept.
+
+    Warns
+    -----
+    UserWarning
+        For the canonical SKCE when its cost, :math:`n^2 K` per replicate,
+        passes 1e11 kernel evaluations in all.
+    RuntimeWarning
+        When a BCa interval is undefined (a degenerate distribution): NaN.
+
+    Notes
+    -----
+    Replicate b draws n rows with replacement, the (p, y) pairs together: the
+    rows :math:`\lfloor n u_t \rfloor` of ``u = rng.random(n)``, replicates
+    in order (the scheme of :func:`calibr.calibration_test`). Each replicate
+    value equals ``calibr.<metric>(p[idx], y[idx], **options)`` for those rows
+    ``idx``, to rounding. Cost per replicate: **O(n)** for ``ece``/``mce``
+    (O(nK) classwise), and for ``skce``/``mmce`` with a numeric bandwidth in
+    the binary, confidence and classwise forms (the counts of a resample are
+    frequency weights of the sample sorted once); **the canonical SKCE is
+    O(n^2 K) per replicate**, and ``bandwidth="median"`` recomputes the
+    median on each resample (a call of the metric per replicate).
+
+    The intervals follow ``scipy.stats.bootstrap``: ``"percentile"`` the
+    :math:`\alpha/2` and :math:`1 - \alpha/2` quantiles of the replicates
+    (linear interpolation), ``"basic"`` :math:`2\hat\theta` minus them,
+    ``"bca"`` Efron's bias-corrected and accelerated quantiles. The default
+    is ``"percentile"``, not scipy's ``"BCa"``, because BCa costs n metric
+    calls where no O(n) jackknife exists. ``docs/bootstrap.md`` has the
+    definitions.
+
+    References
+    ----------
+    Efron, B., & Tibshirani, R. J. (1993). An Introduction to the Bootstrap.
+    Chapman & Hall.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calibr
+    >>> gen = np.random.default_rng(0)
+    >>> p = gen.random(2000)
+    >>> y = gen.random(2000) < p ** 2          # overconfident
+    >>> res = calibr.bootstrap(p, y, "ece", n_resamples=999, rng=1)
+    >>> bool(res.confidence_interval.low < res.estimate < res.confidence_interval.high)
+    True
+    >>> res.estimate == calibr.ece(p, y)
+    True
+    """
+    method = _method(method)
+    name, fn, opts = _check_metric(metric, options, "bootstrap")
+    prep = prepare(p, y, classes=classes, na_rm=na_rm)
+    plan = _Plan(name, fn, opts, prep)
+    _warn_cost([plan], n_resamples)
+    (dist,) = _replicates([plan], np.random.default_rng(rng), prep.n, n_resamples)
+    ci = _interval(dist, plan.estimate, confidence_level, method, plan.jackknife)
+    return BootstrapResult(
+        confidence_interval=ci, bootstrap_distribution=_readonly(dist),
+        standard_error=_std(dist), estimate=plan.estimate, metric=name, method=method,
+        confidence_level=confidence_level, n_resamples=n_resamples, n=prep.n,
+    )
+
+
+def _same_rows(p_a: Any, p_b: Any) -> None:
+    """Refuse predictions of different lengths, before either is read."""
+    try:
+        na, nb = len(p_a), len(p_b)
+    except TypeError:  # not a sequence: prepare() names what is wrong
+        return
+    if na != nb:
+        raise InputError(
+            f"`p_a` and `p_b` must be predictions for the same rows; got {na} and {nb} rows."
+        )
+
+
+def _prepare_as(name: str, p: Any, y: Any, **kwargs: Any) -> Prepared:
+    """``prepare(p, y)`` whose messages name the argument ``name`` instead of ``p``."""
+    try:
+        return prepare(p, y, **kwargs)
+    except (InputError, InputTypeError) as err:
+        msg = str(err).replace("`p`", f"`{name}`")
+        raise type(err)(msg) from None
+
+
+@validate_params(**_RULES, alternative=Options(*_ALTERNATIVES))
+@shared_docs
+def paired_bootstrap(
+    p_a: Any,
+    p_b: Any,
+    y: Any,
+    metric: str | Callable[..., float] = "ece",
+    *,
+    n_resamples: int = 9999,
+    confidence_level: float = 0.95,
+    method: str = "percentile",
+    alternative: str = "two-sided",
+    rng: int | np.random.Generator | None = None,
+    classes: Sequence | None = None,
+    na_rm: bool = False,
+    **options: Any,
+) -> PairedBootstrapResult:
+    r"""Is model A better calibrated than model B? The bootstrap of the difference
+    ``metric(p_a, y) - metric(p_b, y)`` on the same rows.
+
+    Parameters
+    ----------
+    p_a, p_b : array-like, pandas Series or DataFrame
+        The predictions of the two models for the same rows, each as ``p`` of
+        the metric (both vectors, or both matrices with the same columns).
+    <calibr:y>
+    metric : {"ece", "mce", "skce", "mmce"} or callable, default "ece"
+        As in :func:`calibr.bootstrap`.
+    n_resamples, confidence_level, method, rng
+        As in :func:`calibr.bootstrap`.
+    alternative : {"two-sided", "less", "greater"}, default "two-sided", keyword-only
+        The alternative hypothesis about the difference A - B: ``"greater"``
+        (A is worse calibrated: its error is larger), ``"less"`` (A is
+        better), or either. A one-sided alternative gives a one-sided
+        interval, as in scipy.
+    <calibr:classes>
+    na_rm : bool, default False, keyword-only
+        Drop the rows where ``p_a``, ``p_b`` or ``y`` is missing (the same rows
+        from both) instead of raising.
+    **options
+        The metric's options, as in :func:`calibr.bootstrap`.
+
+    Returns
+    -------
+    PairedBootstrapResult
+        The interval, ``standard_error`` and ``bootstrap_distribution`` of the
+        difference, ``estimate`` (A - B), ``estimate_a``, ``estimate_b`` and
+        ``pvalue``.
+
+    Raises
+    ------
+    ValueError
+        (``calibr.InputError``) for bad values, or predictions of different
+        lengths.
+    TypeError
+        (``calibr.InputTypeError``) as for :func:`calibr.bootstrap`.
+
+    Notes
+    -----
+    Each replicate draws the same rows for both models (the pairs
+    ``(p_a, p_b, y)`` are resampled together), so the interval is that of the
+    paired difference. The p-value inverts the percentile interval: with
+    :math:`d^*_b` the replicate differences, ``"greater"`` gives the share
+    :math:`d^*_b \le 0`, ``"less"`` the share :math:`d^*_b \ge 0`, and
+    ``"two-sided"`` twice the smaller of the two (at most 1). Its resolution
+    is ``1 / n_resamples``; 0 is possible.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calibr
+    >>> gen = np.random.default_rng(0)
+    >>> p = gen.random(5000)
+    >>> y = gen.random(5000) < p                 # p is calibrated
+    >>> res = calibr.paired_bootstrap(p ** 2, p, y, n_resamples=999, rng=1,
+    ...                               alternative="greater")
+    >>> bool(res.estimate > 0), float(res.pvalue)
+    (True, 0.0)
+    """
+    method = _method(method)
+    name, fn, opts = _check_metric(metric, options, "paired_bootstrap")
+    _same_rows(p_a, p_b)
+    if na_rm:
+        keep = _complete_rows(p_a, p_b)
+        p_a, p_b, y = (_take(v, keep) for v in (p_a, p_b, y))
+    prep_a = _prepare_as("p_a", p_a, y, classes=classes, na_rm=na_rm)
+    prep_b = _prepare_as("p_b", p_b, y, classes=classes, na_rm=na_rm)
+    plans = [_Plan(name, fn, opts, prep_a), _Plan(name, fn, opts, prep_b)]
+    _warn_cost(plans, n_resamples)
+    da, db = _replicates(plans, np.random.default_rng(rng), prep_a.n, n_resamples)
+    dist = da - db
+    estimate = plans[0].estimate - plans[1].estimate
+
+    def jack() -> np.ndarray:
+        return plans[0].jackknife() - plans[1].jackknife()
+
+    ci = _interval(dist, estimate, confidence_level, method, jack, alternative)
+    at_most = np.count_nonzero(dist <= 0.0) / n_resamples
+    at_least = np.count_nonzero(dist >= 0.0) / n_resamples
+    if alternative == "greater":
+        pvalue = at_most
+    elif alternative == "less":
+        pvalue = at_least
+    else:
+        pvalue = min(1.0, 2.0 * min(at_most, at_least))
+    return PairedBootstrapResult(
+        confidence_interval=ci, bootstrap_distribution=_readonly(dist),
+        standard_error=_std(dist), estimate=estimate, estimate_a=plans[0].estimate,
+        estimate_b=plans[1].estimate, pvalue=float(pvalue), alternative=alternative,
+        metric=name, method=method, confidence_level=confidence_level,
+        n_resamples=n_resamples, n=prep_a.n,
+    )
+
+
+def _missing_rows(p: Any) -> np.ndarray | None:
+    """Rows of ``p`` with a missing value, as a boolean mask (None if p is not an
+    array of numbers: the input layer then reports it)."""
+    try:
+        arr = np.asarray(p, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim == 1:
+        return np.isnan(arr)
+    if arr.ndim == 2:
+        return np.isnan(arr).any(axis=1)
+    return None
+
+
+def _complete_rows(p_a: Any, p_b: Any) -> np.ndarray | None:
+    """The rows where neither model's prediction is missing (None: let each
+    ``prepare()`` decide)."""
+    ma, mb = _missing_rows(p_a), _missing_rows(p_b)
+    if ma is None or mb is None or ma.shape != mb.shape:
+        return None
+    return ~(ma | mb)
+
+
+def _take(values: Any, keep: np.ndarray | None) -> Any:
+    if keep is None or keep.all():
+        return values
+    if hasattr(values, "iloc"):
+        return values.iloc[keep]
+    arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+    return arr[keep] if arr.shape[:1] == keep.shape else values

@@ -1,0 +1,281 @@
+"""Bootstrap replicates and jackknife values of calibr's metrics, O(n) each.
+
+A replicate draws n rows with replacement: its rows are ``floor(n * u_t)`` for
+n uniform numbers ``u`` (row ``t`` of the array ``u``, the scheme of
+:func:`calibr.calibration_test`). Every metric here is a function of sums over
+the drawn rows, so a replicate is one pass over its draws after one
+preparation of the sample (``calibr/_bootstrap.py`` has the map):
+
+* **binned** (:func:`binned_replicates`): each row carries, per column k of
+  what is binned (1 column for the binary and confidence forms, K classwise),
+  its value ``x``, its cell ``k * bins + bin`` and its 0/1 outcome ``c``. A
+  replicate counts how often it draws each row, then adds the counts into the
+  per-cell ``(count, sum x, sum c)`` in one pass over the rows in order
+  (random access only to the int32 counts), and turns them into ECE or MCE as
+  :func:`calibr._kernels.binned.ece_from_stats` / ``mce_from_stats`` do.
+* **scalar SKCE** (:func:`scalar_replicates`): the resampling counts are
+  frequency weights of the sample sorted once per kernel, and
+  :func:`calibr._kernels.weighted_sums.weighted_pair_sum` gives the sums of the
+  repeated sample in O(n) (``docs/definitions.md``, "Frequency weights").
+* **"ul"** (:func:`ul_replicates`): the disjoint pairs of the drawn sequence
+  in draw order, as ``skce(p[idx], y[idx], "ul")`` takes them.
+
+The jackknife (leave one row out) of the binned and scalar metrics, for BCa
+intervals, is O(1) per row for each column: removing a row changes one cell per
+column (binned), or the pair sum by that row's row sum (scalar SKCE).
+
+Replicates are cut into chunks whose bounds depend only on their number, and
+every replicate is computed by one thread, so the results do not depend on
+the threads.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._jit import jit
+from .vexp import vexp
+from .weighted_sums import weighted_pair_sum
+
+__all__ = [
+    "binned_jackknife",
+    "binned_replicates",
+    "scalar_jackknife",
+    "scalar_replicates",
+    "ul_replicates",
+]
+
+#: Metric codes of the compiled kernels.
+ECE, MCE = 0, 1
+UQ, BIASED, MMCE = 0, 1, 2
+
+
+@jit(nogil=True, inline="always")
+def _draw(u, b, t, n):  # pragma: no cover - compiled
+    """The row of draw ``t`` of replicate ``b``: ``floor(n * u)``, below n."""
+    return min(int(n * u[b, t]), n - 1)
+
+
+@jit(nogil=True)
+def _binned_value(count, conf, hit, ncols, bins, metric):  # pragma: no cover - compiled
+    """ECE (mean over the columns) or MCE (max over every cell) of per-cell sums."""
+    if metric == ECE:
+        total = 0.0
+        for k in range(ncols):
+            s = 0.0
+            nk = 0.0
+            for j in range(k * bins, (k + 1) * bins):
+                cnt = count[j]
+                if cnt > 0:
+                    s += cnt * abs(hit[j] / cnt - conf[j] / cnt)
+                nk += cnt
+            total += s / nk
+        return total / ncols
+    best = -1.0
+    for j in range(ncols * bins):
+        cnt = count[j]
+        if cnt > 0:
+            gap = abs(hit[j] / cnt - conf[j] / cnt)
+            if gap > best:
+                best = gap
+    return best
+
+
+@jit(nogil=True)
+def _count_draws(u, b, counts):  # pragma: no cover - compiled
+    """``counts[i]`` += the number of times replicate b draws row i."""
+    n = u.shape[1]
+    for t in range(n):
+        counts[_draw(u, b, t, n)] += 1
+
+
+@jit(nogil=True)
+def binned_replicates(u, x, cells, c, bins, metric, lo, hi, out):  # pragma: no cover
+    """Replicates ``lo .. hi - 1`` of ECE/MCE into ``out``.
+
+    ``x``, ``cells``, ``c``: (n, ncols) values, cells ``k * bins + bin`` and 0/1
+    outcomes. A replicate counts its draws per row (the resampling counts
+    ``C_i``), then adds ``C_i``, ``C_i x_i`` and ``C_i c_i`` into the cells in
+    one pass over the rows in order: the weighted sums of
+    :mod:`calibr._kernels.weighted_metrics` with the counts as weights.
+    """
+    n, ncols = x.shape
+    ncells = ncols * bins
+    counts = np.zeros(n, np.int32)
+    count = np.empty(ncells)
+    conf = np.empty(ncells)
+    hit = np.empty(ncells)
+    for b in range(lo, hi):
+        count[:] = 0.0
+        conf[:] = 0.0
+        hit[:] = 0.0
+        _count_draws(u, b, counts)
+        for i in range(n):
+            w = counts[i]
+            if w != 0:
+                fw = float(w)
+                for k in range(ncols):
+                    cell = cells[i, k]
+                    count[cell] += fw
+                    conf[cell] += fw * x[i, k]
+                    hit[cell] += fw * c[i, k]
+                counts[i] = 0
+        out[b] = _binned_value(count, conf, hit, ncols, bins, metric)
+    return 0
+
+
+@jit(nogil=True)
+def binned_stats(x, cells, c, bins):  # pragma: no cover - compiled
+    """The per-cell ``(count, sum x, sum c)`` of the sample itself."""
+    n, ncols = x.shape
+    ncells = ncols * bins
+    count = np.zeros(ncells)
+    conf = np.zeros(ncells)
+    hit = np.zeros(ncells)
+    for i in range(n):
+        for k in range(ncols):
+            cell = cells[i, k]
+            count[cell] += 1.0
+            conf[cell] += x[i, k]
+            hit[cell] += c[i, k]
+    return count, conf, hit
+
+
+@jit(nogil=True, inline="always")
+def _cell_term(cnt, cf, ht):  # pragma: no cover - compiled
+    """A cell's ECE term ``count * gap`` (0 when empty) and its gap (-1 when empty)."""
+    if cnt > 0:
+        gap = abs(ht / cnt - cf / cnt)
+        return cnt * gap, gap
+    return 0.0, -1.0
+
+
+@jit(nogil=True)
+def binned_jackknife(x, cells, c, bins, metric):  # pragma: no cover - compiled
+    """ECE or MCE of the sample without row i, for every row: O(n ncols) after
+    the per-cell sums (MCE: cells sorted by gap once, then at most ncols + 1
+    of them looked at per row)."""
+    n, ncols = x.shape
+    ncells = ncols * bins
+    count, conf, hit = binned_stats(x, cells, c, bins)
+    term = np.empty(ncells)
+    gap = np.empty(ncells)
+    for j in range(ncells):
+        term[j], gap[j] = _cell_term(count[j], conf[j], hit[j])
+    col_sum = np.zeros(ncols)
+    col_n = np.zeros(ncols)
+    for k in range(ncols):
+        for j in range(k * bins, (k + 1) * bins):
+            col_sum[k] += term[j]
+            col_n[k] += count[j]
+    by_gap = np.argsort(-gap)  # cells, largest gap first (empty cells last)
+    mark = np.zeros(ncells, np.bool_)
+    out = np.empty(n)
+    for i in range(n):
+        if metric == ECE:
+            total = 0.0
+            for k in range(ncols):
+                cell = cells[i, k]
+                t_new, _ = _cell_term(count[cell] - 1.0, conf[cell] - x[i, k],
+                                      hit[cell] - c[i, k])
+                total += (col_sum[k] - term[cell] + t_new) / (col_n[k] - 1.0)
+            out[i] = total / ncols
+        else:
+            best = -1.0
+            for k in range(ncols):
+                cell = cells[i, k]
+                mark[cell] = True
+                _, g_new = _cell_term(count[cell] - 1.0, conf[cell] - x[i, k],
+                                      hit[cell] - c[i, k])
+                if g_new > best:
+                    best = g_new
+            for q in range(ncells):
+                j = by_gap[q]
+                if not mark[j]:
+                    if gap[j] > best:
+                        best = gap[j]
+                    break
+            for k in range(ncols):
+                mark[cells[i, k]] = False
+            out[i] = best
+    return out
+
+
+@jit(nogil=True, inline="always")
+def _skce_value(pair, d1, d2, n, estimator):  # pragma: no cover - compiled
+    """uq, biased (rounding-level negatives as 0) or mmce of the weighted sums of
+    a sample of n rows."""
+    fn = float(n)
+    if estimator == UQ:
+        return (pair + (d2 - d1) / 2.0) / (fn * (fn - 1.0) / 2.0)
+    v = (2.0 * pair + d2) / (fn * fn)
+    v = v if v > 0.0 else 0.0
+    return math.sqrt(v) if estimator == MMCE else v
+
+
+@jit(nogil=True)
+def scalar_replicates(u, rank, e, g, estimator, lo, hi, out):  # pragma: no cover - compiled
+    """Replicates ``lo .. hi - 1`` of the scalar SKCE (mean over the kernels) or
+    MMCE into ``out``. For kernel k, ``rank[k, i]`` is the sorted position of
+    row i, ``e[k]`` and ``g[k]`` the residuals and gap factors in sorted order
+    (:func:`calibr._kernels.weighted_sums.sorted_scalars`, ``gap_factors``):
+    each draw counts at its row's sorted position, and
+    :func:`calibr._kernels.weighted_sums.weighted_pair_sum` takes the counts
+    as the weights."""
+    n = u.shape[1]
+    nk = rank.shape[0]
+    counts = np.zeros(n, np.int32)
+    for b in range(lo, hi):
+        total = 0.0
+        for k in range(nk):
+            for t in range(n):
+                counts[rank[k, _draw(u, b, t, n)]] += 1
+            pair, d1, d2 = weighted_pair_sum(e[k], counts, g[k])
+            total += _skce_value(pair, d1, d2, n, estimator)
+            counts[:] = 0
+        out[b] = total / nk
+    return 0
+
+
+@jit(nogil=True)
+def scalar_jackknife(order, e, g, r, estimator):  # pragma: no cover - compiled
+    """The scalar SKCE or MMCE without row i (original order), for every row:
+    the pair sum loses ``r_i - e_i^2`` (``r``: the row sums of
+    :func:`calibr._kernels.weighted_sums.weighted_row_sums`, the diagonal
+    included), the diagonal ``e_i^2``. O(n) per kernel."""
+    nk, n = e.shape
+    ones = np.ones(n)
+    out = np.zeros(n)
+    for k in range(nk):
+        pair, d1, _ = weighted_pair_sum(e[k], ones, g[k])
+        for s in range(n):
+            ei2 = e[k, s] * e[k, s]
+            p_i = pair - (r[k, s] - ei2)
+            d_i = d1 - ei2
+            out[order[k, s]] += _skce_value(p_i, d_i, d_i, n - 1, estimator)
+    for i in range(n):
+        out[i] /= nk
+    return out
+
+
+@jit(nogil=True)
+def ul_replicates(u, x, e, h, lo, hi, out):  # pragma: no cover - compiled
+    """Replicates ``lo .. hi - 1`` of the ``"ul"`` SKCE (mean over the kernels):
+    the pairs (draw 0, draw 1), (draw 2, draw 3), ... of each replicate.
+    ``x[k]``, ``e[k]``: the kernel's values and residuals in the original order."""
+    n = u.shape[1]
+    nk = x.shape[0]
+    m = n // 2
+    for b in range(lo, hi):
+        total = 0.0
+        for k in range(nk):
+            s = 0.0
+            for q in range(m):
+                i = _draw(u, b, 2 * q, n)
+                j = _draw(u, b, 2 * q + 1, n)
+                s += e[k, i] * e[k, j] * vexp(-abs(x[k, i] - x[k, j]) / h[k])
+            total += s / m
+        out[b] = total / nk
+    return 0

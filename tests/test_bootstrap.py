@@ -1,0 +1,397 @@
+"""calibr.bootstrap() and calibr.paired_bootstrap().
+
+The references, each independent of the fast kernels:
+
+* every replicate value against the public metric (R-checked elsewhere) called
+  on the rows the replicate drew, ``p[idx], y[idx]``, with ``idx`` recomputed
+  here from the documented scheme (``floor(n * rng.random(n))`` per replicate);
+* every jackknife value (BCa) against the metric called without that row;
+* every interval against ``scipy.stats.bootstrap`` itself, given the same
+  bootstrap distribution (``bootstrap_result=``) and its own jackknife, which
+  calls the metric on each leave-one-out sample;
+* hand-worked values for the p-value and the one-sided intervals.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import require
+
+import calibr
+from calibr import InputError, InputTypeError
+from calibr import _bootstrap as bt
+
+RTOL = 1e-12  # the issue's bound for replicate == metric on the drawn rows
+
+_GEN = np.random.default_rng(20261201)
+N = 240
+P = np.round(_GEN.random(N), 2)  # many ties and values on the bin edges
+P[:6] = [0.0, 1.0, 0.1, 0.2, 0.5, 0.3]
+Y = (_GEN.random(N) < P**2).astype(np.int64)  # overconfident: metrics well above 0
+PM = _GEN.dirichlet(np.full(4, 0.7), N)
+YM = np.array([_GEN.choice(4, p=r**2 / np.sum(r**2)) for r in PM])  # sharper than PM
+
+CASES = [
+    ("ece", {}), ("ece", {"bins": 7}), ("mce", {}), ("mce", {"bins": 3}),
+    ("skce", {}), ("skce", {"estimator": "biased"}), ("skce", {"estimator": "ul"}),
+    ("skce", {"bandwidth": 0.05}), ("skce", {"bandwidth": "median"}),
+    ("mmce", {}), ("mmce", {"bandwidth": "median"}),
+]
+MC_CASES = [
+    ("ece", {}), ("ece", {"type": "confidence"}), ("mce", {}), ("mce", {"type": "confidence"}),
+    ("skce", {"type": "classwise"}), ("skce", {"type": "confidence"}),
+    ("skce", {"type": "classwise", "estimator": "biased"}),
+    ("skce", {"type": "confidence", "estimator": "ul"}),
+    ("skce", {"type": "classwise", "estimator": "ul"}),
+    ("skce", {"type": "canonical"}), ("skce", {"type": "canonical", "estimator": "ul"}),
+    ("skce", {"type": "confidence", "bandwidth": "median"}),
+    ("mmce", {}),
+]
+
+
+def _rows(seed: int, n: int, count: int) -> list[np.ndarray]:
+    """The rows of each replicate, by the documented scheme."""
+    gen = np.random.default_rng(seed)
+    return [np.minimum((n * gen.random(n)).astype(np.int64), n - 1) for _ in range(count)]
+
+
+def _metric(name):
+    return getattr(calibr, name)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=RTOL, abs_tol=1e-300)
+
+
+# ------------------------------------------------------------------ replicates
+
+
+@pytest.mark.parametrize(("name", "opts"), CASES, ids=[f"{m}{o}" for m, o in CASES])
+def test_binary_replicates_equal_the_metric_on_the_drawn_rows(name, opts):
+    res = calibr.bootstrap(P, Y, name, n_resamples=25, rng=7, **opts)
+    fn = _metric(name)
+    assert res.estimate == fn(P, Y, **opts)
+    for b, idx in enumerate(_rows(7, N, 25)):
+        want = fn(P[idx], Y[idx], **opts)
+        assert _close(res.bootstrap_distribution[b], want), (b, res.bootstrap_distribution[b],
+                                                             want)
+
+
+@pytest.mark.parametrize(("name", "opts"), MC_CASES, ids=[f"{m}{o}" for m, o in MC_CASES])
+def test_multiclass_replicates_equal_the_metric_on_the_drawn_rows(name, opts):
+    n = 120
+    p, y = PM[:n], YM[:n]
+    res = calibr.bootstrap(p, y + 1, name, n_resamples=12, rng=3, **opts)
+    fn = _metric(name)
+    assert res.estimate == fn(p, y + 1, **opts)
+    for b, idx in enumerate(_rows(3, n, 12)):
+        want = fn(p[idx], y[idx], classes=range(4), **opts)
+        assert _close(res.bootstrap_distribution[b], want), (b, res.bootstrap_distribution[b],
+                                                             want)
+
+
+def test_threaded_batches_and_many_classes():
+    """Several batches of uniforms (a small batch size), all chunks busy, K = 10."""
+    gen = np.random.default_rng(5)
+    n = 400
+    p = gen.dirichlet(np.ones(10), n)
+    y = gen.integers(0, 10, n)
+    old = bt._U_BATCH
+    bt._U_BATCH = 3 * n + 5  # 3 replicates per batch: 34 replicates in 12 batches
+    try:
+        for name, opts in [("ece", {}), ("mce", {"type": "confidence"}),
+                           ("skce", {"type": "classwise"}), ("skce", {"type": "confidence",
+                                                                      "estimator": "ul"})]:
+            res = calibr.bootstrap(p, y, name, n_resamples=34, rng=11, classes=range(10), **opts)
+            fn = _metric(name)
+            for b, idx in enumerate(_rows(11, n, 34)):
+                want = fn(p[idx], y[idx], classes=range(10), **opts)
+                assert _close(res.bootstrap_distribution[b], want), (name, b)
+    finally:
+        bt._U_BATCH = old
+
+
+def test_tiny_samples():
+    # n = 1: every replicate is the sample itself
+    res = calibr.bootstrap([0.3], [1], "ece", n_resamples=5, rng=0)
+    assert list(res.bootstrap_distribution) == [0.7] * 5
+    assert res.confidence_interval == (0.7, 0.7)
+    # n = 2, uq: a replicate that draws one row twice is the kernel of that row with
+    # itself, e^2 (h_ii = k(x, x) e^2 = e^2)
+    res = calibr.bootstrap([0.25, 0.5], [1, 0], "skce", n_resamples=40, rng=1)
+    values = set(np.round(res.bootstrap_distribution, 15))
+    both = round(0.75 * -0.5 * math.exp(-0.25 / 0.2), 15)
+    assert values <= {round(0.75**2, 15), round(0.5**2, 15), both}
+    assert len(values) == 3
+
+
+def test_same_rng_same_result_and_generators_advance():
+    a = calibr.bootstrap(P, Y, n_resamples=30, rng=4)
+    b = calibr.bootstrap(P, Y, n_resamples=30, rng=4)
+    assert np.array_equal(a.bootstrap_distribution, b.bootstrap_distribution)
+    assert a.confidence_interval == b.confidence_interval
+    gen = np.random.default_rng(4)
+    c = calibr.bootstrap(P, Y, n_resamples=30, rng=gen)
+    d = calibr.bootstrap(P, Y, n_resamples=30, rng=gen)  # the state advanced
+    assert np.array_equal(c.bootstrap_distribution, a.bootstrap_distribution)
+    assert not np.array_equal(d.bootstrap_distribution, a.bootstrap_distribution)
+    e = calibr.bootstrap(P, Y, n_resamples=30, rng=5)
+    assert not np.array_equal(e.bootstrap_distribution, a.bootstrap_distribution)
+    assert not a.bootstrap_distribution.flags.writeable
+
+
+def test_result_fields():
+    res = calibr.bootstrap(P, Y, "mce", n_resamples=99, rng=0, confidence_level=0.9,
+                           method="basic", bins=4)
+    assert (res.metric, res.method, res.n_resamples, res.n) == ("mce", "basic", 99, N)
+    assert res.confidence_level == 0.9
+    assert res.standard_error == float(np.std(res.bootstrap_distribution, ddof=1))
+    assert res.estimate == calibr.mce(P, Y, bins=4)
+    assert calibr.bootstrap(P, Y, n_resamples=3, rng=0, method="BCa").method == "bca"
+
+
+def test_na_rm_and_pandas_input():
+    p = pd.Series(np.r_[P[:50], np.nan])
+    y = pd.Series(np.r_[Y[:50], 1])
+    with pytest.raises(InputError, match="`p`"):
+        calibr.bootstrap(p, y, n_resamples=3)
+    res = calibr.bootstrap(p, y, n_resamples=20, rng=2, na_rm=True)
+    ref = calibr.bootstrap(P[:50], Y[:50], n_resamples=20, rng=2)
+    assert np.array_equal(res.bootstrap_distribution, ref.bootstrap_distribution)
+    assert res.n == 50
+    frame = pd.DataFrame(PM[:60], columns=list("abcd"))
+    labels = np.array(list("abcd"))[YM[:60]]
+    res = calibr.bootstrap(frame, labels, "ece", n_resamples=10, rng=1, type="confidence")
+    ref = calibr.bootstrap(PM[:60], YM[:60] + 1, "ece", n_resamples=10, rng=1,
+                           type="confidence")
+    assert np.array_equal(res.bootstrap_distribution, ref.bootstrap_distribution)
+
+
+def test_callable_metric():
+    def brier(p, y):
+        return float(np.mean((np.asarray(p) - np.asarray(y)) ** 2))
+
+    res = calibr.bootstrap(P, Y, brier, n_resamples=15, rng=9)
+    assert res.metric == "brier"
+    for b, idx in enumerate(_rows(9, N, 15)):
+        assert res.bootstrap_distribution[b] == brier(P[idx], Y[idx])
+
+
+# ------------------------------------------------------------------ jackknife
+
+
+@pytest.mark.parametrize(("name", "opts", "multiclass"), [
+    *[(m, o, False) for m, o in CASES if o.get("estimator") != "ul" and
+      o.get("bandwidth") != "median"],
+    ("ece", {}, True), ("ece", {"type": "confidence"}, True), ("mce", {}, True),
+    ("mce", {"type": "confidence"}, True), ("skce", {"type": "classwise"}, True),
+    ("skce", {"type": "confidence", "estimator": "biased"}, True), ("mmce", {}, True),
+])
+def test_fast_jackknife_equals_the_metric_without_each_row(name, opts, multiclass):
+    p, y = (PM[:90], YM[:90]) if multiclass else (P[:90], Y[:90])
+    kw = {"classes": range(4)} if multiclass else {}
+    fn = _metric(name)
+    checked, _, opts_c = bt._check_metric(name, opts, "bootstrap")
+    plan = bt._Plan(checked, fn, opts_c, calibr._validation.prepare(p, y, **kw))
+    assert plan.kind in ("binned", "scalar")
+    jack = plan.jackknife()
+    for i in range(p.shape[0]):
+        keep = np.arange(p.shape[0]) != i
+        want = fn(p[keep], y[keep], **kw, **opts)
+        assert math.isclose(jack[i], want, rel_tol=1e-11, abs_tol=1e-15), (i, jack[i], want)
+
+
+def test_mce_jackknife_when_the_largest_gap_is_removed():
+    # bins of 2: the largest gap is the lone row at 0.9 with y = 0 (gap 0.9); without
+    # it the MCE is the other bin's gap
+    p = np.array([0.9, 0.2, 0.3, 0.4])
+    y = np.array([0, 0, 1, 1])
+    res = calibr.bootstrap(p, y, "mce", bins=2, n_resamples=5, rng=0, method="bca")
+    assert res.estimate == pytest.approx(0.9)
+    plan = bt._Plan("mce", calibr.mce, {"bins": 2}, calibr._validation.prepare(p, y))
+    jack = plan.jackknife()
+    assert jack[0] == pytest.approx(abs(2 / 3 - 0.3))
+    for i in range(1, 4):
+        assert jack[i] == pytest.approx(0.9)
+
+
+# ------------------------------------------------------------------ intervals vs scipy
+
+
+@pytest.mark.parametrize("method", ["percentile", "basic", "BCa"])
+@pytest.mark.parametrize(("name", "opts"), [("ece", {}), ("mce", {}), ("skce", {}),
+                                            ("mmce", {}), ("skce", {"estimator": "ul"})])
+@pytest.mark.parametrize("level", [0.95, 0.8])
+def test_intervals_equal_scipy(method, name, opts, level):
+    st = require("scipy.stats")
+    n = 150
+    p, y = P[:n], Y[:n]
+    res = calibr.bootstrap(p, y, name, n_resamples=400, rng=13, method=method,
+                           confidence_level=level, **opts)
+    fn = _metric(name)
+
+    def statistic(i):
+        i = i.astype(np.int64)
+        return fn(p[i], y[i], **opts)
+
+    ref = st.bootstrap((np.arange(n),), statistic, n_resamples=0, vectorized=False,
+                       bootstrap_result=res, method=method, confidence_level=level)
+    assert np.allclose(res.confidence_interval, ref.confidence_interval, rtol=1e-12, atol=0)
+    assert res.standard_error == pytest.approx(float(ref.standard_error), rel=1e-14)
+
+
+def test_paired_intervals_equal_scipy():
+    st = require("scipy.stats")
+    n = 150
+    p, y = P[:n], Y[:n]
+    q = np.sqrt(p)
+    for method, alternative in [("BCa", "two-sided"), ("percentile", "less"),
+                                ("basic", "greater")]:
+        res = calibr.paired_bootstrap(p, q, y, "ece", n_resamples=300, rng=2, method=method,
+                                      alternative=alternative)
+
+        def statistic(i):
+            i = i.astype(np.int64)
+            return calibr.ece(p[i], y[i]) - calibr.ece(q[i], y[i])
+
+        ref = st.bootstrap((np.arange(n),), statistic, n_resamples=0, vectorized=False,
+                           bootstrap_result=res, method=method, alternative=alternative)
+        assert np.allclose(res.confidence_interval, ref.confidence_interval, rtol=1e-12,
+                           atol=0), (method, alternative)
+
+
+def test_degenerate_bca_warns_and_gives_nan():
+    with pytest.warns(RuntimeWarning, match="BCa"):
+        res = calibr.bootstrap([0.3], [1], n_resamples=5, rng=0, method="bca")
+    assert math.isnan(res.confidence_interval.low) and math.isnan(res.confidence_interval.high)
+
+
+def test_interval_arithmetic_by_hand():
+    dist = np.arange(1.0, 102.0)  # 1 .. 101: quantile q is 1 + 100 q
+    def approx(pair):
+        return pytest.approx(pair, rel=1e-12)
+
+    assert bt._interval(dist, 40.0, 0.9, "percentile", None) == approx((6.0, 96.0))
+    assert bt._interval(dist, 40.0, 0.9, "basic", None) == approx((80.0 - 96.0, 80.0 - 6.0))
+    low, high = bt._interval(dist, 40.0, 0.9, "percentile", None, "greater")
+    assert low == pytest.approx(11.0, rel=1e-12) and high == math.inf
+    low, high = bt._interval(dist, 40.0, 0.9, "percentile", None, "less")
+    assert low == -math.inf and high == pytest.approx(91.0, rel=1e-12)
+    # BCa with a symmetric jackknife (a = 0) and the estimate at the median (z0 = 0)
+    # is the percentile interval
+    ci = bt._interval(dist, 51.0, 0.9, "bca", lambda: np.array([1.0, 2.0, 3.0]))
+    assert ci == pytest.approx((6.0, 96.0), rel=1e-12)
+
+
+# ------------------------------------------------------------------ paired
+
+
+def test_paired_distribution_is_the_difference_on_the_same_rows():
+    q = np.clip(P + 0.1, 0, 1)
+    res = calibr.paired_bootstrap(P, q, Y, "skce", n_resamples=40, rng=6)
+    a = calibr.bootstrap(P, Y, "skce", n_resamples=40, rng=6)
+    b = calibr.bootstrap(q, Y, "skce", n_resamples=40, rng=6)
+    assert np.array_equal(res.bootstrap_distribution,
+                          a.bootstrap_distribution - b.bootstrap_distribution)
+    assert res.estimate_a == calibr.skce(P, Y) and res.estimate_b == calibr.skce(q, Y)
+    assert res.estimate == res.estimate_a - res.estimate_b
+
+
+def test_paired_pvalue_by_hand(monkeypatch):
+    """The p-values of a known replicate distribution: -1, 0, 1, ..., 7 (9 values)."""
+    dist = np.arange(-1.0, 8.0)
+
+    def fake(plans, gen, n, n_resamples):
+        return [dist, np.zeros(9)]
+
+    monkeypatch.setattr(bt, "_replicates", fake)
+    kw = dict(n_resamples=9, rng=0)
+    assert calibr.paired_bootstrap(P, P, Y, alternative="greater", **kw).pvalue == 2 / 9
+    assert calibr.paired_bootstrap(P, P, Y, alternative="less", **kw).pvalue == 8 / 9
+    assert calibr.paired_bootstrap(P, P, Y, **kw).pvalue == 4 / 9
+
+
+def test_paired_detects_the_worse_model():
+    gen = np.random.default_rng(8)
+    n = 4000
+    p = gen.random(n)
+    y = gen.random(n) < p  # p calibrated
+    res = calibr.paired_bootstrap(p**1.5, p, y, n_resamples=999, rng=1, alternative="greater")
+    assert res.estimate > 0 and res.pvalue == 0.0 and res.confidence_interval.low > 0
+    same = calibr.paired_bootstrap(p, p, y, n_resamples=99, rng=1)
+    assert np.all(same.bootstrap_distribution == 0) and same.pvalue == 1.0
+
+
+def test_paired_na_rm_drops_the_same_rows():
+    p = P[:40].copy()
+    q = np.sqrt(P[:40])
+    p[3] = np.nan
+    q[7] = np.nan
+    res = calibr.paired_bootstrap(p, q, Y[:40], n_resamples=20, rng=0, na_rm=True)
+    keep = np.ones(40, bool)
+    keep[[3, 7]] = False
+    ref = calibr.paired_bootstrap(p[keep], q[keep], Y[:40][keep], n_resamples=20, rng=0)
+    assert res.n == 38
+    assert np.array_equal(res.bootstrap_distribution, ref.bootstrap_distribution)
+
+
+# ------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"metric": "brier"}, InputError, "`metric`"),
+    ({"metric": 3}, InputTypeError, "`metric`"),
+    ({"bins": 3, "metric": "skce"}, InputTypeError, "`bins`"),
+    ({"estimator": "uq"}, InputTypeError, "`estimator`"),
+    ({"bins": 0}, InputError, "`bins`"),
+    ({"weights": np.ones(N)}, InputError, "`weights`"),
+    ({"n_resamples": 0}, InputError, "`n_resamples`"),
+    ({"n_resamples": 10**8}, InputError, "`n_resamples`"),
+    ({"n_resamples": 2.0}, InputError, "`n_resamples`"),
+    ({"confidence_level": 1.0}, InputError, "`confidence_level`"),
+    ({"confidence_level": "0.9"}, InputError, "`confidence_level`"),
+    ({"method": "normal"}, InputError, "`method`"),
+    ({"rng": -1}, InputError, "`rng`"),
+    ({"rng": 1.5}, InputTypeError, "`rng`"),
+    ({"type": "canonical"}, InputError, "`type`"),
+    ({"metric": "skce", "bandwidth": -1}, InputError, "`bandwidth`"),
+])
+def test_bad_arguments(kwargs, error, match):
+    p, y = P.copy(), Y.copy()
+    with pytest.raises(error, match=match):
+        calibr.bootstrap(p, y, **kwargs)
+    assert np.array_equal(p, P) and np.array_equal(y, Y)
+
+
+def test_bad_paired_arguments():
+    with pytest.raises(InputError, match="same rows"):
+        calibr.paired_bootstrap(P, P[:-1], Y, n_resamples=3)
+    with pytest.raises(InputError, match="`alternative`"):
+        calibr.paired_bootstrap(P, P, Y, n_resamples=3, alternative="two_sided")
+    with pytest.raises(InputError, match="^`p_b` must"):
+        calibr.paired_bootstrap(P, P + 2, Y, n_resamples=3)
+    with pytest.raises(InputError, match="`p_a`"):
+        calibr.paired_bootstrap(P - 2, P, Y, n_resamples=3)
+
+
+def test_bad_data_is_the_metric_s_message():
+    with pytest.raises(InputError) as got:
+        calibr.bootstrap([0.2, 1.5], [0, 1], n_resamples=3)
+    with pytest.raises(InputError) as want:
+        calibr.ece([0.2, 1.5], [0, 1])
+    assert str(got.value) == str(want.value)
+
+
+def test_canonical_cost_warning(monkeypatch):
+    monkeypatch.setattr(bt, "CANONICAL_WARN_COST", 1e5)
+    with pytest.warns(UserWarning, match="O\\(n\\^2 K\\) per replicate"):
+        calibr.bootstrap(PM[:40], YM[:40] + 1, "skce", n_resamples=20, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        calibr.bootstrap(PM[:40], YM[:40] + 1, "skce", n_resamples=20, rng=0,
+                         type="confidence")
