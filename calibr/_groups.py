@@ -49,7 +49,15 @@ import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
 from ._kernels.grouped import by_group
-from ._validation import InputError, InputTypeError, _class_list, _fmt, prepare
+from ._validation import (
+    InputError,
+    InputTypeError,
+    _check_weight_values,
+    _class_list,
+    _convert_weights,
+    _fmt,
+    prepare,
+)
 
 __all__ = [
     "Columns",
@@ -59,11 +67,13 @@ __all__ = [
     "by_columns",
     "classes_from_names",
     "complete_rows",
+    "group_seeds",
     "groups_of",
     "raise_per_group",
     "resolve_columns",
     "split",
     "subframes",
+    "weights_column",
     "with_context",
 ]
 
@@ -346,6 +356,25 @@ def subframes(frame: pd.DataFrame, keys: list) -> list[tuple[tuple, pd.DataFrame
             for key, sub in by_columns(frame, keys)]
 
 
+def group_seeds(rng: Any, n_groups: int) -> tuple[list[np.random.SeedSequence], type]:
+    """The seed sequence of each group (``SeedSequence(seed).spawn(n_groups)``, or a
+    Generator's ``spawn``) and the bit generator to build on it: the random numbers
+    of ``summarise(tests=)`` and of ``calibration_table(consistency=)``. ``rng`` is
+    None, an integer seed or a Generator (checked by the verbs' ``rng`` rule);
+    nothing is ever derived from ``hash()``."""
+    if isinstance(rng, np.random.Generator):
+        bitgen = rng.bit_generator
+        try:
+            return bitgen.seed_seq.spawn(n_groups), type(bitgen)
+        except (TypeError, AttributeError):
+            raise InputTypeError(
+                "`rng` must be None, a nonnegative integer seed or a numpy.random.Generator "
+                "made from a seed (numpy.random.default_rng(seed)); this Generator cannot "
+                "spawn independent streams for the groups."
+            ) from None
+    return np.random.SeedSequence(rng).spawn(n_groups), np.random.PCG64
+
+
 # --------------------------------------------------------------------------
 # validation once, canonical arrays sorted by group
 
@@ -368,6 +397,7 @@ class Part:
     p: np.ndarray
     y: np.ndarray
     groups: Groups
+    w: np.ndarray | None = None  # float64 frequency weights of the rows (``weights=``)
 
     @contextlib.contextmanager
     def errors(self, what: str = "") -> Iterator[None]:
@@ -391,7 +421,9 @@ class Split:
     ``start[g]:start[g + 1]`` of ``p`` and ``y``, and ``codes`` holds the group
     of each row (non-decreasing). The arrays are None when no row is kept (a
     grouping with no observed group); then ``binary`` and ``classes`` are
-    unknown (None).
+    unknown (None). ``rows_w`` holds the float64 frequency weights of the kept
+    rows (the verbs' ``weights=``, checked as the metrics check them) or None,
+    and ``w`` the same sorted by group.
     """
 
     groups: Groups
@@ -403,10 +435,16 @@ class Split:
     classes: tuple | None  # the label of each column (multiclass)
     ids: np.ndarray
     start: np.ndarray
+    rows_w: np.ndarray | None = None
+    weights: Hashable | None = None  # the name of the weights column
 
     @functools.cached_property
     def p(self) -> np.ndarray | None:
         return self.by_group(self.rows_p)
+
+    @functools.cached_property
+    def w(self) -> np.ndarray | None:
+        return self.by_group(self.rows_w)
 
     @functools.cached_property
     def y(self) -> np.ndarray | None:
@@ -448,57 +486,94 @@ class Split:
                 continue  # unobserved (observed=False): no rows, no part
             a, b = self.start[g], self.start[g + 1]
             if a == b:  # every row of the group had a missing value (na_rm=True)
-                raise_per_group(self.groups, self.cols, self.na_rm, only=g)
-            yield Part(g, self.p[a:b], self.y[a:b], self.groups)
+                raise_per_group(self.groups, self.cols, self.na_rm, only=g,
+                                weights=self.weights)
+            w = None if self.rows_w is None else self.w[a:b]
+            yield Part(g, self.p[a:b], self.y[a:b], self.groups, w)
 
     def raise_if_emptied(self) -> None:
         """Raise the error of the first observed group whose rows were all dropped
         by ``na_rm=True``, as :meth:`parts` does when it reaches it."""
         emptied = np.flatnonzero(self.observed & (self.sizes == 0))
         if emptied.size:
-            raise_per_group(self.groups, self.cols, self.na_rm, only=int(emptied[0]))
+            raise_per_group(self.groups, self.cols, self.na_rm, only=int(emptied[0]),
+                            weights=self.weights)
 
 
-def split(groups: Groups, cols: Columns, na_rm: bool) -> Split:
+def weights_column(frame: pd.DataFrame, weights: Any) -> Hashable | None:
+    """Check the verbs' ``weights=``: None, or the name of one column of ``frame``."""
+    if weights is None:
+        return None
+    missing = f"`weights` must name a column of the data; got {_fmt(weights)}."
+    if not _is_key(frame, weights):
+        raise InputError(missing)
+    _check_one_column(frame, weights, "weights", missing)
+    return weights
+
+
+def split(groups: Groups, cols: Columns, na_rm: bool, weights: Hashable | None = None) -> Split:
     """Validate every row of every group once: the canonical arrays, by group.
 
     Bad input raises the error of a metric called on the first failing group's
-    rows, with the group appended (see :func:`raise_per_group`).
+    rows, with the group appended (see :func:`raise_per_group`). With
+    ``weights`` (a column checked by :func:`weights_column`), the weights are
+    checked as the metrics check them (``docs/definitions.md``, "Frequency
+    weights"): every weight of a row in a group, also of a row that
+    ``na_rm=True`` drops, and a positive total for each group's kept rows.
     """
     try:
-        sp = _split(groups, cols, na_rm)
+        sp = _split(groups, cols, na_rm, weights)
     except (ValueError, TypeError):
-        raise_per_group(groups, cols, na_rm)
+        raise_per_group(groups, cols, na_rm, weights=weights)
         raise
     if sp.rows_p is None and (groups.sizes.any() or groups.keys is None):
-        raise_per_group(groups, cols, na_rm)  # no complete rows, or empty data
+        raise_per_group(groups, cols, na_rm, weights=weights)  # no complete rows, or empty
+    if sp.rows_w is not None:
+        with np.errstate(over="ignore"):
+            totals = np.bincount(sp.ids, weights=sp.rows_w, minlength=groups.n_groups)
+        bad = np.flatnonzero((sp.sizes > 0) & ~(np.isfinite(totals) & (totals > 0)))
+        for g in bad:  # the error of the group's own rows (a total of 0, or an overflow)
+            raise_per_group(groups, cols, na_rm, only=int(g), weights=weights)
     return sp
 
 
-def _split(groups: Groups, cols: Columns, na_rm: bool) -> Split:
+def _split(groups: Groups, cols: Columns, na_rm: bool, weights: Hashable | None) -> Split:
     frame = groups.frame
-    keep = groups.ids >= 0
+    member = groups.ids >= 0
+    keep = member.copy()
     if na_rm:
         keep &= complete_rows(frame, cols)
     all_kept = bool(keep.all())
     ids = groups.ids if all_kept else groups.ids[keep]
     start = np.zeros(groups.n_groups + 1, dtype=np.int64)
     np.cumsum(np.bincount(ids, minlength=groups.n_groups), out=start[1:])
+    rows_w = None
+    if weights is not None:
+        # every weight of a row in a group is checked, also of one na_rm drops
+        w_obj = frame[weights] if bool(member.all()) else frame[weights][member]
+        w_member = _convert_weights(w_obj, None, len(w_obj))
+        _check_weight_values(w_member, None)
+        rows_w = w_member if all_kept else w_member[keep[member]]
     if ids.shape[0] == 0:
-        return Split(groups, cols, na_rm, None, None, None, None, ids, start)
+        return Split(groups, cols, na_rm, None, None, None, None, ids, start, None, weights)
     if all_kept:
         p_obj, y_obj = frame[cols.p], frame[cols.y]
     else:
         p_obj, y_obj = frame[cols.p][keep], frame[cols.y][keep]
     prep = prepare(p_obj, y_obj, classes=cols.classes, na_rm=False)
-    return Split(groups, cols, na_rm, prep.p, prep.y, prep.binary, prep.classes, ids, start)
+    return Split(groups, cols, na_rm, prep.p, prep.y, prep.binary, prep.classes, ids, start,
+                 rows_w, weights)
 
 
-def raise_per_group(groups: Groups, cols: Columns, na_rm: bool, only: int | None = None) -> None:
-    """Validate each group's original rows as a metric called on the group would,
-    and raise the first error with the group appended. Returns if none fails."""
+def raise_per_group(groups: Groups, cols: Columns, na_rm: bool, only: int | None = None,
+                    weights: Hashable | None = None) -> None:
+    """Validate each group's original rows (and weights) as a metric called on the
+    group would, and raise the first error with the group appended. Returns if
+    none fails."""
+    w_obj = None if weights is None else groups.frame[weights]
     if groups.keys is None:
-        prepare(groups.frame[cols.p], groups.frame[cols.y], classes=cols.classes, na_rm=na_rm)
+        prepare(groups.frame[cols.p], groups.frame[cols.y], classes=cols.classes, na_rm=na_rm,
+                weights=w_obj)
         return
     p_obj, y_obj = groups.frame[cols.p], groups.frame[cols.y]
     for g, rows in groups.rows():
@@ -506,10 +581,11 @@ def raise_per_group(groups: Groups, cols: Columns, na_rm: bool, only: int | None
             continue
         try:
             p_rows, y_rows = p_obj.iloc[rows], y_obj.iloc[rows]
+            w_rows = None if w_obj is None else w_obj.iloc[rows]
         except Exception:  # noqa: BLE001 - pandas cannot slice these columns (e.g. a
             return  # structured dtype): the caller raises the error of the whole frame
         try:
-            prepare(p_rows, y_rows, classes=cols.classes, na_rm=na_rm)
+            prepare(p_rows, y_rows, classes=cols.classes, na_rm=na_rm, weights=w_rows)
         except (ValueError, TypeError) as err:
             raise with_context(err, groups, g) from None
 

@@ -34,12 +34,12 @@ from pandas.api.typing import DataFrameGroupBy
 from ._binned_metrics import ece, mce
 from ._calibration_tests import _METHODS, _rng_rule, calibration_test
 from ._docs import shared_docs
-from ._groups import Split, groups_of, resolve_columns, split
+from ._groups import Split, group_seeds, groups_of, resolve_columns, split, weights_column
 from ._kernel_metrics import ROUNDING_FLOOR, _as_hits, mmce, skce
 from ._kernels import grouped
 from ._kernels.top_label import top_label
 from ._params import FLAG, check_options, validate_params
-from ._validation import InputError, InputTypeError, _fmt, check_bin_cells
+from ._validation import InputError, _fmt, check_bin_cells
 
 __all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS", "TESTS"]
 
@@ -162,10 +162,9 @@ def _resolve(spec: Metric) -> Callable[..., Any]:
         raise _unknown_metric(spec.func)
     if "weights" in spec.options:  # one weight per row of the data, not per group
         raise InputError(
-            f"summarise() does not take frequency weights yet; the option 'weights' of "
-            f"metric {getattr(spec.func, '__name__', spec.func)!r} cannot be split by group. "
-            "Call the metric on "
-            "each group's rows with its own weights= instead."
+            f"The option 'weights' of metric {getattr(spec.func, '__name__', spec.func)!r} "
+            "is one weight per row of the data; name the weights column with "
+            "summarise(..., weights='column') instead, which gives each group its rows' weights."
         )
     clash = [k for k in spec.options if k in _DATA_ARGS]
     if clash:
@@ -394,22 +393,6 @@ def _test_column_names(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
     return [f"{name}_{what}" for name, _ in tests for what in TEST_FIELDS]
 
 
-def _group_seeds(rng: Any, n_groups: int) -> tuple[list[np.random.SeedSequence], type]:
-    """The seed sequence of each group (``SeedSequence(seed).spawn(n_groups)``, or a
-    Generator's ``spawn``) and the bit generator to build on it."""
-    if isinstance(rng, np.random.Generator):
-        bitgen = rng.bit_generator
-        try:
-            return bitgen.seed_seq.spawn(n_groups), type(bitgen)
-        except (TypeError, AttributeError):
-            raise InputTypeError(
-                "`rng` must be None, a nonnegative integer seed or a numpy.random.Generator "
-                "made from a seed (numpy.random.default_rng(seed)); this Generator cannot "
-                "spawn independent streams for the groups."
-            ) from None
-    return np.random.SeedSequence(rng).spawn(n_groups), np.random.PCG64
-
-
 # --------------------------------------------------------------------------
 # the verb
 
@@ -427,6 +410,7 @@ def summarise(
     na_rm: bool = False,
     tests: Any = None,
     rng: int | np.random.Generator | None = None,
+    weights: Hashable | None = None,
     **named_metrics: Any,
 ) -> pd.DataFrame:
     """Calibration metrics per group, as a tidy DataFrame (R's ``summarise()``).
@@ -476,6 +460,19 @@ def summarise(
     rng : None, int or numpy.random.Generator, keyword-only
         The random numbers of the tests (see Notes): a seed (the same seed
         gives the same frame), a Generator, or None for fresh entropy.
+    weights : str, optional, keyword-only
+        The name of a column of frequency weights, one nonnegative finite
+        number per row (``docs/definitions.md``, "Frequency weights"): each
+        group's metrics are those of the metric called on the group's rows
+        with ``weights=`` their weights, so a whole-number weight w counts its
+        row w times. Every weight of a row in a group is checked (also of a
+        row ``na_rm=True`` drops: a missing weight is an error), and each
+        group's kept weights must have a positive total. Metrics that refuse
+        weights refuse them here (``estimator="ul"``, ``bandwidth="median"``;
+        ``"uq"`` needs whole numbers); a callable metric must take a keyword
+        ``weights``. Not with ``tests`` (:func:`calibr.calibration_test` has no
+        weights). A metric column named ``weights`` must be given by
+        ``metrics={"weights": ...}``.
     **named_metrics
         More metrics as ``column=metric``, e.g. ``ece="ece"`` or
         ``mce2=calibr.metric("mce", bins=2)`` (R's
@@ -492,10 +489,13 @@ def summarise(
     ------
     ValueError
         (``calibr.InputError``) for unknown columns, metrics or options, and
-        for bad probabilities or labels. Errors found in a group end with the
+        for bad probabilities, labels or weights (negative, missing,
+        infinite, a group whose weights total 0), weights with ``tests`` or
+        with a metric that refuses them. Errors found in a group end with the
         group and the metric in brackets, e.g. ``[metric 'ece'; group model='a']``.
     TypeError
-        If ``data`` is not a DataFrame or DataFrameGroupBy, or ``p`` is not numeric.
+        If ``data`` is not a DataFrame or DataFrameGroupBy, or ``p`` or the
+        weights column is not numeric.
 
     Notes
     -----
@@ -509,6 +509,11 @@ def summarise(
     ``(n, K)``, ``y`` holds 0/1 values (binary) or 0-based class codes, with
     ``classes=range(K)`` added for multiclass input (the calling convention of
     calibr's metrics).
+
+    **Weights.** With ``weights``, every metric is called per group on the
+    group's validated rows with ``weights=`` their float64 weights (the
+    all-groups kernels have no weights), so each number is bit for bit that
+    of ``calibr.ece(g["p"], g["y"], weights=g["w"])``.
 
     **Tests.** Each test's two numbers are those of
     ``calibr.calibration_test(p, y, method, rng=gen, **options)`` called on the
@@ -570,6 +575,8 @@ def summarise(
     columns = _metric_columns(metrics, named_metrics)
     test_columns = _test_columns(tests)
     _check_unique([name for name, _, _ in columns], _test_column_names(test_columns))
+    if weights is not None:
+        _check_weighted(columns, test_columns)
     groups = groups_of(data)
     if groups.keys is not None:
         clash = [c for c in _test_column_names(test_columns) if c in groups.keys.columns]
@@ -579,19 +586,23 @@ def summarise(
                 "differently with a dict, e.g. tests={'t': ...}."
             )
     cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
+    weights = weights_column(groups.frame, weights)
 
     # unobserved groups (observed=False) keep their NaN, as in pandas' mean()
     values = np.full((groups.n_groups, len(columns)), np.nan)
-    sp = split(groups, cols, na_rm)
-    done = _all_groups(sp, columns, values)
+    sp = split(groups, cols, na_rm, weights)
+    # weighted: every metric per group (the all-groups kernels have no weights)
+    done = _all_groups(sp, columns, values) if weights is None else set()
     extra = {} if sp.binary else {"classes": range(sp.k)}
     # callables, or every metric when a group fails (its error names the group)
     rest = [(j, c) for j, c in enumerate(columns) if done is None or j not in done]
     if rest:
         for part in sp.parts():
+            weighted = {} if part.w is None else {"weights": part.w}
             for j, (name, spec, func) in rest:
                 with part.errors(f"metric {name!r}"):
-                    values[part.g, j] = func(part.p, part.y, **spec.options, **extra)
+                    values[part.g, j] = func(part.p, part.y, **spec.options, **extra,
+                                             **weighted)
 
     result = pd.DataFrame(values, columns=[name for name, _, _ in columns])
     if test_columns:
@@ -610,6 +621,27 @@ def summarise(
     return pd.concat([keys, result], axis=1)
 
 
+def _check_weighted(columns: list[tuple[str, Metric, Callable[..., Any]]],
+                    tests: list[tuple[str, CalibrationTest]]) -> None:
+    """``weights=`` needs metrics that take weights, and no tests."""
+    if tests:
+        raise InputError(
+            "`weights` cannot be combined with `tests`: calibr.calibration_test() has no "
+            "frequency weights. Run the tests without weights, or on the rows repeated "
+            "(numpy.repeat) for whole-number weights."
+        )
+    for name, _, func in columns:
+        try:
+            params = inspect.signature(func).parameters.values()
+        except (TypeError, ValueError):  # no signature: let the call decide
+            continue
+        if not any(prm.name == "weights" or prm.kind is prm.VAR_KEYWORD for prm in params):
+            raise InputError(
+                f"`weights` needs metrics that take frequency weights; the metric {name!r} "
+                "has no parameter 'weights'."
+            )
+
+
 def _check_unique(metric_names: list[str], test_names: list[str]) -> None:
     """The test columns must not repeat a metric column."""
     clash = [c for c in test_names if c in metric_names]
@@ -626,7 +658,7 @@ def _run_tests(sp: Split, tests: list[tuple[str, CalibrationTest]], rng: Any,
     group (rows; NaN for unobserved groups), from calibration_test() on the
     group's validated rows with the group's own generator (see summarise())."""
     values = np.full((sp.groups.n_groups, len(TEST_FIELDS) * len(tests)), np.nan)
-    seeds, bitgen = _group_seeds(rng, sp.groups.n_groups)
+    seeds, bitgen = group_seeds(rng, sp.groups.n_groups)
     for part in sp.parts():
         for j, (name, spec) in enumerate(tests):
             gen = np.random.Generator(bitgen(seeds[part.g]))

@@ -34,6 +34,15 @@ _FEW_CURVES = 3
 #: Inches added to each panel's width for a legend beside it.
 _LEGEND_WIDTH = 1.2
 
+#: The columns of a consistency band (``calibration_table(..., consistency=LEVEL)``).
+_BAND = ("consistency_lower", "consistency_upper")
+
+#: The label of the shaded consistency band of a curve (``Collection.get_label()``).
+BAND_LABEL = "consistency band"
+
+#: The opacity of the shaded band.
+_BAND_ALPHA = 0.2
+
 #: Artist labels that identify the two kinds of axes (``Axes.get_label()``).
 PANEL_LABEL = "reliability"
 COUNTS_LABEL = "counts"
@@ -89,6 +98,39 @@ def _check_table(table: Any) -> list[str]:
                 f"the first at position {first} ({_fmt(table[name].iloc[first])})."
             )
     return group_cols
+
+
+def _consistency_rule(value: Any, name: str) -> bool | str:
+    """``consistency``: True, False or ``"auto"``."""
+    if isinstance(value, str) and value == "auto":
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputError(f"`{name}` must be True, False or 'auto'; got {_fmt(value)}.")
+
+
+def _draw_band(table: pd.DataFrame, consistency: bool | str) -> bool:
+    """Whether to shade the consistency band (``consistency`` checked by its rule)."""
+    present = all(c in table.columns for c in _BAND)
+    if consistency is True and not present:
+        raise InputError(
+            "`consistency` needs the columns 'consistency_lower' and 'consistency_upper' of "
+            "calibr.calibration_table(..., consistency=LEVEL); `table` has "
+            + ("only one of them." if any(c in table.columns for c in _BAND) else "neither.")
+        )
+    if not (present and consistency):
+        return False
+    for name in _BAND:
+        values = pd.to_numeric(table[name], errors="coerce")
+        bad = values.isna() & table[name].notna()
+        if bad.any():
+            first = int(np.flatnonzero(bad.to_numpy())[0])
+            raise InputError(
+                f"`table` column {name!r} must be numbers (or missing); "
+                f"{_count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
+                f"the first at position {first} ({_fmt(table[name].iloc[first])})."
+            )
+    return True
 
 
 def _check_by(by: Any, group_cols: list[str]) -> list[str]:
@@ -216,6 +258,19 @@ def _table_ece(table: pd.DataFrame, series_by: list) -> float:
     return float(np.mean(per))
 
 
+def _shade(ax: Any, x: np.ndarray, rows: pd.DataFrame, color: str) -> None:
+    """The consistency band of one curve (its rows sorted by mean confidence)."""
+    lo = pd.to_numeric(rows[_BAND[0]]).to_numpy(dtype=float)
+    hi = pd.to_numeric(rows[_BAND[1]]).to_numpy(dtype=float)
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    if ok.sum() >= 2:
+        ax.fill_between(x[ok], lo[ok], hi[ok], color=color, alpha=_BAND_ALPHA, linewidth=0,
+                        label=BAND_LABEL)
+    elif ok.any():
+        ax.vlines(x[ok], lo[ok], hi[ok], color=color, alpha=_BAND_ALPHA, linewidth=8,
+                  label=BAND_LABEL)
+
+
 @validate_params(
     ncols=Optional(Integer(1, what="a single positive integer")),
     histogram=FLAG,
@@ -223,6 +278,7 @@ def _table_ece(table: pd.DataFrame, series_by: list) -> float:
     panel_size=_panel_size,
     title=OPTIONAL_STRING,
     show_ece=FLAG,
+    consistency=_consistency_rule,
 )
 def reliability_diagram(
     table: pd.DataFrame,
@@ -234,6 +290,7 @@ def reliability_diagram(
     panel_size: tuple[float, float] = (3.6, 3.6),
     title: str | None = None,
     show_ece: bool = False,
+    consistency: bool | str = "auto",
 ) -> Figure:
     """Draw a reliability diagram from a calibration table.
 
@@ -275,6 +332,13 @@ def reliability_diagram(
         and form; for a classwise table drawn with the classes as curves, the
         classwise ECE: the mean over the classes). Needs one group per panel:
         the columns left out of `by` may only be ``class``.
+    consistency : bool or "auto", default "auto"
+        Shade each curve's consistency band (Bröcker & Smith 2007), the
+        ``consistency_lower``-``consistency_upper`` range of the table (from
+        ``calibr.calibration_table(..., consistency=LEVEL)``): the observed
+        frequencies a calibrated model would show. ``"auto"`` shades it when
+        the table has the two columns, True requires them, False never
+        shades. Bins with a missing bound are left out of the band.
 
     Returns
     -------
@@ -297,13 +361,20 @@ def reliability_diagram(
         not a positive integer, `panel_size` not two positive finite numbers,
         `histogram`, `intervals` or `show_ece` not True or False, or if
         `show_ece` is set and the panels mix groups or the bins are not those
-        of ``calibration_table()``. Every message names the argument.
+        of ``calibration_table()``; if `consistency` is not True, False or
+        ``"auto"``, or is True for a table without the band's columns. Every
+        message names the argument.
 
     Notes
     -----
     The figure is built with ``matplotlib.figure.Figure`` directly, so it does
     not depend on the pyplot state or the interactive backend and leaves
     matplotlib's global options untouched.
+
+    The consistency band is drawn in the curve's colour at opacity 0.2,
+    between the bins' bounds at their mean confidence (``fill_between``, with
+    the label ``calibr.plot.BAND_LABEL``); a curve with a single bin gets a
+    wide translucent bar instead.
 
     A panel with more than three curves (e.g. the ten classes of a classwise
     table) draws them with thinner lines and lighter interval bars and puts
@@ -335,6 +406,7 @@ def reliability_diagram(
             f"except 'class'; {', '.join(repr(c) for c in series_by if c != 'class')} "
             "would mix groups in one panel."
         )
+    band = _draw_band(table, consistency)
     figure_mod = _require_matplotlib()
 
     panels = subframes(table, panel_by)
@@ -373,6 +445,8 @@ def reliability_diagram(
             name = _describe(series_by, skey) if named else "observed"
             x = ssub["mean_confidence"].to_numpy(dtype=float)
             yv = ssub["observed_frequency"].to_numpy(dtype=float)
+            if band:
+                _shade(ax, x, ssub, color)
             ax.plot(x, yv, marker="o", markersize=3 if crowded else 4,
                     linewidth=1.0 if crowded else 1.5, color=color, label=name)
             if intervals:

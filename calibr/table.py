@@ -7,6 +7,7 @@ group layer (``calibr._groups``), as for :func:`calibr.summarise`.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Any
@@ -15,12 +16,14 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
+from ._calibration_tests import MAX_RESAMPLES, _rng_rule
 from ._docs import shared_docs
-from ._groups import Groups, Split, groups_of, resolve_columns, split
+from ._groups import Groups, Split, group_seeds, groups_of, resolve_columns, split, weights_column
 from ._kernel_metrics import _as_hits
 from ._kernels import binned, grouped
 from ._kernels.top_label import top_label
-from ._params import BINS, FLAG, LEVEL, Options, validate_params
+from ._kernels.weighted_metrics import weighted_bin_stats
+from ._params import BINS, FLAG, LEVEL, Integer, Optional, Options, validate_params
 from ._validation import (
     InputError,
     _as_float_array,
@@ -29,13 +32,20 @@ from ._validation import (
     prepare,
 )
 
-__all__ = ["calibration_table", "wilson_interval", "TABLE_COLUMNS"]
+__all__ = ["calibration_table", "wilson_interval", "TABLE_COLUMNS", "CONSISTENCY_COLUMNS",
+           "CONSISTENCY_RESAMPLES"]
 
 #: The columns of every table, after the group keys and (multiclass classwise) ``class``.
 TABLE_COLUMNS = (
     "bin", "lower", "upper", "n", "mean_confidence", "observed_frequency", "gap",
     "ci_lower", "ci_upper",
 )
+
+#: The columns ``consistency=`` adds after ``ci_upper``.
+CONSISTENCY_COLUMNS = ("consistency_lower", "consistency_upper")
+
+#: Resamples of the consistency band when ``n_resamples`` is not given.
+CONSISTENCY_RESAMPLES = 1000
 
 _TYPES = ("classwise", "confidence")
 
@@ -140,33 +150,39 @@ def _z(level: float) -> float:
 
 
 def _rows(
-    p: np.ndarray, y: np.ndarray, binary: bool, bins: int, type: str, z: float
+    p: np.ndarray, y: np.ndarray, binary: bool, bins: int, type: str, z: float,
+    w: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """The table's columns for one group's canonical arrays (non-empty bins only).
 
     The statistics are those of ``ece()``/``mce()``: the same kernels on the
-    same arrays. ``"_class"`` holds 0-based class positions (classwise only).
+    same arrays (with weights ``w``, the weighted sums of ``ece(weights=)``).
+    ``"_class"`` holds 0-based class positions (classwise only).
     """
-    stats = binned.bin_stats(p, y, binary, bins, type)
+    if w is None:
+        stats = binned.bin_stats(p, y, binary, bins, type)
+    else:
+        stats = weighted_bin_stats(p, y, w, binary, bins, type)
     count, sum_conf, sum_hit = (np.atleast_2d(s) for s in stats)
     cls, b = np.nonzero(count > 0)  # row-major: by class, then by bin
     return _columns(cls, b, count[cls, b], sum_conf[cls, b], sum_hit[cls, b],
-                    binned.breaks(bins), z, not binary and type == "classwise")
+                    binned.breaks(bins), z, not binary and type == "classwise",
+                    weighted=w is not None)
 
 
 def _columns(cls: np.ndarray, b: np.ndarray, n: np.ndarray, sum_conf: np.ndarray,
              sum_hit: np.ndarray, edges: np.ndarray, z: float,
-             classwise: bool) -> dict[str, np.ndarray]:
+             classwise: bool, weighted: bool = False) -> dict[str, np.ndarray]:
     """The table's columns of the non-empty bins ``b`` (0-based) of classes ``cls``,
-    from their counts and sums."""
+    from their counts (total weights when ``weighted``) and sums."""
     conf = sum_conf / n
     freq = sum_hit / n
-    lo, hi = _wilson(sum_hit, n, z)
+    lo, hi = _wilson(sum_hit, n, z)  # weighted: the total weight as the count
     out = {
         "bin": b.astype(np.int64) + 1,
         "lower": edges[b],
         "upper": edges[b + 1],
-        "n": n.astype(np.int64),
+        "n": n.astype(np.float64 if weighted else np.int64),
         "mean_confidence": conf,
         "observed_frequency": freq,
         "gap": np.abs(freq - conf),
@@ -206,15 +222,83 @@ def _group_rows(
     return parts, owner
 
 
+# --------------------------------------------------------------------------
+# consistency bands (docs/definitions.md, "Consistency bands")
+
+
+def _bin_index(v: np.ndarray, bins: int) -> np.ndarray:
+    """0-based bin of each value, ``breaks[b] < v <= breaks[b + 1]`` with 0 in bin 0
+    (the bins of ``ece()``, found among R's breaks)."""
+    return np.maximum(np.searchsorted(binned.breaks(bins), v, side="left") - 1, 0)
+
+
+def _resampled_frequencies(p: np.ndarray, binary: bool, bins: int, type: str,
+                           gen: np.random.Generator) -> np.ndarray:
+    """One consistency resample of a group: the observed frequency of every bin
+    (shape (K, bins), NaN where the resample leaves a bin empty).
+
+    The draws, in this order: ``gen.integers(0, n, size=n)`` (the rows, with
+    replacement), then ``gen.random(n)`` (``u``). Binary and top label: the
+    event of resampled row i happens when ``u_i < p_i`` (``Bernoulli(p_i)``); a
+    matrix row draws the label ``j`` with ``cumsum(p_i)[j-1] <= u_i <
+    cumsum(p_i)[j]`` (the last class when rounding leaves ``u_i`` above the sum).
+    """
+    n = p.shape[0]
+    rows = gen.integers(0, n, size=n)
+    u = gen.random(n)
+    ps = p[rows]
+    if binary:
+        x, hit, k = ps, u < ps, 1
+    else:
+        k = ps.shape[1]
+        label = np.minimum((u[:, None] >= np.cumsum(ps, axis=1)).sum(axis=1), k - 1)
+        if type == "confidence":
+            x, hit, k = ps.max(axis=1), label == ps.argmax(axis=1), 1
+    if k == 1:
+        cell = _bin_index(x, bins)
+        count = np.bincount(cell, minlength=bins).astype(np.float64)
+        hits = np.bincount(cell, weights=hit.astype(np.float64), minlength=bins)
+    else:  # classwise: class j's bins are the cells j * bins .. j * bins + bins - 1
+        cells = _bin_index(ps, bins) + np.arange(k) * bins
+        count = np.bincount(cells.ravel(), minlength=k * bins).astype(np.float64)
+        hits = np.bincount(cells[np.arange(n), label], minlength=k * bins).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        freq = np.where(count > 0, hits / count, np.nan)
+    return freq.reshape(k, bins)
+
+
+def _consistency_band(p: np.ndarray, binary: bool, bins: int, type: str,
+                      part: dict[str, np.ndarray], level: float, n_resamples: int,
+                      gen: np.random.Generator) -> dict[str, np.ndarray]:
+    """The band of the table rows ``part`` of one group: the ``(1 - level)/2`` and
+    ``(1 + level)/2`` quantiles (numpy's default, linear interpolation: R's type 7)
+    of each bin's observed frequency over the resamples that leave it non-empty."""
+    b = part["bin"] - 1
+    cls = part.get("_class", np.zeros_like(b))
+    freq = np.empty((n_resamples, b.shape[0]))
+    for r in range(n_resamples):
+        freq[r] = _resampled_frequencies(p, binary, bins, type, gen)[cls, b]
+    alpha = (1.0 - level) / 2.0
+    with warnings.catch_warnings():  # a bin no resample fills: NaN, without the warning
+        warnings.filterwarnings("ignore", message="All-NaN slice encountered")
+        lo, hi = np.nanquantile(freq, [alpha, 1.0 - alpha], axis=0)
+    return {**part, "consistency_lower": lo, "consistency_upper": hi}
+
+
 def _frame(parts: list[dict[str, np.ndarray]], classes: tuple | None) -> pd.DataFrame:
-    cols = {c: np.concatenate([part[c] for part in parts]) for c in TABLE_COLUMNS}
+    names = list(TABLE_COLUMNS)
+    if parts and CONSISTENCY_COLUMNS[0] in parts[0]:
+        names += CONSISTENCY_COLUMNS
+    cols = {c: np.concatenate([part[c] for part in parts]) for c in names}
     if parts and "_class" in parts[0]:
         codes = np.concatenate([part["_class"] for part in parts])
         return pd.DataFrame({"class": pd.Index(list(classes)).take(codes), **cols})
     return pd.DataFrame(cols)
 
 
-@validate_params(bins=BINS, type=Options(*_TYPES), ci_level=LEVEL, na_rm=FLAG)
+@validate_params(bins=BINS, type=Options(*_TYPES), ci_level=LEVEL, na_rm=FLAG,
+                 consistency=Optional(LEVEL), n_resamples=Optional(Integer(1, MAX_RESAMPLES)),
+                 rng=_rng_rule)
 @shared_docs
 def calibration_table(
     p: Any,
@@ -227,6 +311,10 @@ def calibration_table(
     ci_level: float = 0.95,
     data: pd.DataFrame | DataFrameGroupBy | None = None,
     p_prefix: str | None = None,
+    weights: Any = None,
+    consistency: float | None = None,
+    n_resamples: int | None = None,
+    rng: int | np.random.Generator | None = None,
 ) -> pd.DataFrame:
     """The per-bin statistics behind ``ece()`` and ``mce()``, as a tidy DataFrame.
 
@@ -252,6 +340,27 @@ def calibration_table(
     p_prefix : str, optional, keyword-only
         With ``data``: the probability columns are those starting with this
         prefix (see :func:`calibr.summarise` for how class labels are derived).
+    weights : array-like or str, optional, keyword-only
+        Frequency weights, one nonnegative finite number per observation, as
+        for :func:`calibr.ece` (``docs/definitions.md``, "Frequency weights");
+        with ``data``, the name of the weights column. ``n`` is then each
+        bin's total weight (float64), ``mean_confidence`` and
+        ``observed_frequency`` weighted means, a bin of total weight 0 is left
+        out, and the Wilson interval takes the total weight as its count
+        (see Notes).
+    consistency : float, optional, keyword-only
+        A level in (0, 1), e.g. 0.9: add the consistency band of each bin
+        (Bröcker & Smith 2007), the range of observed frequencies that a
+        calibrated model with these predictions would show, as the columns
+        ``consistency_lower`` and ``consistency_upper`` (see Notes). Not with
+        ``weights``.
+    n_resamples : int, optional, keyword-only
+        The consistency resamples (default 1000), from 1 to 10,000,000; only
+        with ``consistency``.
+    rng : None, int or numpy.random.Generator, keyword-only
+        The random numbers of the consistency resampling: a seed (the same
+        seed gives the same table), a Generator, or None for fresh entropy;
+        only with ``consistency``.
 
     Returns
     -------
@@ -260,12 +369,13 @@ def calibration_table(
         group keys (with a grouped ``data``); ``class`` (multiclass
         ``"classwise"`` only: the class label); ``bin`` (1-based); ``lower`` and
         ``upper`` (the bin's edges, R's ``seq(0, 1, length.out = bins + 1)``);
-        ``n`` (members); ``mean_confidence``; ``observed_frequency`` (the share
-        of members whose outcome is 1, or whose class is the column's, or whose
-        top label is right); ``gap`` (``|observed_frequency -
+        ``n`` (members; with ``weights`` their total weight); ``mean_confidence``;
+        ``observed_frequency`` (the share of members whose outcome is 1, or
+        whose class is the column's, or whose top label is right); ``gap`` (``|observed_frequency -
         mean_confidence|``); ``ci_lower`` and ``ci_upper`` (the Wilson score
         interval of the observed frequency, see :func:`wilson_interval`).
-        Only non-empty bins appear, as the metrics ignore empty bins.
+        Only non-empty bins appear, as the metrics ignore empty bins. With
+        ``consistency``, then ``consistency_lower`` and ``consistency_upper``.
 
     Raises
     ------
@@ -284,8 +394,35 @@ def calibration_table(
       ``ece()`` is the mean of it over the classes);
     - ``gap.max()`` is the MCE (for ``"classwise"``, over all classes).
 
+    With ``weights`` the same holds for the weighted ``ece()`` and ``mce()``.
+    The Wilson interval of a weighted bin is that of ``x = sum w_i c_i``
+    successes in ``n = sum w_i`` trials: for whole-number weights the interval
+    of the repeated rows; real weights are read as counts too, so the interval
+    narrows when every weight is multiplied by a constant (the metrics do
+    not change).
+
+    **Consistency bands** (``docs/definitions.md``, "Consistency bands"):
+    each of ``n_resamples`` resamples of a group draws ``n`` of its rows with
+    replacement (``gen.integers(0, n, size=n)``) and a label for each from its
+    own predicted distribution (``gen.random(n)``: Bernoulli(p) for a binary
+    ``p``; for a matrix a class from the row, whose top label or one-vs-rest
+    indicators are then taken as the table's ``type`` says), bins them with the
+    table's bins and takes each bin's observed frequency; the band is the
+    ``(1 - consistency)/2`` and ``(1 + consistency)/2`` quantiles of these
+    over the resamples in which the bin is non-empty (numpy's default
+    quantile, R's type 7; NaN if none is). The table of the group in position
+    g (pandas' order, counting unobserved groups; 0 without groups) draws from
+    ``numpy.random.default_rng(numpy.random.SeedSequence(rng).spawn(G)[g])``
+    with G groups (for a Generator ``rng``, its seed sequence's ``spawn``), as
+    :func:`calibr.summarise` draws for its tests.
+
     For the table of each group of a DataFrame, chain with ``.pipe()``:
     ``df.groupby("model").pipe((calibration_table, "data"), "p", "y")``.
+
+    References
+    ----------
+    Bröcker, J. & Smith, L. A. (2007). Increasing the reliability of
+    reliability diagrams. Weather and Forecasting 22, 651-661.
 
     Examples
     --------
@@ -297,21 +434,42 @@ def calibration_table(
     1    2    0.5    1.0  2             0.85                 1.0  0.15    0.3424    1.0000
     """
     z = _z(ci_level)
+    band = _band_options(consistency, n_resamples, rng, weights)
     if data is None:
         if p_prefix is not None:
             raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.")
-        prep = prepare(p, y, classes=classes, na_rm=na_rm)
+        prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
         check_bin_cells(bins, prep.k, not prep.binary and type == "classwise")
-        return _frame([_rows(prep.p, prep.y, prep.binary, bins, type, z)], prep.classes)
+        part = _rows(prep.p, prep.y, prep.binary, bins, type, z, prep.weights)
+        if band is not None:
+            seeds, bitgen = group_seeds(band[2], 1)
+            part = _consistency_band(prep.p, prep.binary, bins, type, part, band[0], band[1],
+                                     np.random.Generator(bitgen(seeds[0])))
+        return _frame([part], prep.classes)
 
     groups = groups_of(data)
     cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
-    sp = split(groups, cols, na_rm)
+    weights = weights_column(groups.frame, weights)
+    sp = split(groups, cols, na_rm, weights)
     if sp.rows_p is None:  # no observed group
-        return _empty(groups, not cols.binary and type == "classwise")
+        return _empty(groups, not cols.binary and type == "classwise", band is not None)
     check_bin_cells(bins, sp.k, not sp.binary and type == "classwise")
     sp.raise_if_emptied()  # a group whose rows na_rm=True dropped: its error
-    parts, owner = _group_rows(sp, bins, type, z)
+    if band is not None:  # each group's rows and its resamples, group by group
+        parts, owner = [], []
+        seeds, bitgen = group_seeds(band[2], groups.n_groups)
+        for part in sp.parts():
+            rows = _rows(part.p, part.y, sp.binary, bins, type, z)
+            parts.append(_consistency_band(part.p, sp.binary, bins, type, rows, band[0],
+                                           band[1], np.random.Generator(bitgen(seeds[part.g]))))
+            owner.append(np.full(len(rows["bin"]), part.g, dtype=np.int64))
+    elif weights is None:
+        parts, owner = _group_rows(sp, bins, type, z)
+    else:  # the weighted sums of each group's slice, group by group
+        parts, owner = [], []
+        for part in sp.parts():
+            parts.append(_rows(part.p, part.y, sp.binary, bins, type, z, part.w))
+            owner.append(np.full(len(parts[-1]["bin"]), part.g, dtype=np.int64))
     table = _frame(parts, sp.classes)
     if groups.keys is None:
         return table
@@ -324,9 +482,29 @@ def calibration_table(
     return pd.concat([keys, table], axis=1)
 
 
-def _empty(groups: Groups, with_class: bool) -> pd.DataFrame:
+def _band_options(consistency: float | None, n_resamples: int | None, rng: Any,
+                  weights: Any) -> tuple[float, int, Any] | None:
+    """``(level, n_resamples, rng)`` of the consistency band, or None without one."""
+    if consistency is None:
+        for name, value in (("n_resamples", n_resamples), ("rng", rng)):
+            if value is not None:
+                raise InputError(
+                    f"`{name}` applies to the consistency band only; pass `consistency` "
+                    f"(a level, e.g. 0.9) too, or leave `{name}` out."
+                )
+        return None
+    if weights is not None:
+        raise InputError(
+            "`consistency` cannot be combined with `weights`: the consistency resampling "
+            "draws rows of an unweighted sample. Pass the rows repeated (numpy.repeat) for "
+            "whole-number weights."
+        )
+    return consistency, CONSISTENCY_RESAMPLES if n_resamples is None else n_resamples, rng
+
+
+def _empty(groups: Groups, with_class: bool, band: bool = False) -> pd.DataFrame:
     """The table of a grouping with no observed group: the columns, no rows."""
     names = (list(groups.keys.columns) if groups.keys is not None else []) + (
         ["class"] if with_class else []
-    ) + list(TABLE_COLUMNS)
+    ) + list(TABLE_COLUMNS) + (list(CONSISTENCY_COLUMNS) if band else [])
     return pd.DataFrame({c: [] for c in names})

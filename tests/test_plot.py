@@ -9,6 +9,7 @@ panel count must match the table.
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 
@@ -529,3 +530,100 @@ def test_every_plot_error_is_calibrs_and_names_its_argument(kwargs, exc, match):
     with pytest.raises(exc, match=match) as info:
         reliability_diagram(BINARY, **kwargs)
     assert isinstance(info.value, (InputError, InputTypeError))
+
+
+# --- consistency bands (docs/definitions.md, "Consistency bands") -----------------
+
+
+def with_band(table, half=0.1):
+    t = table.copy()
+    t["consistency_lower"] = (t["mean_confidence"] - half).clip(0, 1)
+    t["consistency_upper"] = (t["mean_confidence"] + half).clip(0, 1)
+    return t
+
+
+BAND_RGB = 0.2 * np.array(to_rgb("C0")) + 0.8  # C0 at opacity 0.2 over white
+
+
+def band_pixels(pixels, tol=0.03):
+    return int((np.abs(pixels - BAND_RGB).max(axis=-1) < tol).sum())
+
+
+def pixel_at(img, fig, ax, dpi, x, y):
+    px, py = ax.transData.transform((x, y)) * dpi / fig.dpi
+    return img[img.shape[0] - int(round(py)), int(round(px))]
+
+
+def test_consistency_band_is_shaded_between_its_bounds():
+    from calibr.plot import BAND_LABEL
+
+    table = with_band(BINARY)
+    dpi = 100
+    fig = reliability_diagram(table, histogram=False, intervals=False)
+    img = render(fig, dpi)
+    (ax,) = panels(fig)
+    assert band_pixels(region(img, fig, ax, dpi)) > 2000
+    # inside the band, between two bins, away from the curve and the diagonal
+    x = (0.52 + 0.69) / 2
+    lo = (0.42 + 0.59) / 2
+    assert np.abs(pixel_at(img, fig, ax, dpi, x, lo + 0.03) - BAND_RGB).max() < 0.03
+    # above the band's upper bound: white
+    assert np.abs(pixel_at(img, fig, ax, dpi, x, lo + 0.2 + 0.12) - 1.0).max() < 0.02
+    # below its lower bound (the curve there is near 0.7, the diagonal at 0.6): white
+    assert np.abs(pixel_at(img, fig, ax, dpi, x, 0.25) - 1.0).max() < 0.02
+    # the drawn band is the table's columns
+    (poly,) = [c for c in ax.collections if c.get_label() == BAND_LABEL]
+    verts = poly.get_paths()[0].vertices
+    xs = table["mean_confidence"].to_numpy()
+    for xv, lov, hiv in zip(xs, table["consistency_lower"], table["consistency_upper"],
+                            strict=True):
+        at = verts[np.isclose(verts[:, 0], xv)]
+        assert np.isclose(at[:, 1], lov).any() and np.isclose(at[:, 1], hiv).any()
+
+
+def test_consistency_false_or_no_columns_draws_no_band():
+    dpi = 100
+    for fig in (reliability_diagram(with_band(BINARY), histogram=False, intervals=False,
+                                    consistency=False),
+                reliability_diagram(BINARY, histogram=False, intervals=False)):
+        img = render(fig, dpi)
+        (ax,) = panels(fig)
+        assert band_pixels(region(img, fig, ax, dpi)) < 50
+
+
+def test_consistency_option_errors():
+    import calibr
+
+    with pytest.raises(calibr.InputError, match=re.escape(
+            "`consistency` needs the columns 'consistency_lower' and 'consistency_upper' of "
+            "calibr.calibration_table(..., consistency=LEVEL); `table` has neither.")):
+        reliability_diagram(BINARY, consistency=True)
+    with pytest.raises(calibr.InputError, match=re.escape(
+            "`consistency` must be True, False or 'auto'; got 'yes'.")):
+        reliability_diagram(with_band(BINARY), consistency="yes")
+    bad = with_band(BINARY).astype({"consistency_lower": object})
+    bad.loc[2, "consistency_lower"] = "x"
+    with pytest.raises(calibr.InputError, match=re.escape(
+            "`table` column 'consistency_lower' must be numbers (or missing); 1 value is not, "
+            "the first at position 2 ('x').")):
+        reliability_diagram(bad)
+
+
+def test_band_of_a_real_table_per_class_and_missing_bounds():
+    import calibr
+
+    rng = np.random.default_rng(3)
+    p = rng.dirichlet(np.ones(3), 300)
+    y = np.array([rng.choice(3, p=row) for row in p]) + 1
+    table = calibr.calibration_table(p, y, bins=5, consistency=0.9, n_resamples=50, rng=0)
+    table.loc[1, "consistency_upper"] = np.nan  # left out of the band
+    fig = reliability_diagram(table, by=[], histogram=False, intervals=False)
+    img = render(fig, 80)
+    (ax,) = panels(fig)
+    from calibr.plot import BAND_LABEL
+
+    assert len([c for c in ax.collections if c.get_label() == BAND_LABEL]) == 3
+    for j in range(3):
+        tint = 0.2 * np.array(to_rgb(f"C{j}")) + 0.8
+        inside = region(img, fig, ax, 80)
+        assert int((np.abs(inside - tint).max(axis=-1) < 0.03).sum()) > 100

@@ -390,13 +390,14 @@ def test_weights_are_never_modified(metric):
 
 def test_summarise_refuses_weights_instead_of_ignoring_them():
     """A `weights` option of a metric in summarise() would be one weight per row of
-    the whole frame: refused with a message (it was once silently ignored)."""
+    the whole frame: refused with a message pointing at summarise(weights=) (it was
+    once silently ignored)."""
     import pandas as pd
 
     df = pd.DataFrame({"g": [0, 0, 1, 1], "p": [0.2, 0.7, 0.4, 0.9], "y": [0, 1, 1, 1]})
     w = np.array([1.0, 2.0, 3.0, 4.0])
-    message = (r"^summarise\(\) does not take frequency weights yet; the option 'weights' of "
-               r"metric 'ece' cannot be split by group\.")
+    message = (r"^The option 'weights' of metric 'ece' is one weight per row of the data; "
+               r"name the weights column with summarise\(\.\.\., weights='column'\)")
     for data in (df, df.groupby("g")):
         with pytest.raises(calibr.InputError, match=message):
             calibr.summarise(data, "p", "y", metrics=[calibr.metric("ece", weights=w)])

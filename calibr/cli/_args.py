@@ -72,6 +72,12 @@ names, or --classes must give the label of each column (e.g. --classes 1,2,3 for
 R's 1-based codes). Each row of probabilities must sum to 1 within 1e-6 (as in
 R); --renormalize fixes rows that were rounded (e.g. saved with 6 decimals).
 
+weights: --weights COL names a column of frequency weights (one nonnegative number
+per row; a whole number w counts its row w times): every metric, the per-bin table
+and the plot are weighted, and n, mce_bin_n and the per-bin n are total weights.
+Not with --test (the calibration tests have no weights), nor with
+skce(estimator=ul) or bandwidth=median.
+
 rows: "data row N" in a message is the N-th row after the header of FILE.
 
 exit status: 0 on success; 2 for bad input (one line on stderr, nothing written);
@@ -140,6 +146,11 @@ def _build_parser() -> argparse.ArgumentParser:
         help="multiclass: comma-separated label of each probability column, in order",
     )
     cols.add_argument(
+        "--weights", metavar="COL",
+        help="column of frequency weights, one nonnegative number per row (a whole number "
+        "w counts its row w times; see weights: below)",
+    )
+    cols.add_argument(
         "--na-rm", action="store_true",
         help="drop rows with a missing probability or label (default: an error)",
     )
@@ -197,7 +208,8 @@ def _build_parser() -> argparse.ArgumentParser:
 _SPEC = re.compile(r"\s*([A-Za-z_]\w*)\s*(?:\((.*)\))?\s*")
 
 #: Arguments of the metrics that the command sets for all metrics, and the options that do.
-_DATA_OPTIONS = {"p": "--prob", "y": "--label", "classes": "--classes", "na_rm": "--na-rm"}
+_DATA_OPTIONS = {"p": "--prob", "y": "--label", "classes": "--classes", "na_rm": "--na-rm",
+                 "weights": "--weights"}
 
 
 def _split_top(text: str, option: str = "--metrics") -> list[str]:
@@ -247,7 +259,7 @@ def _metric_options(name: str) -> list[str]:
     return [
         prm.name for prm in params
         if prm.kind in (prm.POSITIONAL_OR_KEYWORD, prm.KEYWORD_ONLY)
-        and prm.name not in _DATA_OPTIONS and prm.name != "weights"  # not in reports yet
+        and prm.name not in _DATA_OPTIONS  # --weights sets the weights of all metrics
     ]
 
 

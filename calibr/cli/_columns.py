@@ -75,6 +75,8 @@ def _columns(src: _Source, args) -> tuple[Columns, str]:
     for col in ca["by"] or []:
         if col not in frame.columns:
             raise _no_column("--by", col, src, sep)
+    if args.weights is not None and args.weights not in frame.columns:
+        raise _no_column("--weights", args.weights, src, sep)
     classes = None
     if args.classes is not None:
         labels = [s.strip() for s in args.classes.split(",")]
@@ -224,12 +226,15 @@ def _check_numbers(frame: pd.DataFrame, cols: Columns, p_word: str) -> None:
     )
 
 
-def _validate(frame: pd.DataFrame, cols: Columns, na_rm: bool, p_word: str) -> None:
-    """Validate every row at once, so that a message gives the data row in the file
-    (the metrics, per group, would count positions within the group)."""
+def _validate(frame: pd.DataFrame, cols: Columns, na_rm: bool, p_word: str,
+              weights: str | None = None) -> None:
+    """Validate every row at once (and the --weights column), so that a message gives
+    the data row in the file (the metrics, per group, would count positions within
+    the group)."""
     _check_numbers(frame, cols, p_word)
     try:
-        prepare(frame[cols.p], frame[cols.y], classes=cols.classes, na_rm=na_rm)
+        prepare(frame[cols.p], frame[cols.y], classes=cols.classes, na_rm=na_rm,
+                weights=None if weights is None else frame[weights])
     except (InputError, InputTypeError) as err:
         msg = _cli_words(_data_rows(str(err), cols), p_word)
         if "must sum to 1" in msg:

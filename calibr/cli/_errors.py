@@ -35,6 +35,7 @@ _PYTHON_WORDS = (
     ("summarise()", "the report"),
     ("`tests`", "--test"),
     ("`rng`", "--seed"),
+    ("`weights`", "--weights"),
 )
 
 

@@ -65,6 +65,9 @@ def report(args) -> int:
     if tests and args.per_bin:
         raise CLIError("--test adds columns to the report of the metrics; it does not apply "
                        "to --per-bin.")
+    if tests and args.weights is not None:
+        raise CLIError("--weights cannot be combined with --test: the calibration tests have "
+                       "no frequency weights.")
     bins = args.bins or 10
     type_ = args.type or "classwise"
 
@@ -83,13 +86,14 @@ def report(args) -> int:
 
     if args.per_bin:
         result = _stack_tables(tables)
-        header = _header(sources, bins, forms, "per-bin table")
+        header = _header(sources, bins, forms, "per-bin table") + _weights_header(args)
         text = _render(result, fmt, header)
     else:
         result = pd.concat(results, ignore_index=True)
         binned = [c for c in columns if c.spec.func in _BINNED]
         header = _header(sources, bins if any(c.default_bins for c in binned) else None,
                          forms if any(c.default_type for c in binned) else [], "report")
+        header += _weights_header(args)
         if tests:
             header += _tests_header([(name, spec, _n_resamples(spec)) for name, spec in tests],
                                     seed, len(sources) > 1)
@@ -126,7 +130,7 @@ def _report_source(
     if args.renormalize:
         frame = _renormalize(frame, cols)
     _check_row_sums(frame, cols, p_word)
-    _validate(frame, cols, args.na_rm, p_word)
+    _validate(frame, cols, args.na_rm, p_word, args.weights)
     form = type_ if isinstance(cols.p, list) else "binary"
     for name, spec in tests:
         if spec.method in BINARY_ONLY_TESTS and isinstance(cols.p, list):
@@ -148,17 +152,18 @@ def _report_source(
     if args.per_bin or args.plot:
         _check_key_names(by, TABLE_COLUMNS, "a column of the per-bin table")
     data = _group(frame, by, src)
-    common = {"classes": cols.classes, "na_rm": args.na_rm}
+    common = {"classes": cols.classes, "na_rm": args.na_rm, "weights": args.weights}
     tab = res = None
     flags: dict[str, np.ndarray] = {}
     if args.per_bin or args.plot:
         tab = _library(calibration_table, p_word, cols.p, cols.y, bins=bins, type=type_,
                        data=data, **common)
+        tab["n"] = _counts(tab["n"].to_numpy())  # total weights: integers when whole
     if not args.per_bin:
         metrics = {"n": _count, **{c.name: c.spec for c in columns}}
         res = _library(summarise, p_word, data, cols.p, cols.y, metrics=metrics,
                        tests=dict(tests) or None, rng=args.seed, **common)
-        res["n"] = res["n"].astype("int64")
+        res["n"] = _counts(res["n"].to_numpy())
         for name, spec in tests:
             if spec.method in RESAMPLING_TESTS:
                 res.insert(res.columns.get_loc(f"{name}_pvalue") + 1, f"{name}_n_resamples",
@@ -217,8 +222,23 @@ def _group(frame: pd.DataFrame, by: list | None, src: _Source) -> Any:
     return grouped
 
 
-def _count(p: np.ndarray, y: np.ndarray, **_: Any) -> int:
-    return len(p)
+def _count(p: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
+           **_: Any) -> float:
+    """The rows of a group, or with --weights their total weight."""
+    return float(len(p)) if weights is None else float(np.sum(weights))
+
+
+def _counts(n: np.ndarray) -> np.ndarray:
+    """Counts (rows, or total weights) as integers when all are whole numbers (always
+    without --weights), else as they are."""
+    n = np.asarray(n, dtype=np.float64)
+    return n.astype(np.int64) if bool(np.all(n == np.floor(n))) else n
+
+
+def _weights_header(args) -> list[str]:
+    if args.weights is None:
+        return []
+    return [f"weights: column {args.weights!r} (frequency weights; n is the total weight)"]
 
 
 def _stack_tables(tables: list[pd.DataFrame]) -> pd.DataFrame:
@@ -305,11 +325,11 @@ def _mce_bin_counts(table: pd.DataFrame, keys: list, n_groups: int) -> np.ndarra
     else:
         ids = np.zeros(len(table), dtype=np.int64)
     gap = table["gap"].to_numpy(dtype=np.float64)
-    n = table["n"].to_numpy(dtype=np.int64)
+    n = table["n"].to_numpy(dtype=np.float64)  # total weights with --weights
     order = np.lexsort((-n, -gap, ids))  # by group, then largest gap, then largest count
     first = np.unique(ids[order], return_index=True)[1]
     if len(first) != n_groups:  # pragma: no cover - the table and the summary disagree
         raise RuntimeError(
             f"the per-bin table has {len(first)} groups, the summary {n_groups}."
         )
-    return n[order[first]]
+    return _counts(n[order[first]])
