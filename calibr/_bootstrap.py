@@ -45,7 +45,7 @@ _ALTERNATIVES = ("two-sided", "less", "greater")
 #: Uniform numbers drawn and held at once (float64, 32 MB): replicates go to
 #: the kernels in batches of ``max(1, _U_BATCH // n)``.
 _U_BATCH = 1 << 22
-#: At most this many rows (resampling counts and sorted positions are int32).
+#: At most this many rows (resampling counts are int32 where uint8 would wrap).
 MAX_ROWS = 2**31 - 1
 #: Work chunks of a batch of replicates (run on up to ``num_threads()`` threads).
 _CHUNKS = 16
@@ -251,7 +251,7 @@ class _Plan:
         self.x = np.ascontiguousarray(np.column_stack([x for x, _ in cols]), dtype=np.float64)
         self.cells = np.ascontiguousarray(np.column_stack(
             [k * bins + _bin_of(x, bins) for k, (x, _) in enumerate(cols)]), dtype=np.int32)
-        self.c = np.ascontiguousarray(np.column_stack([c for _, c in cols]), dtype=np.float64)
+        self.c = np.ascontiguousarray(np.column_stack([c for _, c in cols]), dtype=np.uint8)
         self.kind, self.bins = "binned", bins
         self.code = kb.ECE if self.name == "ece" else kb.MCE
 
@@ -264,9 +264,6 @@ class _Plan:
             gs.append(gap_factors(xs, h))
         self.kind, self.code = "scalar", code
         self.order = np.ascontiguousarray(np.array(orders, dtype=np.int64))
-        self.rank = np.empty(self.order.shape, dtype=np.int32)  # int32: half the cache
-        for k, order in enumerate(self.order):
-            self.rank[k, order] = np.arange(order.shape[0], dtype=np.int32)
         self.e = np.ascontiguousarray(np.array(es))
         self.g = np.ascontiguousarray(np.array(gs).reshape(len(gs), -1))
 
@@ -292,7 +289,7 @@ class _Plan:
             fn, args = kb.binned_replicates, (u, self.x, self.cells, self.c, self.bins,
                                               self.code)
         elif self.kind == "scalar":
-            fn, args = kb.scalar_replicates, (u, self.rank, self.e, self.g, self.code)
+            fn, args = kb.scalar_replicates, (u, self.order, self.e, self.g, self.code)
         else:
             fn, args = kb.ul_replicates, (u, self.x, self.e, self.h)
         calls = [(*args, lo, hi, out) for lo, hi in chunk_bounds(nrep, min(_CHUNKS, nrep))

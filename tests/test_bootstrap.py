@@ -424,3 +424,25 @@ def test_coverage_of_the_population_ece_small_simulation():
         assert 0.95 - half <= share <= 1.0, (method, share)
     share, _ = sim.coverage("calibrated", "ece", "percentile", 20, 2000, 199, 0.95)
     assert share == 0.0
+
+
+@pytest.mark.parametrize(("name", "opts"), [("ece", {}), ("mce", {"bins": 4}), ("skce", {}),
+                                            ("mmce", {})])
+def test_a_row_drawn_256_times_or_more(name, opts):
+    """The kernels count draws in uint8 and count again in int32 when a count
+    reaches 256: replicates that draw one row 255, 256 and 300 times."""
+    n = 300
+    gen = np.random.default_rng(256)
+    p = gen.random(n)
+    y = (gen.random(n) < p**2).astype(np.int64)
+    checked, fn, opts_c = bt._check_metric(name, opts, "bootstrap")
+    plan = bt._Plan(checked, fn, opts_c, calibr._validation.prepare(p, y))
+    u = np.empty((4, n))
+    rows = []
+    for b, times in enumerate((255, 256, 300, 1)):
+        idx = np.r_[np.full(times, 7), np.arange(n - times) % n]
+        rows.append(idx)
+        u[b] = (idx + 0.5) / n  # floor(n * u) is idx
+    got = plan.replicates(u)
+    for b, idx in enumerate(rows):
+        assert _close(got[b], fn(p[idx], y[idx], **opts)), (b, got[b])

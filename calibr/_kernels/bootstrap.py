@@ -9,9 +9,10 @@ preparation of the sample (``calibr/_bootstrap.py`` has the map):
 * **binned** (:func:`binned_replicates`): each row carries, per column k of
   what is binned (1 column for the binary and confidence forms, K classwise),
   its value ``x``, its cell ``k * bins + bin`` and its 0/1 outcome ``c``. A
-  replicate counts how often it draws each row, then adds the counts into the
-  per-cell ``(count, sum x, sum c)`` in one pass over the rows in order
-  (random access only to the int32 counts), and turns them into ECE or MCE as
+  replicate counts how often it draws each row (uint8 counts: the random
+  increments touch n bytes, which stay in the cache), then adds the counts into
+  the per-cell ``(count, sum x, sum c)`` in one pass over the rows in order, and
+  turns them into ECE or MCE as
   :func:`calibr._kernels.binned.ece_from_stats` / ``mce_from_stats`` do.
 * **scalar SKCE** (:func:`scalar_replicates`): the resampling counts are
   frequency weights of the sample sorted once per kernel, and
@@ -84,11 +85,35 @@ def _binned_value(count, conf, hit, ncols, bins, metric):  # pragma: no cover - 
 
 
 @jit(nogil=True)
-def _count_draws(u, b, counts):  # pragma: no cover - compiled
-    """``counts[i]`` += the number of times replicate b draws row i."""
+def _tally(u, b, counts):  # pragma: no cover - compiled
+    """``counts[i]`` += the number of times replicate b draws row i; False if a
+    count reached 256 (it then wrapped, in uint8 counts: count again in int32)."""
     n = u.shape[1]
+    ok = True
     for t in range(n):
-        counts[_draw(u, b, t, n)] += 1
+        i = _draw(u, b, t, n)
+        c = counts[i] + 1
+        counts[i] = c
+        if c == 256:
+            ok = False
+    return ok
+
+
+@jit(nogil=True)
+def _binned_from_counts(counts, x, cells, c, count, conf, hit):  # pragma: no cover
+    """Add ``C_i``, ``C_i x_i`` and ``C_i c_i`` into the cells, rows in order (a
+    row drawn 0 times adds exact zeros: no branch)."""
+    n, ncols = x.shape
+    count[:] = 0.0
+    conf[:] = 0.0
+    hit[:] = 0.0
+    for i in range(n):
+        fw = float(counts[i])
+        for k in range(ncols):
+            cell = cells[i, k]
+            count[cell] += fw
+            conf[cell] += fw * x[i, k]
+            hit[cell] += fw * c[i, k]
 
 
 @jit(nogil=True)
@@ -96,32 +121,27 @@ def binned_replicates(u, x, cells, c, bins, metric, lo, hi, out):  # pragma: no 
     """Replicates ``lo .. hi - 1`` of ECE/MCE into ``out``.
 
     ``x``, ``cells``, ``c``: (n, ncols) values, cells ``k * bins + bin`` and 0/1
-    outcomes. A replicate counts its draws per row (the resampling counts
-    ``C_i``), then adds ``C_i``, ``C_i x_i`` and ``C_i c_i`` into the cells in
-    one pass over the rows in order: the weighted sums of
+    outcomes (uint8). A replicate counts its draws per row (the resampling
+    counts ``C_i``, in uint8: the random increments stay in a cache-sized
+    array; int32 again in the rare replicate that draws a row 256 times), then
+    adds ``C_i``, ``C_i x_i`` and ``C_i c_i`` into the cells in one pass over
+    the rows in order: the weighted sums of
     :mod:`calibr._kernels.weighted_metrics` with the counts as weights.
     """
     n, ncols = x.shape
     ncells = ncols * bins
-    counts = np.zeros(n, np.int32)
+    small = np.zeros(n, np.uint8)
     count = np.empty(ncells)
     conf = np.empty(ncells)
     hit = np.empty(ncells)
     for b in range(lo, hi):
-        count[:] = 0.0
-        conf[:] = 0.0
-        hit[:] = 0.0
-        _count_draws(u, b, counts)
-        for i in range(n):
-            w = counts[i]
-            if w != 0:
-                fw = float(w)
-                for k in range(ncols):
-                    cell = cells[i, k]
-                    count[cell] += fw
-                    conf[cell] += fw * x[i, k]
-                    hit[cell] += fw * c[i, k]
-                counts[i] = 0
+        if _tally(u, b, small):
+            _binned_from_counts(small, x, cells, c, count, conf, hit)
+        else:
+            large = np.zeros(n, np.int32)
+            _tally(u, b, large)
+            _binned_from_counts(large, x, cells, c, count, conf, hit)
+        small[:] = 0
         out[b] = _binned_value(count, conf, hit, ncols, bins, metric)
     return 0
 
@@ -216,26 +236,39 @@ def _skce_value(pair, d1, d2, n, estimator):  # pragma: no cover - compiled
 
 
 @jit(nogil=True)
-def scalar_replicates(u, rank, e, g, estimator, lo, hi, out):  # pragma: no cover - compiled
+def _scalar_from_counts(counts, order, e, g, w, estimator):  # pragma: no cover
+    """The mean over the kernels of the estimate whose weights are the counts,
+    gathered into each kernel's sorted order (``w``: scratch)."""
+    nk, n = e.shape
+    total = 0.0
+    for k in range(nk):
+        for i in range(n):
+            w[i] = counts[order[k, i]]
+        pair, d1, d2 = weighted_pair_sum(e[k], w, g[k])
+        total += _skce_value(pair, d1, d2, n, estimator)
+    return total / nk
+
+
+@jit(nogil=True)
+def scalar_replicates(u, order, e, g, estimator, lo, hi, out):  # pragma: no cover - compiled
     """Replicates ``lo .. hi - 1`` of the scalar SKCE (mean over the kernels) or
-    MMCE into ``out``. For kernel k, ``rank[k, i]`` is the sorted position of
-    row i, ``e[k]`` and ``g[k]`` the residuals and gap factors in sorted order
-    (:func:`calibr._kernels.weighted_sums.sorted_scalars`, ``gap_factors``):
-    each draw counts at its row's sorted position, and
-    :func:`calibr._kernels.weighted_sums.weighted_pair_sum` takes the counts
-    as the weights."""
+    MMCE into ``out``. For kernel k, ``order[k]`` sorts the rows by its x, and
+    ``e[k]``, ``g[k]`` are the residuals and gap factors in that order
+    (:func:`calibr._kernels.weighted_sums.sorted_scalars`, ``gap_factors``).
+    The draws are counted per row as in :func:`binned_replicates`; the counts,
+    gathered into sorted order, are the weights of
+    :func:`calibr._kernels.weighted_sums.weighted_pair_sum`."""
     n = u.shape[1]
-    nk = rank.shape[0]
-    counts = np.zeros(n, np.int32)
+    small = np.zeros(n, np.uint8)
+    w = np.empty(n)
     for b in range(lo, hi):
-        total = 0.0
-        for k in range(nk):
-            for t in range(n):
-                counts[rank[k, _draw(u, b, t, n)]] += 1
-            pair, d1, d2 = weighted_pair_sum(e[k], counts, g[k])
-            total += _skce_value(pair, d1, d2, n, estimator)
-            counts[:] = 0
-        out[b] = total / nk
+        if _tally(u, b, small):
+            out[b] = _scalar_from_counts(small, order, e, g, w, estimator)
+        else:
+            large = np.zeros(n, np.int32)
+            _tally(u, b, large)
+            out[b] = _scalar_from_counts(large, order, e, g, w, estimator)
+        small[:] = 0
     return 0
 
 
