@@ -32,13 +32,15 @@ import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
 from ._binned_metrics import ece, mce
-from ._calibration_tests import _METHODS, _rng_rule, calibration_test
+from ._bootstrap import _METHODS as _CI_METHODS
+from ._bootstrap import bootstrap
+from ._calibration_tests import _METHODS, MAX_RESAMPLES, _rng_rule, calibration_test
 from ._docs import shared_docs
 from ._groups import Split, group_seeds, groups_of, resolve_columns, split, weights_column
 from ._kernel_metrics import ROUNDING_FLOOR, _as_hits, mmce, skce
 from ._kernels import grouped
 from ._kernels.top_label import top_label
-from ._params import FLAG, check_options, validate_params
+from ._params import FLAG, LEVEL, Integer, Optional, Options, check_options, validate_params
 from ._validation import InputError, _fmt, check_bin_cells
 
 __all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS", "TESTS"]
@@ -397,7 +399,8 @@ def _test_column_names(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
 # the verb
 
 
-@validate_params(na_rm=FLAG, rng=_rng_rule)
+@validate_params(na_rm=FLAG, rng=_rng_rule, ci=Optional(LEVEL),
+                 ci_method=Options(*_CI_METHODS, "BCa"), ci_resamples=Integer(1, MAX_RESAMPLES))
 @shared_docs
 def summarise(
     data: pd.DataFrame | DataFrameGroupBy,
@@ -411,6 +414,9 @@ def summarise(
     tests: Any = None,
     rng: int | np.random.Generator | None = None,
     weights: Hashable | None = None,
+    ci: float | None = None,
+    ci_method: str = "percentile",
+    ci_resamples: int = 9999,
     **named_metrics: Any,
 ) -> pd.DataFrame:
     """Calibration metrics per group, as a tidy DataFrame (R's ``summarise()``).
@@ -473,6 +479,15 @@ def summarise(
         ``weights``. Not with ``tests`` (:func:`calibr.calibration_test` has no
         weights). A metric column named ``weights`` must be given by
         ``metrics={"weights": ...}``.
+    ci : float, optional, keyword-only
+        A confidence level (strictly between 0 and 1): every metric column
+        ``m`` is followed by ``m_low`` and ``m_high``, the bounds of its
+        bootstrap interval in each group (:func:`calibr.bootstrap`; see
+        Notes). Not with ``weights``.
+    ci_method : {"percentile", "basic", "bca"}, default "percentile", keyword-only
+        The interval of ``ci`` (``method`` of :func:`calibr.bootstrap`).
+    ci_resamples : int, default 9999, keyword-only
+        Bootstrap resamples per group for ``ci``, 1 to 10,000,000.
     **named_metrics
         More metrics as ``column=metric``, e.g. ``ece="ece"`` or
         ``mce2=calibr.metric("mce", bins=2)`` (R's
@@ -514,6 +529,14 @@ def summarise(
     group's validated rows with ``weights=`` their float64 weights (the
     all-groups kernels have no weights), so each number is bit for bit that
     of ``calibr.ece(g["p"], g["y"], weights=g["w"])``.
+
+    **Intervals.** With ``ci``, the bounds of metric ``m`` in a group are those
+    of ``calibr.bootstrap(p, y, m, confidence_level=ci, method=ci_method,
+    n_resamples=ci_resamples, rng=gen, **options)`` on the group's validated
+    rows, with the generator ``gen`` made from the first child
+    (``.spawn(1)[0]``) of the group's seed sequence described under
+    **Tests**; every metric of a group starts a fresh generator from it, so
+    all the metrics of a group are resampled on the same rows.
 
     **Tests.** Each test's two numbers are those of
     ``calibr.calibration_test(p, y, method, rng=gen, **options)`` called on the
@@ -575,8 +598,11 @@ def summarise(
     columns = _metric_columns(metrics, named_metrics)
     test_columns = _test_columns(tests)
     _check_unique([name for name, _, _ in columns], _test_column_names(test_columns))
+    if ci is not None:
+        _check_interval_names([name for name, _, _ in columns],
+                              _test_column_names(test_columns))
     if weights is not None:
-        _check_weighted(columns, test_columns)
+        _check_weighted(columns, test_columns, ci)
     groups = groups_of(data)
     if groups.keys is not None:
         clash = [c for c in _test_column_names(test_columns) if c in groups.keys.columns]
@@ -605,8 +631,18 @@ def summarise(
                                              **weighted)
 
     result = pd.DataFrame(values, columns=[name for name, _, _ in columns])
+    seeds = group_seeds(rng, sp.groups.n_groups) if (test_columns or ci is not None) else None
+    if ci is not None:
+        bounds = _run_intervals(sp, columns, seeds, extra,
+                                dict(confidence_level=ci, method=ci_method,
+                                     n_resamples=ci_resamples))
+        parts = []
+        for j, (name, _, _) in enumerate(columns):
+            parts += [result[[name]], pd.DataFrame(bounds[:, 2 * j:2 * j + 2],
+                                                   columns=[f"{name}_low", f"{name}_high"])]
+        result = pd.concat(parts, axis=1)
     if test_columns:
-        tested = _run_tests(sp, test_columns, rng, extra)
+        tested = _run_tests(sp, test_columns, seeds, extra)
         result = pd.concat(
             [result, pd.DataFrame(tested, columns=_test_column_names(test_columns))], axis=1)
     if groups.keys is None:
@@ -622,8 +658,14 @@ def summarise(
 
 
 def _check_weighted(columns: list[tuple[str, Metric, Callable[..., Any]]],
-                    tests: list[tuple[str, CalibrationTest]]) -> None:
-    """``weights=`` needs metrics that take weights, and no tests."""
+                    tests: list[tuple[str, CalibrationTest]], ci: float | None) -> None:
+    """``weights=`` needs metrics that take weights, and no tests or intervals."""
+    if ci is not None:
+        raise InputError(
+            "`weights` cannot be combined with `ci`: the bootstrap's replicates are "
+            "resampling counts themselves; for whole-number weights, repeat the rows "
+            "(numpy.repeat) instead."
+        )
     if tests:
         raise InputError(
             "`weights` cannot be combined with `tests`: calibr.calibration_test() has no "
@@ -652,13 +694,46 @@ def _check_unique(metric_names: list[str], test_names: list[str]) -> None:
         )
 
 
-def _run_tests(sp: Split, tests: list[tuple[str, CalibrationTest]], rng: Any,
+def _check_interval_names(metric_names: list[str], test_names: list[str]) -> None:
+    """The interval columns must not repeat a metric or test column."""
+    taken = set(metric_names) | set(test_names)
+    clash = [f"{m}_{end}" for m in metric_names for end in ("low", "high")
+             if f"{m}_{end}" in taken]
+    if clash:
+        raise InputError(
+            f"The interval column {clash[0]!r} of `ci` has the name of a metric or test "
+            "column; name the metrics differently with a dict."
+        )
+
+
+def _run_intervals(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any]]],
+                   seeds: tuple[list[np.random.SeedSequence], type], extra: dict[str, Any],
+                   options: dict[str, Any]) -> np.ndarray:
+    """``<name>_low`` and ``<name>_high`` of each metric (columns), each group
+    (rows; NaN for unobserved groups), from bootstrap() on the group's validated
+    rows with the group's interval generator (see summarise())."""
+    values = np.full((sp.groups.n_groups, 2 * len(columns)), np.nan)
+    children, bitgen = seeds
+    for part in sp.parts():
+        child = children[part.g].spawn(1)[0]
+        for j, (name, spec, func) in enumerate(columns):
+            metric = _named(spec, func) or func
+            gen = np.random.Generator(bitgen(child))
+            with part.errors(f"metric {name!r}"):
+                res = bootstrap(part.p, part.y, metric, rng=gen, **options, **extra,
+                                **spec.options)
+            values[part.g, 2 * j:2 * j + 2] = res.confidence_interval
+    return values
+
+
+def _run_tests(sp: Split, tests: list[tuple[str, CalibrationTest]],
+               seeds: tuple[list[np.random.SeedSequence], type],
                extra: dict[str, Any]) -> np.ndarray:
     """``<name>_statistic`` and ``<name>_pvalue`` of each test (columns), each
     group (rows; NaN for unobserved groups), from calibration_test() on the
     group's validated rows with the group's own generator (see summarise())."""
     values = np.full((sp.groups.n_groups, len(TEST_FIELDS) * len(tests)), np.nan)
-    seeds, bitgen = group_seeds(rng, sp.groups.n_groups)
+    seeds, bitgen = seeds
     for part in sp.parts():
         for j, (name, spec) in enumerate(tests):
             gen = np.random.Generator(bitgen(seeds[part.g]))

@@ -446,3 +446,152 @@ def test_a_row_drawn_256_times_or_more(name, opts):
     got = plan.replicates(u)
     for b, idx in enumerate(rows):
         assert _close(got[b], fn(p[idx], y[idx], **opts)), (b, got[b])
+
+
+# ------------------------------------------------------------------ summarise(ci=...)
+
+
+def _frame(seed=21, sizes=(60, 1, 90, 40)):
+    gen = np.random.default_rng(seed)
+    g = np.repeat(list("abcd"[:len(sizes)]), sizes)
+    n = g.shape[0]
+    p = np.round(gen.random(n), 2)
+    return pd.DataFrame({"g": g, "p": p, "y": (gen.random(n) < p**2).astype(int)})
+
+
+def _group_gen(seed, n_groups, g):
+    child = np.random.SeedSequence(seed).spawn(n_groups)[g].spawn(1)[0]
+    return np.random.default_rng(child)
+
+
+def test_summarise_intervals_are_the_bootstrap_of_each_group():
+    df = _frame(sizes=(60, 30, 90, 40))
+    metrics = {"ece": "ece", "mce3": calibr.metric("mce", bins=3),
+               "skce": calibr.metric("skce", bandwidth=0.1), "mmce": "mmce"}
+    out = calibr.summarise(df.groupby("g"), "p", "y", metrics=metrics, ci=0.8,
+                           ci_resamples=50, rng=5, ci_method="basic")
+    assert list(out.columns) == ["g", "ece", "ece_low", "ece_high", "mce3", "mce3_low",
+                                 "mce3_high", "skce", "skce_low", "skce_high", "mmce",
+                                 "mmce_low", "mmce_high"]
+    for g, (key, part) in enumerate(df.groupby("g")):
+        for name, (metric, opts) in {"ece": ("ece", {}), "mce3": ("mce", {"bins": 3}),
+                                     "skce": ("skce", {"bandwidth": 0.1}),
+                                     "mmce": ("mmce", {})}.items():
+            res = calibr.bootstrap(part["p"].to_numpy(), part["y"].to_numpy(), metric,
+                                   confidence_level=0.8, n_resamples=50, method="basic",
+                                   rng=_group_gen(5, 4, g), **opts)
+            row = out.iloc[g]
+            assert row["g"] == key
+            assert (row[f"{name}_low"], row[f"{name}_high"]) == res.confidence_interval
+            assert row[name] == res.estimate
+
+
+def test_summarise_intervals_multiclass_callables_and_unobserved_groups():
+    gen = np.random.default_rng(4)
+    n = 200
+    df = pd.DataFrame(gen.dirichlet(np.ones(3), n), columns=["p_0", "p_1", "p_2"])
+    df["y"] = gen.integers(0, 3, n)
+    df["g"] = pd.Categorical(np.repeat(["x", "y"], n // 2), categories=["x", "y", "z"])
+
+    def brier(p, y, classes):
+        onehot = np.eye(len(classes))[y]
+        return float(np.mean(np.sum((p - onehot) ** 2, axis=1)))
+
+    out = calibr.summarise(df.groupby("g", observed=False), y="y", p_prefix="p_",
+                           metrics={"e": calibr.metric("ece", type="confidence"),
+                                    "b": brier}, ci=0.9, ci_resamples=30, rng=2)
+    assert out["e_low"].isna().tolist() == [False, False, True]
+    for g, key in enumerate(["x", "y"]):
+        part = df[df["g"] == key]
+        p = part[["p_0", "p_1", "p_2"]].to_numpy()
+        y = part["y"].to_numpy()
+        res = calibr.bootstrap(p, y, "ece", type="confidence", classes=range(3),
+                               confidence_level=0.9, n_resamples=30, rng=_group_gen(2, 3, g))
+        assert (out["e_low"][g], out["e_high"][g]) == res.confidence_interval
+        res = calibr.bootstrap(p, y, brier, classes=range(3), confidence_level=0.9,
+                               n_resamples=30, rng=_group_gen(2, 3, g))
+        assert (out["b_low"][g], out["b_high"][g]) == res.confidence_interval
+
+
+def test_summarise_intervals_leave_the_tests_unchanged():
+    df = _frame(sizes=(60, 30, 90, 40))
+    kw = dict(metrics="ece", tests=["skce", "consistency"], rng=8)
+    with_ci = calibr.summarise(df.groupby("g"), "p", "y", ci=0.95, ci_resamples=20, **kw)
+    without = calibr.summarise(df.groupby("g"), "p", "y", **kw)
+    pd.testing.assert_frame_equal(with_ci[without.columns], without)
+
+
+def test_summarise_interval_errors():
+    df = _frame()
+    grouped = df.groupby("g")
+    with pytest.raises(InputError, match="`ci` must be a number strictly between 0 and 1"):
+        calibr.summarise(grouped, "p", "y", ci=1.5)
+    with pytest.raises(InputError, match="`ci_method`"):
+        calibr.summarise(grouped, "p", "y", ci=0.9, ci_method="normal")
+    with pytest.raises(InputError, match="`ci_resamples`"):
+        calibr.summarise(grouped, "p", "y", ci=0.9, ci_resamples=0)
+    with pytest.raises(InputError, match="`weights` cannot be combined with `ci`"):
+        calibr.summarise(df.assign(w=1.0), "p", "y", ci=0.9, weights="w")
+    with pytest.raises(InputError, match="interval column 'ece_low'"):
+        calibr.summarise(df, "p", "y", metrics={"ece": "ece", "ece_low": "mce"}, ci=0.9)
+    # a group the metric refuses names the group (group 'b' has one row: uq needs 2)
+    with pytest.raises(InputError, match=r"group g='b'"):
+        calibr.summarise(grouped, "p", "y", metrics="skce", ci=0.9, ci_resamples=5)
+    before = df.copy()
+    calibr.summarise(grouped, "p", "y", ci=0.9, ci_resamples=5, rng=0)
+    pd.testing.assert_frame_equal(df, before)
+
+
+# ------------------------------------------------------------------ calibr report --ci
+
+
+def _cli(capsys, *argv):
+    from calibr.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_report_ci_equals_summarise(tmp_path, capsys):
+    import io
+
+    df = _frame(sizes=(60, 30, 90, 40))
+    path = tmp_path / "pred.csv"
+    df.to_csv(path, index=False)
+    code, out, err = _cli(capsys, "report", str(path), "--by", "g", "-m", "ece,mce(bins=4)",
+                          "--ci", "0.9", "--ci-resamples", "40", "--seed", "3",
+                          "--ci-method", "bca", "-f", "csv")
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    want = calibr.summarise(df.groupby("g"), "p", "y",
+                            metrics={"ece": "ece", "mce(bins=4)": calibr.metric("mce", bins=4)},
+                            ci=0.9, ci_resamples=40, ci_method="bca", rng=3)
+    for col in ["ece", "ece_low", "ece_high", "mce(bins=4)", "mce(bins=4)_low",
+                "mce(bins=4)_high"]:
+        assert got[col].tolist() == want[col].tolist(), col
+    assert got[["ci_level", "ci_method", "ci_resamples", "seed"]].iloc[0].tolist() == [
+        0.9, "bca", 40, 3]
+    cols = list(got.columns)
+    assert cols.index("ece_low") == cols.index("ece") + 1
+    assert cols.index("mce(bins=4)_high") == cols.index("mce(bins=4)") + 2
+    code, out, _ = _cli(capsys, "report", str(path), "--by", "g", "--ci", "0.9",
+                        "--ci-resamples", "40")
+    assert code == 0
+    assert ("intervals: 0.9 percentile bootstrap intervals of every metric (calibr.bootstrap), "
+            "40 resamples of each group's rows; seed: 0") in out
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--ci", "1.5"], "--ci must be a number strictly between 0 and 1; got 1.5."),
+    (["--ci", "0.9", "--ci-resamples", "0"], "--ci-resamples must be an integer from 1 to"),
+    (["--ci", "0.9", "--per-bin"], "--ci adds columns to the report of the metrics"),
+    (["--ci", "0.9", "--weights", "w"], "--weights cannot be combined with --ci"),
+])
+def test_report_ci_errors(tmp_path, capsys, argv, message):
+    path = tmp_path / "pred.csv"
+    _frame().assign(w=1).to_csv(path, index=False)
+    out_file = tmp_path / "out.csv"
+    code, out, err = _cli(capsys, "report", str(path), "-o", str(out_file), *argv)
+    assert code == 2 and message in err and out == ""
+    assert not out_file.exists()

@@ -52,6 +52,13 @@ comma-separated lists. Each test adds the columns <test>_statistic and
 seed; the table output says which tests ran. Resampling uses --seed (default 0,
 so that a report is reproducible), with its own random stream per group.
 
+intervals: --ci LEVEL adds the bootstrap confidence interval (calibr.bootstrap) of
+every metric per group, as the columns <metric>_low and <metric>_high after each
+metric, and the columns ci_level, ci_method, ci_resamples and seed; the table
+output says how they were computed. Each group resamples its rows --ci-resamples
+times (default 9999) with --seed; --ci-method is percentile (default), basic or
+bca. Not with --per-bin or --weights.
+
 metrics: a comma-separated list of ece, mce, skce and mmce, each optionally with
 options in parentheses, as in R: "ece,mce(bins=5),skce(estimator=ul,bandwidth=0.1)".
 --bins and --type apply to ece and mce (and the per-bin table and the plot) unless
@@ -75,8 +82,8 @@ R); --renormalize fixes rows that were rounded (e.g. saved with 6 decimals).
 weights: --weights COL names a column of frequency weights (one nonnegative number
 per row; a whole number w counts its row w times): every metric, the per-bin table
 and the plot are weighted, and n, mce_bin_n and the per-bin n are total weights.
-Not with --test (the calibration tests have no weights), nor with
-skce(estimator=ul) or bandwidth=median.
+Not with --test or --ci (the calibration tests have no weights; the bootstrap's
+resamples are weights themselves), nor with skce(estimator=ul) or bandwidth=median.
 
 rows: "data row N" in a message is the N-th row after the header of FILE.
 
@@ -179,7 +186,21 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     tst.add_argument(
         "--seed", type=int, default=0, metavar="N",
-        help="seed of the tests' random numbers, a nonnegative integer (default: 0)",
+        help="seed of the random numbers of --test and --ci, a nonnegative integer "
+        "(default: 0)",
+    )
+    tst.add_argument(
+        "--ci", type=float, default=None, metavar="LEVEL",
+        help="add a bootstrap confidence interval at LEVEL (e.g. 0.95) of every metric, per "
+        "group: columns <metric>_low and <metric>_high (see intervals: below)",
+    )
+    tst.add_argument(
+        "--ci-method", choices=("percentile", "basic", "bca"), default="percentile",
+        help="the interval of --ci (default: percentile)",
+    )
+    tst.add_argument(
+        "--ci-resamples", type=int, default=9999, metavar="B",
+        help="bootstrap resamples per group for --ci (default: 9999)",
     )
     out = rep.add_argument_group("output")
     out.add_argument(

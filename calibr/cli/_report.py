@@ -68,6 +68,7 @@ def report(args) -> int:
     if tests and args.weights is not None:
         raise CLIError("--weights cannot be combined with --test: the calibration tests have "
                        "no frequency weights.")
+    _check_ci(args)
     bins = args.bins or 10
     type_ = args.type or "classwise"
 
@@ -97,6 +98,8 @@ def report(args) -> int:
         if tests:
             header += _tests_header([(name, spec, _n_resamples(spec)) for name, spec in tests],
                                     seed, len(sources) > 1)
+        if args.ci is not None:
+            header += _ci_header(args, seed, len(sources) > 1, bool(tests))
         flags = {col: np.concatenate(m) for col, m in marks.items()}
         flags = {col: m for col, m in flags.items() if m.any()}
         notes = [
@@ -147,7 +150,10 @@ def _report_source(
         added += [_bin_n_column(c.name) for c in columns if c.spec.func == "mce"]
         added += ["form"] * show_form + ["bins"] * show_bins
         added += [c for name, spec in tests for c in _test_columns(name, spec)]
-        added += ["seed"] * bool(tests)
+        if args.ci is not None:
+            added += [f"{c.name}_{end}" for c in columns for end in ("low", "high")]
+            added += ["ci_level", "ci_method", "ci_resamples"]
+        added += ["seed"] * bool(tests or args.ci is not None)
         _check_key_names(by, added, "a column of the report")
     if args.per_bin or args.plot:
         _check_key_names(by, TABLE_COLUMNS, "a column of the per-bin table")
@@ -168,8 +174,6 @@ def _report_source(
             if spec.method in RESAMPLING_TESTS:
                 res.insert(res.columns.get_loc(f"{name}_pvalue") + 1, f"{name}_n_resamples",
                            _n_resamples(spec))
-        if tests:
-            res["seed"] = args.seed
         for c in columns:
             if c.spec.func != "mce":
                 continue
@@ -181,12 +185,69 @@ def _report_source(
             counts = _mce_bin_counts(mtab, list(by or []), len(res))
             res.insert(res.columns.get_loc(c.name) + 1, _bin_n_column(c.name), counts)
             flags[c.name] = counts < MCE_MIN_BIN_COUNT
+        if args.ci is not None:
+            res = _with_intervals(res, p_word, data, cols, columns, args, common)
+        if tests or args.ci is not None:
+            res["seed"] = args.seed
         at = res.columns.get_loc("n")
         if show_bins:
             res.insert(at, "bins", bins)
         if show_form:
             res.insert(at, "form", form)
     return res, tab, form, flags
+
+
+def _check_ci(args) -> None:
+    """--ci LEVEL, --ci-resamples B and what they cannot be combined with."""
+    if args.ci is None:
+        return
+    from .._calibration_tests import MAX_RESAMPLES
+    from .._params import LEVEL, Integer
+
+    try:
+        LEVEL(args.ci, "ci")
+        Integer(1, MAX_RESAMPLES)(args.ci_resamples, "ci_resamples")
+    except InputError as err:
+        raise CLIError(str(err).replace("`ci_resamples`", "--ci-resamples")
+                       .replace("`ci`", "--ci")) from None
+    if args.per_bin:
+        raise CLIError("--ci adds columns to the report of the metrics; it does not apply "
+                       "to --per-bin.")
+    if args.weights is not None:
+        raise CLIError("--weights cannot be combined with --ci: the bootstrap's resamples are "
+                       "frequency weights themselves; repeat the rows instead.")
+
+
+def _with_intervals(res: pd.DataFrame, p_word: str, data, cols, columns: list[_Column],
+                    args, common: dict) -> pd.DataFrame:
+    """The report with each metric's ``_low`` and ``_high`` columns after it (from
+    summarise(ci=...) on the same groups; the row count ``n`` has no interval)."""
+    bounds = _library(summarise, p_word, data, cols.p, cols.y,
+                      metrics={c.name: c.spec for c in columns}, ci=args.ci,
+                      ci_method=args.ci_method, ci_resamples=args.ci_resamples,
+                      rng=args.seed, **common)
+    for c in columns:
+        for end in ("low", "high"):
+            name = f"{c.name}_{end}"
+            res.insert(res.columns.get_loc(c.name) + (1 if end == "low" else 2), name,
+                       bounds[name].to_numpy())
+    res["ci_level"] = args.ci
+    res["ci_method"] = args.ci_method
+    res["ci_resamples"] = args.ci_resamples
+    return res
+
+
+def _ci_header(args, seed: int, several: bool, tests: bool) -> list[str]:
+    """The header line of --ci: how the intervals were computed."""
+    where = "of each data set " if several else ""
+    line = (f"intervals: {args.ci:g} {args.ci_method} bootstrap intervals of every metric "
+            f"(calibr.bootstrap), {args.ci_resamples} resamples of each group's rows")
+    if not tests:
+        line += (f"; seed: {seed} (group g {where}draws from "
+                 f"numpy.random.SeedSequence({seed}).spawn(groups)[g].spawn(1)[0])")
+    else:
+        line += "; group g's intervals draw from the first child (.spawn(1)[0]) of its seed"
+    return [line]
 
 
 def _n_resamples(spec) -> int:
