@@ -23,6 +23,7 @@ import numpy as np
 
 from ._calibration_tests import MAX_RESAMPLES, _rng_rule
 from ._docs import shared_docs
+from ._groups import group_seeds
 from ._kernels import bootstrap as kb
 from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.top_label import top_label
@@ -42,9 +43,9 @@ __all__ = [
 _METRICS = ("ece", "mce", "skce", "mmce")
 _METHODS = ("percentile", "basic", "bca")
 _ALTERNATIVES = ("two-sided", "less", "greater")
-#: Uniform numbers drawn and held at once (float64, 32 MB): replicates go to
-#: the kernels in batches of ``max(1, _U_BATCH // n)``.
-_U_BATCH = 1 << 22
+#: Counts of draws at or above this go to the kernels' int32 carry (the tests
+#: lower it to reach that path).
+COUNT_BASE = kb.COUNT_BASE
 #: At most this many rows (resampling counts are int32 where uint8 would wrap).
 MAX_ROWS = 2**31 - 1
 #: Work chunks of a batch of replicates (run on up to ``num_threads()`` threads).
@@ -275,28 +276,29 @@ class _Plan:
         self.h = np.full(len(cols), h)
 
     # ------------------------------------------------------------------
-    def replicates(self, u: np.ndarray) -> np.ndarray:
-        """The metric on each replicate of ``u`` (one row of n uniforms each)."""
-        nrep, n = u.shape
-        out = np.empty(nrep)
+    def replicates(self, gens: list[np.random.Generator], bounds: list[tuple[int, int]],
+                   out: np.ndarray) -> None:
+        """The metric on replicates ``lo .. hi - 1`` into ``out``, for each chunk
+        ``(lo, hi)`` of ``bounds``, drawing from that chunk's generator."""
+        n = self.prep.n
         if self.kind == "generic":
             p, y = self.prep.p, self.y
-            for b in range(nrep):
-                idx = np.minimum((n * u[b]).astype(np.int64), n - 1)
-                out[b] = self.call(p[idx], y[idx])
-            return out
+            for gen, (lo, hi) in zip(gens, bounds, strict=True):
+                for b in range(lo, hi):
+                    idx = np.minimum((n * gen.random(n)).astype(np.int64), n - 1)
+                    out[b] = self.call(p[idx], y[idx])
+            return
+        base = COUNT_BASE
         if self.kind == "binned":
-            fn, args = kb.binned_replicates, (u, self.x, self.cells, self.c, self.bins,
+            fn, args = kb.binned_replicates, (base, self.x, self.cells, self.c, self.bins,
                                               self.code)
         elif self.kind == "scalar":
-            fn, args = kb.scalar_replicates, (u, self.order, self.e, self.g, self.code)
+            fn, args = kb.scalar_replicates, (base, self.order, self.e, self.g, self.code)
         else:
-            fn, args = kb.ul_replicates, (u, self.x, self.e, self.h)
-        calls = [(*args, lo, hi, out) for lo, hi in chunk_bounds(nrep, min(_CHUNKS, nrep))
-                 if hi > lo]
+            fn, args = kb.ul_replicates, (self.x, self.e, self.h)
+        calls = [(gen, *args, lo, hi, out) for gen, (lo, hi) in zip(gens, bounds, strict=True)]
         for _ in run_chunks(fn, calls):
             pass
-        return out
 
     def jackknife(self) -> np.ndarray:
         """The metric without row i, for each row i (NaN where it is undefined:
@@ -330,17 +332,24 @@ class _Plan:
         return 0.0
 
 
-def _replicates(plans: Sequence[_Plan], gen: np.random.Generator, n: int,
-                n_resamples: int) -> list[np.ndarray]:
-    """The replicates of every plan on the same resamples: replicate b draws the
-    rows ``floor(n * u)`` of ``u = gen.random(n)``, replicates in order."""
-    out = [np.empty(n_resamples) for _ in plans]
-    per_batch = max(1, _U_BATCH // max(n, 1))
-    for start in range(0, n_resamples, per_batch):
-        count = min(per_batch, n_resamples - start)
-        u = gen.random((count, n))  # the same values as `count` calls gen.random(n)
-        for plan, dist in zip(plans, out, strict=True):
-            dist[start:start + count] = plan.replicates(u)
+def _replicates(plans: Sequence[_Plan], rng: Any, n_resamples: int) -> list[np.ndarray]:
+    """The replicates of every plan on the same resamples.
+
+    The replicates are cut into ``min(16, n_resamples)`` chunks of consecutive
+    replicates (``chunk_bounds``); chunk c draws from the generator of the c-th
+    child of ``rng``'s seed sequence (``SeedSequence(rng).spawn(chunks)[c]``,
+    or the Generator's own ``seed_seq``), replicate after replicate, n numbers
+    ``u = gen.random()`` each, the rows ``floor(n * u)``. Every plan gets fresh
+    generators from the same children, so all of them draw the same rows.
+    """
+    nchunks = min(_CHUNKS, n_resamples)
+    bounds = chunk_bounds(n_resamples, nchunks)
+    seeds, bitgen = group_seeds(rng, nchunks, "resamples")
+    out = []
+    for plan in plans:
+        dist = np.empty(n_resamples)
+        plan.replicates([np.random.Generator(bitgen(s)) for s in seeds], bounds, dist)
+        out.append(dist)
     return out
 
 
@@ -514,8 +523,13 @@ def bootstrap(
     Notes
     -----
     Replicate b draws n rows with replacement, the (p, y) pairs together: the
-    rows :math:`\lfloor n u_t \rfloor` of ``u = rng.random(n)``, replicates
-    in order (the scheme of :func:`calibr.calibration_test`). Each replicate
+    rows :math:`\lfloor n u_t \rfloor` of n uniform numbers. The replicates
+    are cut into ``min(16, n_resamples)`` chunks of consecutive replicates;
+    chunk c draws ``u = gen.random(n)`` for each of its replicates in turn,
+    from the generator of ``numpy.random.SeedSequence(rng).spawn(chunks)[c]``
+    (for a Generator ``rng``, of its ``bit_generator.seed_seq.spawn``), so the
+    chunks run on all cores and the result does not depend on the threads
+    (``docs/bootstrap.md``). Each replicate
     value equals ``calibr.<metric>(p[idx], y[idx], **options)`` for those rows
     ``idx``, to rounding. Cost per replicate: **O(n)** for ``ece``/``mce``
     (O(nK) classwise), and for ``skce``/``mmce`` with a numeric bandwidth in
@@ -555,7 +569,7 @@ def bootstrap(
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     plan = _Plan(name, fn, opts, prep)
     _warn_cost([plan], n_resamples)
-    (dist,) = _replicates([plan], np.random.default_rng(rng), prep.n, n_resamples)
+    (dist,) = _replicates([plan], rng, n_resamples)
     ci = _interval(dist, plan.estimate, confidence_level, method, plan.jackknife)
     return BootstrapResult(
         confidence_interval=ci, bootstrap_distribution=_readonly(dist),
@@ -674,7 +688,7 @@ def paired_bootstrap(
     prep_b = _prepare_as("p_b", p_b, y, classes=classes, na_rm=na_rm)
     plans = [_Plan(name, fn, opts, prep_a), _Plan(name, fn, opts, prep_b)]
     _warn_cost(plans, n_resamples)
-    da, db = _replicates(plans, np.random.default_rng(rng), prep_a.n, n_resamples)
+    da, db = _replicates(plans, rng, n_resamples)
     dist = da - db
     estimate = plans[0].estimate - plans[1].estimate
 

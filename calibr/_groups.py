@@ -356,10 +356,12 @@ def subframes(frame: pd.DataFrame, keys: list) -> list[tuple[tuple, pd.DataFrame
             for key, sub in by_columns(frame, keys)]
 
 
-def group_seeds(rng: Any, n_groups: int) -> tuple[list[np.random.SeedSequence], type]:
+def group_seeds(rng: Any, n_groups: int,
+                what: str = "groups") -> tuple[list[np.random.SeedSequence], type]:
     """The seed sequence of each group (``SeedSequence(seed).spawn(n_groups)``, or a
     Generator's ``spawn``) and the bit generator to build on it: the random numbers
-    of ``summarise(tests=)`` and of ``calibration_table(consistency=)``. ``rng`` is
+    of ``summarise(tests=)`` and of ``calibration_table(consistency=)``, and of the
+    chunks of :func:`calibr.bootstrap`'s resamples (``what``). ``rng`` is
     None, an integer seed or a Generator (checked by the verbs' ``rng`` rule);
     nothing is ever derived from ``hash()``."""
     if isinstance(rng, np.random.Generator):
@@ -370,7 +372,7 @@ def group_seeds(rng: Any, n_groups: int) -> tuple[list[np.random.SeedSequence], 
             raise InputTypeError(
                 "`rng` must be None, a nonnegative integer seed or a numpy.random.Generator "
                 "made from a seed (numpy.random.default_rng(seed)); this Generator cannot "
-                "spawn independent streams for the groups."
+                f"spawn independent streams for the {what}."
             ) from None
     return np.random.SeedSequence(rng).spawn(n_groups), np.random.PCG64
 

@@ -718,7 +718,10 @@ def _run_intervals(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any
         child = children[part.g].spawn(1)[0]
         for j, (name, spec, func) in enumerate(columns):
             metric = _named(spec, func) or func
-            gen = np.random.Generator(bitgen(child))
+            # a fresh copy of the child for each metric: bootstrap() spawns from it
+            fresh = np.random.SeedSequence(child.entropy, spawn_key=child.spawn_key,
+                                           pool_size=child.pool_size)
+            gen = np.random.Generator(bitgen(fresh))
             with part.errors(f"metric {name!r}"):
                 res = bootstrap(part.p, part.y, metric, rng=gen, **options, **extra,
                                 **spec.options)

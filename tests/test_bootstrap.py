@@ -55,9 +55,16 @@ MC_CASES = [
 
 
 def _rows(seed: int, n: int, count: int) -> list[np.ndarray]:
-    """The rows of each replicate, by the documented scheme."""
-    gen = np.random.default_rng(seed)
-    return [np.minimum((n * gen.random(n)).astype(np.int64), n - 1) for _ in range(count)]
+    """The rows of each replicate, by the documented scheme: min(16, count) chunks
+    of consecutive replicates, chunk c drawing from the c-th child of the seed."""
+    chunks = min(16, count)
+    seeds = np.random.SeedSequence(seed).spawn(chunks)
+    rows = []
+    for c in range(chunks):
+        gen = np.random.default_rng(seeds[c])
+        for _ in range(c * count // chunks, (c + 1) * count // chunks):
+            rows.append(np.minimum((n * gen.random(n)).astype(np.int64), n - 1))
+    return rows
 
 
 def _metric(name):
@@ -95,25 +102,20 @@ def test_multiclass_replicates_equal_the_metric_on_the_drawn_rows(name, opts):
                                                              want)
 
 
-def test_threaded_batches_and_many_classes():
-    """Several batches of uniforms (a small batch size), all chunks busy, K = 10."""
+def test_many_chunks_and_many_classes():
+    """34 replicates in 16 chunks (2 or 3 each, on every thread), K = 10."""
     gen = np.random.default_rng(5)
     n = 400
     p = gen.dirichlet(np.ones(10), n)
     y = gen.integers(0, 10, n)
-    old = bt._U_BATCH
-    bt._U_BATCH = 3 * n + 5  # 3 replicates per batch: 34 replicates in 12 batches
-    try:
-        for name, opts in [("ece", {}), ("mce", {"type": "confidence"}),
-                           ("skce", {"type": "classwise"}), ("skce", {"type": "confidence",
-                                                                      "estimator": "ul"})]:
-            res = calibr.bootstrap(p, y, name, n_resamples=34, rng=11, classes=range(10), **opts)
-            fn = _metric(name)
-            for b, idx in enumerate(_rows(11, n, 34)):
-                want = fn(p[idx], y[idx], classes=range(10), **opts)
-                assert _close(res.bootstrap_distribution[b], want), (name, b)
-    finally:
-        bt._U_BATCH = old
+    for name, opts in [("ece", {}), ("mce", {"type": "confidence"}),
+                       ("skce", {"type": "classwise"}), ("skce", {"type": "confidence",
+                                                                  "estimator": "ul"})]:
+        res = calibr.bootstrap(p, y, name, n_resamples=34, rng=11, classes=range(10), **opts)
+        fn = _metric(name)
+        for b, idx in enumerate(_rows(11, n, 34)):
+            want = fn(p[idx], y[idx], classes=range(10), **opts)
+            assert _close(res.bootstrap_distribution[b], want), (name, b)
 
 
 def test_tiny_samples():
@@ -152,7 +154,7 @@ def test_result_fields():
     assert res.confidence_level == 0.9
     assert res.standard_error == float(np.std(res.bootstrap_distribution, ddof=1))
     assert res.estimate == calibr.mce(P, Y, bins=4)
-    assert calibr.bootstrap(P, Y, n_resamples=3, rng=0, method="BCa").method == "bca"
+    assert calibr.bootstrap(P, Y, n_resamples=30, rng=0, method="BCa").method == "bca"
 
 
 def test_na_rm_and_pandas_input():
@@ -306,7 +308,7 @@ def test_paired_pvalue_by_hand(monkeypatch):
     """The p-values of a known replicate distribution: -1, 0, 1, ..., 7 (9 values)."""
     dist = np.arange(-1.0, 8.0)
 
-    def fake(plans, gen, n, n_resamples):
+    def fake(plans, rng, n_resamples):
         return [dist, np.zeros(9)]
 
     monkeypatch.setattr(bt, "_replicates", fake)
@@ -426,26 +428,32 @@ def test_coverage_of_the_population_ece_small_simulation():
     assert share == 0.0
 
 
-@pytest.mark.parametrize(("name", "opts"), [("ece", {}), ("mce", {"bins": 4}), ("skce", {}),
-                                            ("mmce", {})])
-def test_a_row_drawn_256_times_or_more(name, opts):
-    """The kernels count draws in uint8 and count again in int32 when a count
-    reaches 256: replicates that draw one row 255, 256 and 300 times."""
-    n = 300
-    gen = np.random.default_rng(256)
-    p = gen.random(n)
-    y = (gen.random(n) < p**2).astype(np.int64)
-    checked, fn, opts_c = bt._check_metric(name, opts, "bootstrap")
-    plan = bt._Plan(checked, fn, opts_c, calibr._validation.prepare(p, y))
-    u = np.empty((4, n))
-    rows = []
-    for b, times in enumerate((255, 256, 300, 1)):
-        idx = np.r_[np.full(times, 7), np.arange(n - times) % n]
-        rows.append(idx)
-        u[b] = (idx + 0.5) / n  # floor(n * u) is idx
-    got = plan.replicates(u)
-    for b, idx in enumerate(rows):
-        assert _close(got[b], fn(p[idx], y[idx], **opts)), (b, got[b])
+@pytest.mark.parametrize(("name", "opts"), [("ece", {}), ("mce", {"bins": 4}),
+                                            ("ece", {"type": "confidence"}), ("skce", {}),
+                                            ("skce", {"type": "classwise"}), ("mmce", {})])
+def test_counts_past_the_uint8_range(monkeypatch, name, opts):
+    """The kernels count draws in uint8 and carry multiples of COUNT_BASE (256) into
+    int32: with the base lowered to 2 every replicate carries, and the replicates
+    are unchanged."""
+    multiclass = opts.get("type") is not None
+    p, y = (PM, YM + 1) if multiclass else (P, Y)
+    want = calibr.bootstrap(p, y, name, n_resamples=20, rng=4, **opts)
+    monkeypatch.setattr(bt, "COUNT_BASE", 2)
+    got = calibr.bootstrap(p, y, name, n_resamples=20, rng=4, **opts)
+    assert np.array_equal(got.bootstrap_distribution, want.bootstrap_distribution)
+
+
+def test_tally_and_carry_directly():
+    from calibr._kernels import bootstrap as kb
+
+    for draws in (255, 256, 300, 700):
+        counts = np.zeros(1, np.uint8)  # n = 1: every draw is row 0 (the kernels draw
+        carry = np.zeros(1, np.int32)   # n rows from n; here n draws of 1 row, in a loop)
+        ok = True
+        for _ in range(draws):
+            ok &= kb._tally(np.random.default_rng(0), 1, 256, counts, carry)
+        assert ok == (draws < 256)
+        assert kb._with_carry(counts, carry, 256)[0] == draws and carry[0] == 0
 
 
 # ------------------------------------------------------------------ summarise(ci=...)

@@ -1,10 +1,12 @@
 """Bootstrap replicates and jackknife values of calibr's metrics, O(n) each.
 
 A replicate draws n rows with replacement: its rows are ``floor(n * u_t)`` for
-n uniform numbers ``u`` (row ``t`` of the array ``u``, the scheme of
-:func:`calibr.calibration_test`). Every metric here is a function of sums over
-the drawn rows, so a replicate is one pass over its draws after one
-preparation of the sample (``calibr/_bootstrap.py`` has the map):
+n uniform numbers ``u_t = gen.random()`` drawn one after another from a
+``numpy.random.Generator`` inside the kernel (numba calls numpy's own bit
+generator, so the numbers are those of ``gen.random(n)`` in Python); the
+replicates of a chunk draw from the chunk's generator in turn. Every metric
+here is a function of sums over the drawn rows, so a replicate is one pass over
+its draws after one preparation of the sample (``calibr/_bootstrap.py`` has the map):
 
 * **binned** (:func:`binned_replicates`): each row carries, per column k of
   what is binned (1 column for the binary and confidence forms, K classwise),
@@ -25,9 +27,9 @@ The jackknife (leave one row out) of the binned and scalar metrics, for BCa
 intervals, is O(1) per row for each column: removing a row changes one cell per
 column (binned), or the pair sum by that row's row sum (scalar SKCE).
 
-Replicates are cut into chunks whose bounds depend only on their number, and
-every replicate is computed by one thread, so the results do not depend on
-the threads.
+Replicates are cut into chunks whose bounds depend only on their number; each
+chunk has its own generator and runs in one thread, so the results do not
+depend on the threads.
 """
 
 from __future__ import annotations
@@ -54,9 +56,9 @@ UQ, BIASED, MMCE = 0, 1, 2
 
 
 @jit(nogil=True, inline="always")
-def _draw(u, b, t, n):  # pragma: no cover - compiled
-    """The row of draw ``t`` of replicate ``b``: ``floor(n * u)``, below n."""
-    return min(int(n * u[b, t]), n - 1)
+def _draw(gen, n):  # pragma: no cover - compiled
+    """The next drawn row: ``floor(n * u)`` of the generator's next uniform, below n."""
+    return min(int(n * gen.random()), n - 1)
 
 
 @jit(nogil=True)
@@ -84,19 +86,39 @@ def _binned_value(count, conf, hit, ncols, bins, metric):  # pragma: no cover - 
     return best
 
 
+#: Counts of draws per row are kept in uint8 (the random increments touch n
+#: bytes, which stay in the cache) up to ``COUNT_BASE - 1``; the multiples of
+#: ``COUNT_BASE`` go to an int32 carry (rare: a row drawn 256 times).
+COUNT_BASE = 256
+
+
 @jit(nogil=True)
-def _tally(u, b, counts):  # pragma: no cover - compiled
-    """``counts[i]`` += the number of times replicate b draws row i; False if a
-    count reached 256 (it then wrapped, in uint8 counts: count again in int32)."""
-    n = u.shape[1]
+def _tally(gen, n, base, counts, carry):  # pragma: no cover - compiled
+    """Count the rows of the next replicate (n draws): row i is drawn
+    ``counts[i] + base * carry[i]`` times (``counts`` uint8, ``carry`` int32,
+    ``base <= 256``). Returns False if a carry was used."""
     ok = True
-    for t in range(n):
-        i = _draw(u, b, t, n)
+    for _ in range(n):
+        i = _draw(gen, n)
         c = counts[i] + 1
-        counts[i] = c
-        if c == 256:
+        if c == base:
+            counts[i] = 0
+            carry[i] += 1
             ok = False
+        else:
+            counts[i] = c
     return ok
+
+
+@jit(nogil=True)
+def _with_carry(counts, carry, base):  # pragma: no cover - compiled
+    """The int32 counts ``counts + base * carry``; resets ``carry``."""
+    n = counts.shape[0]
+    out = np.empty(n, np.int32)
+    for i in range(n):
+        out[i] = counts[i] + base * carry[i]
+        carry[i] = 0
+    return out
 
 
 @jit(nogil=True)
@@ -117,13 +139,12 @@ def _binned_from_counts(counts, x, cells, c, count, conf, hit):  # pragma: no co
 
 
 @jit(nogil=True)
-def binned_replicates(u, x, cells, c, bins, metric, lo, hi, out):  # pragma: no cover
+def binned_replicates(gen, base, x, cells, c, bins, metric, lo, hi, out):  # pragma: no cover
     """Replicates ``lo .. hi - 1`` of ECE/MCE into ``out``.
 
     ``x``, ``cells``, ``c``: (n, ncols) values, cells ``k * bins + bin`` and 0/1
     outcomes (uint8). A replicate counts its draws per row (the resampling
-    counts ``C_i``, in uint8: the random increments stay in a cache-sized
-    array; int32 again in the rare replicate that draws a row 256 times), then
+    counts ``C_i``, :func:`_tally`), then
     adds ``C_i``, ``C_i x_i`` and ``C_i c_i`` into the cells in one pass over
     the rows in order: the weighted sums of
     :mod:`calibr._kernels.weighted_metrics` with the counts as weights.
@@ -131,16 +152,16 @@ def binned_replicates(u, x, cells, c, bins, metric, lo, hi, out):  # pragma: no 
     n, ncols = x.shape
     ncells = ncols * bins
     small = np.zeros(n, np.uint8)
+    carry = np.zeros(n, np.int32)
     count = np.empty(ncells)
     conf = np.empty(ncells)
     hit = np.empty(ncells)
     for b in range(lo, hi):
-        if _tally(u, b, small):
+        if _tally(gen, n, base, small, carry):
             _binned_from_counts(small, x, cells, c, count, conf, hit)
         else:
-            large = np.zeros(n, np.int32)
-            _tally(u, b, large)
-            _binned_from_counts(large, x, cells, c, count, conf, hit)
+            _binned_from_counts(_with_carry(small, carry, base), x, cells, c, count, conf,
+                                hit)
         small[:] = 0
         out[b] = _binned_value(count, conf, hit, ncols, bins, metric)
     return 0
@@ -250,7 +271,7 @@ def _scalar_from_counts(counts, order, e, g, w, estimator):  # pragma: no cover
 
 
 @jit(nogil=True)
-def scalar_replicates(u, order, e, g, estimator, lo, hi, out):  # pragma: no cover - compiled
+def scalar_replicates(gen, base, order, e, g, estimator, lo, hi, out):  # pragma: no cover
     """Replicates ``lo .. hi - 1`` of the scalar SKCE (mean over the kernels) or
     MMCE into ``out``. For kernel k, ``order[k]`` sorts the rows by its x, and
     ``e[k]``, ``g[k]`` are the residuals and gap factors in that order
@@ -258,16 +279,16 @@ def scalar_replicates(u, order, e, g, estimator, lo, hi, out):  # pragma: no cov
     The draws are counted per row as in :func:`binned_replicates`; the counts,
     gathered into sorted order, are the weights of
     :func:`calibr._kernels.weighted_sums.weighted_pair_sum`."""
-    n = u.shape[1]
+    n = order.shape[1]
     small = np.zeros(n, np.uint8)
+    carry = np.zeros(n, np.int32)
     w = np.empty(n)
     for b in range(lo, hi):
-        if _tally(u, b, small):
+        if _tally(gen, n, base, small, carry):
             out[b] = _scalar_from_counts(small, order, e, g, w, estimator)
         else:
-            large = np.zeros(n, np.int32)
-            _tally(u, b, large)
-            out[b] = _scalar_from_counts(large, order, e, g, w, estimator)
+            out[b] = _scalar_from_counts(_with_carry(small, carry, base), order, e, g, w,
+                                         estimator)
         small[:] = 0
     return 0
 
@@ -294,20 +315,22 @@ def scalar_jackknife(order, e, g, r, estimator):  # pragma: no cover - compiled
 
 
 @jit(nogil=True)
-def ul_replicates(u, x, e, h, lo, hi, out):  # pragma: no cover - compiled
+def ul_replicates(gen, x, e, h, lo, hi, out):  # pragma: no cover - compiled
     """Replicates ``lo .. hi - 1`` of the ``"ul"`` SKCE (mean over the kernels):
     the pairs (draw 0, draw 1), (draw 2, draw 3), ... of each replicate.
     ``x[k]``, ``e[k]``: the kernel's values and residuals in the original order."""
-    n = u.shape[1]
-    nk = x.shape[0]
+    nk, n = x.shape
     m = n // 2
+    rows = np.empty(n, np.int64)
     for b in range(lo, hi):
+        for t in range(n):
+            rows[t] = _draw(gen, n)
         total = 0.0
         for k in range(nk):
             s = 0.0
             for q in range(m):
-                i = _draw(u, b, 2 * q, n)
-                j = _draw(u, b, 2 * q + 1, n)
+                i = rows[2 * q]
+                j = rows[2 * q + 1]
                 s += e[k, i] * e[k, j] * vexp(-abs(x[k, i] - x[k, j]) / h[k])
             total += s / m
         out[b] = total / nk
