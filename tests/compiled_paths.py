@@ -516,6 +516,21 @@ def bootstrap_kernel_every_form():
 
 
 @path
+def bootstrap_counts_carried():
+    """The kernels' int32 carry of counts past uint8 (reached with the base lowered)."""
+    from calibr import _bootstrap as bt
+
+    p, y = _binary(n=80, seed=55)
+    old = bt.COUNT_BASE
+    bt.COUNT_BASE = 2
+    try:
+        return (_boot(p, y, "ece", n_resamples=4, rng=1), _boot(p, y, "skce", n_resamples=4,
+                                                                  rng=2))
+    finally:
+        bt.COUNT_BASE = old
+
+
+@path
 def paired_bootstrap_binary():
     p, y = _binary(n=150, seed=54)
     res = calibr.paired_bootstrap(p, np.sqrt(p), y, "ece", n_resamples=30, rng=6)
