@@ -686,6 +686,12 @@ def paired_bootstrap(
         p_a, p_b, y = (_take(v, keep) for v in (p_a, p_b, y))
     prep_a = _prepare_as("p_a", p_a, y, classes=classes, na_rm=na_rm)
     prep_b = _prepare_as("p_b", p_b, y, classes=classes, na_rm=na_rm)
+    if (prep_a.binary, prep_a.k, prep_a.n) != (prep_b.binary, prep_b.k, prep_b.n):
+        what = lambda prep: "a vector" if prep.binary else f"{prep.k} columns"  # noqa: E731
+        raise InputError(
+            "`p_a` and `p_b` must be predictions of the same kind for the same rows; got "
+            f"{what(prep_a)} ({prep_a.n} rows used) and {what(prep_b)} ({prep_b.n} rows used)."
+        )
     plans = [_Plan(name, fn, opts, prep_a), _Plan(name, fn, opts, prep_b)]
     _warn_cost(plans, n_resamples)
     da, db = _replicates(plans, rng, n_resamples)

@@ -375,6 +375,9 @@ def test_bad_paired_arguments():
         calibr.paired_bootstrap(P, P[:-1], Y, n_resamples=3)
     with pytest.raises(InputError, match="`alternative`"):
         calibr.paired_bootstrap(P, P, Y, n_resamples=3, alternative="two_sided")
+    with pytest.raises(InputError, match="same kind for the same rows; got a vector"):
+        calibr.paired_bootstrap(P, np.column_stack([1 - P, P]), Y, n_resamples=3,
+                                classes=(0, 1))
     with pytest.raises(InputError, match="^`p_b` must"):
         calibr.paired_bootstrap(P, P + 2, Y, n_resamples=3)
     with pytest.raises(InputError, match="`p_a`"):
