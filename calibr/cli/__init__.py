@@ -48,6 +48,7 @@ from importlib.util import find_spec
 from ._args import MCE_MIN_BIN_COUNT, RENORMALIZE_TOL, _build_parser, parse_metrics
 from ._errors import (
     EXIT_BROKEN_PIPE,
+    EXIT_COMPARE_INTERNAL,
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -153,6 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         debug = bool(getattr(args, "debug", False))
         if args.command is None:
             raise CLIError("missing command; try `calibr report` (see `calibr --help`)")
+        if args.command == "compare":
+            from ._compare import run
+
+            return run(args)
         from ._report import report  # numpy, pandas and the metrics: only now
 
         return report(args)
@@ -174,7 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"calibr: internal error ({what}). This is a bug in calibr, not a problem "
                   "with your input; run the command again with --debug to see the traceback.",
                   file=sys.stderr)
-            return EXIT_INTERNAL
+            # compare's 1 means "significantly worse": a crash there must not look like it
+            compare = getattr(args, "command", None) == "compare"
+            return EXIT_COMPARE_INTERNAL if compare else EXIT_INTERNAL
         if debug:
             traceback.print_exc()
         print(f"calibr: error: {_one_line(msg)}", file=sys.stderr)

@@ -88,7 +88,8 @@ resamples are weights themselves), nor with skce(estimator=ul) or bandwidth=medi
 rows: "data row N" in a message is the N-th row after the header of FILE.
 
 exit status: 0 on success; 2 for bad input (one line on stderr, nothing written);
-1 for an internal error (a bug in calibr: run again with --debug and report it);
+1 for an internal error (a bug in calibr: run again with --debug and report it;
+calibr compare has its own statuses, see calibr compare --help);
 {EXIT_BROKEN_PIPE} when the reader of the output closed the pipe early (e.g. | head).
 """
 
@@ -220,6 +221,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "class, unless --type confidence), with the ECE in each panel's title; needs "
         "matplotlib (pip install matplotlib)",
     )
+    from ._compare import add_parser as _add_compare_parser
+
+    _add_compare_parser(sub)
     return parser
 
 

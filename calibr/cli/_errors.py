@@ -8,6 +8,8 @@ from typing import Any
 
 #: Exit statuses.
 EXIT_INTERNAL = 1
+#: ``calibr compare``'s internal errors: its 1 means "significantly worse".
+EXIT_COMPARE_INTERNAL = 3
 EXIT_INPUT = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for `cat big | head -1`
 EXIT_INTERRUPTED = 130  # 128 + SIGINT

@@ -1,0 +1,437 @@
+"""The ``compare`` command: is a candidate model's calibration worse than the
+baseline's on the same rows? A release gate for CI (``docs/regression_gate.md``).
+
+::
+
+    calibr compare baseline.csv candidate.csv --key id --by segment
+    calibr compare preds.csv --p-baseline p_old --p-candidate p_new --metrics "ece,mce(bins=5)"
+
+For each metric and group, :func:`calibr.paired_bootstrap` of the difference
+candidate - baseline on the same rows, with ``alternative="greater"`` (the
+alternative hypothesis: the candidate's error is larger). Exit status 0: no
+significant worsening; 1: a significant worsening at ``--level`` (p-value below
+1 - level) in some metric and group; 2: bad input (one line on stderr, nothing
+written to stdout); 3: an internal error (``calibr.cli.main``).
+
+The parser part (:func:`add_parser`) imports nothing of calibr's numerics, as
+the rest of the command line's parser; :func:`run` imports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ._errors import EXIT_INPUT, CLIError, _cli_words
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["EXIT_WORSE", "add_parser", "run"]
+
+#: Exit status when the candidate is significantly worse (0: it is not; 2: bad input).
+EXIT_WORSE = 1
+DEFAULT_LEVEL = 0.95
+DEFAULT_RESAMPLES = 9999
+DEFAULT_METRICS = "ece"
+#: The columns of the result after the group keys.
+RESULT_COLUMNS = ("metric", "n", "baseline", "candidate", "difference", "ci_low", "ci_high",
+                  "pvalue", "worse")
+#: Keys shown in a "not matched" message before "...".
+_KEYS_SHOWN = 3
+
+_DESCRIPTION = """\
+Compare the calibration of a candidate model with a baseline on the same rows:
+for each metric and group, the paired bootstrap of the difference candidate -
+baseline (calibr.paired_bootstrap, alternative "greater": the alternative
+hypothesis is that the candidate's error is larger). Every calibr metric is an
+error: lower is better.
+
+Either two files, BASELINE and CANDIDATE, with the predictions of each model for
+the same rows (in the same order, or matched by --key), or one file with both
+models' probability columns (--p-baseline and --p-candidate).
+"""
+
+_EPILOG = """\
+exit status: 0 when no metric of any group is significantly worse; 1 when one is
+(its p-value is below 1 - --level, e.g. p < 0.05 at the default 0.95), so that a CI
+job can gate a release on it; 2 for bad input (one line on stderr, nothing on
+stdout); 3 for an internal error (a bug in calibr: never read as a verdict). Each
+metric and group is its own test at --level (no correction for multiple
+comparisons: with several, the chance of a false alarm grows).
+
+p-value: the share of bootstrap replicates whose difference is <= 0 (it inverts
+the percentile interval); ci_low is the one-sided lower bound of the difference
+at --level (ci_high is infinite). Resampling draws the rows (the label and both
+models' predictions together) with --seed (default 0), the same seed for each
+group and metric.
+"""
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Declare ``calibr compare`` and its options.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The object ``parser.add_subparsers(dest="command")`` returned.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser of the ``compare`` command (its ``run`` default is
+        :func:`run`).
+    """
+    cmp = subparsers.add_parser(
+        "compare",
+        help="is a candidate model worse calibrated than a baseline? (a CI gate)",
+        description=_DESCRIPTION, epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cmp.add_argument("baseline", metavar="BASELINE",
+                     help="predictions of the baseline model (.csv, .tsv, .parquet), or of "
+                     "both models with --p-baseline and --p-candidate")
+    cmp.add_argument("candidate", metavar="CANDIDATE", nargs="?",
+                     help="predictions of the candidate model for the same rows")
+    cmp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                     help="on an error, show Python's full traceback")
+    cols = cmp.add_argument_group("columns")
+    cols.add_argument("-p", "--prob", nargs="+", metavar="COL",
+                      help="two files: the probability column(s) of each (default: p)")
+    cols.add_argument("--p-baseline", nargs="+", metavar="COL",
+                      help="one file: the baseline's probability column(s)")
+    cols.add_argument("--p-candidate", nargs="+", metavar="COL",
+                      help="one file: the candidate's probability column(s)")
+    cols.add_argument("-y", "--label", metavar="COL", default="y",
+                      help="label column (default: y), read from BASELINE (if CANDIDATE has "
+                      "it too, it must agree)")
+    cols.add_argument("--key", metavar="COL",
+                      help="two files: the column that identifies a row in both; rows are "
+                      "matched by it (each key once in each file, the same keys in both)")
+    cols.add_argument("-g", "--by", nargs="+", metavar="COL",
+                      help="grouping columns of BASELINE (rows with a missing key form their "
+                      "own group)")
+    cols.add_argument("--classes", metavar="LABELS",
+                      help="multiclass: comma-separated label of each probability column")
+    cols.add_argument("--sep", metavar="CHAR", help="the field separator of CSV input")
+    test = cmp.add_argument_group("test")
+    test.add_argument("-m", "--metrics", default=DEFAULT_METRICS, metavar="LIST",
+                      help='comma-separated metrics with options, e.g. "ece,mce(bins=5)" '
+                      f"(default: {DEFAULT_METRICS})")
+    test.add_argument("--level", type=float, default=DEFAULT_LEVEL, metavar="L",
+                      help="confidence level: a worsening is significant when its "
+                      f"p-value < 1 - L (default: {DEFAULT_LEVEL})")
+    test.add_argument("--n-resamples", type=int, default=DEFAULT_RESAMPLES, metavar="B",
+                      help=f"bootstrap replicates (default: {DEFAULT_RESAMPLES})")
+    test.add_argument("--seed", type=int, default=0, metavar="N",
+                      help="seed of the bootstrap, a nonnegative integer (default: 0)")
+    cmp.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table",
+                     help="output format (default: table)")
+    cmp.set_defaults(run=run)
+    return cmp
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``calibr compare`` with the parsed arguments; return the exit status.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The arguments of the parser made by :func:`add_parser`.
+
+    Returns
+    -------
+    int
+        0: no metric of any group is significantly worse; 1: one is (p-value
+        below ``1 - args.level``); 2: bad input, after one line
+        ``calibr: error: ...`` on stderr (nothing is written to stdout);
+        141 when stdout is a pipe closed early.
+    """
+    from .._validation import InputError, InputTypeError
+
+    try:
+        return _run(args)
+    except CLIError as err:
+        message = str(err)
+    except (InputError, InputTypeError) as err:
+        message = _cli_words(str(err))
+    print(f"calibr: error: {' '.join(message.split())}", file=sys.stderr)
+    return EXIT_INPUT
+
+
+# --------------------------------------------------------------------------
+# the options
+
+
+def _options(args: argparse.Namespace) -> tuple[float, int, int]:
+    import math
+
+    from .._calibration_tests import MAX_RESAMPLES
+
+    level = args.level
+    if not (math.isfinite(level) and 0.0 < level < 1.0):
+        raise CLIError(f"--level must be a number strictly between 0 and 1; got {level!r}.")
+    if not 1 <= args.n_resamples <= MAX_RESAMPLES:
+        raise CLIError(f"--n-resamples must be an integer from 1 to {MAX_RESAMPLES:,}; got "
+                       f"{args.n_resamples}.")
+    if args.seed < 0:
+        raise CLIError(f"--seed must be a nonnegative integer; got {args.seed}.")
+    return level, args.n_resamples, args.seed
+
+
+def _layout(args: argparse.Namespace) -> tuple[list, list]:
+    """The probability columns of the baseline and of the candidate."""
+    if args.candidate is not None:
+        for option, value in (("--p-baseline", args.p_baseline),
+                              ("--p-candidate", args.p_candidate)):
+            if value is not None:
+                raise CLIError(f"{option} names a column of the one file that holds both "
+                               "models; with BASELINE and CANDIDATE, give --prob.")
+        cols = args.prob or ["p"]
+        return list(cols), list(cols)
+    if args.prob is not None:
+        raise CLIError("--prob names the column of each of two files; with one file, give "
+                       "--p-baseline and --p-candidate.")
+    if args.p_baseline is None or args.p_candidate is None:
+        raise CLIError("one file holds both models: give --p-baseline COL and --p-candidate "
+                       "COL (or give two files, BASELINE and CANDIDATE).")
+    if args.key is not None:
+        raise CLIError("--key matches the rows of two files; with one file, the rows are "
+                       "those of the file.")
+    if len(args.p_baseline) != len(args.p_candidate):
+        raise CLIError(f"--p-baseline and --p-candidate must name as many columns; got "
+                       f"{len(args.p_baseline)} and {len(args.p_candidate)}.")
+    if set(args.p_baseline) & set(args.p_candidate):
+        raise CLIError("--p-baseline and --p-candidate must name different columns.")
+    return list(args.p_baseline), list(args.p_candidate)
+
+
+# --------------------------------------------------------------------------
+# the rows
+
+
+def _need(frame: pd.DataFrame, column: Any, option: str, label: str) -> None:
+    if column not in frame.columns:
+        shown = ", ".join(repr(c) for c in list(frame.columns)[:10])
+        more = f", ... ({len(frame.columns)} in all)" if len(frame.columns) > 10 else ""
+        raise CLIError(f"{option}: no column {column!r} in {label}; its columns are "
+                       f"{shown or 'none'}{more}.")
+
+
+def _shown_keys(values: list) -> str:
+    text = ", ".join(repr(v) for v in values[:_KEYS_SHOWN])
+    return text + (", ..." if len(values) > _KEYS_SHOWN else "")
+
+
+def _unique_keys(frame: pd.DataFrame, key: str, label: str) -> None:
+    col = frame[key]
+    if col.isna().any():
+        row = int(col.isna().to_numpy().nonzero()[0][0]) + 1
+        raise CLIError(f"--key {key!r}: {label} has a missing key at data row {row}; each row "
+                       "needs a key.")
+    dup = col[col.duplicated(keep=False)]
+    if len(dup):
+        first = dup.iloc[0]
+        rows = (col == first).to_numpy().nonzero()[0][:2] + 1
+        count = int(col.duplicated().sum())
+        raise CLIError(
+            f"--key {key!r}: the key {first!r} appears more than once in {label} (data rows "
+            f"{rows[0]} and {rows[1]}; {count} repeated key{'s' if count != 1 else ''} in "
+            "all); each row needs its own key.")
+
+
+def _match(base: pd.DataFrame, cand: pd.DataFrame, key: str | None, labels: tuple[str, str]
+           ) -> Any:
+    """The position in ``cand`` of each row of ``base`` (numpy array)."""
+    import numpy as np
+    import pandas as pd
+
+    if key is None:
+        if len(base) != len(cand):
+            raise CLIError(
+                f"{labels[0]} has {len(base)} data rows and {labels[1]} {len(cand)}; they must "
+                "hold the same rows (give --key COL to match them by a key column).")
+        return np.arange(len(base))
+    for frame, label in zip((base, cand), labels, strict=True):
+        _need(frame, key, "--key", label)
+        _unique_keys(frame, key, label)
+    where = pd.Index(cand[key]).get_indexer(base[key])
+    if (where < 0).any():
+        missing = base[key][where < 0].tolist()
+        raise CLIError(
+            f"--key {key!r}: {len(missing)} key{'s' if len(missing) != 1 else ''} of "
+            f"{labels[0]} {'are' if len(missing) != 1 else 'is'} not in {labels[1]} "
+            f"({_shown_keys(missing)}); both files must hold the same rows.")
+    if len(cand) != len(base):
+        extra = cand[key][~cand[key].isin(base[key])].tolist()
+        raise CLIError(
+            f"--key {key!r}: {len(extra)} key{'s' if len(extra) != 1 else ''} of {labels[1]} "
+            f"{'are' if len(extra) != 1 else 'is'} not in {labels[0]} ({_shown_keys(extra)}); "
+            "both files must hold the same rows.")
+    return where
+
+
+def _validate_side(frame: pd.DataFrame, p: list, y: Any, classes: Any, label: str,
+                   two_files: bool) -> None:
+    """Check every row of one model's probabilities, naming the data row of its file."""
+    from .._groups import resolve_columns
+    from .._validation import InputError, InputTypeError
+    from ._columns import _check_row_sums, _validate
+
+    word = "--prob" if two_files else ("--p-baseline" if "baseline" in label else
+                                       "--p-candidate")
+    p_word = f"{word} of {label}" if two_files else word
+    try:
+        cols = resolve_columns(frame, p[0] if len(p) == 1 else p, y, None, classes)
+    except (InputError, InputTypeError) as err:
+        raise CLIError(_cli_words(str(err), p_word)) from None
+    _check_row_sums(frame, cols, p_word)
+    _validate(frame, cols, False, p_word)
+
+
+def _run(args: argparse.Namespace) -> int:
+    level, n_resamples, seed = _options(args)
+    p_base, p_cand = _layout(args)
+    from .._validation import InputError, InputTypeError
+    from ._args import _sep, parse_metrics
+
+    metrics = parse_metrics(args.metrics)
+    sep = _sep(args.sep)
+
+    import numpy as np
+    import pandas as pd
+
+    from .._bootstrap import paired_bootstrap
+    from .._groups import classes_from_names
+    from ._io import _read, _write_stdout
+    from ._render import _render
+
+    two = args.candidate is not None
+    names = ("BASELINE", "CANDIDATE") if two else ("FILE", "FILE")
+    labels = ((f"BASELINE {args.baseline}", f"CANDIDATE {args.candidate}") if two
+              else (args.baseline, args.baseline))
+    base = _read(args.baseline, sep)
+    cand = _read(args.candidate, sep) if two else base
+    if len(base) == 0:
+        raise CLIError(f"{labels[0]} has no data rows, only a header.")
+    y = args.label
+    _need(base, y, "--label", labels[0])
+    for col in p_base:
+        _need(base, col, "--p-baseline" if not two else "--prob", labels[0])
+    for col in p_cand:
+        _need(cand, col, "--p-candidate" if not two else "--prob", labels[1])
+    by = list(args.by or [])
+    for col in by:
+        _need(base, col, "--by", labels[0])
+        if col in RESULT_COLUMNS:
+            raise CLIError(f"--by: the column {col!r} has the name of a column of the "
+                           "result; rename it in the data.")
+    where = _match(base, cand, args.key, labels) if two else np.arange(len(base))
+    classes = None
+    if args.classes is not None:
+        wanted = [s.strip() for s in args.classes.split(",")]
+        try:
+            classes = classes_from_names(wanted, base[y], "--classes")
+        except InputError:
+            raise CLIError(f"--classes: the labels in {y!r} are numbers, so the classes must "
+                           f"be integers; got {args.classes!r}.") from None
+    elif len(p_base) > 1:
+        # numeric labels match the columns named by integers ("0", "1", ...), as in report
+        try:
+            classes = classes_from_names([str(c) for c in p_base], base[y], "the columns")
+        except InputError:
+            classes = None  # the metrics say what is wrong, and suggest --classes
+
+    # the candidate's labels (its own column if it has one, else the baseline's) in its order
+    if two:
+        cand_y = np.empty(len(cand), dtype=object)
+        cand_y[where] = base[y].to_numpy(dtype=object)
+        if y in cand.columns:
+            mine = cand[y].to_numpy(dtype=object)[where]
+            theirs = base[y].to_numpy(dtype=object)
+            differ = ~((mine == theirs) | (pd.isna(mine) & pd.isna(theirs)))
+            if differ.any():
+                row = int(differ.nonzero()[0][0])
+                raise CLIError(
+                    f"--label {y!r} differs between the files: data row {row + 1} of "
+                    f"{names[0]} has {theirs[row]!r}, the same row of {names[1]} "
+                    f"{mine[row]!r}; the files must hold the same rows (--key matches rows "
+                    "by a key column).")
+        cand_frame = cand[p_cand].copy()
+        cand_frame[y] = pd.Series(cand_y, index=cand.index).infer_objects()
+        _validate_side(base, p_base, y, classes, labels[0], True)
+        _validate_side(cand_frame, p_cand, y, classes, labels[1], True)
+    else:
+        _validate_side(base, p_base, y, classes, "the baseline", False)
+        _validate_side(base, p_cand, y, classes, "the candidate", False)
+
+    pb = base[p_base].reset_index(drop=True)
+    pc = cand[p_cand].iloc[where].reset_index(drop=True)
+    pc.columns = pb.columns  # one file: the candidate's columns stand for the same classes
+    labels_y = base[y].reset_index(drop=True)
+    keys = base[by].reset_index(drop=True) if by else None
+    if keys is not None:
+        grouped = keys.groupby(by, sort=True, dropna=False, observed=True)
+        parts = [(key if isinstance(key, tuple) else (key,), g.index.to_numpy())
+                 for key, g in grouped]
+    else:
+        parts = [((), np.arange(len(base)))]
+
+    rows = []
+    alpha = 1.0 - level
+    for key, idx in parts:
+        for name, spec in metrics:
+            p1 = pc.iloc[idx] if len(p_cand) > 1 else pc.iloc[idx, 0]
+            p0 = pb.iloc[idx] if len(p_base) > 1 else pb.iloc[idx, 0]
+            try:
+                res = paired_bootstrap(p1, p0, labels_y.iloc[idx], spec.func,
+                                       n_resamples=n_resamples, confidence_level=level,
+                                       alternative="greater", rng=seed, classes=classes,
+                                       **spec.options)
+            except (InputError, InputTypeError) as err:
+                group = ", ".join(f"{c}={v!r}" for c, v in zip(by, key, strict=True))
+                msg = str(err).replace("`p_a`", "the candidate's probabilities").replace(
+                    "`p_b`", "the baseline's probabilities")
+                raise CLIError(f"--metrics {name}: {_cli_words(msg)}"
+                               + (f" [group {group}]" if group else "")) from None
+            rows.append({**dict(zip(by, key, strict=True)), "metric": name, "n": res.n,
+                         "baseline": res.estimate_b, "candidate": res.estimate_a,
+                         "difference": res.estimate, "ci_low": res.confidence_interval.low,
+                         "ci_high": res.confidence_interval.high, "pvalue": res.pvalue,
+                         "worse": bool(res.pvalue < alpha)})
+    result = pd.DataFrame(rows, columns=[*by, *RESULT_COLUMNS])
+    worse = result[result["worse"]]
+    header = [
+        (f"calibr compare of {labels[0]} (baseline) and {labels[1]} (candidate)" if two else
+         f"calibr compare of {args.baseline}: {', '.join(p_base)} (baseline) and "
+         f"{', '.join(p_cand)} (candidate)"),
+        f"rows: {len(base)}" + (f", matched by --key {args.key!r}" if args.key else
+                                ", in the same order" if two else ""),
+        "difference = candidate - baseline (every metric is an error: larger is worse)",
+        f"method: paired bootstrap (calibr.paired_bootstrap, alternative=\"greater\": the "
+        f"candidate is worse), percentile, {n_resamples} resamples, seed {seed} (the same "
+        "for each group and metric)",
+        f"worse: p-value < {alpha:.6g} (--level {level:g}); ci_low = one-sided {level:.6g} "
+        "lower bound of the difference",
+    ]
+    shown = result.copy()
+    shown["worse"] = np.where(result["worse"], "yes", "no")
+    if args.format == "table":
+        text = _render(shown, "table", header)
+        if len(worse):
+            which = "; ".join(
+                f"{r['metric']}" + (" (" + ", ".join(f"{c}={r[c]!r}" for c in by) + ")"
+                                    if by else "") for _, r in worse.iterrows())
+            text += (f"\nresult: the candidate is significantly worse in {len(worse)} of "
+                     f"{len(result)} comparison{'s' if len(result) != 1 else ''}: {which} "
+                     f"(exit status {EXIT_WORSE})\n")
+        else:
+            text += (f"\nresult: no significant worsening in {len(result)} comparison"
+                     f"{'s' if len(result) != 1 else ''} (exit status 0)\n")
+    else:
+        text = _render(result, args.format, header)
+    status = _write_stdout(text)
+    if status:
+        return status
+    return EXIT_WORSE if len(worse) else 0
