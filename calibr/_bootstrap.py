@@ -264,7 +264,8 @@ class _Plan:
             es.append(e)
             gs.append(gap_factors(xs, h))
         self.kind, self.code = "scalar", code
-        self.order = np.ascontiguousarray(np.array(orders, dtype=np.int64))
+        # int32 positions (n < 2^31): half the bytes that each replicate streams
+        self.order = np.ascontiguousarray(np.array(orders, dtype=np.int32))
         self.e = np.ascontiguousarray(np.array(es))
         self.g = np.ascontiguousarray(np.array(gs).reshape(len(gs), -1))
 

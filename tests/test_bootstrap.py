@@ -606,3 +606,18 @@ def test_report_ci_errors(tmp_path, capsys, argv, message):
     code, out, err = _cli(capsys, "report", str(path), "-o", str(out_file), *argv)
     assert code == 2 and message in err and out == ""
     assert not out_file.exists()
+
+
+def test_gathered_pair_sum_is_the_weighted_pair_sum_bit_for_bit():
+    from calibr._kernels import weighted_sums as ws
+
+    gen = np.random.default_rng(9)
+    n = 5000
+    p = np.round(gen.random(n), 3)
+    y = (gen.random(n) < p).astype(np.uint8)
+    order, xs, e = ws.sorted_scalars(p, y)
+    g = ws.gap_factors(xs, 0.15)
+    counts = gen.poisson(1.0, n).astype(np.uint8)
+    want = ws.weighted_pair_sum(e, counts[order].astype(np.float64), g)
+    assert ws.gathered_pair_sum(e, counts, order.astype(np.int32), g) == want
+    assert ws.gathered_pair_sum(e[:0], counts, order[:0].astype(np.int32), g[:0]) == (0, 0, 0)

@@ -40,7 +40,7 @@ import numpy as np
 
 from ._jit import jit
 from .vexp import vexp
-from .weighted_sums import weighted_pair_sum
+from .weighted_sums import gathered_pair_sum, weighted_pair_sum
 
 __all__ = [
     "binned_jackknife",
@@ -257,15 +257,13 @@ def _skce_value(pair, d1, d2, n, estimator):  # pragma: no cover - compiled
 
 
 @jit(nogil=True)
-def _scalar_from_counts(counts, order, e, g, w, estimator):  # pragma: no cover
-    """The mean over the kernels of the estimate whose weights are the counts,
-    gathered into each kernel's sorted order (``w``: scratch)."""
+def _scalar_from_counts(counts, order, e, g, estimator):  # pragma: no cover
+    """The mean over the kernels of the estimate whose weights are the counts
+    (original row order), read through each kernel's sort."""
     nk, n = e.shape
     total = 0.0
     for k in range(nk):
-        for i in range(n):
-            w[i] = counts[order[k, i]]
-        pair, d1, d2 = weighted_pair_sum(e[k], w, g[k])
+        pair, d1, d2 = gathered_pair_sum(e[k], counts, order[k], g[k])
         total += _skce_value(pair, d1, d2, n, estimator)
     return total / nk
 
@@ -277,17 +275,16 @@ def scalar_replicates(gen, base, order, e, g, estimator, lo, hi, out):  # pragma
     ``e[k]``, ``g[k]`` are the residuals and gap factors in that order
     (:func:`calibr._kernels.weighted_sums.sorted_scalars`, ``gap_factors``).
     The draws are counted per row as in :func:`binned_replicates`; the counts,
-    gathered into sorted order, are the weights of
-    :func:`calibr._kernels.weighted_sums.weighted_pair_sum`."""
+    read through the sort, are the weights of
+    :func:`calibr._kernels.weighted_sums.gathered_pair_sum`."""
     n = order.shape[1]
     small = np.zeros(n, np.uint8)
     carry = np.zeros(n, np.int32)
-    w = np.empty(n)
     for b in range(lo, hi):
         if _tally(gen, n, base, small, carry):
-            out[b] = _scalar_from_counts(small, order, e, g, w, estimator)
+            out[b] = _scalar_from_counts(small, order, e, g, estimator)
         else:
-            out[b] = _scalar_from_counts(_with_carry(small, carry, base), order, e, g, w,
+            out[b] = _scalar_from_counts(_with_carry(small, carry, base), order, e, g,
                                          estimator)
         small[:] = 0
     return 0

@@ -61,6 +61,7 @@ __all__ = [
     "gap_factors",
     "skce_test_replicates",
     "sorted_scalars",
+    "gathered_pair_sum",
     "weighted_pair_sum",
     "weighted_row_sums",
 ]
@@ -111,6 +112,32 @@ def weighted_pair_sum(e, w, g):  # pragma: no cover - compiled
     d2 += we_next * we_next
     for i in range(n - 2, -1, -1):
         we = w[i] * e[i]
+        s = g[i] * (we_next + s)
+        total += we * s
+        d1 += we * e[i]
+        d2 += we * we
+        we_next = we
+    return total, d1, d2
+
+
+@jit(nogil=True)
+def gathered_pair_sum(e, counts, order, g):  # pragma: no cover - compiled
+    """:func:`weighted_pair_sum` with the weights ``w_i = counts[order[i]]`` read
+    through the sort (counts in the original row order, e.g. a bootstrap
+    replicate's resampling counts): the same floating-point operations in the
+    same order, so the same bits, without a gathered copy of the weights."""
+    n = e.shape[0]
+    s = 0.0
+    total = 0.0
+    d1 = 0.0
+    d2 = 0.0
+    if n == 0:
+        return total, d1, d2
+    we_next = counts[order[n - 1]] * e[n - 1]
+    d1 += we_next * e[n - 1]
+    d2 += we_next * we_next
+    for i in range(n - 2, -1, -1):
+        we = counts[order[i]] * e[i]
         s = g[i] * (we_next + s)
         total += we * s
         d1 += we * e[i]
