@@ -6,6 +6,8 @@ the tests that cover that module, and reports every mutant no test caught::
     python scripts/mutate.py                      # every target module
     python scripts/mutate.py calibr/table.py      # one module
     python scripts/mutate.py --list calibr/frame.py   # show the mutants only
+    python scripts/mutate.py calibr/plot.py --lines 360-383,400   # some lines only
+    python scripts/mutate.py --rev 22c3b42 calibr/table.py   # another commit than HEAD
 
 The mutants are made on the syntax tree (``ast``), one operator at a time:
 
@@ -19,7 +21,8 @@ The mutants are made on the syntax tree (``ast``), one operator at a time:
 * ``raise ...`` becomes ``pass`` (is the check tested?).
 
 Strings, docstrings and annotations are left alone. Every run works in one
-copy of the committed tree (``git archive HEAD``) (``--workdir``) with its own numba cache, so the
+copy of the committed tree (``git archive HEAD``, or of the commit ``--rev``,
+whose id the results record) (``--workdir``) with its own numba cache, so the
 compiled kernels are compiled once and then loaded from the cache. Each mutant
 runs its tests in a process forked from a parent that has already imported
 numpy, pandas, numba and pytest, so a mutant costs only its tests.
@@ -52,18 +55,18 @@ TARGETS: dict[str, list[str]] = {
     "calibr/_validation.py": ["tests/test_validation.py", "tests/test_weights.py"],
     "calibr/_params.py": ["tests/test_validation.py", "tests/test_contract.py"],
     "calibr/_groups.py": ["tests/test_frame.py", "tests/test_table.py", "tests/test_grouped.py"],
-    "calibr/frame.py": ["tests/test_frame.py"],
+    "calibr/frame.py": ["tests/test_frame.py", "tests/test_verbs_tests.py"],
     "calibr/table.py": ["tests/test_table.py"],
     "calibr/plot.py": ["tests/test_plot.py"],
     "calibr/_binned_metrics.py": ["tests/test_binned.py"],
     "calibr/_kernel_metrics.py": ["tests/test_skce.py"],
     "calibr/torchmetrics.py": ["tests/test_torchmetrics_contract.py"],
     "calibr/_valprob.py": ["tests/test_val_prob.py"],
-    "calibr/cli/_args.py": ["tests/test_cli.py"],
+    "calibr/cli/_args.py": ["tests/test_cli.py", "tests/test_verbs_tests.py"],
     "calibr/cli/_io.py": ["tests/test_cli.py"],
     "calibr/cli/_columns.py": ["tests/test_cli.py"],
-    "calibr/cli/_report.py": ["tests/test_cli.py"],
-    "calibr/cli/_render.py": ["tests/test_cli.py"],
+    "calibr/cli/_report.py": ["tests/test_cli.py", "tests/test_verbs_tests.py"],
+    "calibr/cli/_render.py": ["tests/test_cli.py", "tests/test_verbs_tests.py"],
     "calibr/cli/_errors.py": ["tests/test_cli.py"],
     "calibr/cli/__init__.py": ["tests/test_cli.py"],
 }
@@ -91,6 +94,7 @@ class Mutant:
     description: str
     status: str = "pending"
     seconds: float = 0.0
+    commit: str = ""
 
 
 class _Points(ast.NodeVisitor):
@@ -251,12 +255,18 @@ def _collect(tree: ast.AST) -> list[tuple[ast.AST, str, int]]:
     return points.points
 
 
-def _copy_repo(workdir: Path) -> None:
-    """The committed tree (``HEAD``) of the repository, in ``workdir``: commit first."""
+def _commit(rev: str) -> str:
+    """The full id of the commit ``rev``."""
+    return subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=ROOT,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _copy_repo(workdir: Path, commit: str) -> None:
+    """The committed tree of ``commit`` in ``workdir`` (so commit your changes first)."""
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
-    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, check=True,
+    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, check=True,
                              capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive, check=True)
 
@@ -301,6 +311,17 @@ def _run_tests(tests: list[str], timeout: float) -> tuple[str, float]:
     return f"error({code})", seconds
 
 
+def _line_set(text: str):
+    """``"375,456-481,900-"``: a test of whether a line is chosen."""
+    ranges = []
+    for part in text.split(","):
+        low, dash, high = part.strip().partition("-")
+        first = int(low) if low else 1
+        last = (int(high) if high else sys.maxsize) if dash else first
+        ranges.append((first, last))
+    return lambda line: any(first <= line <= last for first, last in ranges)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="modules to mutate (default: all targets)")
@@ -309,22 +330,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout-factor", type=float, default=3.0)
     parser.add_argument("--sample", type=float, default=1.0,
                         help="run this fraction of each module's mutants (a fixed sample)")
+    parser.add_argument("--rev", default="HEAD",
+                        help="the commit whose tree is mutated (default: HEAD)")
+    parser.add_argument("--lines", type=_line_set, default=None,
+                        help="only the mutants on these lines, e.g. 375,456-481,900- "
+                             "(before --sample)")
     args = parser.parse_args(argv)
 
     modules = args.modules or list(TARGETS)
     unknown = [m for m in modules if m not in TARGETS]
     if unknown:
         parser.error(f"not a target: {unknown[0]} (targets: {', '.join(TARGETS)})")
+    commit = _commit(args.rev)
     if args.list:
         for module in modules:
-            source = subprocess.run(["git", "show", f"HEAD:{module}"], cwd=ROOT, check=True,
+            source = subprocess.run(["git", "show", f"{commit}:{module}"], cwd=ROOT, check=True,
                                     capture_output=True, text=True).stdout
             for mutant, _ in mutants_of(source, module):
+                if args.lines is not None and not args.lines(mutant.line):
+                    continue
                 print(f"{module}:{mutant.line}: {mutant.description}")
         return 0
 
     workdir: Path = args.workdir
-    _copy_repo(workdir)
+    _copy_repo(workdir, commit)
+    print(f"mutating commit {commit}", flush=True)
     os.environ["NUMBA_CACHE_DIR"] = str(workdir / ".numba-cache")
     for var in ("CALIBR_REQUIRE_R", "CALIBR_REQUIRE_TORCH"):
         os.environ.pop(var, None)
@@ -354,11 +384,17 @@ def main(argv: list[str] | None = None) -> int:
         original = path.read_text()
         try:
             everything = mutants_of(original, module)
+            if args.lines is not None:
+                everything = [(m, src) for m, src in everything if args.lines(m.line)]
+            if not everything:
+                print(f"{module}: no mutants on the chosen lines", flush=True)
+                continue
             keep = max(1, round(args.sample * len(everything)))
             # a fixed, evenly spread sample: the same mutants on every run
             chosen = [everything[round(i * len(everything) / keep)] for i in range(keep)]
             for mutant, source in chosen:
                 path.write_text(source)
+                mutant.commit = commit
                 mutant.status, mutant.seconds = _run_tests(
                     tests, timeout=args.timeout_factor * base + 10)
                 results.append(mutant)
@@ -370,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
         mine = [m for m in results if m.module == module]
         killed = sum(m.status == "killed" for m in mine)
         print(f"{module}: {killed}/{len(mine)} killed (tests {base:.1f} s)", flush=True)
+        # written after every module too, so an interrupted run keeps what it found
+        (workdir / "mutants.json").write_text(json.dumps([asdict(m) for m in results], indent=1))
 
     killed = sum(m.status == "killed" for m in results)
     print(f"total: {killed}/{len(results)} killed, "
