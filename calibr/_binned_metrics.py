@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from . import _binning
 from ._docs import shared_docs
 from ._kernels import binned
 from ._kernels.weighted_metrics import weighted_bin_stats
-from ._params import BINS, FLAG, Options, validate_params
+from ._params import BIN_SPEC, BINNING, FLAG, RIGHT, Options, check_binning, validate_params
 from ._validation import (
     MAX_BIN_CELLS,
     ROW_SUM_TOL,
@@ -24,8 +25,14 @@ __all__ = ["ece", "mce"]
 _TYPES = ("classwise", "confidence")
 
 
-def _prepare_binned(p, y, bins, type, classes, na_rm, weights=None):
-    """The per-bin statistics of checked options (``bins``, ``type``, ``na_rm``).
+def _prepare_binned(p, y, bins, type, classes, na_rm, weights=None, binning="equal-width",
+                    right=True):
+    """The per-bin statistics of checked options (``bins``, ``type``, ``na_rm``,
+    ``binning``, ``right``).
+
+    Options other than R's (``calibr._binning.is_default``) take the vectorised
+    path of ``calibr._binning`` on the input layer's arrays, with or without
+    weights; R's take the compiled kernels, as before.
 
     Optimistic: input whose labels the kernels read directly is checked by the
     binning pass itself, so that valid input is read once. Anything else, and
@@ -34,6 +41,13 @@ def _prepare_binned(p, y, bins, type, classes, na_rm, weights=None):
     input always does, and its statistics are weighted sums
     (``docs/definitions.md``, "Frequency weights").
     """
+    check_binning(bins, binning)
+    if not _binning.is_default(bins, binning, right):
+        prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
+        nb = bins if isinstance(bins, int) else bins.shape[0] - 1
+        check_bin_cells(nb, prep.k, not prep.binary and type == "classwise")
+        return _binning.stats(prep.p, prep.y, prep.weights, prep.binary, bins, type, binning,
+                              right)[:3]
     if weights is not None:
         prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
         check_bin_cells(bins, prep.k, not prep.binary and type == "classwise")
@@ -51,7 +65,8 @@ def _prepare_binned(p, y, bins, type, classes, na_rm, weights=None):
     return binned.bin_stats(prep.p, prep.y, prep.binary, bins, type)
 
 
-@validate_params(bins=BINS, type=Options(*_TYPES), na_rm=FLAG)
+@validate_params(bins=BIN_SPEC, type=Options(*_TYPES), na_rm=FLAG, binning=BINNING,
+                 right=RIGHT)
 @shared_docs
 def ece(
     p: Any,
@@ -62,14 +77,16 @@ def ece(
     classes: Sequence | None = None,
     na_rm: bool = False,
     weights: Any = None,
+    binning: str = "equal-width",
+    right: bool = True,
 ) -> float:
-    r"""Expected calibration error with equal-width bins.
+    r"""Expected calibration error with binned confidences (R: equal-width bins).
 
     Parameters
     ----------
     <calibr:p>
     <calibr:y>
-    <calibr:bins>
+    <calibr:binned_bins>
         At most 1,000,000, and for ``type="classwise"`` with K classes at most
         10,000,000 / K (the per-bin sums must fit in memory).
     type : {"classwise", "confidence"}, default "classwise"
@@ -77,6 +94,8 @@ def ece(
     <calibr:classes>
     <calibr:na_rm>
     <calibr:binned_weights>
+    <calibr:binning>
+    <calibr:right>
 
     Returns
     -------
@@ -110,6 +129,13 @@ def ece(
     With ``weights``, n_b is the total weight of bin b and conf(b), acc(b) the
     weighted means; n the total weight. R's ``ece()`` has no weights.
 
+    ``binning``, ``right`` and explicit breaks (R's ``ece()`` has none of
+    them) change only the bins; options other than R's are computed by a
+    vectorised path (``calibr/_binning.py``). ``binning="equal-mass",
+    type="confidence"`` with ``bins=15`` is uncertainty-calibration's
+    ``get_ece_em`` (``docs/conventions.md`` lists the settings of other
+    libraries and the calibr call that reproduces each).
+
     References
     ----------
     Guo, Pleiss, Sun & Weinberger (2017). On calibration of modern neural
@@ -120,16 +146,21 @@ def ece(
     >>> import calibr
     >>> round(calibr.ece([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], bins=2), 12)
     0.15
+    >>> round(calibr.ece([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1], bins=2, binning="equal-mass"), 12)
+    0.4
+    >>> round(calibr.ece([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1], bins=[0, 0.25, 1]), 12)
+    0.4
     >>> p = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]
     >>> round(calibr.ece(p, [1, 3, 3], bins=5, type="confidence"), 6)
     0.333333
     """
     return binned.ece_from_stats(
-        *_prepare_binned(p, y, bins, type, classes, na_rm, weights)
+        *_prepare_binned(p, y, bins, type, classes, na_rm, weights, binning, right)
     )
 
 
-@validate_params(bins=BINS, type=Options(*_TYPES), na_rm=FLAG)
+@validate_params(bins=BIN_SPEC, type=Options(*_TYPES), na_rm=FLAG, binning=BINNING,
+                 right=RIGHT)
 @shared_docs
 def mce(
     p: Any,
@@ -140,20 +171,24 @@ def mce(
     classes: Sequence | None = None,
     na_rm: bool = False,
     weights: Any = None,
+    binning: str = "equal-width",
+    right: bool = True,
 ) -> float:
-    r"""Maximum calibration error with equal-width bins.
+    r"""Maximum calibration error with binned confidences (R: equal-width bins).
 
     Parameters
     ----------
     <calibr:p>
     <calibr:y>
-    <calibr:bins>
+    <calibr:binned_bins>
         Bounded as for :func:`calibr.ece`.
     type : {"classwise", "confidence"}, default "classwise"
         Multiclass form; ignored for a vector ``p``.
     <calibr:classes>
     <calibr:na_rm>
     <calibr:binned_weights>
+    <calibr:binning>
+    <calibr:right>
 
     Returns
     -------
@@ -193,5 +228,5 @@ def mce(
     0.15
     """
     return binned.mce_from_stats(
-        *_prepare_binned(p, y, bins, type, classes, na_rm, weights)
+        *_prepare_binned(p, y, bins, type, classes, na_rm, weights, binning, right)
     )

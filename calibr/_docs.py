@@ -33,6 +33,25 @@ y : array-like, pandas Series or Categorical
     "bins": """\
 bins : int, default 10
     Number of equal-width bins on [0, 1]; a single positive integer.""",
+    "binned_bins": """\
+bins : int or sequence of float, default 10
+    The number of bins B (a single positive integer), or the breaks
+    themselves, as R's ``cut(x, breaks = ...)``: a sorted sequence from 0 to
+    1, strictly increasing (``bins=[0, 0.5, 0.8, 1]``: three bins).""",
+    "binning": """\
+binning : {"equal-width", "equal-mass"}, default "equal-width", keyword-only
+    How B bins are placed: R's equal-width bins
+    (``seq(0, 1, length.out = B + 1)``), or equal-mass bins, B groups of
+    nearly equal size by the values (in the classwise form, each column's
+    own), the breaks at the midpoints between groups, as
+    uncertainty-calibration's ``get_equal_bins`` (``docs/definitions.md``,
+    "Binning options"). Only with a number of ``bins``.""",
+    "right": """\
+right : bool, default True, keyword-only
+    Bins closed on the right, ``(a, b]`` with 0 in the first bin (R's
+    ``cut(right = TRUE, include.lowest = TRUE)``), or with ``right=False``
+    closed on the left, ``[a, b)`` with 1 in the last bin (``numpy.histogram``,
+    netcal, relplot).""",
     "bandwidth": """\
 bandwidth : float or "median", default 0.2
     Bandwidth h of the Laplacian kernel: a positive finite number, or

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import (
+    MAX_BINS,
     InputError,
     InputTypeError,
     _fmt,
@@ -39,14 +40,18 @@ from ._validation import (
 
 __all__ = [
     "BANDWIDTH",
+    "BINNING",
     "BINS",
+    "BIN_SPEC",
     "FLAG",
     "Integer",
     "LEVEL",
     "OPTIONAL_STRING",
     "Optional",
     "Options",
+    "RIGHT",
     "Rule",
+    "check_binning",
     "check_options",
     "validate_params",
 ]
@@ -73,6 +78,80 @@ def _bins(value: Any, name: str) -> int:
     if name != "bins":  # the rule's messages name `bins`
         raise ValueError(f"the BINS rule is for `bins`, not `{name}`")
     return check_bins(value)
+
+
+def _breaks(value: Any, name: str) -> np.ndarray:
+    """Explicit breaks (R's ``cut(x, breaks = ...)``): a sequence of at least 2
+    finite real numbers, strictly increasing, the first 0 and the last 1; returned
+    as a new read-only float64 array.
+
+    The messages say both readings of ``bins``: "`bins` must be a single positive
+    integer; got [10]; as breaks (R's cut(x, breaks = ...)) it must hold at least
+    2 values; it has 1."
+    """
+    head = (f"`{name}` must be a single positive integer; got {_fmt(value)}; as breaks "
+            "(R's cut(x, breaks = ...)) it must")
+    arr = value if isinstance(value, np.ndarray) else np.asarray(
+        value.to_numpy() if hasattr(value, "to_numpy") else list(value), dtype=object)
+    if arr.ndim != 1:
+        raise InputError(f"{head} be a 1-d sequence of numbers; it has {arr.ndim} dimensions.")
+    if arr.shape[0] > MAX_BINS + 1:
+        raise InputError(f"{head} hold at most {MAX_BINS + 1:,} values (at most {MAX_BINS:,} "
+                         f"bins); it has {arr.shape[0]:,}.")
+    if arr.dtype.kind not in "iuf":
+        for i, v in enumerate(arr.tolist()):
+            if _real_value(v) is None:
+                raise InputTypeError(f"{head} be real numbers; the value at position {i} is "
+                                     f"{_fmt(v)}.")
+        arr = np.array([_real_value(v) for v in arr.tolist()], dtype=np.float64)
+    out = np.array(arr, dtype=np.float64)
+    if out.shape[0] < 2:
+        raise InputError(f"{head} hold at least 2 values (one bin); it has {out.shape[0]}.")
+    bad = ~np.isfinite(out)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{head} be finite numbers; the value at position {i} is "
+                         f"{_fmt(out[i])}.")
+    if out[0] != 0.0 or out[-1] != 1.0:
+        raise InputError(f"{head} start at 0 and end at 1; it runs from {_fmt(out[0])} to "
+                         f"{_fmt(out[-1])}.")
+    down = np.flatnonzero(np.diff(out) <= 0)
+    if down.shape[0]:
+        i = int(down[0]) + 1
+        raise InputError(f"{head} be strictly increasing (as R's cut() requires); the value "
+                         f"at position {i} ({_fmt(out[i])}) is not above the one before "
+                         f"({_fmt(out[i - 1])}).")
+    out.flags.writeable = False
+    return out
+
+
+def _bin_spec(value: Any, name: str) -> int | np.ndarray:
+    """``bins``: a number of bins (the BINS rule) or explicit breaks (a list, tuple,
+    range, 1-d array or pandas Series/Index; not a set, dict or iterator)."""
+    import pandas as pd
+
+    if isinstance(value, np.ndarray) and value.ndim > 0 or isinstance(
+            value, (list, tuple, range, pd.Series, pd.Index)):
+        return _breaks(value, name)
+    if hasattr(value, "__iter__") and not isinstance(value, (str, bytes, np.ndarray)):
+        raise InputTypeError(f"`{name}` must be a single positive integer or a sorted "
+                             "sequence of breaks from 0 to 1 (a list, tuple or array); got a "
+                             f"{type(value).__name__}.")
+    return _bins(value, name)
+
+
+def _right(value: Any, name: str) -> bool:
+    return check_flag(value, name)
+
+
+def check_binning(bins: int | np.ndarray, binning: str) -> None:
+    """``binning`` applies to a number of bins: explicit breaks are their own bins."""
+    if not isinstance(bins, int) and binning != "equal-width":
+        raise InputError(
+            f"`binning` must be 'equal-width' (the default) when `bins` gives the breaks; "
+            f"got {binning!r} with {bins.shape[0]} breaks. Pass a number of bins for "
+            "equal-mass bins."
+        )
 
 
 def _flag(value: Any, name: str) -> bool:
@@ -145,6 +224,13 @@ def _optional_string(value: Any, name: str) -> str | None:
 #: ``bins``: a single positive integer (integral floats too, as R's ``10`` is a
 #: double), at most ``MAX_BINS``.
 BINS: Rule = _bins
+#: ``bins`` of the binned metrics: a number of bins (as BINS), or explicit breaks
+#: (R's ``cut(x, breaks = ...)``), a sequence from 0 to 1, strictly increasing.
+BIN_SPEC: Rule = _bin_spec
+#: ``binning``: R's equal-width bins (the default) or equal-mass bins.
+BINNING: Rule = Options("equal-width", "equal-mass")
+#: ``right``: bins closed on the right (R's ``cut(right = TRUE)``, the default) or left.
+RIGHT: Rule = _right
 #: A boolean option (``na_rm``, ...): True or False, numpy booleans too.
 FLAG: Rule = _flag
 #: ``bandwidth``: a positive finite number or ``"median"``.

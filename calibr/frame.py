@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
+from . import _binning
 from ._binned_metrics import ece, mce
 from ._bootstrap import _METHODS as _CI_METHODS
 from ._bootstrap import bootstrap
@@ -783,11 +784,18 @@ def _all_groups(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any]]]
             column = every.metric(name, func, spec.options)
         except (ValueError, TypeError):  # an option's error: the per-group loop raises it
             return None
+        if column is _PER_GROUP:  # bins other than R's: the per-group loop computes it
+            continue
         if column is None:
             return None
         values[sp.observed, j] = column[sp.observed]
         done.add(j)
     return done
+
+
+#: What :meth:`_AllGroups.metric` returns for a metric the all-groups kernels do not
+#: compute (ece/mce with bins other than R's: ``docs/definitions.md``, "Binning options").
+_PER_GROUP = object()
 
 
 class _AllGroups:
@@ -802,14 +810,17 @@ class _AllGroups:
         self._hits: np.ndarray | None = None
         self._top: tuple[np.ndarray, np.ndarray] | None = None
 
-    def metric(self, name: str, func: Callable[..., Any], options: dict) -> np.ndarray | None:
-        """The metric ``name`` with ``options`` (checked as the metric checks them)."""
+    def metric(self, name: str, func: Callable[..., Any], options: dict) -> Any:
+        """The metric ``name`` with ``options`` (checked as the metric checks them);
+        ``_PER_GROUP`` for a binned metric with bins other than R's."""
         opts = {
             k: prm.default for k, prm in inspect.signature(func).parameters.items()
             if prm.default is not prm.empty and k not in _DATA_ARGS
         }
         opts.update(check_options(getattr(func, "__calibr_rules__", {}), options))
         if name in ("ece", "mce"):
+            if not _binning.is_default(opts["bins"], opts["binning"], opts["right"]):
+                return _PER_GROUP  # the grouped kernels know R's bins only
             return self.binned(name, opts["bins"], opts["type"])
         if name == "skce":
             return self.skce(opts["estimator"], opts["bandwidth"], opts["type"])

@@ -179,8 +179,15 @@ def _panel_size(panel_size: Any, name: str) -> tuple[float, float]:
     return float(values[0]), float(values[1])
 
 
-def _bins_of(table: pd.DataFrame) -> int:
-    """The number of equal-width bins of a calibration table (from its bin edges)."""
+_NOT_BINS = (
+    "`show_ece` needs the bins of calibr.calibration_table() (consecutive bins from 0 to "
+    "1): the columns 'bin', 'lower' and 'upper' of `table` do not describe them."
+)
+
+
+def _bins_of(table: pd.DataFrame) -> int | None:
+    """The number of R's equal-width bins of a calibration table, from its bin edges;
+    None if its edges are other bins (``binning=``, ``right=``, explicit breaks)."""
     bin_ = pd.to_numeric(table["bin"], errors="coerce").to_numpy(dtype=float)
     lower = table["lower"].to_numpy(dtype=float)
     upper = table["upper"].to_numpy(dtype=float)
@@ -191,12 +198,25 @@ def _bins_of(table: pd.DataFrame) -> int:
         edges = np.linspace(0.0, 1.0, bins + 1)  # the breaks of calibration_table()
         b = bin_.astype(np.int64)
         ok = bool(np.array_equal(lower, edges[b - 1]) and np.array_equal(upper, edges[b]))
+    return bins if ok else None
+
+
+def _other_bins(curve: pd.DataFrame) -> int:
+    """The bins of one curve of a table with bins other than R's: positive whole bin
+    numbers, increasing, each ``[lower, upper]`` in [0, 1] and not overlapping the
+    next (a table of ``binning=``, ``right=`` or explicit breaks); the largest bin
+    number."""
+    bin_ = pd.to_numeric(curve["bin"], errors="coerce").to_numpy(dtype=float)
+    order = np.argsort(bin_, kind="stable")
+    b = bin_[order]
+    lower = curve["lower"].to_numpy(dtype=float)[order]
+    upper = curve["upper"].to_numpy(dtype=float)[order]
+    ok = bool(np.all(b == np.floor(b)) and np.all(b >= 1) and np.all(np.diff(b) > 0)
+              and np.all((lower >= 0) & (lower <= upper) & (upper <= 1))
+              and np.all(upper[:-1] <= lower[1:]))
     if not ok:
-        raise InputError(
-            "`show_ece` needs the equal-width bins of calibr.calibration_table(): the "
-            "columns 'bin', 'lower' and 'upper' of `table` do not describe them."
-        )
-    return bins
+        raise InputError(_NOT_BINS)
+    return int(b[-1])
 
 
 def table_ece(table: pd.DataFrame, by: str | Sequence[str] | None = None) -> float:
@@ -217,13 +237,15 @@ def table_ece(table: pd.DataFrame, by: str | Sequence[str] | None = None) -> flo
         ``sum(n * gap) / sum(n)`` over the bins; with ``by``, the mean of that
         over the curves (for a classwise table, the classwise ECE). The sums
         run over all ``bins`` bins, empty ones as zeros, in the order of
-        ``calibr.ece()``, so the result is bit-for-bit the same.
+        ``calibr.ece()``, so the result is bit-for-bit the same for R's bins;
+        for the bins of ``binning=``, ``right=`` or explicit breaks, the same to
+        rounding.
 
     Raises
     ------
     calibr.InputError
-        If the table's bin edges are not the equal-width bins of
-        ``calibration_table()``.
+        If the table's ``bin``, ``lower`` and ``upper`` columns do not describe
+        bins (positive bin numbers, ``0 <= lower <= upper <= 1``).
 
     Examples
     --------
@@ -243,6 +265,8 @@ def table_ece(table: pd.DataFrame, by: str | Sequence[str] | None = None) -> flo
 def _table_ece(table: pd.DataFrame, series_by: list) -> float:
     bins = _bins_of(table)
     curves = subframes(table, series_by)
+    if bins is None:  # other bins than R's: each curve's own (docs/definitions.md)
+        bins = max(_other_bins(sub) for _, sub in curves)
     count = np.zeros((len(curves), bins))
     gap = np.zeros((len(curves), bins))
     for i, (_, sub) in enumerate(curves):

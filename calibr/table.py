@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
+from . import _binning
 from ._calibration_tests import MAX_RESAMPLES, _rng_rule
 from ._docs import shared_docs
 from ._groups import Groups, Split, group_seeds, groups_of, resolve_columns, split, weights_column
@@ -23,7 +24,18 @@ from ._kernel_metrics import _as_hits
 from ._kernels import binned, grouped
 from ._kernels.top_label import top_label
 from ._kernels.weighted_metrics import weighted_bin_stats
-from ._params import BINS, FLAG, LEVEL, Integer, Optional, Options, validate_params
+from ._params import (
+    BIN_SPEC,
+    BINNING,
+    FLAG,
+    LEVEL,
+    RIGHT,
+    Integer,
+    Optional,
+    Options,
+    check_binning,
+    validate_params,
+)
 from ._validation import (
     InputError,
     _as_float_array,
@@ -150,24 +162,31 @@ def _z(level: float) -> float:
 
 
 def _rows(
-    p: np.ndarray, y: np.ndarray, binary: bool, bins: int, type: str, z: float,
-    w: np.ndarray | None = None,
+    p: np.ndarray, y: np.ndarray, binary: bool, bins: int | np.ndarray, type: str, z: float,
+    w: np.ndarray | None = None, binning: str = "equal-width", right: bool = True,
 ) -> dict[str, np.ndarray]:
     """The table's columns for one group's canonical arrays (non-empty bins only).
 
     The statistics are those of ``ece()``/``mce()``: the same kernels on the
-    same arrays (with weights ``w``, the weighted sums of ``ece(weights=)``).
-    ``"_class"`` holds 0-based class positions (classwise only).
+    same arrays (with weights ``w``, the weighted sums of ``ece(weights=)``;
+    with options other than R's, the sums of ``calibr._binning``).
+    ``"_class"`` holds 0-based class positions (classwise only); ``"_edges"``
+    the breaks (for the consistency band).
     """
-    if w is None:
-        stats = binned.bin_stats(p, y, binary, bins, type)
+    if not _binning.is_default(bins, binning, right):
+        *stats, edges = _binning.stats(p, y, w, binary, bins, type, binning, right)
+    elif w is None:
+        stats, edges = binned.bin_stats(p, y, binary, bins, type), binned.breaks(bins)
     else:
         stats = weighted_bin_stats(p, y, w, binary, bins, type)
+        edges = binned.breaks(bins)
     count, sum_conf, sum_hit = (np.atleast_2d(s) for s in stats)
     cls, b = np.nonzero(count > 0)  # row-major: by class, then by bin
-    return _columns(cls, b, count[cls, b], sum_conf[cls, b], sum_hit[cls, b],
-                    binned.breaks(bins), z, not binary and type == "classwise",
-                    weighted=w is not None)
+    out = _columns(cls, b, count[cls, b], sum_conf[cls, b], sum_hit[cls, b],
+                   edges, z, not binary and type == "classwise",
+                   weighted=w is not None)
+    out["_edges"] = edges
+    return out
 
 
 def _columns(cls: np.ndarray, b: np.ndarray, n: np.ndarray, sum_conf: np.ndarray,
@@ -180,8 +199,8 @@ def _columns(cls: np.ndarray, b: np.ndarray, n: np.ndarray, sum_conf: np.ndarray
     lo, hi = _wilson(sum_hit, n, z)  # weighted: the total weight as the count
     out = {
         "bin": b.astype(np.int64) + 1,
-        "lower": edges[b],
-        "upper": edges[b + 1],
+        "lower": edges[b] if edges.ndim == 1 else edges[cls, b],
+        "upper": edges[b + 1] if edges.ndim == 1 else edges[cls, b + 1],
         "n": n.astype(np.float64 if weighted else np.int64),
         "mean_confidence": conf,
         "observed_frequency": freq,
@@ -226,14 +245,8 @@ def _group_rows(
 # consistency bands (docs/definitions.md, "Consistency bands")
 
 
-def _bin_index(v: np.ndarray, bins: int) -> np.ndarray:
-    """0-based bin of each value, ``breaks[b] < v <= breaks[b + 1]`` with 0 in bin 0
-    (the bins of ``ece()``, found among R's breaks)."""
-    return np.maximum(np.searchsorted(binned.breaks(bins), v, side="left") - 1, 0)
-
-
-def _resampled_frequencies(p: np.ndarray, binary: bool, bins: int, type: str,
-                           gen: np.random.Generator) -> np.ndarray:
+def _resampled_frequencies(p: np.ndarray, binary: bool, edges: np.ndarray, right: bool,
+                           type: str, gen: np.random.Generator) -> np.ndarray:
     """One consistency resample of a group: the observed frequency of every bin
     (shape (K, bins), NaN where the resample leaves a bin empty).
 
@@ -242,8 +255,11 @@ def _resampled_frequencies(p: np.ndarray, binary: bool, bins: int, type: str,
     event of resampled row i happens when ``u_i < p_i`` (``Bernoulli(p_i)``); a
     matrix row draws the label ``j`` with ``cumsum(p_i)[j-1] <= u_i <
     cumsum(p_i)[j]`` (the last class when rounding leaves ``u_i`` above the sum).
+    The bins are the table's: ``edges`` its breaks (``calibr._binning.bin_index``
+    with closure ``right``; R's bins for the defaults).
     """
     n = p.shape[0]
+    bins = edges.shape[-1] - 1
     rows = gen.integers(0, n, size=n)
     u = gen.random(n)
     ps = p[rows]
@@ -255,11 +271,16 @@ def _resampled_frequencies(p: np.ndarray, binary: bool, bins: int, type: str,
         if type == "confidence":
             x, hit, k = ps.max(axis=1), label == ps.argmax(axis=1), 1
     if k == 1:
-        cell = _bin_index(x, bins)
+        cell = _binning.bin_index(x, edges, right)
         count = np.bincount(cell, minlength=bins).astype(np.float64)
         hits = np.bincount(cell, weights=hit.astype(np.float64), minlength=bins)
     else:  # classwise: class j's bins are the cells j * bins .. j * bins + bins - 1
-        cells = _bin_index(ps, bins) + np.arange(k) * bins
+        if edges.ndim == 1:
+            cells = _binning.bin_index(ps, edges, right) + np.arange(k) * bins
+        else:  # classwise equal-mass bins: each column its own breaks
+            cells = np.stack([_binning.bin_index(ps[:, j], _binning.column_breaks(edges, j),
+                                                 right) for j in range(k)], axis=1)
+            cells += np.arange(k) * bins
         count = np.bincount(cells.ravel(), minlength=k * bins).astype(np.float64)
         hits = np.bincount(cells[np.arange(n), label], minlength=k * bins).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -267,7 +288,7 @@ def _resampled_frequencies(p: np.ndarray, binary: bool, bins: int, type: str,
     return freq.reshape(k, bins)
 
 
-def _consistency_band(p: np.ndarray, binary: bool, bins: int, type: str,
+def _consistency_band(p: np.ndarray, binary: bool, edges: np.ndarray, right: bool, type: str,
                       part: dict[str, np.ndarray], level: float, n_resamples: int,
                       gen: np.random.Generator) -> dict[str, np.ndarray]:
     """The band of the table rows ``part`` of one group: the ``(1 - level)/2`` and
@@ -277,7 +298,7 @@ def _consistency_band(p: np.ndarray, binary: bool, bins: int, type: str,
     cls = part.get("_class", np.zeros_like(b))
     freq = np.empty((n_resamples, b.shape[0]))
     for r in range(n_resamples):
-        freq[r] = _resampled_frequencies(p, binary, bins, type, gen)[cls, b]
+        freq[r] = _resampled_frequencies(p, binary, edges, right, type, gen)[cls, b]
     alpha = (1.0 - level) / 2.0
     with warnings.catch_warnings():  # a bin no resample fills: NaN, without the warning
         warnings.filterwarnings("ignore", message="All-NaN slice encountered")
@@ -296,9 +317,9 @@ def _frame(parts: list[dict[str, np.ndarray]], classes: tuple | None) -> pd.Data
     return pd.DataFrame(cols)
 
 
-@validate_params(bins=BINS, type=Options(*_TYPES), ci_level=LEVEL, na_rm=FLAG,
+@validate_params(bins=BIN_SPEC, type=Options(*_TYPES), ci_level=LEVEL, na_rm=FLAG,
                  consistency=Optional(LEVEL), n_resamples=Optional(Integer(1, MAX_RESAMPLES)),
-                 rng=_rng_rule)
+                 rng=_rng_rule, binning=BINNING, right=RIGHT)
 @shared_docs
 def calibration_table(
     p: Any,
@@ -315,6 +336,8 @@ def calibration_table(
     consistency: float | None = None,
     n_resamples: int | None = None,
     rng: int | np.random.Generator | None = None,
+    binning: str = "equal-width",
+    right: bool = True,
 ) -> pd.DataFrame:
     """The per-bin statistics behind ``ece()`` and ``mce()``, as a tidy DataFrame.
 
@@ -325,7 +348,7 @@ def calibration_table(
         names (one per class), or None with ``p_prefix``.
     <calibr:y>
         With ``data``: the name of the label column.
-    <calibr:bins>
+    <calibr:binned_bins>
     type : {"classwise", "confidence"}, default "classwise"
         Multiclass form (ignored for binary input): one set of bins per class
         (one-vs-rest), or the top-label confidence and its correctness.
@@ -361,6 +384,9 @@ def calibration_table(
         The random numbers of the consistency resampling: a seed (the same
         seed gives the same table), a Generator, or None for fresh entropy;
         only with ``consistency``.
+    <calibr:binning>
+        With ``data``, each group's own bins.
+    <calibr:right>
 
     Returns
     -------
@@ -368,7 +394,8 @@ def calibration_table(
         A new frame with a default index and the columns, in this order: the
         group keys (with a grouped ``data``); ``class`` (multiclass
         ``"classwise"`` only: the class label); ``bin`` (1-based); ``lower`` and
-        ``upper`` (the bin's edges, R's ``seq(0, 1, length.out = bins + 1)``);
+        ``upper`` (the bin's edges: R's ``seq(0, 1, length.out = bins + 1)`` by
+        default, else the breaks of ``binning`` or ``bins``);
         ``n`` (members; with ``weights`` their total weight); ``mean_confidence``;
         ``observed_frequency`` (the share of members whose outcome is 1, or
         whose class is the column's, or whose top label is right); ``gap`` (``|observed_frequency -
@@ -386,7 +413,8 @@ def calibration_table(
 
     Notes
     -----
-    Bin membership is that of :func:`calibr.ece` (closed on the right, 0 in the
+    Bin membership is that of :func:`calibr.ece` with the same ``bins``,
+    ``binning`` and ``right`` (by default R's: closed on the right, 0 in the
     first bin), and the statistics come from the same kernels, so per group
     (and per class for ``"classwise"``)
 
@@ -433,17 +461,20 @@ def calibration_table(
     0    1    0.0    0.5  2             0.15                 0.0  0.15    0.0000    0.6576
     1    2    0.5    1.0  2             0.85                 1.0  0.15    0.3424    1.0000
     """
+    check_binning(bins, binning)
+    nb = bins if isinstance(bins, int) else bins.shape[0] - 1
     z = _z(ci_level)
     band = _band_options(consistency, n_resamples, rng, weights)
     if data is None:
         if p_prefix is not None:
             raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.")
         prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
-        check_bin_cells(bins, prep.k, not prep.binary and type == "classwise")
-        part = _rows(prep.p, prep.y, prep.binary, bins, type, z, prep.weights)
+        check_bin_cells(nb, prep.k, not prep.binary and type == "classwise")
+        part = _rows(prep.p, prep.y, prep.binary, bins, type, z, prep.weights, binning, right)
         if band is not None:
             seeds, bitgen = group_seeds(band[2], 1)
-            part = _consistency_band(prep.p, prep.binary, bins, type, part, band[0], band[1],
+            part = _consistency_band(prep.p, prep.binary, part["_edges"], right, type, part,
+                                     band[0], band[1],
                                      np.random.Generator(bitgen(seeds[0])))
         return _frame([part], prep.classes)
 
@@ -453,22 +484,24 @@ def calibration_table(
     sp = split(groups, cols, na_rm, weights)
     if sp.rows_p is None:  # no observed group
         return _empty(groups, not cols.binary and type == "classwise", band is not None)
-    check_bin_cells(bins, sp.k, not sp.binary and type == "classwise")
+    check_bin_cells(nb, sp.k, not sp.binary and type == "classwise")
     sp.raise_if_emptied()  # a group whose rows na_rm=True dropped: its error
     if band is not None:  # each group's rows and its resamples, group by group
         parts, owner = [], []
         seeds, bitgen = group_seeds(band[2], groups.n_groups)
         for part in sp.parts():
-            rows = _rows(part.p, part.y, sp.binary, bins, type, z)
-            parts.append(_consistency_band(part.p, sp.binary, bins, type, rows, band[0],
+            rows = _rows(part.p, part.y, sp.binary, bins, type, z, None, binning, right)
+            parts.append(_consistency_band(part.p, sp.binary, rows["_edges"], right, type,
+                                           rows, band[0],
                                            band[1], np.random.Generator(bitgen(seeds[part.g]))))
             owner.append(np.full(len(rows["bin"]), part.g, dtype=np.int64))
-    elif weights is None:
+    elif weights is None and _binning.is_default(bins, binning, right):
         parts, owner = _group_rows(sp, bins, type, z)
-    else:  # the weighted sums of each group's slice, group by group
+    else:  # weighted, or bins other than R's: each group's slice, group by group
         parts, owner = [], []
         for part in sp.parts():
-            parts.append(_rows(part.p, part.y, sp.binary, bins, type, z, part.w))
+            parts.append(_rows(part.p, part.y, sp.binary, bins, type, z, part.w, binning,
+                               right))
             owner.append(np.full(len(parts[-1]["bin"]), part.g, dtype=np.int64))
     table = _frame(parts, sp.classes)
     if groups.keys is None:

@@ -284,7 +284,7 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
          r"error: --metrics: unknown metric 'brier'; the metrics are ece, mce, skce, mmce\.$"),
         (lambda t: ["report", write(t, GOOD), "-m", "mce(bns=2)"],
          r"error: --metrics: the metric 'mce\(bns=2\)' has no option 'bns'; its options are "
-         r"bins, type\.$"),
+         r"bins, type, binning, right\.$"),
         (lambda t: ["report", write(t, GOOD), "-m", "skce(classes=1)"],
          r"error: --metrics: 'classes' is not an option of a metric \('skce\(classes=1\)'\); "
          r"--classes sets it for all metrics\.$"),
@@ -1315,7 +1315,8 @@ def test_help_documents_the_new_options(capsys):
         "--sep CHAR the field separator of CSV input (default: ,), e.g. ';'; 'tab' or '\\t' "
         "for tab-separated files",
         "--debug on an error, show Python's full traceback (to report a bug in calibr)",
-        "1 for an internal error (a bug in calibr: run again with --debug and report it); "
+        "1 for an internal error (a bug in calibr: run again with --debug and report it; "
+        "calibr compare has its own statuses, see calibr compare --help); "
         "141 when the reader of the output closed the pipe early",
         "marks an MCE from a bin of fewer than 10 samples with *",
     ):

@@ -564,7 +564,7 @@ def test_errors_on_arguments():
                        r"got set\.$"):
         summarise(gb, {"p"}, "y")
     with pytest.raises(ValueError, match=r"The metric 'mce\(bns=2\)' has no option 'bns'; "
-                       r"its options are bins, type\."):
+                       r"its options are bins, type, binning, right\."):
         metric("mce", bns=2)
     with pytest.raises(ValueError, match=r"The option 'classes' of metric 'ece\(classes=.*is set "
                        r"by the data arguments of summarise\(\); pass it there instead\."):

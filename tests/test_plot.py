@@ -429,9 +429,10 @@ def test_show_ece_needs_one_group_per_panel():
 
 def test_show_ece_needs_the_bins_of_calibration_table():
     table = BINARY.copy()
-    table.loc[0, "upper"] = 0.3  # not an equal-width bin
-    with pytest.raises(ValueError, match=r"^`show_ece` needs the equal-width bins of "
-                                         r"calibr\.calibration_table\(\): the columns 'bin', "
+    table.loc[0, "upper"] = 0.3  # overlaps the next bin
+    with pytest.raises(ValueError, match=r"^`show_ece` needs the bins of "
+                                         r"calibr\.calibration_table\(\) \(consecutive bins "
+                                         r"from 0 to 1\): the columns 'bin', "
                                          r"'lower' and 'upper' of `table` do not describe "
                                          r"them\.$"):
         reliability_diagram(table, show_ece=True)

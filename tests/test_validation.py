@@ -734,12 +734,14 @@ def test_the_options_of_the_verbs_table_and_plots_are_declared_once():
     from calibr.plot import reliability_diagram
     from calibr.table import wilson_interval
 
-    assert list(calibr.summarise.__calibr_rules__) == ["na_rm", "rng"]
-    assert list(calibr.calibration_table.__calibr_rules__) == ["bins", "type", "ci_level",
-                                                               "na_rm"]
+    assert list(calibr.summarise.__calibr_rules__) == ["na_rm", "rng", "ci", "ci_method",
+                                                       "ci_resamples"]
+    assert list(calibr.calibration_table.__calibr_rules__) == [
+        "bins", "type", "ci_level", "na_rm", "consistency", "n_resamples", "rng", "binning",
+        "right"]
     assert list(wilson_interval.__calibr_rules__) == ["level"]
     assert list(reliability_diagram.__calibr_rules__) == [
-        "ncols", "histogram", "intervals", "panel_size", "title", "show_ece"]
+        "ncols", "histogram", "intervals", "panel_size", "title", "show_ece", "consistency"]
     # the functions receive the canonical values, also for positional arguments
     p, y = [0.1, 0.4, 0.8, 0.9], [0, 1, 1, 1]
     want = calibr.calibration_table(p, y, 4, "classwise", na_rm=False)

@@ -61,10 +61,11 @@ bca. Not with --per-bin or --weights.
 
 metrics: a comma-separated list of ece, mce, skce and mmce, each optionally with
 options in parentheses, as in R: "ece,mce(bins=5),skce(estimator=ul,bandwidth=0.1)".
---bins and --type apply to ece and mce (and the per-bin table and the plot) unless
-a metric sets them itself. The columns form and bins say which form and bins the
-ece and mce columns without their own options use: binary (one probability
-column), or for multiclass data classwise (ece: the mean over the classes of each
+--bins, --type, --binning and --right apply to ece and mce (and the per-bin table
+and the plot) unless a metric sets them itself, e.g.
+"ece(binning=equal-mass,bins=15,right=false)". The columns form and bins say which
+form and bins the ece and mce columns without their own options use: binary (one
+probability column), or for multiclass data classwise (ece: the mean over the classes of each
 class's one-vs-rest ECE; mce: the largest gap of any class) or confidence (the
 top-label probability against whether the top label is right).
 
@@ -179,6 +180,13 @@ def _build_parser() -> argparse.ArgumentParser:
     met.add_argument("--type", choices=("classwise", "confidence"), default=None,
                      help="multiclass form of ece, mce, --per-bin and --plot "
                      "(default: classwise)")
+    met.add_argument("--binning", choices=("equal-width", "equal-mass"), default=None,
+                     help="bins of ece, mce, --per-bin and --plot: equal-width (R's, the "
+                     "default) or equal-mass (B groups of nearly equal size, each group's "
+                     "and class's own breaks)")
+    met.add_argument("--right", choices=("true", "false"), default=None,
+                     help="bins closed on the right, (a, b] with 0 in the first bin (true, R's "
+                     "default), or on the left, [a, b) with 1 in the last bin (false)")
     tst = rep.add_argument_group("calibration tests")
     tst.add_argument(
         "--test", action="append", default=None, metavar="LIST",
@@ -258,7 +266,8 @@ def _split_top(text: str, option: str = "--metrics") -> list[str]:
     return parts
 
 
-_BOOLS = {"True": True, "TRUE": True, "False": False, "FALSE": False}
+_BOOLS = {"True": True, "TRUE": True, "true": True, "False": False, "FALSE": False,
+          "false": False}
 
 
 def _value(text: str) -> Any:
@@ -422,7 +431,9 @@ class _Column:
     default_type: bool
 
 
-def _with_defaults(specs, bins, type_) -> list[_Column]:
+def _with_defaults(specs, bins, type_, binning=None, right=None) -> list[_Column]:
+    """The metric columns with the defaults of --bins, --type, --binning and --right
+    (``right`` a bool or None) for the binned metrics that do not set them."""
     from ..frame import Metric
 
     out = []
@@ -434,6 +445,10 @@ def _with_defaults(specs, bins, type_) -> list[_Column]:
                 extra["bins"] = bins
             if type_ is not None and not own_type:
                 extra["type"] = type_
+            if binning is not None and "binning" not in spec.options:
+                extra["binning"] = binning
+            if right is not None and "right" not in spec.options:
+                extra["right"] = right
             spec = Metric(spec.func, {**spec.options, **extra})
         binned = spec.func in _BINNED
         out.append(_Column(col, spec, binned and not own_bins, binned and not own_type))

@@ -59,7 +59,11 @@ def report(args) -> int:
             raise CLIError("--output and --plot must be different files.")
     if args.plot is not None:
         plot_format = _plot_format(args.plot)
-    columns = _with_defaults(parse_metrics(args.metrics), args.bins, args.type)
+    binning = getattr(args, "binning", None)
+    right = {None: None, "true": True, "false": False}[getattr(args, "right", None)]
+    columns = _with_defaults(parse_metrics(args.metrics), args.bins, args.type, binning, right)
+    binning_options = {k: v for k, v in (("binning", binning), ("right", right))
+                       if v is not None}
     tests = parse_tests(args.test)
     seed = check_seed(args.seed)
     if tests and args.per_bin:
@@ -76,7 +80,8 @@ def report(args) -> int:
     results, tables, forms = [], [], []
     marks: dict[str, list[np.ndarray]] = {}
     for src in sources:
-        res, tab, form, flags = _report_source(src, args, columns, tests, bins, type_)
+        res, tab, form, flags = _report_source(src, args, columns, tests, bins, type_,
+                                               binning_options)
         forms.append(form)
         if tab is not None:
             tables.append(_tag(tab, src.tag))
@@ -87,13 +92,15 @@ def report(args) -> int:
 
     if args.per_bin:
         result = _stack_tables(tables)
-        header = _header(sources, bins, forms, "per-bin table") + _weights_header(args)
+        header = _bins_words(_header(sources, bins, forms, "per-bin table"), binning_options)
+        header += _weights_header(args)
         text = _render(result, fmt, header)
     else:
         result = pd.concat(results, ignore_index=True)
         binned = [c for c in columns if c.spec.func in _BINNED]
         header = _header(sources, bins if any(c.default_bins for c in binned) else None,
                          forms if any(c.default_type for c in binned) else [], "report")
+        header = _bins_words(header, binning_options)
         header += _weights_header(args)
         if tests:
             header += _tests_header([(name, spec, _n_resamples(spec)) for name, spec in tests],
@@ -113,7 +120,8 @@ def report(args) -> int:
     if args.output is not None:
         outputs.append(_Output(args.output, "--output", text.encode("utf-8")))
     if args.plot is not None:
-        figure = _plot(_stack_tables(tables), plot_format, bins, sources, forms)
+        figure = _plot(_stack_tables(tables), plot_format, bins, sources, forms,
+                       binning_options)
         outputs.append(_Output(args.plot, "--plot", figure))
     _commit(outputs)
     if args.output is None:
@@ -122,7 +130,8 @@ def report(args) -> int:
 
 
 def _report_source(
-    src: _Source, args, columns: list[_Column], tests: list, bins: int, type_: str
+    src: _Source, args, columns: list[_Column], tests: list, bins: int, type_: str,
+    binning_options: dict | None = None,
 ) -> tuple[pd.DataFrame | None, pd.DataFrame | None, str, dict[str, np.ndarray]]:
     """One input's summary (None with --per-bin), per-bin table (with --per-bin or
     --plot, else None), form, and the MCEs from tiny bins (column -> row flags)."""
@@ -163,7 +172,7 @@ def _report_source(
     flags: dict[str, np.ndarray] = {}
     if args.per_bin or args.plot:
         tab = _library(calibration_table, p_word, cols.p, cols.y, bins=bins, type=type_,
-                       data=data, **common)
+                       data=data, **common, **(binning_options or {}))
         tab["n"] = _counts(tab["n"].to_numpy())  # total weights: integers when whole
     if not args.per_bin:
         metrics = {"n": _count, **{c.name: c.spec for c in columns}}
@@ -181,6 +190,7 @@ def _report_source(
                 calibration_table, p_word, cols.p, cols.y,
                 bins=c.spec.options.get("bins", 10),
                 type=c.spec.options.get("type", "classwise"), data=data, **common,
+                **{k: c.spec.options[k] for k in ("binning", "right") if k in c.spec.options},
             )
             counts = _mce_bin_counts(mtab, list(by or []), len(res))
             res.insert(res.columns.get_loc(c.name) + 1, _bin_n_column(c.name), counts)
@@ -344,8 +354,20 @@ def _plot_format(path: str) -> str:
     return fmt
 
 
+def _bins_words(header: list[str], options: dict) -> list[str]:
+    """The header's line of the bins, in the words of --binning and --right."""
+    if not options:
+        return header
+    kind = options.get("binning", "equal-width")
+    side = ("closed on the right, 0 in the first bin" if options.get("right", True)
+            else "closed on the left, 1 in the last bin")
+    own = " (each group's and class's own breaks)" if kind == "equal-mass" else ""
+    return [f"{line.split(' equal-width bins')[0]} {kind} bins{own}, {side}"
+            if line.startswith("bins: ") else line for line in header]
+
+
 def _plot(table: pd.DataFrame, fmt: str, bins: int, sources: list[_Source],
-          forms: list[str]) -> bytes:
+          forms: list[str], binning_options: dict | None = None) -> bytes:
     cols = list(table.columns)
     groups = [c for c in cols[: cols.index("bin")] if c != "class"]
     n_panels = by_columns(table, groups).ngroups if groups else 1
@@ -359,7 +381,9 @@ def _plot(table: pd.DataFrame, fmt: str, bins: int, sources: list[_Source],
     else:
         form = ", ".join(f"{f} ({s.tag or s.label})" for f, s in zip(forms, sources, strict=True))
     curves = "; one curve per class" if "classwise" in forms else ""
-    title = f"Reliability diagrams: {bins} equal-width bins; form: {form}{curves}"
+    kind = (binning_options or {}).get("binning", "equal-width")
+    closed = "" if (binning_options or {}).get("right", True) else ", closed on the left"
+    title = f"Reliability diagrams: {bins} {kind} bins{closed}; form: {form}{curves}"
     try:
         from ..plot import reliability_diagram
 
