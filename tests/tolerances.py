@@ -91,3 +91,14 @@ WEIGHTS_RTOL = 1e-12
 #: ... with an absolute floor for "uq" estimates near 0, where the pair sum
 #: cancels (terms are bounded by 1, so rounding is at most a few 1e-16).
 WEIGHTS_ATOL = 1e-14
+
+# Dask (tests/test_dask.py)
+
+#: Merged per-partition sums add the confidences in another order than one pass
+#: over all rows: the binned results agree to rounding (docs/dask.md).
+DASK_MERGED_RTOL = 1e-12
+#: The exact distributed scalar SKCE (a global sort, per-partition pair sums and
+#: the factorised cross-partition terms) adds its O(n^2) signed terms in another
+#: order: to rounding, relative to a value that cancellation can make small
+#: (measured about 6e-15).
+DASK_SORTED_RTOL = 1e-11

@@ -134,6 +134,11 @@ def _build_parser() -> argparse.ArgumentParser:
         help="the field separator of CSV input (default: ,), e.g. ';'; 'tab' or '\\t' for "
         "tab-separated files",
     )
+    rep.add_argument(
+        "--scheduler", metavar="ADDRESS",
+        help="a directory or glob FILE (Parquet or CSV files) is read with Dask and computed "
+        "on the Dask scheduler at ADDRESS (default: a local cluster); see docs/dask.md",
+    )
     # also after `report` (calibr report --debug ...); SUPPRESS keeps `calibr --debug report`
     rep.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     cols = rep.add_argument_group("columns")

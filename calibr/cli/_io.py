@@ -38,6 +38,10 @@ def _read(file: str, sep: str | None) -> pd.DataFrame:
     if file == "-":
         # bytes, so that non-UTF-8 input gets the same message as a file
         return _read_csv(getattr(sys.stdin, "buffer", sys.stdin), "-", sep)
+    if any(c in file for c in "*?[") or Path(file).is_dir():  # many files: Dask (docs/dask.md)
+        from .._dask import read_files
+
+        return read_files(file, sep)
     path = Path(file)
     if not path.exists():
         raise CLIError(f"{file}: no such file.")

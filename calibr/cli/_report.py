@@ -135,6 +135,10 @@ def _report_source(
 ) -> tuple[pd.DataFrame | None, pd.DataFrame | None, str, dict[str, np.ndarray]]:
     """One input's summary (None with --per-bin), per-bin table (with --per-bin or
     --plot, else None), form, and the MCEs from tiny bins (column -> row flags)."""
+    if src.frame.__class__.__module__.startswith("dask"):  # a directory or glob: docs/dask.md
+        from .._dask import report_source
+
+        return report_source(src, args, columns, tests, bins, type_, binning_options)
     cols, p_word = _columns(src, args)
     frame = src.frame
     if len(frame) == 0:

@@ -1,0 +1,916 @@
+"""Dask input: the same metrics and verbs, lazily, on data beyond one machine
+(``docs/dask.md``).
+
+The public functions hand a Dask input here (and only a Dask input: they test
+the module of each data argument's type, ``a.__class__.__module__.startswith("dask")``,
+and import this module, which imports dask, only then; ``import calibr`` never
+imports dask). The result follows Dask's
+convention: lazy, a ``dask.delayed.Delayed`` for a metric and a Dask DataFrame
+for the verbs, whose ``.compute()`` gives the pandas result.
+
+* **Exact by merged sums** (``ece``, ``mce``, ``calibration_table``, and
+  ``summarise`` when every metric is binned): each partition is validated by
+  the one input layer (``calibr._validation``, through ``_prepare_binned`` and
+  the group layer ``calibr._groups``) and reduced to the kernels' per-(group,
+  bin) statistics ``(count, sum_conf, sum_hit)``; the partitions' statistics are
+  added in a fixed binary tree (partition 0 + 1, 2 + 3, ..., then the pairs of
+  those), and the metric or table is computed from the merged sums by the
+  functions of the pandas path (``ece_from_stats``, ``mce_from_stats``, the
+  table's ``_columns``). Counts and hits are integers, exact in any order;
+  ``sum_conf`` (and weighted sums) is added in another order than one pass over
+  all rows, so values that depend on it agree with the pandas path to rounding
+  (<= 1e-12 relative), bit for bit with one partition, and are deterministic
+  for a given partitioning.
+* **A global sort** (the binary or confidence-form ``skce`` with ``"uq"`` or
+  ``"biased"`` and a fixed bandwidth, and ``mmce``, without weights): the
+  validated scalars are sorted by Dask, each partition gives its own pair sum
+  and two boundary sums, and the cross-partition pairs follow from the
+  factorised kernel (:func:`exact_scalar`); to rounding.
+* **Group by group** (``summarise`` of a Dask groupby, for its metrics that are
+  not binned with data-independent bins): Dask's groupby-apply, the pandas path
+  on each group's rows in the frame's order (:func:`_per_group`); bit for bit.
+* **Gathered** (the other kernel options, equal-mass bins, callables,
+  ``tests``, ``ci``, consistency bands): the partitions are concatenated on one
+  worker in partition order and the pandas path runs there, so the value is
+  that of the pandas path on the same rows, bit for bit; all those rows must
+  fit in one worker's memory.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+from dask import delayed
+
+from ._validation import InputError, InputTypeError, _fmt
+
+__all__ = ["calibration_table", "ece", "exact_scalar", "mce", "mmce", "read_files",
+           "report_source", "skce", "summarise"]
+
+_COLLECTIONS = (dd.Series, dd.DataFrame)
+
+
+# --------------------------------------------------------------------------
+# partitions
+
+
+def _partitions(name: str, obj: Any, n: int | None) -> list | None:
+    """The partitions of a Dask Series/DataFrame as Delayed objects (None for None);
+    ``n``: the partition count it must have (that of ``p``)."""
+    if obj is None:
+        return None
+    if not isinstance(obj, _COLLECTIONS):
+        what = "a Dask Series or DataFrame" if name == "p" else "a Dask Series"
+        raise InputTypeError(
+            f"`{name}` must be {what} when one of the data arguments is a Dask object "
+            f"(calibr pairs their partitions); got {type(obj).__module__}."
+            f"{type(obj).__name__}."
+        )
+    if n is not None and obj.npartitions != n:
+        raise InputError(
+            f"`{name}` must have the partitions of `p` (calibr pairs them, as pandas "
+            f"objects are paired by position); got {obj.npartitions} and {n} partitions. "
+            "Take both from one Dask DataFrame, e.g. ddf['p'] and ddf['y']."
+        )
+    return list(obj.to_delayed())
+
+
+def _all_partitions(p: Any, y: Any, weights: Any) -> tuple[list, list, list | None]:
+    pp = _partitions("p", p, None)
+    return pp, _partitions("y", y, len(pp)), _partitions("weights", weights, len(pp))
+
+
+def _in_partition(err: Exception, i: int) -> Exception:
+    """The same error with the partition named (its positions count that
+    partition's rows)."""
+    msg = f"{err} [Dask partition {i}; positions count the rows of that partition]"
+    try:
+        return type(err)(msg)
+    except Exception:  # noqa: BLE001 - another constructor
+        return (InputTypeError if isinstance(err, TypeError) else InputError)(msg)
+
+
+def _tree(items: list, combine: Callable[[Any, Any], Any]) -> Any:
+    """``items`` combined pairwise in a fixed binary tree (Delayed): deterministic."""
+    while len(items) > 1:
+        items = [delayed(combine)(items[i], items[i + 1]) if i + 1 < len(items) else items[i]
+                 for i in range(0, len(items), 2)]
+    return items[0]
+
+
+def _add_stats(a: tuple | None, b: tuple | None) -> tuple | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return tuple(x + z for x, z in zip(a, b, strict=True))
+
+
+def _concat(parts: list) -> Any:
+    """The partitions, concatenated in partition order (their own indexes kept)."""
+    return parts[0] if len(parts) == 1 else pd.concat(parts)
+
+
+def _has_complete(p: Any, y: Any) -> bool:
+    miss = p.isna()
+    if isinstance(miss, pd.DataFrame):
+        miss = miss.any(axis=1)
+    return bool((~(miss.to_numpy(dtype=bool) | y.isna().to_numpy(dtype=bool))).any())
+
+
+# --------------------------------------------------------------------------
+# the metrics
+
+
+def mergeable(bins: Any, binning: str) -> bool:
+    """Bins whose breaks do not depend on the data: per-partition sums merge."""
+    return binning == "equal-width" or not isinstance(bins, int)
+
+
+def _stats(p, y, bins, type, classes, na_rm, w, binning, right) -> tuple:
+    """``_prepare_binned``, where kept weights that total 0 are not an error: a
+    partition (or a group's rows in it) may hold only rows of weight 0, which add
+    nothing; the total is checked on the merged sums."""
+    from ._binned_metrics import _prepare_binned
+
+    try:
+        return _prepare_binned(p, y, bins, type, classes, na_rm, w, binning, right)
+    except InputError as err:
+        if w is None or not str(err).startswith("`weights` must have a positive total"):
+            raise
+    # every kept weight is 0 (they are nonnegative): the sums are 0, of the shapes
+    # that unit weights give (which also checks p and y)
+    ones = pd.Series(1.0, index=w.index) if isinstance(w, pd.Series) else np.ones(len(w))
+    return tuple(np.zeros_like(s) for s in _prepare_binned(p, y, bins, type, classes, na_rm,
+                                                             ones, binning, right))
+
+
+def _binned_part(i, p, y, w, bins, type, classes, na_rm, binning, right):
+    """One partition's per-bin statistics (None: no row, or none kept by na_rm)."""
+    if len(p) == 0 or (na_rm and not _has_complete(p, y)):
+        return None
+    try:
+        return _stats(p, y, bins, type, classes, na_rm, w, binning, right)
+    except (ValueError, TypeError) as err:
+        raise _in_partition(err, i) from None
+
+
+def _finish_binned(stats: tuple | None, which: str, na_rm: bool) -> float:
+    from ._kernels import binned
+
+    if stats is None:
+        if na_rm:
+            raise InputError("`p` and `y` have no complete observations: na_rm=True dropped "
+                             "every row of every partition.")
+        raise InputError("`p` and `y` must not be empty; got 0 observations.")
+    if float(np.sum(stats[0])) == 0.0:  # weighted: every kept weight 0
+        raise InputError("`weights` must have a positive total; all the weights of the "
+                         "rows kept are 0.")
+    return (binned.ece_from_stats if which == "ece" else binned.mce_from_stats)(*stats)
+
+
+def binned_metric(which: str, p, y, bins, type, classes, na_rm, weights, binning, right):
+    """``ece()`` or ``mce()`` of Dask input: exact by merged sums, or gathered for
+    equal-mass bins. A Delayed float."""
+    pp, yy, ww = _all_partitions(p, y, weights)
+    if not mergeable(bins, binning):
+        from . import _binned_metrics
+
+        return delayed(_gathered_metric)(getattr(_binned_metrics, which), _concat_d(pp),
+                                         _concat_d(yy), _concat_d(ww),
+                                         dict(bins=bins, type=type, classes=classes,
+                                              na_rm=na_rm, binning=binning, right=right))
+    parts = [delayed(_binned_part)(i, a, b, None if ww is None else ww[i], bins, type,
+                                   classes, na_rm, binning, right)
+             for i, (a, b) in enumerate(zip(pp, yy, strict=True))]
+    return delayed(_finish_binned)(_tree(parts, _add_stats), which, na_rm)
+
+
+def ece(p, y, bins, type, classes, na_rm, weights, binning, right):
+    return binned_metric("ece", p, y, bins, type, classes, na_rm, weights, binning, right)
+
+
+def mce(p, y, bins, type, classes, na_rm, weights, binning, right):
+    return binned_metric("mce", p, y, bins, type, classes, na_rm, weights, binning, right)
+
+
+def _concat_d(parts: list | None) -> Any:
+    return None if parts is None else delayed(_concat)(parts)
+
+
+def _gathered_metric(func: Callable[..., float], p, y, w, options: dict) -> float:
+    return func(p, y, weights=w, **options)
+
+
+# the exact distributed scalar SKCE: a global sort, then per-partition sums
+#
+# With the rows sorted by x and cut into partitions whose ranges do not overlap
+# (every x of partition a is <= every x of a later partition b), the kernel of a
+# pair across partitions factorises: for x_i in a and x_j in b,
+# exp(-(x_j - x_i)/h) = exp(-(hi_a - x_i)/h) exp(-(lo_b - hi_a)/h) exp(-(x_j - lo_b)/h),
+# every exponent <= 0 (nothing overflows). So
+#     T = sum_a T_a + sum_{a<b} L_a exp(-(lo_b - hi_a)/h) R_b,
+# with T_a the pair sum inside partition a (the pandas path's kernel,
+# calibr/_kernels/scalar_sums.py), L_a = sum_i e_i exp(-(hi_a - x_i)/h) and
+# R_b = sum_j e_j exp(-(x_j - lo_b)/h): exact, to rounding.
+
+
+def _scalar_part(i, p, y, classes, na_rm) -> pd.DataFrame:
+    """One partition's validated scalars: x (the binary p, or the top-label
+    confidence) and c (the hit), for the global sort."""
+    from ._kernel_metrics import _as_hits
+    from ._kernels.top_label import top_label
+    from ._validation import prepare
+
+    if len(p) == 0 or (na_rm and not _has_complete(p, y)):
+        return pd.DataFrame({"x": np.empty(0), "c": np.empty(0, np.uint8)})
+    try:
+        prep = prepare(p, y, classes=classes, na_rm=na_rm)
+    except (ValueError, TypeError) as err:
+        raise _in_partition(err, i) from None
+    if prep.binary:
+        x, c = prep.p, _as_hits(prep.y)
+    else:
+        x, c = top_label(prep.p, prep.y)
+    return pd.DataFrame({"x": np.asarray(x, dtype=np.float64), "c": np.asarray(c, np.uint8)})
+
+
+def _sorted_part_sums(part: pd.DataFrame, h: float) -> tuple | None:
+    """``(n, T_a, sum e^2, lo, hi, L_a, R_a)`` of one partition of the sorted rows."""
+    from ._kernels.scalar_sums import scalar_pair_sum
+
+    if len(part) == 0:
+        return None
+    x = np.ascontiguousarray(part["x"].to_numpy(dtype=np.float64))
+    c = np.ascontiguousarray(part["c"].to_numpy(dtype=np.uint8))
+    total, diag, _ = scalar_pair_sum(x, c, h)
+    e = c - x
+    lo, hi = float(x.min()), float(x.max())
+    return (len(x), total, diag, lo, hi, float(e @ np.exp(-(hi - x) / h)),
+            float(e @ np.exp(-(x - lo) / h)))
+
+
+def _finish_sorted(sums: list, estimator: str, h: float, na_rm: bool) -> float:
+    from ._kernel_metrics import _check_n, _clamp_biased
+    from ._kernels.skce import estimate_from_sums
+
+    sums = [s for s in sums if s is not None]
+    if not sums:
+        _finish_binned(None, "ece", na_rm)  # raises the empty input's error
+    n, within, diag, lo, hi, left, right = (np.array(v, dtype=np.float64)
+                                            for v in zip(*sums, strict=True))
+    order = np.argsort(lo, kind="stable")  # the partitions of the sort, in x order
+    lo, hi, left, right = lo[order], hi[order], left[order], right[order]
+    if np.any(hi[:-1] > lo[1:]):  # pragma: no cover - would be a bug of the sort
+        raise RuntimeError("calibr: the sorted partitions overlap.")
+    bridge = np.triu(np.exp(-(lo[None, :] - hi[:, None]) / h), 1)  # a < b only
+    pair = float(np.sum(within)) + float(left @ bridge @ right)
+    total = int(np.sum(n))
+    _check_n(estimator, total)
+    value = estimate_from_sums(estimator, total, pair, float(np.sum(diag)))
+    return _clamp_biased(value) if estimator == "biased" else value
+
+
+def exact_scalar(p, y, estimator: str, h: float, classes, na_rm, root: bool = False):
+    """The binary (or confidence-form) SKCE, "uq" or "biased" with a fixed
+    bandwidth, exactly on the cluster: validated per partition, sorted by x with
+    Dask's global sort, one O(n log n) pass per partition, partitions combined
+    by the factorisation above. ``root``: the MMCE (its square root)."""
+    pp, yy, _ = _all_partitions(p, y, None)
+    meta = pd.DataFrame({"x": np.empty(0), "c": np.empty(0, np.uint8)})
+    parts = [delayed(_scalar_part)(i, a, b, classes, na_rm)
+             for i, (a, b) in enumerate(zip(pp, yy, strict=True))]
+    rows = dd.from_delayed(parts, meta=meta, verify_meta=False)
+    ordered = rows.sort_values("x") if rows.npartitions > 1 else rows
+    sums = [delayed(_sorted_part_sums)(part, float(h)) for part in ordered.to_delayed()]
+    value = delayed(_finish_sorted)(sums, estimator, float(h), na_rm)
+    return delayed(math.sqrt)(value) if root else value
+
+
+def skce(p, y, estimator, bandwidth, type, classes, na_rm, weights):
+    """``skce()`` of Dask input. Exact on the cluster for a binary ``p`` (or
+    ``type="confidence"``) with ``"uq"`` or ``"biased"``, a fixed bandwidth and no
+    weights (:func:`exact_scalar`); otherwise the rows are gathered to one worker
+    (partition order) and the pandas path runs there. A Delayed float."""
+    from ._kernel_metrics import skce as pandas_skce
+
+    if (weights is None and estimator in ("uq", "biased") and bandwidth != "median"
+            and (isinstance(p, dd.Series) or type == "confidence")):
+        return exact_scalar(p, y, estimator, bandwidth, classes, na_rm)
+    pp, yy, ww = _all_partitions(p, y, weights)
+    return delayed(_gathered_metric)(pandas_skce, _concat_d(pp), _concat_d(yy), _concat_d(ww),
+                                     dict(estimator=estimator, bandwidth=bandwidth, type=type,
+                                          classes=classes, na_rm=na_rm))
+
+
+def mmce(p, y, bandwidth, classes, na_rm, weights):
+    """``mmce()`` of Dask input: exact on the cluster with a fixed bandwidth and
+    no weights (:func:`exact_scalar`), else gathered, as :func:`skce`. A Delayed
+    float."""
+    from ._kernel_metrics import mmce as pandas_mmce
+
+    if weights is None and bandwidth != "median":
+        return exact_scalar(p, y, "biased", bandwidth, classes, na_rm, root=True)
+    pp, yy, ww = _all_partitions(p, y, weights)
+    return delayed(_gathered_metric)(pandas_mmce, _concat_d(pp), _concat_d(yy), _concat_d(ww),
+                                     dict(bandwidth=bandwidth, classes=classes, na_rm=na_rm))
+
+
+# --------------------------------------------------------------------------
+# the verbs: a Dask DataFrame or GroupBy
+
+
+def _frame_of(data: Any) -> tuple[dd.DataFrame, list | None, dict]:
+    """The Dask DataFrame, the key columns (None: ungrouped) and pandas' grouping
+    options of ``data`` (Dask's defaults None read as pandas' defaults)."""
+    if isinstance(data, dd.DataFrame):
+        return data, None, {}
+    frame = getattr(data, "obj", None)
+    by = getattr(data, "by", None)
+    if not isinstance(frame, dd.DataFrame) or by is None:
+        raise InputTypeError(
+            "`data` must be a DataFrame or DataFrameGroupBy, of pandas or of Dask "
+            f"(ddf.groupby(...)); got {type(data).__module__}.{type(data).__name__}."
+        )
+    keys = list(by) if isinstance(by, (list, tuple)) else [by]
+    if not all(isinstance(k, Hashable) and not isinstance(k, tuple) and k in frame.columns
+               for k in keys):
+        raise InputTypeError(
+            "`data` must be grouped by column names for calibr's Dask path "
+            "(ddf.groupby('model') or ddf.groupby(['model', 'fold'])); got a grouping by "
+            f"{_fmt(by)}."
+        )
+    opts = {
+        "sort": True if data.sort is None else bool(data.sort),
+        "dropna": True if data.dropna is None else bool(data.dropna),
+        "observed": True if data.observed is None else bool(data.observed),
+    }
+    return frame, keys, opts
+
+
+def _normal_key(values: tuple) -> tuple:
+    """A dict key for a group's key values in which missing values are equal."""
+    return tuple("\0calibr-missing" if (v is None or (not isinstance(v, str) and pd.isna(v)))
+                 else v for v in values)
+
+
+def _group_stats(i: int, part: pd.DataFrame, keys: list | None, dropna: bool, cols,
+                 specs: list[tuple], na_rm: bool, weights: Hashable | None) -> dict | None:
+    """One partition's rows by group: for each group (first appearance), its key
+    row, its rows, its kept rows and the per-bin statistics of each binned spec
+    ``(bins, type, binning, right)``; None for an empty partition."""
+    from ._groups import _split, complete_rows, groups_of, raise_per_group
+
+    if len(part) == 0:
+        return None
+    if keys is None:
+        groups = groups_of(part)
+    else:
+        groups = groups_of(part.groupby(keys, sort=False, dropna=dropna, observed=True))
+    kept_any = (not na_rm) or bool(complete_rows(part, cols)[groups.ids >= 0].any())
+    out = {"keys": groups.keys, "sizes": groups.sizes, "kept": np.zeros_like(groups.sizes),
+           "stats": [[None] * len(specs) for _ in range(groups.n_groups)],
+           "classes": None, "k": None, "binary": None}
+    if not kept_any:
+        return out
+    try:
+        try:
+            sp = _split(groups, cols, na_rm, weights)
+        except (ValueError, TypeError):
+            raise_per_group(groups, cols, na_rm, weights=weights)
+            raise
+        out["kept"] = sp.sizes
+        out["classes"], out["binary"], out["k"] = sp.classes, sp.binary, sp.k
+        extra = None if sp.binary else range(sp.k)
+        for g in range(groups.n_groups):
+            a, b = sp.start[g], sp.start[g + 1]
+            if a == b:
+                continue
+            w = None if sp.rows_w is None else sp.w[a:b]
+            for j, (bins, type, binning, right) in enumerate(specs):
+                out["stats"][g][j] = _stats(sp.p[a:b], sp.y[a:b], bins, type, extra, False,
+                                            w, binning, right)
+    except (ValueError, TypeError) as err:
+        raise _in_partition(err, i) from None
+    return out
+
+
+def _merge_groups(a: dict | None, b: dict | None) -> dict | None:
+    """Two partitions' (or merged) group statistics, added group by group; the
+    groups in order of first appearance."""
+    if a is None or b is None:
+        return a if b is None else b
+    if a.get("index") is None:
+        a = _indexed(a)
+    b = _indexed(b)
+    index = dict(a["index"])
+    order = list(a["order"])
+    rows = {k: list(v) for k, v in a["rows"].items()}
+    key_frames = [a["key_frame"]] if a["key_frame"] is not None else []
+    new = []
+    for pos, key in enumerate(b["order"]):
+        size, kept, stats = b["rows"][key]
+        if key in rows:
+            old = rows[key]
+            rows[key] = [old[0] + size, old[1] + kept,
+                         [_add_stats(s, t) for s, t in zip(old[2], stats, strict=True)]]
+        else:
+            rows[key] = [size, kept, stats]
+            index[key] = len(order)
+            order.append(key)
+            new.append(pos)
+    if b["key_frame"] is not None and new:
+        key_frames.append(b["key_frame"].iloc[new])
+    key_frame = (pd.concat(key_frames, ignore_index=True) if key_frames else None)
+    return {"index": index, "order": order, "rows": rows, "key_frame": key_frame,
+            "classes": a["classes"] if a["classes"] is not None else b["classes"],
+            "binary": a["binary"] if a["binary"] is not None else b["binary"],
+            "k": a["k"] if a["k"] is not None else b["k"]}
+
+
+def _indexed(part: dict | None) -> dict | None:
+    """A partition's result in the merged form (groups by normalised key)."""
+    if part is None or part.get("index") is not None:
+        return part
+    keys = part["keys"]
+    n = len(part["sizes"])
+    order = [_normal_key(tuple(r)) for r in keys.itertuples(index=False, name=None)] \
+        if keys is not None else [()]
+    rows = {k: [int(part["sizes"][g]), int(part["kept"][g]), part["stats"][g]]
+            for g, k in enumerate(order[:n])}
+    return {"index": {k: g for g, k in enumerate(order)}, "order": order, "rows": rows,
+            "key_frame": None if keys is None else keys.reset_index(drop=True),
+            "classes": part["classes"], "binary": part["binary"], "k": part["k"]}
+
+
+def _pandas_groups(merged: dict, keys: list | None, opts: dict, key_meta: pd.DataFrame | None):
+    """pandas' groups of the observed key values (pandas' order, unobserved
+    categories with observed=False) and the group of each merged group."""
+    from ._groups import groups_of
+
+    if keys is None:
+        return None, np.zeros(1, dtype=np.int64), 1
+    frame = merged["key_frame"] if merged is not None else None
+    if frame is None:
+        frame = key_meta.iloc[:0]
+    frame = frame.astype(key_meta.dtypes.to_dict())
+    groups = groups_of(frame.groupby(keys, **opts))
+    return groups, groups.ids, groups.n_groups
+
+
+def _group_text(groups, g: int) -> str:
+    return "" if groups is None else f" [group {groups.describe(g)}]"
+
+
+def _check_kept(merged: dict, groups, ids: np.ndarray, na_rm: bool) -> None:
+    for r, key in enumerate(merged["order"]):
+        size, kept, stats = merged["rows"][key]
+        if kept == 0:
+            raise InputError(f"`p` and `y` have no complete observations: na_rm=True dropped "
+                             f"all {size}.{_group_text(groups, int(ids[r]))}")
+        if stats and stats[0] is not None and float(np.sum(stats[0][0])) == 0.0:
+            raise InputError(f"`weights` must have a positive total; all the weights of the "
+                             f"rows kept are 0.{_group_text(groups, int(ids[r]))}")
+
+
+def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
+    """The binned specs ``(bins, type, binning, right)`` and each column's (metric,
+    spec position); ``("group", None)`` for a column that is not a mergeable
+    binned metric (computed group by group)."""
+    from ._params import check_options
+    from .frame import _named
+
+    specs: list[tuple] = []
+    plan: list[tuple[str, int | None]] = []
+    for _, spec, func in columns:
+        name = _named(spec, func)
+        if name not in ("ece", "mce"):
+            plan.append(("group", None))
+            continue
+        opts = {k: prm.default for k, prm in inspect.signature(func).parameters.items()
+                if prm.default is not prm.empty}
+        opts.update(check_options(func.__calibr_rules__, spec.options))
+        if not mergeable(opts["bins"], opts["binning"]):
+            plan.append(("group", None))
+            continue
+        key = (opts["bins"], opts["type"], opts["binning"], opts["right"])
+        same = [j for j, s in enumerate(specs) if _same_spec(s, key)]
+        if same:
+            plan.append((name, same[0]))
+        else:
+            plan.append((name, len(specs)))
+            specs.append(key)
+    return specs, plan
+
+
+def _same_spec(a: tuple, b: tuple) -> bool:
+    return (a[1:] == b[1:] and type(a[0]) is type(b[0])
+            and bool(np.array_equal(a[0], b[0])))
+
+
+def _summary_frame(merged, keys, opts, key_meta, plan, names, na_rm,
+                   per_group: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The summary in pandas' order: the binned columns from the merged sums, the
+    others from ``per_group`` (indexed by the group keys)."""
+    from ._kernels import binned
+
+    groups, ids, n_groups = _pandas_groups(merged, keys, opts, key_meta)
+    values = np.full((n_groups, len(names)), np.nan)
+    by_key = {}
+    if per_group is not None:
+        for idx, row in zip(per_group.index, per_group.to_numpy(dtype=np.float64),
+                            strict=True):
+            by_key[_normal_key(idx if isinstance(idx, tuple) else (idx,))] = row
+    if merged is None:
+        if keys is None:
+            raise InputError("`p` and `y` must not be empty; got 0 observations.")
+    else:
+        _check_kept(merged, groups, ids, na_rm)
+        for r, key in enumerate(merged["order"]):
+            stats = merged["rows"][key][2]
+            q = 0
+            for j, (name, s) in enumerate(plan):
+                if name == "group":
+                    values[ids[r], j] = by_key[key][q]
+                    q += 1
+                    continue
+                f = binned.ece_from_stats if name == "ece" else binned.mce_from_stats
+                values[ids[r], j] = f(*stats[s])
+    result = pd.DataFrame(values, columns=names)
+    if groups is None:
+        return result
+    return pd.concat([groups.keys.reset_index(drop=True), result], axis=1)
+
+
+def _numbered(i: int, part: pd.DataFrame, helpers: list[str]) -> pd.DataFrame:
+    """The partition with its number and each row's position (the rows' order)."""
+    return part.assign(**{helpers[0]: np.int64(i), helpers[1]: np.arange(len(part))})
+
+
+def _one_group(rows: pd.DataFrame, keys: list, helpers: list[str], kwargs: dict,
+               names: list[str]) -> pd.Series:
+    """The pandas path on one group's rows, put back in the frame's order (a
+    groupby-apply after Dask's shuffle); errors name the group as pandas does."""
+    from .frame import summarise as pandas_summarise
+
+    key = rows.name if isinstance(rows.name, tuple) else (rows.name,)  # pandas sets it
+    rows = rows.sort_values(helpers, kind="stable")
+    try:
+        res = pandas_summarise(rows.drop(columns=helpers), **kwargs)
+    except (ValueError, TypeError) as err:
+        group = "group " + ", ".join(f"{k}={_fmt(v)}" for k, v in zip(keys, key, strict=True))
+        msg = str(err)
+        msg = msg[:-1] + f"; {group}]" if msg.endswith("]") and " [metric " in msg \
+            else f"{msg} [{group}]"
+        try:
+            raise type(err)(msg) from None
+        except TypeError:  # pragma: no cover - another constructor
+            raise InputError(msg) from None
+    return res.iloc[0][names].astype(np.float64)
+
+
+def _per_group(frame: dd.DataFrame, keys: list, dropna: bool, kwargs: dict,
+               names: list[str]) -> Any:
+    """The metrics ``names`` group by group: Dask's groupby-apply (a shuffle that
+    brings each group's rows to one worker), the pandas path on each group's rows
+    in the frame's order. A Delayed pandas DataFrame indexed by the keys."""
+    helpers = ["__calibr_partition__", "__calibr_row__"]
+    while any(h in frame.columns for h in helpers):
+        helpers = [h + "_" for h in helpers]
+    meta = _numbered(0, frame._meta, helpers)
+    numbered = dd.from_delayed([delayed(_numbered)(i, part, helpers)
+                                for i, part in enumerate(frame.to_delayed())],
+                               meta=meta, verify_meta=False)
+    out_meta = pd.DataFrame({n: pd.Series(dtype=np.float64) for n in names})
+    result = numbered.groupby(keys, dropna=dropna, observed=True).apply(
+        _one_group, keys, helpers, kwargs, names, meta=out_meta)
+    return delayed(_concat)(list(result.to_delayed()))
+
+
+def _gathered_summary(frame: pd.DataFrame, keys: list | None, opts: dict,
+                      kwargs: dict) -> pd.DataFrame:
+    from .frame import summarise as pandas_summarise
+
+    data = frame if keys is None else frame.groupby(keys, **opts)
+    return pandas_summarise(data, **kwargs)
+
+
+def _key_meta(frame: dd.DataFrame, keys: list | None) -> pd.DataFrame | None:
+    return None if keys is None else frame._meta[keys]
+
+
+def _result_meta(key_meta: pd.DataFrame | None, names: list[str]) -> pd.DataFrame:
+    cols = {} if key_meta is None else {k: key_meta[k] for k in key_meta.columns}
+    meta = pd.DataFrame(cols).iloc[:0]
+    for n in names:
+        meta[n] = pd.Series(dtype=np.float64)
+    return meta.reset_index(drop=True)
+
+
+def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng, weights, ci,
+              ci_method, ci_resamples, named_metrics) -> dd.DataFrame:
+    """``summarise()`` of a Dask DataFrame or GroupBy: a Dask DataFrame of one
+    partition (the summary). ``ece``/``mce`` with data-independent bins come from
+    merged per-(group, bin) sums; the other metrics of a groupby group by group
+    (:func:`_per_group`); with ``tests`` or ``ci``, or an ungrouped frame with
+    another metric, the rows are gathered to one worker and the pandas path
+    runs there."""
+    from ._groups import resolve_columns, weights_column
+    from .frame import _metric_columns, _test_column_names, _test_columns
+
+    frame, keys, opts = _frame_of(data)
+    columns = _metric_columns(metrics, named_metrics)
+    names = [name for name, _, _ in columns]
+    cols = resolve_columns(frame._meta, p, y, p_prefix, classes)
+    weights = weights_column(frame._meta, weights)
+    key_meta = _key_meta(frame, keys)
+    specs, plan = _metric_specs(columns)
+    by_group = [j for j, (name, _) in enumerate(plan) if name == "group"]
+    if tests is not None or ci is not None or (by_group and keys is None):
+        kwargs = dict(p=p, y=y, metrics=metrics, p_prefix=p_prefix, classes=classes,
+                      na_rm=na_rm, tests=tests, rng=rng, weights=weights, ci=ci,
+                      ci_method=ci_method, ci_resamples=ci_resamples, **named_metrics)
+        out_names = []
+        for n in names:
+            out_names += [n] if ci is None else [n, f"{n}_low", f"{n}_high"]
+        out_names += _test_column_names(_test_columns(tests))
+        parts = list(frame.to_delayed())
+        result = delayed(_gathered_summary)(delayed(_concat)(parts), keys, opts, kwargs)
+        return dd.from_delayed([result], meta=_result_meta(key_meta, out_names),
+                               verify_meta=False)
+    dropna = opts.get("dropna", True)
+    parts = [delayed(_indexed)(delayed(_group_stats)(i, part, keys, dropna, cols, specs, na_rm,
+                                                      weights))
+             for i, part in enumerate(frame.to_delayed())]
+    merged = _tree(parts, _merge_groups)
+    per_group = None
+    if by_group:
+        gnames = [names[j] for j in by_group]
+        kwargs = dict(p=p, y=y, metrics={names[j]: columns[j][1] for j in by_group},
+                      p_prefix=p_prefix, classes=classes, na_rm=na_rm, weights=weights)
+        per_group = _per_group(frame, keys, dropna, kwargs, gnames)
+    result = delayed(_summary_frame)(merged, keys, opts, key_meta, plan, names, na_rm,
+                                     per_group)
+    return dd.from_delayed([result], meta=_result_meta(key_meta, names), verify_meta=False)
+
+
+# --------------------------------------------------------------------------
+# calibration_table
+
+
+def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm):
+    from . import _binning
+    from .table import TABLE_COLUMNS, _columns, _frame, _z
+
+    bins, type, binning, right = spec
+    groups, ids, n_groups = _pandas_groups(merged, keys, opts, key_meta)
+    if merged is None:
+        if keys is None:
+            raise InputError("`p` and `y` must not be empty; got 0 observations.")
+        names = list(key_meta.columns) + list(TABLE_COLUMNS)
+        return pd.DataFrame({c: [] for c in names})
+    _check_kept(merged, groups, ids, na_rm)
+    z = _z(ci_level)
+    edges = _binning.breaks(None, bins, "equal-width", right)
+    classwise = not merged["binary"] and type == "classwise"
+    by_group = sorted(range(len(merged["order"])), key=lambda r: ids[r])
+    parts, owner = [], []
+    for r in by_group:
+        stats = merged["rows"][merged["order"][r]][2][0]
+        count, sum_conf, sum_hit = (np.atleast_2d(s) for s in stats)
+        cls, b = np.nonzero(count > 0)
+        parts.append(_columns(cls, b, count[cls, b], sum_conf[cls, b], sum_hit[cls, b], edges,
+                              z, classwise, weighted=weighted))
+        owner.append(np.full(len(b), ids[r], dtype=np.int64))
+    table = _frame(parts, merged["classes"])
+    if groups is None:
+        return table
+    keys_frame = groups.keys.take(np.concatenate(owner)).reset_index(drop=True)
+    return pd.concat([keys_frame, table], axis=1)
+
+
+def _gathered_table(frame, keys, opts, kwargs):
+    from .table import calibration_table as pandas_table
+
+    data = frame if keys is None else frame.groupby(keys, **opts)
+    return pandas_table(data=data, **kwargs)
+
+
+def _series_frame(p: Any, y: Any, weights: Any) -> tuple[dd.DataFrame, Any, str, Any]:
+    """A Dask DataFrame of ``p``, ``y`` (and ``weights``) Series, with the column
+    names that the table reads."""
+    pp, yy, ww = _all_partitions(p, y, weights)
+    pcols = list(p.columns) if isinstance(p, dd.DataFrame) else "__calibr_p__"
+    taken = set(pcols) if isinstance(pcols, list) else {pcols}
+    yname, wname = "__calibr_y__", "__calibr_w__"
+    while yname in taken or wname in taken:
+        yname, wname = yname + "_", wname + "_"
+
+    def join(a, b, c):
+        cols = {}
+        if isinstance(a, pd.DataFrame):
+            cols.update({k: a[k] for k in a.columns})
+        else:
+            cols[pcols] = pd.Series(a.to_numpy() if hasattr(a, "to_numpy") else a, index=a.index)
+        cols[yname] = b
+        if c is not None:
+            cols[wname] = c
+        return pd.DataFrame(cols)
+
+    meta = join(p._meta, y._meta, None if weights is None else weights._meta)
+    parts = [delayed(join)(a, b, None if ww is None else ww[i])
+             for i, (a, b) in enumerate(zip(pp, yy, strict=True))]
+    return (dd.from_delayed(parts, meta=meta, verify_meta=False), pcols, yname,
+            None if weights is None else wname)
+
+
+def calibration_table(p, y, bins, type, *, classes, na_rm, ci_level, data, p_prefix, weights,
+                      consistency, n_resamples, rng, binning, right) -> dd.DataFrame:
+    """``calibration_table()`` of Dask input: per-(group, bin) sums merged, the
+    table from them; equal-mass bins and consistency bands gather the rows."""
+    from ._groups import resolve_columns, weights_column
+    from .table import TABLE_COLUMNS
+
+    if data is None:
+        if p_prefix is not None:
+            raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.")
+        frame, p, y, weights = _series_frame(p, y, weights)
+        keys, opts = None, {}
+    else:
+        frame, keys, opts = _frame_of(data)
+    cols = resolve_columns(frame._meta, p, y, p_prefix, classes)
+    weights = weights_column(frame._meta, weights)
+    key_meta = _key_meta(frame, keys)
+    classwise = not cols.binary and type == "classwise"
+    meta_cols = ([] if key_meta is None else list(key_meta.columns)) + \
+        ["class"] * classwise + list(TABLE_COLUMNS)
+    if consistency is not None:
+        meta_cols += ["consistency_lower", "consistency_upper"]
+    meta = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in meta_cols})
+    if key_meta is not None:
+        meta = meta.astype(key_meta.dtypes.to_dict())
+    meta = meta.astype({"bin": np.int64, "n": np.float64 if weights else np.int64})
+    if classwise:  # the class labels, as the pandas table takes them
+        labels = cols.classes if cols.classes is not None else cols.p
+        meta = meta.astype({"class": pd.Index(list(labels)).dtype})
+    if consistency is not None or not mergeable(bins, binning):
+        kwargs = dict(p=p, y=y, bins=bins, type=type, classes=classes, na_rm=na_rm,
+                      ci_level=ci_level, p_prefix=p_prefix, weights=weights,
+                      consistency=consistency, n_resamples=n_resamples, rng=rng,
+                      binning=binning, right=right)
+        result = delayed(_gathered_table)(delayed(_concat)(list(frame.to_delayed())), keys,
+                                          opts, kwargs)
+        return dd.from_delayed([result], meta=meta, verify_meta=False)
+    spec = (bins, type, binning, right)
+    dropna = opts.get("dropna", True)
+    parts = [delayed(_indexed)(delayed(_group_stats)(i, part, keys, dropna, cols, [spec], na_rm,
+                                                      weights))
+             for i, part in enumerate(frame.to_delayed())]
+    merged = _tree(parts, _merge_groups)
+    result = delayed(_table_frame)(merged, keys, opts, key_meta, spec, ci_level,
+                                   weights is not None, na_rm)
+    return dd.from_delayed([result], meta=meta, verify_meta=False)
+
+
+# --------------------------------------------------------------------------
+# the command line: `calibr report DIRECTORY` or a glob (docs/cli.md, docs/dask.md)
+
+
+def read_files(file: str, sep: str | None) -> dd.DataFrame:
+    """A directory or a glob of Parquet or CSV files, as one Dask DataFrame (the
+    files in sorted order; hidden files and those starting with ``_``, such as
+    ``_SUCCESS`` and ``_metadata``, left out)."""
+    import glob
+    import os
+
+    from .cli._errors import CLIError, _detail
+
+    if os.path.isdir(file):
+        names = sorted(os.path.join(file, f) for f in os.listdir(file)
+                       if not f.startswith((".", "_")) and os.path.isfile(os.path.join(file, f)))
+    else:
+        names = sorted(glob.glob(file))
+    if not names:
+        where = "in the directory" if os.path.isdir(file) else "match"
+        raise CLIError(f"{file}: no files {where}.")
+    lower = [n.lower() for n in names]
+    parquet = [n for n, low in zip(names, lower, strict=True) if low.endswith((".parquet", ".pq"))]
+    csv = [n for n, low in zip(names, lower, strict=True)
+           if low.endswith((".csv", ".tsv", ".txt", ".csv.gz", ".csv.bz2", ".csv.xz"))]
+    if parquet and csv:
+        raise CLIError(f"{file}: holds both Parquet and CSV files; give a glob that selects one "
+                       "kind, e.g. 'DIR/*.parquet'.")
+    if not parquet and not csv:
+        raise CLIError(f"{file}: cannot tell the format of its files from their extensions "
+                       f"(e.g. {os.path.basename(names[0])!r}); use .csv or .parquet.")
+    try:
+        if parquet:
+            if sep is not None:
+                raise CLIError("--sep applies to CSV input; FILE holds Parquet files.")
+            return dd.read_parquet(parquet)
+        if sep is None and all(n.endswith(".tsv") for n in lower):
+            sep = "\t"
+        return dd.read_csv(csv, sep=sep or ",", encoding="utf-8", blocksize=None)
+    except (OSError, ValueError) as err:
+        raise CLIError(f"{file}: cannot read it: {_detail(err)}.") from None
+
+
+def _client(address: str | None):
+    """A Dask client: of the scheduler at ``address``, else of a local cluster of
+    worker processes (closed with the client)."""
+    import contextlib
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    stack = contextlib.ExitStack()
+    if address is not None:
+        stack.enter_context(Client(address))
+        return stack
+    cluster = stack.enter_context(LocalCluster(processes=True, threads_per_worker=1,
+                                               dashboard_address=None,
+                                               silence_logs=logging.ERROR))
+    stack.enter_context(Client(cluster))
+    return stack
+
+
+def report_source(src, args, columns, tests, bins: int, type_: str,
+                  binning_options: dict | None = None):
+    """``calibr report`` of a Dask DataFrame (a directory or glob): the pandas
+    path's outputs (the summary with ``n``, the MCE's bin count, ``form`` and
+    ``bins``; the per-bin table), computed on the cluster from merged sums.
+    ``--test``, ``--ci`` and ``--renormalize`` are not available here yet."""
+    import dask
+
+    from .cli import _report as rep
+    from .cli._args import MCE_MIN_BIN_COUNT
+    from .cli._columns import _check_key_names, _columns
+    from .cli._errors import CLIError, _cli_words, _library
+    from .cli._io import _Source
+    from .frame import summarise as _summarise
+    from .table import TABLE_COLUMNS
+    from .table import calibration_table as _table
+
+    if tests or args.ci is not None or args.renormalize:
+        raise CLIError("--test, --ci and --renormalize are not available yet for a directory "
+                       "or glob FILE (read with Dask); report a single file for them.")
+    cols, p_word = _columns(_Source(src.tag, src.label, src.frame._meta, src.colargs), args)
+    form = type_ if isinstance(cols.p, list) else "binary"
+    by = src.colargs["by"]
+    show_form = any(c.default_type for c in columns)
+    show_bins = any(c.default_bins for c in columns)
+    if not args.per_bin:
+        added = [c.name for c in columns] + ["n"]
+        added += [rep._bin_n_column(c.name) for c in columns if c.spec.func == "mce"]
+        added += ["form"] * show_form + ["bins"] * show_bins
+        _check_key_names(by, added, "a column of the report")
+    if args.per_bin or args.plot:
+        _check_key_names(by, TABLE_COLUMNS, "a column of the per-bin table")
+    frame = src.frame
+    data = frame.groupby(by, sort=True, dropna=False, observed=True) if by else frame
+    common = {"classes": cols.classes, "na_rm": args.na_rm, "weights": args.weights}
+    lazy: dict[str, Any] = {}
+    if args.per_bin or args.plot:
+        lazy["tab"] = _library(_table, p_word, cols.p, cols.y, bins=bins, type=type_,
+                               data=data, **common, **(binning_options or {}))
+    mces = [c for c in columns if c.spec.func == "mce"]
+    if not args.per_bin:
+        lazy["res"] = _library(_summarise, p_word, data, cols.p, cols.y,
+                               metrics={c.name: c.spec for c in columns}, **common)
+        # one bin of the top label: each group's kept rows (or total weight)
+        lazy["n"] = _library(_table, p_word, cols.p, cols.y, bins=1, type="confidence",
+                             data=data, **common)
+        for j, c in enumerate(mces):
+            lazy[f"mce{j}"] = _library(
+                _table, p_word, cols.p, cols.y, bins=c.spec.options.get("bins", 10),
+                type=c.spec.options.get("type", "classwise"), data=data, **common,
+                **{k: c.spec.options[k] for k in ("binning", "right") if k in c.spec.options})
+    try:
+        with _client(getattr(args, "scheduler", None)):
+            (got,) = dask.compute(lazy)
+    except (InputError, InputTypeError) as err:
+        raise CLIError(_cli_words(str(err), p_word)) from None
+    tab = res = None
+    flags: dict[str, np.ndarray] = {}
+    if "tab" in got:
+        tab = got["tab"]
+        tab["n"] = rep._counts(tab["n"].to_numpy())
+    if not args.per_bin:
+        res = got["res"]
+        res.insert(len(by or []), "n", rep._counts(got["n"]["n"].to_numpy()))
+        for j, c in enumerate(mces):
+            counts = rep._mce_bin_counts(got[f"mce{j}"], list(by or []), len(res))
+            res.insert(res.columns.get_loc(c.name) + 1, rep._bin_n_column(c.name), counts)
+            flags[c.name] = counts < MCE_MIN_BIN_COUNT
+        at = res.columns.get_loc("n")
+        if show_bins:
+            res.insert(at, "bins", bins)
+        if show_form:
+            res.insert(at, "form", form)
+    return res, tab, form, flags

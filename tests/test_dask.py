@@ -1,0 +1,523 @@
+"""calibr on Dask input (``docs/dask.md``), on a real cluster of worker processes.
+
+Every number is compared with the pandas path on the same rows (``ddf.compute()``):
+binned results from merged per-bin sums agree to ``MERGED_RTOL`` (bit for bit with
+one partition), gathered results (kernel metrics, equal-mass bins, tests) bit for bit.
+The partitionings include empty partitions, a single-row partition, a boundary
+inside a run of tied values and groups split over partitions. Faults: a worker
+process killed in the middle of a computation (Dask recomputes; the result is
+unchanged) and a worker that exceeds its memory limit (Dask's ``KilledWorker``,
+not a hang).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import require
+
+dask = require("dask")
+distributed = require("distributed")
+dd = require("dask.dataframe")
+cloudpickle = require("cloudpickle")
+
+import calibr  # noqa: E402
+
+# the partition builders below run on the workers: send them by value
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+from tolerances import DASK_MERGED_RTOL as MERGED_RTOL  # noqa: E402
+from tolerances import DASK_SORTED_RTOL as SORTED_RTOL  # noqa: E402
+
+SEED = 20261201
+
+
+@pytest.fixture(scope="module")
+def client():
+    with dask.config.set({"distributed.scheduler.allowed-failures": 3}):
+        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                           dashboard_address=None, host="127.0.0.1")
+        with cluster, distributed.Client(cluster) as cl:
+            yield cl
+
+
+# --------------------------------------------------------------------------
+# data and partitionings
+
+
+def _frame(n: int = 400) -> pd.DataFrame:
+    rng = np.random.default_rng(SEED)
+    p = np.round(rng.random(n) * 20) / 20  # a grid of 21 values: many ties
+    probs = rng.dirichlet([1.0, 2.0, 3.0], n)
+    df = pd.DataFrame({
+        "m": rng.choice(["a", "b", "c"], n),
+        "p": p,
+        "y": (rng.random(n) < p).astype(np.int64),
+        "w": rng.integers(0, 4, n).astype(np.float64),
+        "c": rng.integers(0, 3, n),
+    })
+    for k in range(3):
+        df[f"p_{k}"] = probs[:, k]
+    df = df.sort_values("p", kind="stable").reset_index(drop=True)
+    return df
+
+
+def _slice(frame: pd.DataFrame, bounds: tuple[int, int]) -> pd.DataFrame:
+    return frame.iloc[bounds[0]:bounds[1]]
+
+
+def partitioned(frame: pd.DataFrame, cuts: list[int]) -> dd.DataFrame:
+    """``frame`` cut at the row positions ``cuts`` (empty partitions allowed)."""
+    bounds = list(zip(cuts[:-1], cuts[1:], strict=True))
+    return dd.from_map(_slice, [frame] * len(bounds), bounds, meta=frame.iloc[:0],
+                       enforce_metadata=False)
+
+
+DF = _frame()
+N = len(DF)
+#: A position from 137 on inside a run of tied values of the sorted p.
+TIE = next(i for i in range(137, N) if DF["p"].iloc[i - 1] == DF["p"].iloc[i])
+
+PARTITIONINGS = {
+    "one": [0, N],
+    "adversarial": [0, 0, 1, 50, 50, TIE, 250, N, N],
+    "even": list(range(0, N + 1, 57)) + [N],
+}
+
+
+def test_the_partitionings_are_adversarial():
+    assert DF["p"].iloc[TIE - 1] == DF["p"].iloc[TIE]  # a boundary inside a run of ties
+    cuts = PARTITIONINGS["adversarial"]
+    sizes = np.diff(cuts)
+    assert (sizes == 0).sum() >= 2 and (sizes == 1).sum() == 1
+    ddf = partitioned(DF, cuts)
+    assert ddf.npartitions == len(cuts) - 1
+    # the same rows (Dask reads the strings as Arrow strings: only the dtype differs)
+    pd.testing.assert_frame_equal(ddf.compute(), DF, check_exact=True, check_dtype=False)
+
+
+def test_import_calibr_does_not_import_dask():
+    code = ("import sys, calibr; calibr.ece([0.2], [0]); calibr.summarise; "
+            "assert 'dask' not in sys.modules, sorted(m for m in sys.modules if 'dask' in m)")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --------------------------------------------------------------------------
+# the metrics
+
+
+PC = ["p_0", "p_1", "p_2"]
+
+BINNED_CASES = [
+    ("binary", {}),
+    ("binary", {"bins": 7}),
+    ("binary", {"bins": np.array([0.0, 0.3, 0.35, 0.9, 1.0])}),
+    ("binary", {"bins": 5, "right": False}),
+    ("binary", {"weights": True}),
+    ("binary", {"binning": "equal-mass", "bins": 6}),  # gathered
+    ("multi", {"type": "classwise"}),
+    ("multi", {"type": "confidence", "bins": 4}),
+    ("multi", {"type": "classwise", "weights": True, "bins": 3}),
+    ("multi", {"type": "classwise", "binning": "equal-mass"}),  # gathered
+]
+
+KERNEL_CASES = (
+    [("binary", {"estimator": e, "bandwidth": h}) for e in ("uq", "ul", "biased")
+     for h in (0.2, "median")]
+    + [("multi", {"estimator": e, "bandwidth": h, "type": t})
+       for e in ("uq", "ul", "biased") for h in (0.3, "median")
+       for t in ("canonical", "confidence", "classwise")]
+    + [("binary", {"estimator": "biased", "weights": True}),
+       ("binary", {"estimator": "uq", "weights": True}),
+       ("multi", {"estimator": "biased", "type": "canonical", "weights": True})]
+)
+
+
+def _args(frame, kind: str, opts: dict):
+    opts = dict(opts)
+    if opts.pop("weights", False):
+        opts["weights"] = frame["w"]
+    if kind == "binary":
+        return (frame["p"], frame["y"]), opts
+    return (frame[PC], frame["c"]), {"classes": range(3), **opts}
+
+
+def _close(a: float, b: float, exact: bool, rtol: float = MERGED_RTOL) -> bool:
+    return a == b if exact else math.isclose(a, b, rel_tol=rtol, abs_tol=0.0)
+
+
+def _sorted_path(kind: str, opts: dict) -> bool:
+    """Does skce() take the exact distributed path (docs/dask.md)?"""
+    return (not opts.get("weights") and opts.get("estimator", "uq") in ("uq", "biased")
+            and opts.get("bandwidth", 0.2) != "median"
+            and (kind == "binary" or opts.get("type") == "confidence"))
+
+
+@pytest.mark.parametrize("cuts", list(PARTITIONINGS), ids=list(PARTITIONINGS))
+def test_every_metric_equals_the_pandas_path(client, cuts):
+    ddf = partitioned(DF, PARTITIONINGS[cuts])
+    lazy, want, exact, rtol = [], [], [], []
+    for kind, opts in BINNED_CASES:
+        (p, y), kw = _args(DF, kind, opts)
+        (dp, dy), dkw = _args(ddf, kind, opts)
+        gathered = opts.get("binning") == "equal-mass"
+        for f in (calibr.ece, calibr.mce):
+            want.append(f(p, y, **kw))
+            lazy.append(f(dp, dy, **dkw))
+            exact.append(gathered or cuts == "one")
+            rtol.append(MERGED_RTOL)
+    for kind, opts in KERNEL_CASES:
+        (p, y), kw = _args(DF, kind, opts)
+        (dp, dy), dkw = _args(ddf, kind, opts)
+        want.append(calibr.skce(p, y, **kw))
+        lazy.append(calibr.skce(dp, dy, **dkw))
+        exact.append(not _sorted_path(kind, opts) or cuts == "one")
+        rtol.append(SORTED_RTOL)
+    for h in (0.2, "median"):
+        for kind in ("binary", "multi"):
+            (p, y), kw = _args(DF, kind, {})
+            (dp, dy), dkw = _args(ddf, kind, {})
+            want.append(calibr.mmce(p, y, bandwidth=h, **kw))
+            lazy.append(calibr.mmce(dp, dy, bandwidth=h, **dkw))
+            exact.append(h == "median" or cuts == "one")
+            rtol.append(SORTED_RTOL)
+    assert all(type(v).__name__ == "Delayed" for v in lazy)  # lazy, as Dask's convention
+    got = dask.compute(*lazy)
+    bad = [(i, g, w) for i, (g, w, e, r) in enumerate(zip(got, want, exact, rtol, strict=True))
+           if not _close(g, w, e, r)]
+    assert not bad
+    # the merged sums are not a different algorithm: they move only the last bits
+    assert sum(g != w for g, w in zip(got, want, strict=True)) <= len(want)
+
+
+def test_a_dropped_partition_would_be_caught(client):
+    """The comparison's tolerance is far below what losing a partition changes."""
+    ddf = partitioned(DF, PARTITIONINGS["adversarial"])
+    got = calibr.ece(ddf["p"], ddf["y"]).compute()
+    assert not _close(got, calibr.ece(DF["p"].iloc[TIE:], DF["y"].iloc[TIE:]), False)
+    assert _close(got, calibr.ece(DF["p"], DF["y"]), False)
+
+
+def test_na_rm_with_a_partition_of_missing_rows(client):
+    df = DF.copy()
+    df.loc[50:TIE - 1, "p"] = np.nan  # partition 4 of "adversarial": every row missing
+    ddf = partitioned(df, PARTITIONINGS["adversarial"])
+    for f in (calibr.ece, calibr.mce, calibr.skce, calibr.mmce):
+        assert _close(f(ddf["p"], ddf["y"], na_rm=True).compute(),
+                      f(df["p"], df["y"], na_rm=True), False, SORTED_RTOL)
+    assert (calibr.skce(ddf["p"], ddf["y"], "ul", na_rm=True).compute()
+            == calibr.skce(df["p"], df["y"], "ul", na_rm=True))  # gathered: bit for bit
+    with pytest.raises(calibr.InputError, match=r"`p` must not contain missing values; "
+                       r"\d+ values are missing, the first at position 0\. .*\[Dask partition 4"):
+        calibr.ece(ddf["p"], ddf["y"]).compute()
+
+
+def test_errors_name_the_argument_and_the_partition(client):
+    df = DF.copy()
+    df.loc[TIE + 3, "p"] = 1.5
+    ddf = partitioned(df, PARTITIONINGS["adversarial"])
+    with pytest.raises(calibr.InputError, match=r"^`p` must lie in \[0, 1\]; 1 value does not, "
+                       r"the first at position 3 \(1\.5\)\. \[Dask partition 5; positions count"):
+        calibr.ece(ddf["p"], ddf["y"]).compute()
+    with pytest.raises(calibr.InputError, match=r"`p` must lie in \[0, 1\]; 1 value does not, "
+                       rf"the first at position {TIE + 3} \(1\.5\)"):  # gathered: global
+        calibr.skce(ddf["p"], ddf["y"], "ul").compute()
+    with pytest.raises(calibr.InputError, match=r"^`p` must lie in \[0, 1\]; 1 value does not, "
+                       r"the first at position 3 \(1\.5\)\. \[Dask partition 5"):  # sorted
+        calibr.skce(ddf["p"], ddf["y"]).compute()
+    other = partitioned(DF, PARTITIONINGS["one"])
+    with pytest.raises(calibr.InputError, match=r"^`y` must have the partitions of `p`"):
+        calibr.ece(ddf["p"], other["y"])
+    with pytest.raises(calibr.InputTypeError, match=r"^`y` must be a Dask Series when one"):
+        calibr.mce(ddf["p"], DF["y"].to_numpy())
+    with pytest.raises(calibr.InputTypeError, match=r"^`p` must be a Dask Series or DataFrame"):
+        calibr.skce(DF["p"], ddf["y"])
+    with pytest.raises(calibr.InputError, match=r"^`bins` must be a single positive integer"):
+        calibr.ece(ddf["p"], ddf["y"], bins=2.5)  # options: checked at once, not lazily
+
+
+# --------------------------------------------------------------------------
+# summarise and calibration_table
+
+
+def _same_frame(lazy, want: pd.DataFrame, exact: bool, exact_columns: tuple = ()) -> None:
+    """The lazy frame computes to ``want`` (to ``MERGED_RTOL`` unless ``exact``; the
+    ``exact_columns`` bit for bit in any case), with ``want``'s dtypes before it is
+    computed."""
+    assert isinstance(lazy, dd.DataFrame)
+    assert dict(lazy.dtypes) == dict(want.dtypes)  # the lazy frame's meta is the result's
+    got = lazy.compute()
+    pd.testing.assert_frame_equal(got, want, check_exact=exact,
+                                  **({} if exact else {"rtol": MERGED_RTOL, "atol": 0.0}))
+    for col in exact_columns:
+        assert got[col].equals(want[col]), col
+
+
+SUMMARY_CASES = [
+    ({"p": "p", "y": "y"}, {}),
+    ({"p": "p", "y": "y", "metrics": ["ece", calibr.metric("mce", bins=3),
+                                      calibr.metric("ece", bins=np.array([0, 0.5, 1.0]))]}, {}),
+    ({"p": "p", "y": "y", "weights": "w"}, {}),
+    ({"p_prefix": "p_", "y": "c", "metrics": ["ece", calibr.metric("mce", type="confidence")]},
+     {}),
+    ({"p": "p", "y": "y"}, {"sort": False}),
+    ({"p": "p", "y": "y", "na_rm": True}, {"dropna": False}),
+]
+
+def _count(p, y, **_):
+    return float(len(p))
+
+
+#: summarise() cases with metrics computed group by group (a groupby-apply: the
+#: pandas path on each group's rows, bit for bit; the columns named second), or,
+#: with tests, on all rows gathered to one worker.
+GATHERED_SUMMARY_CASES = [
+    ({"p": "p", "y": "y", "metrics": ["ece", "skce", "mmce"]}, ("skce", "mmce")),
+    ({"p": "p", "y": "y", "metrics": {"s": calibr.metric("skce", estimator="ul",
+                                                         bandwidth="median"), "n": _count}},
+     ("s", "n")),
+    ({"p_prefix": "p_", "y": "c", "metrics": [calibr.metric("skce", type="classwise")]},
+     ("skce(type='classwise')",)),
+    ({"p": "p", "y": "y", "metrics": calibr.metric("ece", binning="equal-mass")},
+     ("ece(binning='equal-mass')",)),
+    ({"p": "p", "y": "y", "metrics": ["ece", "skce"], "weights": "w"}, ("skce",)),
+    ({"p": "p", "y": "y", "metrics": "ece", "tests": "spiegelhalter", "rng": 3},
+     ("ece", "spiegelhalter_statistic", "spiegelhalter_pvalue")),
+]
+
+
+def _with_missing_keys(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    df["m"] = df["m"].astype(object)
+    df.loc[::17, "m"] = None
+    df.loc[TIE:TIE + 40, "p"] = np.nan
+    return df
+
+
+@pytest.mark.parametrize("cuts", ["one", "adversarial"])
+def test_summarise_equals_the_pandas_path(client, cuts):
+    for kwargs, group_opts in SUMMARY_CASES:
+        df = _with_missing_keys(DF) if "dropna" in group_opts else DF
+        ddf = partitioned(df, PARTITIONINGS[cuts])
+        want = calibr.summarise(ddf.compute().groupby("m", **group_opts), **kwargs)
+        _same_frame(calibr.summarise(ddf.groupby("m", **group_opts), **kwargs), want,
+                    cuts == "one")
+    ddf = partitioned(DF, PARTITIONINGS[cuts])
+    _same_frame(calibr.summarise(ddf, p="p", y="y"),
+                calibr.summarise(ddf.compute(), p="p", y="y"), cuts == "one")
+    for kwargs, exact_columns in GATHERED_SUMMARY_CASES:
+        want = calibr.summarise(ddf.compute().groupby("m"), **kwargs)
+        _same_frame(calibr.summarise(ddf.groupby("m"), **kwargs), want, cuts == "one",
+                    exact_columns)
+    # ungrouped, with a kernel metric: gathered to one worker
+    _same_frame(calibr.summarise(ddf, p="p", y="y", metrics=["ece", "skce"]),
+                calibr.summarise(ddf.compute(), p="p", y="y", metrics=["ece", "skce"]), True)
+
+
+def test_summarise_with_categorical_keys_and_unobserved_groups(client):
+    df = DF.copy()
+    df["m"] = pd.Categorical(df["m"], categories=["a", "b", "c", "z"])
+    ddf = partitioned(df, PARTITIONINGS["adversarial"])
+    for observed in (True, False):
+        want = calibr.summarise(ddf.compute().groupby("m", observed=observed), p="p", y="y")
+        _same_frame(calibr.summarise(ddf.groupby("m", observed=observed), p="p", y="y"), want,
+                    False)
+    assert want["ece"].isna().sum() == 1  # "z": NaN, as pandas' mean()
+
+
+def test_summarise_errors_name_the_group(client):
+    df = DF.copy()
+    df.loc[df.index[df["m"] == "b"][5], "p"] = -0.5
+    ddf = partitioned(df, PARTITIONINGS["adversarial"])
+    with pytest.raises(calibr.InputError, match=r"^`p` must lie in \[0, 1\]; 1 value does not, "
+                       r".*\[group m='b'\] \[Dask partition"):
+        calibr.summarise(ddf.groupby("m"), p="p", y="y").compute()
+    df = DF.copy()
+    df.loc[df["m"] == "c", "p"] = np.nan
+    ddf = partitioned(df, PARTITIONINGS["adversarial"])
+    with pytest.raises(calibr.InputError, match=r"no complete observations: na_rm=True dropped "
+                       rf"all {(DF['m'] == 'c').sum()}\. \[group m='c'\]"):
+        calibr.summarise(ddf.groupby("m"), p="p", y="y", na_rm=True).compute()
+    with pytest.raises(calibr.InputError, match=r"`y` must name a column of the data"):
+        calibr.summarise(ddf.groupby("m"), p="p", y="nope")  # at once: from the meta
+    # a group's error in the group-by-group path: the pandas path's message
+    df = DF.copy()
+    df.loc[TIE, "m"] = "z"  # a group of one row: too few for "uq"
+    ddf = partitioned(df, PARTITIONINGS["adversarial"])
+    with pytest.raises(calibr.InputError) as want:
+        calibr.summarise(ddf.compute().groupby("m"), p="p", y="y", metrics="skce")
+    assert str(want.value).endswith("[metric 'skce'; group m='z']")
+    with pytest.raises(calibr.InputError, match="^" + re.escape(str(want.value)) + "$"):
+        calibr.summarise(ddf.groupby("m"), p="p", y="y", metrics=["ece", "skce"]).compute()
+
+
+TABLE_CASES = [
+    {"p": "p", "y": "y"},
+    {"p": "p", "y": "y", "bins": 4, "weights": "w"},
+    {"p": PC, "y": "c", "classes": range(3)},
+    {"p": PC, "y": "c", "classes": range(3), "type": "confidence", "right": False},
+]
+
+
+@pytest.mark.parametrize("cuts", ["one", "adversarial"])
+def test_calibration_table_equals_the_pandas_path(client, cuts):
+    ddf = partitioned(DF, PARTITIONINGS[cuts])
+    cdf = ddf.compute()
+    for kwargs in TABLE_CASES:
+        for data, cdata in ((ddf.groupby("m"), cdf.groupby("m")), (ddf, cdf)):
+            _same_frame(calibr.calibration_table(data=data, **kwargs),
+                        calibr.calibration_table(data=cdata, **kwargs), cuts == "one")
+    # Series, not data=
+    _same_frame(calibr.calibration_table(ddf[PC], ddf["c"], classes=range(3)),
+                calibr.calibration_table(cdf[PC], cdf["c"], classes=range(3)), cuts == "one")
+    # gathered: equal-mass bins and consistency bands
+    for kwargs in ({"binning": "equal-mass"}, {"consistency": 0.9, "n_resamples": 20, "rng": 1}):
+        _same_frame(calibr.calibration_table("p", "y", data=ddf.groupby("m"), **kwargs),
+                    calibr.calibration_table("p", "y", data=cdf.groupby("m"), **kwargs), True)
+
+
+def test_the_table_counts_are_exact(client):
+    """n, observed_frequency and the Wilson bounds come from integer sums: bit for bit."""
+    ddf = partitioned(DF, PARTITIONINGS["adversarial"])
+    got = calibr.calibration_table("p", "y", data=ddf.groupby("m")).compute()
+    want = calibr.calibration_table("p", "y", data=DF.groupby("m"))
+    for col in ("bin", "n", "observed_frequency", "ci_lower", "ci_upper"):
+        assert got[col].equals(want[col]), col
+
+
+# --------------------------------------------------------------------------
+# faults
+
+
+def _slow_slice(frame: pd.DataFrame, bounds: tuple[int, int]) -> pd.DataFrame:
+    time.sleep(0.25)  # reading a file, say
+    return frame.iloc[bounds[0]:bounds[1]]
+
+
+def test_a_worker_killed_mid_computation_is_recomputed(client):
+    cuts = list(range(0, N + 1, 20))
+    bounds = list(zip(cuts[:-1], cuts[1:], strict=True))
+    ddf = dd.from_map(_slow_slice, [DF] * len(bounds), bounds, meta=DF.iloc[:0],
+                      enforce_metadata=False)
+    want = calibr.summarise(ddf.compute().groupby("m"), p="p", y="y")
+    future = client.compute(calibr.summarise(ddf.groupby("m"), p="p", y="y"))
+    deadline = time.monotonic() + 30
+    while not any(client.processing().values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # some partitions done, others running
+    assert not future.done()
+    victim = sorted(client.run(os.getpid).items())[0][1]
+    os.kill(victim, signal.SIGKILL)
+    got = future.result(timeout=120)
+    pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=MERGED_RTOL, atol=0.0)
+    client.wait_for_workers(2, timeout=60)
+    assert victim not in client.run(os.getpid).values()  # the nanny started a new process
+
+
+def _big_slice(frame: pd.DataFrame, bounds: tuple[int, int]) -> pd.DataFrame:
+    """A partition far larger than the worker's memory limit, read in pieces."""
+    pieces = []
+    for _ in range(60):  # 60 x 32 MB
+        pieces.append(np.ones(4_000_000))
+        time.sleep(0.02)
+    return frame.iloc[bounds[0]:bounds[1]].assign(pad=float(sum(a[0] for a in pieces)))
+
+
+def test_a_partition_beyond_the_memory_limit_fails_clearly():
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
+                                           dashboard_address=None, host="127.0.0.1",
+                                           memory_limit="600MiB")
+        with cluster, distributed.Client(cluster) as cl:
+            meta = DF.iloc[:0].assign(pad=0.0)
+            ddf = dd.from_map(_big_slice, [DF], [(0, N)], meta=meta, enforce_metadata=False)
+            future = cl.compute(calibr.ece(ddf["p"], ddf["y"]))
+            with pytest.raises(distributed.scheduler.KilledWorker):
+                future.result(timeout=120)
+
+
+# --------------------------------------------------------------------------
+# the command line: a directory or glob of files is read with Dask
+
+
+@pytest.fixture(scope="module")
+def parquet_dir(tmp_path_factory):
+    """A partitioned Parquet dataset (and the same rows in one file and in CSV parts)."""
+    root = tmp_path_factory.mktemp("data")
+    parts = root / "parts"
+    parts.mkdir()
+    frame = DF[["m", "p", "y", "w", "c", *PC]]
+    for i, (a, b) in enumerate(zip([0, 1, TIE, 250], [1, TIE, 250, N], strict=True)):
+        frame.iloc[a:b].to_parquet(parts / f"part-{i}.parquet")
+        frame.iloc[a:b].to_csv(root / f"part-{i}.csv", index=False)
+    (parts / "_SUCCESS").write_text("")
+    frame.to_parquet(root / "all.parquet")
+    return root
+
+
+def _report(capsys, *argv: str) -> tuple[int, str, str]:
+    from calibr.cli import main
+
+    status = main(["report", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _body(text: str) -> list[str]:
+    return text.splitlines()[1:]  # the first line names the input
+
+
+@pytest.mark.parametrize("options", [
+    ["--by", "m"],
+    ["--by", "m", "--metrics", "ece,mce(bins=4),ece(bins=3)", "--weights", "w"],
+    ["--by", "m", "--per-bin", "--bins", "5"],
+    ["--prob-prefix", "p_", "--label", "c", "--type", "confidence", "--by", "m"],
+    ["--metrics", "ece,skce,mmce"],
+])
+def test_report_of_a_directory_equals_the_report_of_one_file(client, parquet_dir, capsys,
+                                                              options):
+    address = ["--scheduler", client.scheduler.address]
+    status, out, err = _report(capsys, str(parquet_dir / "parts"), *address, *options)
+    assert status == 0, err
+    status, want, _ = _report(capsys, str(parquet_dir / "all.parquet"), *options)
+    assert status == 0
+    assert out.splitlines()[0].endswith(str(parquet_dir / "parts"))
+    assert _body(out) == _body(want)  # printed at 6 digits: merged sums agree
+
+
+def test_report_of_a_csv_glob_on_a_local_cluster(parquet_dir, capsys):
+    status, out, err = _report(capsys, str(parquet_dir / "part-*.csv"), "--by", "m")
+    assert status == 0, err
+    _, want, _ = _report(capsys, str(parquet_dir / "all.parquet"), "--by", "m")
+    assert _body(out) == _body(want)
+
+
+def test_report_of_a_directory_refuses_what_it_does_not_do_yet(client, parquet_dir, capsys):
+    address = ["--scheduler", client.scheduler.address]
+    status, _, err = _report(capsys, str(parquet_dir / "parts"), *address, "--test", "skce")
+    assert status == 2
+    assert "--test, --ci and --renormalize are not available yet for a directory" in err
+    status, _, err = _report(capsys, str(parquet_dir / "nothing-*.parquet"))
+    assert status == 2 and "no files match" in err
+    status, _, err = _report(capsys, str(parquet_dir / "parts"), *address, "--label", "nope")
+    assert status == 2 and "--label: no column 'nope'" in err
+
+
+def test_summarise_by_two_keys_with_missing_keys_group_by_group(client):
+    df = _with_missing_keys(DF)
+    ddf = partitioned(df, PARTITIONINGS["adversarial"])
+    kwargs = {"p": "p", "y": "y", "metrics": ["ece", "skce", "mmce"], "na_rm": True}
+    for opts in ({"dropna": False}, {"dropna": True, "sort": False}):
+        want = calibr.summarise(ddf.compute().groupby(["m", "c"], **opts), **kwargs)
+        _same_frame(calibr.summarise(ddf.groupby(["m", "c"], **opts), **kwargs), want, False,
+                    ("skce", "mmce"))
+    assert want["m"].isna().sum() == 0 and len(want) == 9
