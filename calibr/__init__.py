@@ -42,6 +42,9 @@ _SOURCES = {
     "mmce": "._kernel_metrics",
     "paired_bootstrap": "._bootstrap",
     "skce": "._kernel_metrics",
+    "smece": "._smooth",
+    "smece_curve": "._smooth",
+    "SmoothCurve": "._smooth",
     "summarise": ".frame",
     "test": ".frame",
     "val_prob": "._valprob",
@@ -54,6 +57,7 @@ __all__ = [
     "InputTypeError",
     "Metric",
     "PairedBootstrapResult",
+    "SmoothCurve",
     "__version__",
     "bootstrap",
     "calibration_table",
@@ -66,6 +70,8 @@ __all__ = [
     "mmce",
     "paired_bootstrap",
     "skce",
+    "smece",
+    "smece_curve",
     "summarise",
     "test",
     "val_prob",
@@ -77,6 +83,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._bootstrap import BootstrapResult, PairedBootstrapResult, bootstrap, paired_bootstrap
     from ._calibration_tests import CalibrationTestResult, calibration_test
     from ._kernel_metrics import median_bandwidth, mmce, skce
+    from ._smooth import SmoothCurve, smece, smece_curve
     from ._validation import InputError, InputTypeError
     from ._valprob import val_prob
     from .frame import Metric, metric, summarise, test

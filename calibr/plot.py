@@ -9,7 +9,7 @@ backend or changes matplotlib's global options.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -295,6 +295,25 @@ def _shade(ax: Any, x: np.ndarray, rows: pd.DataFrame, color: str) -> None:
                   label=BAND_LABEL)
 
 
+#: The legend label of the smoothed curve (``smooth=``), before its numbers.
+SMOOTH_LABEL = "smoothed"
+
+
+def _smooth_rule(value: Any, name: str) -> Any:
+    """``smooth``: None, a SmoothCurve, or a mapping of panel keys to SmoothCurves."""
+    from ._smooth import SmoothCurve
+
+    if value is None or isinstance(value, SmoothCurve):
+        return value
+    if isinstance(value, Mapping) and all(
+            v is None or isinstance(v, SmoothCurve) for v in value.values()):
+        return dict(value)
+    raise InputTypeError(
+        f"`{name}` must be None, a calibr.SmoothCurve (calibr.smece_curve(p, y)) or a dict "
+        f"of them by panel; got {type(value).__name__}."
+    )
+
+
 @validate_params(
     ncols=Optional(Integer(1, what="a single positive integer")),
     histogram=FLAG,
@@ -303,6 +322,7 @@ def _shade(ax: Any, x: np.ndarray, rows: pd.DataFrame, color: str) -> None:
     title=OPTIONAL_STRING,
     show_ece=FLAG,
     consistency=_consistency_rule,
+    smooth=_smooth_rule,
 )
 def reliability_diagram(
     table: pd.DataFrame,
@@ -315,6 +335,7 @@ def reliability_diagram(
     title: str | None = None,
     show_ece: bool = False,
     consistency: bool | str = "auto",
+    smooth: Any = None,
 ) -> Figure:
     """Draw a reliability diagram from a calibration table.
 
@@ -363,6 +384,13 @@ def reliability_diagram(
         frequencies a calibrated model would show. ``"auto"`` shades it when
         the table has the two columns, True requires them, False never
         shades. Bins with a missing bound are left out of the band.
+    smooth : SmoothCurve or mapping of panel key to SmoothCurve, optional
+        Also draw the smoothed reliability curve of Błasiok & Nakkiran
+        (:func:`calibr.smece_curve`, relplot's main line) in each panel: one
+        curve for every panel, or a dict from each panel's key (the tuple of
+        its ``by`` values, as ``table.groupby(by)`` names groups) to its
+        curve; panels without a key in the dict get none. The legend gives
+        its bandwidth and smooth ECE.
 
     Returns
     -------
@@ -455,6 +483,10 @@ def reliability_diagram(
         ax = fig.add_subplot(grid[r * rows_per_panel, c], label=PANEL_LABEL)
         ax.plot([0, 1], [0, 1], linestyle="--", color="0.55", linewidth=1,
                 label="perfect calibration")
+        curve = smooth.get(key) if isinstance(smooth, Mapping) else smooth
+        if curve is not None:  # NaN where there is no density: the line breaks
+            ax.plot(curve.x, curve.y, color="0.15", linewidth=1.8, label=SMOOTH_LABEL
+                    + f" (bandwidth {curve.bandwidth:.3g}, smECE {curve.smece:.3g})")
         counts_ax = None
         if histogram:
             counts_ax = fig.add_subplot(grid[r * rows_per_panel + 1, c], sharex=ax,

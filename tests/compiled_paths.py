@@ -614,6 +614,23 @@ def fail_weighted_uq_fraction():
 
 
 
+# --------------------------------------------------------------------------
+# SMOOTH ECE: the linear binning of calibr._kernels.smooth (uint8 hits from
+# every form: binary, top label, classwise columns), fixed and automatic
+# bandwidths, and the curve
+
+
+@path
+def smece_every_form():
+    p, y = _binary(n=300, seed=60)
+    pm, ym = _multi(n=200, k=3, seed=61)
+    curve = calibr.smece_curve(p, y.astype(bool), bandwidth=0.1, points=7)
+    return (calibr.smece(p, y), calibr.smece(p, y, bandwidth=0.05),
+            calibr.smece(pm, ym), calibr.smece(pm, ym, type="classwise", bandwidth=0.2),
+            curve.y.tolist(), curve.density.tolist(), curve.smece)
+
+
+
 def _call(func: Callable[[], object]) -> str:
     try:
         value = func()

@@ -195,6 +195,16 @@ REGISTRY: list[Entry] = [
           lambda: {"successes": np.array([0.0, 3.0, 5.0]), "n": np.array([4.0, 10.0, 5.0]),
                    "level": 0.9},
           arrays=("successes", "n"), result="interval"),
+    Entry("smece/binary", calibr.smece, lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy()},
+          arrays=("p", "y")),
+    Entry("smece/multiclass[bandwidth=0.1,type=classwise]", calibr.smece,
+          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "bandwidth": 0.1, "type": "classwise"},
+          arrays=("p", "y")),
+    Entry("smece/multiclass", calibr.smece, lambda: {"p": P_MC.copy(), "y": Y_MC.copy()},
+          arrays=("p", "y")),
+    Entry("smece_curve", calibr.smece_curve,
+          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "points": 50}, arrays=("p", "y"),
+          result="smooth_curve"),
     Entry("load_breast_cancer_predictions", load_breast_cancer_predictions, dict,
           result="frame"),
     Entry("load_digits_predictions", load_digits_predictions, dict, result="frame"),
@@ -461,6 +471,10 @@ def _check_result(entry: Entry, out: Any) -> None:
     elif entry.result == "bandwidth":  # a float, or one per column for type="classwise"
         assert type(out) is float or (isinstance(out, np.ndarray) and out.dtype == np.float64)
         assert np.all(np.isfinite(out)) and np.all(np.asarray(out) > 0), out
+    elif entry.result == "smooth_curve":  # smece_curve
+        assert isinstance(out, calibr.SmoothCurve)
+        assert math.isfinite(out.smece) and out.bandwidth > 0, out
+        assert np.isfinite(out.density).all() and out.x.shape == out.y.shape
     else:
         lo, hi = out
         assert np.isfinite(lo).all() and np.isfinite(hi).all()
