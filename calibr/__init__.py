@@ -33,6 +33,7 @@ _SOURCES = {
     "Metric": ".frame",
     "PairedBootstrapResult": "._bootstrap",
     "bootstrap": "._bootstrap",
+    "calibration_error": "._lp",
     "calibration_table": ".table",
     "calibration_test": "._calibration_tests",
     "ece": "._binned_metrics",
@@ -60,6 +61,7 @@ __all__ = [
     "SmoothCurve",
     "__version__",
     "bootstrap",
+    "calibration_error",
     "calibration_table",
     "calibration_test",
     "datasets",
@@ -83,6 +85,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._bootstrap import BootstrapResult, PairedBootstrapResult, bootstrap, paired_bootstrap
     from ._calibration_tests import CalibrationTestResult, calibration_test
     from ._kernel_metrics import median_bandwidth, mmce, skce
+    from ._lp import calibration_error
     from ._smooth import SmoothCurve, smece, smece_curve
     from ._validation import InputError, InputTypeError
     from ._valprob import val_prob

@@ -133,6 +133,13 @@ def _metric_entries() -> list[Entry]:
 
 REGISTRY: list[Entry] = [
     *_metric_entries(),
+    Entry("calibration_error/binary", calibr.calibration_error,
+          lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy(), "debias": True},
+          arrays=("p", "y")),
+    Entry("calibration_error/multiclass", calibr.calibration_error,
+          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "type": "confidence", "norm": "l1",
+                   "binning": "equal-mass"},
+          arrays=("p", "y")),
     Entry("calibration_table/binary", calibr.calibration_table,
           lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy(), "bins": 5},
           arrays=("p", "y"), result="frame"),
