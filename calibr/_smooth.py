@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ._kernel_metrics import _as_hits
 from ._kernels.smooth import bin_residuals
 from ._kernels.top_label import top_label
 from ._params import FLAG, Integer, Options, validate_params
@@ -210,15 +211,6 @@ def _binary_smece(binned: _Binned, bandwidth: float | str) -> tuple[float, float
 def _binned(x: np.ndarray, hits: np.ndarray, bandwidth: float | str) -> _Binned:
     fine = SEARCH_NODES if bandwidth == "auto" else 1
     return _Binned(np.ascontiguousarray(x, dtype=np.float64), hits, fine)
-
-
-def _as_hits(y: np.ndarray) -> np.ndarray:
-    """Exact 0/1 labels as uint8 (one compiled signature for every label dtype)."""
-    if y.dtype == np.uint8:
-        return y
-    if y.dtype == np.bool_:
-        return y.view(np.uint8)
-    return (y != 0).view(np.uint8)
 
 
 def _scores(prep: Prepared, type: str) -> list[tuple[np.ndarray, np.ndarray]]:
