@@ -428,8 +428,8 @@ def weighted_sums_direct():
     p, y = _binary(n=50, seed=44)
     order, xs, e = ws.sorted_scalars(p, y)
     g = ws.gap_factors(xs, 0.3)
-    w = (np.arange(50, dtype=np.float64) % 3)[order]  # frequency weights, sorted order
-    return (ws.weighted_pair_sum(e, w, g), ws.weighted_row_sums(e, w, g).tolist())
+    w = np.arange(50, dtype=np.float64) % 3  # frequency weights, original row order
+    return (ws.weighted_pair_sum(e, w, order, g), ws.weighted_row_sums(e, w[order], g).tolist())
 
 
 @path

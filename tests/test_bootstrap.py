@@ -608,7 +608,9 @@ def test_report_ci_errors(tmp_path, capsys, argv, message):
     assert not out_file.exists()
 
 
-def test_gathered_pair_sum_is_the_weighted_pair_sum_bit_for_bit():
+def test_weighted_pair_sum_of_uint8_counts_is_that_of_float_weights_bit_for_bit():
+    """The replicates' uint8 counts and int32 sort positions give the bits of float64
+    weights and int64 positions (one kernel, any dtype)."""
     from calibr._kernels import weighted_sums as ws
 
     gen = np.random.default_rng(9)
@@ -618,6 +620,6 @@ def test_gathered_pair_sum_is_the_weighted_pair_sum_bit_for_bit():
     order, xs, e = ws.sorted_scalars(p, y)
     g = ws.gap_factors(xs, 0.15)
     counts = gen.poisson(1.0, n).astype(np.uint8)
-    want = ws.weighted_pair_sum(e, counts[order].astype(np.float64), g)
-    assert ws.gathered_pair_sum(e, counts, order.astype(np.int32), g) == want
-    assert ws.gathered_pair_sum(e[:0], counts, order[:0].astype(np.int32), g[:0]) == (0, 0, 0)
+    want = ws.weighted_pair_sum(e, counts.astype(np.float64), order, g)
+    assert ws.weighted_pair_sum(e, counts, order.astype(np.int32), g) == want
+    assert ws.weighted_pair_sum(e[:0], counts, order[:0].astype(np.int32), g[:0]) == (0, 0, 0)

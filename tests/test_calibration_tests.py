@@ -85,7 +85,7 @@ def test_integer_weights_equal_repeated_rows(kind, h):
     p, y = _binary(300, [1, len(kind)], kind)
     w = np.random.default_rng(2).integers(0, 5, 300).astype(np.float64)
     order, xs, e = ws.sorted_scalars(p, y)
-    pair, d1, d2 = ws.weighted_pair_sum(e, w[order], ws.gap_factors(xs, h))
+    pair, d1, d2 = ws.weighted_pair_sum(e, w, order, ws.gap_factors(xs, h))
     rep = np.repeat(np.arange(300), w.astype(int))
     t_rep, diag_rep, _ = scalar_pair_sum(p[rep], y[rep], h)
     assert math.isclose(pair + (d2 - d1) / 2, t_rep, rel_tol=CTEST_RTOL, abs_tol=1e-12)
@@ -103,7 +103,7 @@ def test_unit_weights_are_the_unweighted_pair_sum_exactly():
     """With weights 1 the recurrence performs skce()'s own operations (no ties)."""
     p, y = _binary(2000, 3)
     order, xs, e = ws.sorted_scalars(p, y)
-    pair, d1, d2 = ws.weighted_pair_sum(e, np.ones(2000), ws.gap_factors(xs, 0.2))
+    pair, d1, d2 = ws.weighted_pair_sum(e, np.ones(2000), order, ws.gap_factors(xs, 0.2))
     t, diag, _ = scalar_pair_sum(p, y, 0.2)
     assert pair == t and d1 == diag and d2 == diag
 
@@ -121,10 +121,11 @@ def test_weighted_row_sums_against_the_kernel_matrix(kind):
 
 def test_kernels_on_tiny_inputs():
     empty = np.empty(0)
-    assert ws.weighted_pair_sum(empty, empty, empty) == (0.0, 0.0, 0.0)
+    assert ws.weighted_pair_sum(empty, empty, np.empty(0, np.int64), empty) == (0.0, 0.0, 0.0)
     assert ws.gap_factors(empty, 0.2).shape == (0,)
     one = np.array([0.3])
-    assert ws.weighted_pair_sum(one, np.array([2.0]), empty) == (0.0, 2 * 0.09, 4 * 0.09)
+    assert ws.weighted_pair_sum(one, np.array([2.0]), np.array([0]), empty) == (
+        0.0, 2 * 0.09, 4 * 0.09)
     assert ws.weighted_row_sums(one, np.array([2.0]), empty)[0] == 2 * 0.09
 
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from ._jit import jit
 from .vexp import vexp
-from .weighted_sums import gathered_pair_sum, weighted_pair_sum
+from .weighted_sums import weighted_pair_sum
 
 __all__ = [
     "binned_jackknife",
@@ -263,7 +263,7 @@ def _scalar_from_counts(counts, order, e, g, estimator):  # pragma: no cover
     nk, n = e.shape
     total = 0.0
     for k in range(nk):
-        pair, d1, d2 = gathered_pair_sum(e[k], counts, order[k], g[k])
+        pair, d1, d2 = weighted_pair_sum(e[k], counts, order[k], g[k])
         total += _skce_value(pair, d1, d2, n, estimator)
     return total / nk
 
@@ -276,7 +276,7 @@ def scalar_replicates(gen, base, order, e, g, estimator, lo, hi, out):  # pragma
     (:func:`calibr._kernels.weighted_sums.sorted_scalars`, ``gap_factors``).
     The draws are counted per row as in :func:`binned_replicates`; the counts,
     read through the sort, are the weights of
-    :func:`calibr._kernels.weighted_sums.gathered_pair_sum`."""
+    :func:`calibr._kernels.weighted_sums.weighted_pair_sum`."""
     n = order.shape[1]
     small = np.zeros(n, np.uint8)
     carry = np.zeros(n, np.int32)
@@ -300,7 +300,7 @@ def scalar_jackknife(order, e, g, r, estimator):  # pragma: no cover - compiled
     ones = np.ones(n)
     out = np.zeros(n)
     for k in range(nk):
-        pair, d1, _ = weighted_pair_sum(e[k], ones, g[k])
+        pair, d1, _ = weighted_pair_sum(e[k], ones, order[k], g[k])
         for s in range(n):
             ei2 = e[k, s] * e[k, s]
             p_i = pair - (r[k, s] - ei2)

@@ -91,7 +91,7 @@ def weighted_scalar_sums(x: np.ndarray, c: np.ndarray, w: np.ndarray,
     """``(W, D1, D2)`` of the scalar Laplacian kernel, ``e = c - x``; O(n log n)."""
     order, xs, es = sorted_scalars(np.ascontiguousarray(x, dtype=np.float64), c)
     g = gap_factors(xs, float(h))
-    pair, d1, d2 = weighted_pair_sum(es, np.ascontiguousarray(w[order]), g)
+    pair, d1, d2 = weighted_pair_sum(es, np.ascontiguousarray(w), order, g)
     return float(pair), float(d1), float(d2)
 
 

@@ -61,7 +61,6 @@ __all__ = [
     "gap_factors",
     "skce_test_replicates",
     "sorted_scalars",
-    "gathered_pair_sum",
     "weighted_pair_sum",
     "weighted_row_sums",
 ]
@@ -95,37 +94,14 @@ def gap_factors(xs, h):  # pragma: no cover - compiled
     return g
 
 
-@jit()
-def weighted_pair_sum(e, w, g):  # pragma: no cover - compiled
-    """``(W, D1, D2)``: ``W = sum_{i<j} w_i w_j e_i e_j k_ij``,
-    ``D1 = sum_i w_i e_i^2``, ``D2 = sum_i w_i^2 e_i^2``, for rows sorted by x
-    with gap factors ``g`` (:func:`gap_factors`). O(n)."""
-    n = e.shape[0]
-    s = 0.0
-    total = 0.0
-    d1 = 0.0
-    d2 = 0.0
-    if n == 0:
-        return total, d1, d2
-    we_next = w[n - 1] * e[n - 1]
-    d1 += we_next * e[n - 1]
-    d2 += we_next * we_next
-    for i in range(n - 2, -1, -1):
-        we = w[i] * e[i]
-        s = g[i] * (we_next + s)
-        total += we * s
-        d1 += we * e[i]
-        d2 += we * we
-        we_next = we
-    return total, d1, d2
-
-
 @jit(nogil=True)
-def gathered_pair_sum(e, counts, order, g):  # pragma: no cover - compiled
-    """:func:`weighted_pair_sum` with the weights ``w_i = counts[order[i]]`` read
-    through the sort (counts in the original row order, e.g. a bootstrap
-    replicate's resampling counts): the same floating-point operations in the
-    same order, so the same bits, without a gathered copy of the weights."""
+def weighted_pair_sum(e, w, order, g):  # pragma: no cover - compiled
+    """``(W, D1, D2)``: ``W = sum_{i<j} w_i w_j e_i e_j k_ij``,
+    ``D1 = sum_i w_i e_i^2``, ``D2 = sum_i w_i^2 e_i^2``, for residuals ``e``
+    sorted by x with gap factors ``g`` (:func:`gap_factors`) and weights ``w``
+    in the original row order, read through the sort (``w[order[i]]`` at
+    sorted position i: a bootstrap replicate's resampling counts need no
+    gathered copy). Any numeric dtype of ``w``. O(n)."""
     n = e.shape[0]
     s = 0.0
     total = 0.0
@@ -133,11 +109,11 @@ def gathered_pair_sum(e, counts, order, g):  # pragma: no cover - compiled
     d2 = 0.0
     if n == 0:
         return total, d1, d2
-    we_next = counts[order[n - 1]] * e[n - 1]
+    we_next = w[order[n - 1]] * e[n - 1]
     d1 += we_next * e[n - 1]
     d2 += we_next * we_next
     for i in range(n - 2, -1, -1):
-        we = counts[order[i]] * e[i]
+        we = w[order[i]] * e[i]
         s = g[i] * (we_next + s)
         total += we * s
         d1 += we * e[i]
@@ -181,7 +157,6 @@ def skce_test_replicates(u, order, e, g, r, alpha):  # pragma: no cover - compil
     nrep, n = u.shape
     nk = order.shape[0]
     counts = np.zeros(n)
-    w = np.empty(n)
     out = np.empty(nrep)
     fn = float(n)
     scale = 1.0 / (fn * fn)
@@ -191,12 +166,10 @@ def skce_test_replicates(u, order, e, g, r, alpha):  # pragma: no cover - compil
             counts[min(int(fn * u[b, t]), n - 1)] += 1.0
         total = 0.0
         for k in range(nk):
-            for i in range(n):
-                w[i] = counts[order[k, i]]
-            pair, d1, d2 = weighted_pair_sum(e[k], w, g[k])
+            pair, d1, d2 = weighted_pair_sum(e[k], counts, order[k], g[k])
             lin = 0.0
             for i in range(n):
-                lin += w[i] * r[k, i]
+                lin += counts[order[k, i]] * r[k, i]
             total += (alpha * (2.0 * pair + d2 - d1) - 2.0 * lin) * scale
         out[b] = total / nk
     return out
