@@ -12,6 +12,7 @@ the metric on each resample.
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from collections.abc import Callable, Sequence
@@ -21,13 +22,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import _binning
 from ._calibration_tests import MAX_RESAMPLES, _rng_rule
 from ._docs import shared_docs
 from ._groups import group_seeds
 from ._kernels import bootstrap as kb
 from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.top_label import top_label
-from ._kernels.weighted_metrics import _bin_of
 from ._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
 from ._params import LEVEL, Integer, Options, check_options, validate_params
 from ._validation import InputError, InputTypeError, Prepared, _fmt, check_bin_cells, prepare
@@ -149,13 +150,16 @@ def _metric_functions() -> dict[str, Callable[..., float]]:
     return {"ece": ece, "mce": mce, "skce": skce, "mmce": mmce}
 
 
-#: The options of each metric a bootstrap passes on (the data arguments are its own).
-_OPTIONS = {
-    "ece": ("bins", "type"),
-    "mce": ("bins", "type"),
-    "skce": ("estimator", "bandwidth", "type"),
-    "mmce": ("bandwidth",),
-}
+#: The arguments of a metric that the bootstrap sets itself (the data); every
+#: other keyword of the metric's signature is an option it passes on.
+_DATA_ARGS = ("p", "y", "classes", "na_rm", "weights")
+
+
+def _metric_options(fn: Callable[..., float]) -> list[str]:
+    """The options of a calibr metric: its keywords other than the data."""
+    return [name for name, prm in inspect.signature(fn).parameters.items()
+            if prm.kind in (prm.POSITIONAL_OR_KEYWORD, prm.KEYWORD_ONLY)
+            and name not in _DATA_ARGS]
 
 
 def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
@@ -173,9 +177,10 @@ def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
                 + f", or a callable; got {_fmt(metric)}."
             )
         fn = _metric_functions()[metric]
-        bad = [k for k in options if k not in _OPTIONS[metric]]
+        known_options = _metric_options(fn)
+        bad = [k for k in options if k not in known_options]
         if bad:
-            known = ", ".join(_OPTIONS[metric])
+            known = ", ".join(known_options)
             raise InputTypeError(
                 f"{function}() got the option `{bad[0]}`, which {metric}() does not take; "
                 f"its options are {known}."
@@ -221,7 +226,9 @@ class _Plan:
             bandwidth = opts.get("bandwidth", 0.2)
             estimator = opts.get("estimator", "uq") if name == "skce" else "biased"
             if name in ("ece", "mce"):
-                self._binned(opts.get("bins", 10))
+                if opts.get("binning", "equal-width") == "equal-width":  # data-free bins
+                    self._binned(opts.get("bins", 10), opts.get("right", True))
+                # equal-mass bins are the resample's own: the metric on each resample
             elif self.form != "canonical" and bandwidth != "median":
                 if estimator == "ul":
                     self._ul(float(bandwidth))
@@ -245,13 +252,18 @@ class _Plan:
         return [(np.ascontiguousarray(prep.p[:, k]), (prep.y == k).astype(np.uint8))
                 for k in range(prep.k)]
 
-    def _binned(self, bins: int) -> None:
+    def _binned(self, bins: int | np.ndarray, right: bool) -> None:
+        """Fixed bins (equal-width, or explicit breaks), either closure: each row's
+        cell once, by the definition of calibr._binning."""
+        edges = _binning.breaks(None, bins, "equal-width", right)
+        bins = edges.shape[0] - 1
         # before any per-cell memory: bins x K cells for "classwise"
         check_bin_cells(bins, self.prep.k, not self.prep.binary and self.form == "classwise")
         cols = self._columns()
         self.x = np.ascontiguousarray(np.column_stack([x for x, _ in cols]), dtype=np.float64)
         self.cells = np.ascontiguousarray(np.column_stack(
-            [k * bins + _bin_of(x, bins) for k, (x, _) in enumerate(cols)]), dtype=np.int32)
+            [k * bins + _binning.bin_index(x, edges, right) for k, (x, _) in enumerate(cols)]),
+            dtype=np.int32)
         self.c = np.ascontiguousarray(np.column_stack([c for _, c in cols]), dtype=np.uint8)
         self.kind, self.bins = "binned", bins
         self.code = kb.ECE if self.name == "ece" else kb.MCE
@@ -494,9 +506,13 @@ def bootstrap(
     <calibr:classes>
     <calibr:na_rm>
     **options
-        The metric's options: ``bins`` and ``type`` (``ece``, ``mce``);
-        ``estimator``, ``bandwidth`` and ``type`` (``skce``); ``bandwidth``
-        (``mmce``). Frequency weights are not taken.
+        The metric's options, the keywords of its signature: ``bins``,
+        ``type``, ``binning`` and ``right`` (``ece``, ``mce``); ``estimator``,
+        ``bandwidth`` and ``type`` (``skce``); ``bandwidth`` (``mmce``).
+        Frequency weights are not taken. Equal-width bins and explicit breaks
+        (either closure) are fixed bins, O(n) per replicate;
+        ``binning="equal-mass"`` places the bins on each resample (a call of
+        the metric per replicate).
 
     Returns
     -------

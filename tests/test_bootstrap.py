@@ -89,6 +89,25 @@ def test_binary_replicates_equal_the_metric_on_the_drawn_rows(name, opts):
                                                              want)
 
 
+@pytest.mark.parametrize(("name", "opts", "kind"), [
+    ("ece", {"right": False}, "binned"),
+    ("mce", {"bins": np.array([0.0, 0.25, 0.3, 1.0]), "right": False}, "binned"),
+    ("ece", {"bins": [0.0, 0.5, 0.7, 1.0]}, "binned"),
+    ("ece", {"binning": "equal-mass", "bins": 5}, "generic"),
+    ("mce", {"binning": "equal-mass", "bins": 4, "right": False}, "generic"),
+], ids=["left-closed", "breaks-left", "breaks", "equal-mass", "equal-mass-left"])
+def test_binning_options_replicates_equal_the_metric_on_the_drawn_rows(name, opts, kind):
+    """The metric's binning options pass through: fixed bins on the fast path,
+    equal-mass bins (placed on each resample) by calling the metric."""
+    res = calibr.bootstrap(P, Y, name, n_resamples=20, rng=8, **opts)
+    fn = _metric(name)
+    assert res.estimate == fn(P, Y, **opts)
+    checked, _, opts_c = bt._check_metric(name, opts, "bootstrap")
+    assert bt._Plan(checked, fn, opts_c, calibr._validation.prepare(P, Y)).kind == kind
+    for b, idx in enumerate(_rows(8, N, 20)):
+        assert _close(res.bootstrap_distribution[b], fn(P[idx], Y[idx], **opts)), b
+
+
 @pytest.mark.parametrize(("name", "opts"), MC_CASES, ids=[f"{m}{o}" for m, o in MC_CASES])
 def test_multiclass_replicates_equal_the_metric_on_the_drawn_rows(name, opts):
     n = 120
