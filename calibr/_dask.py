@@ -72,16 +72,73 @@ def _partitions(name: str, obj: Any, n: int | None) -> list | None:
             f"(calibr pairs their partitions); got {type(obj).__module__}."
             f"{type(obj).__name__}."
         )
-    if n is not None and obj.npartitions != n:
+    parts = list(obj.to_delayed())
+    if n is not None and len(parts) != n:
         raise InputError(
             f"`{name}` must have the partitions of `p` (calibr pairs them, as pandas "
-            f"objects are paired by position); got {obj.npartitions} and {n} partitions. "
+            f"objects are paired by position); got {len(parts)} and {n} partitions. "
             "Take both from one Dask DataFrame, e.g. ddf['p'] and ddf['y']."
         )
-    return list(obj.to_delayed())
+    return parts
+
+
+def _co_aligned(objs: list) -> bool:
+    """Whether Dask collections come from one expression (``ddf['p']`` and
+    ``ddf['y']``), so that Dask can give them the same partitions only when they
+    are optimised together."""
+    try:
+        from dask.dataframe.dask_expr._expr import are_co_aligned
+    except ImportError:  # pragma: no cover - dask before 2025.1
+        try:
+            from dask_expr._expr import are_co_aligned
+        except ImportError:
+            return False
+    try:
+        return bool(are_co_aligned(*(obj.expr for obj in objs)))
+    except Exception:  # noqa: BLE001 - pragma: no cover - another expression kind
+        return False
+
+
+def _pack(*parts: Any) -> pd.DataFrame:
+    """The pieces of one partition side by side, columns labelled "k:j"."""
+    cols = {}
+    for k, part in enumerate(parts):
+        if isinstance(part, pd.DataFrame):
+            for j in range(part.shape[1]):
+                cols[f"{k}:{j}"] = part.iloc[:, j]
+        else:
+            cols[f"{k}:0"] = part
+    return pd.DataFrame(cols)
+
+
+def _unpack(packed: pd.DataFrame, k: int, like: Any) -> Any:
+    """Piece ``k`` of a :func:`_pack`-ed partition, with the names of ``like``."""
+    if isinstance(like, pd.DataFrame):
+        piece = packed[[f"{k}:{j}" for j in range(like.shape[1])]]
+        piece.columns = like.columns
+        return piece
+    return packed[f"{k}:0"].rename(like.name)
 
 
 def _all_partitions(p: Any, y: Any, weights: Any) -> tuple[list, list, list | None]:
+    """The paired partitions of ``p``, ``y`` (and ``weights``) as Delayed objects.
+
+    Columns of one Dask DataFrame are optimised together, in one frame: Dask
+    may combine the partitions of a column read alone (Parquet files whose
+    projected columns are small are read two or more at a time), and two columns
+    optimised apart need not be cut alike. Collections of different origins are
+    paired partition by partition and must have as many."""
+    objs = [("p", p), ("y", y)] + ([("weights", weights)] if weights is not None else [])
+    for name, obj in objs:
+        if not isinstance(obj, _COLLECTIONS):
+            _partitions(name, obj, None)  # raises the type error
+    if _co_aligned([obj for _, obj in objs]):
+        packed = dd.map_partitions(_pack, *(obj for _, obj in objs),
+                                   meta=_pack(*(obj._meta for _, obj in objs)))
+        frames = list(packed.to_delayed())
+        pieces = [[delayed(_unpack)(f, k, obj._meta) for f in frames]
+                  for k, (_, obj) in enumerate(objs)]
+        return pieces[0], pieces[1], pieces[2] if weights is not None else None
     pp = _partitions("p", p, None)
     return pp, _partitions("y", y, len(pp)), _partitions("weights", weights, len(pp))
 

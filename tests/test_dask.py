@@ -464,6 +464,44 @@ def parquet_dir(tmp_path_factory):
     return root
 
 
+@pytest.fixture(scope="module")
+def wide_parquet(tmp_path_factory):
+    """Eight Parquet files with wide columns beside p and y: Dask reads a narrow
+    column of them several files at a time (8 files, 3 partitions), so
+    ``ddf["p"]`` and ``ddf["y"]`` optimised apart need not be cut alike."""
+    root = tmp_path_factory.mktemp("wide")
+    rng = np.random.default_rng(SEED + 1)
+    frames = []
+    for i in range(8):
+        n = 50
+        p = rng.random(n)
+        frame = pd.DataFrame({"a": rng.random(n), "b": rng.random(n), "p": p,
+                              "y": rng.random(n) < p, "w": rng.integers(0, 3, n) * 1.0})
+        frame.to_parquet(root / f"part-{i}.parquet", index=False)
+        frames.append(frame)
+    return root, pd.concat(frames, ignore_index=True)
+
+
+def test_columns_of_one_parquet_frame_are_paired_when_dask_combines_files(client,
+                                                                          wide_parquet):
+    root, df = wide_parquet
+    ddf = dd.read_parquet(root)
+    assert len(ddf["p"].to_delayed()) < ddf.npartitions  # Dask combines the files
+    p, y, w = ddf["p"], ddf["y"], ddf["w"]
+    assert calibr.ece(p, y).compute() == pytest.approx(calibr.ece(df["p"], df["y"]),
+                                                        rel=MERGED_RTOL)
+    assert calibr.mce(p, y, weights=w).compute() == pytest.approx(
+        calibr.mce(df["p"], df["y"], weights=df["w"]), rel=MERGED_RTOL)
+    for estimator in ("uq", "biased", "ul"):
+        assert calibr.skce(p, y, estimator).compute() == pytest.approx(
+            calibr.skce(df["p"], df["y"], estimator), rel=SORTED_RTOL)
+    assert calibr.mmce(p, y).compute() == pytest.approx(calibr.mmce(df["p"], df["y"]),
+                                                        rel=SORTED_RTOL)
+    got = calibr.calibration_table(p, y, weights=w).compute()
+    want = calibr.calibration_table(df["p"], df["y"], weights=df["w"])
+    pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=MERGED_RTOL)
+
+
 def _report(capsys, *argv: str) -> tuple[int, str, str]:
     from calibr.cli import main
 
