@@ -27,8 +27,10 @@ for the verbs, whose ``.compute()`` gives the pandas result.
   and two boundary sums, and the cross-partition pairs follow from the
   factorised kernel (:func:`exact_scalar`); to rounding.
 * **Group by group** (``summarise`` of a Dask groupby, for its metrics that are
-  not binned with data-independent bins): Dask's groupby-apply, the pandas path
-  on each group's rows in the frame's order (:func:`_per_group`); bit for bit.
+  not binned with data-independent bins): the rows cut into buckets by a hash of
+  the keys, each bucket's pieces joined in partition order on one worker, and
+  the pandas path on each group's rows in the frame's order
+  (:func:`_per_group`); bit for bit.
 * **Gathered** (the other kernel options, equal-mass bins, callables,
   ``tests``, ``ci``, consistency bands): the partitions are concatenated on one
   worker in partition order and the pandas path runs there, so the value is
@@ -581,9 +583,14 @@ def _summary_frame(merged, keys, opts, key_meta, plan, names, na_rm,
     values = np.full((n_groups, len(names)), np.nan)
     by_key = {}
     if per_group is not None:
-        for idx, row in zip(per_group.index, per_group.to_numpy(dtype=np.float64),
-                            strict=True):
-            by_key[_normal_key(idx if isinstance(idx, tuple) else (idx,))] = row
+        per_group, errors = per_group
+        if errors:  # the error of the group first in pandas' order, as pandas raises it
+            pos = {key: ids[r] for r, key in enumerate(merged["order"])}
+            raise min(errors, key=lambda e: pos.get(e[0], -1))[1]
+        if per_group is not None:
+            for idx, row in zip(per_group.index, per_group.to_numpy(dtype=np.float64),
+                                strict=True):
+                by_key[_normal_key(idx if isinstance(idx, tuple) else (idx,))] = row
     if merged is None:
         if keys is None:
             raise InputError("`p` and `y` must not be empty; got 0 observations.")
@@ -605,49 +612,78 @@ def _summary_frame(merged, keys, opts, key_meta, plan, names, na_rm,
     return pd.concat([groups.keys.reset_index(drop=True), result], axis=1)
 
 
-def _numbered(i: int, part: pd.DataFrame, helpers: list[str]) -> pd.DataFrame:
-    """The partition with its number and each row's position (the rows' order)."""
-    return part.assign(**{helpers[0]: np.int64(i), helpers[1]: np.arange(len(part))})
+#: At most this many buckets of groups (reduce tasks) for the metrics computed
+#: group by group; each partition is cut into that many pieces.
+MAX_BUCKETS = 64
 
 
-def _one_group(rows: pd.DataFrame, keys: list, helpers: list[str], kwargs: dict,
-               names: list[str]) -> pd.Series:
-    """The pandas path on one group's rows, put back in the frame's order (a
-    groupby-apply after Dask's shuffle); errors name the group as pandas does."""
+def _bucket_pieces(part: pd.DataFrame, keys: list, columns: list, key_dtypes: dict,
+                   n_buckets: int) -> list[pd.DataFrame]:
+    """One partition's rows (only ``columns``) cut into ``n_buckets`` pieces by a
+    hash of the group keys (taken in the frame's dtypes, so that a group's rows
+    of every partition land in one bucket), each piece in the rows' order."""
+    part = part[columns]
+    if len(part) == 0:
+        return [part] * n_buckets
+    hashed = part[keys]
+    if any(hashed[k].dtype != key_dtypes[k] for k in keys):
+        hashed = hashed.astype(key_dtypes)
+    bucket = (pd.util.hash_pandas_object(hashed, index=False).to_numpy()
+              % np.uint64(n_buckets)).astype(np.intp)
+    order = np.argsort(bucket, kind="stable")
+    cuts = np.searchsorted(bucket[order], np.arange(n_buckets + 1))
+    return [part.iloc[order[cuts[r]:cuts[r + 1]]] for r in range(n_buckets)]
+
+
+def _bucket_metrics(pieces: list[pd.DataFrame], keys: list, opts: dict, kwargs: dict,
+                    names: list[str]) -> tuple[pd.DataFrame | None, list]:
+    """The pandas path on one bucket's rows, grouped: its pieces concatenated in
+    partition order, so that each group's rows are in the frame's order (the
+    numbers are those of the pandas path on the same frame, bit for bit).
+    Returns the metrics indexed by the keys, and instead, if a group fails, the
+    first failing group's (key, error), for the caller to raise the error of the
+    group first in pandas' order."""
     from .frame import summarise as pandas_summarise
 
-    key = rows.name if isinstance(rows.name, tuple) else (rows.name,)  # pandas sets it
-    rows = rows.sort_values(helpers, kind="stable")
+    rows = pd.concat(pieces) if len(pieces) > 1 else pieces[0]
+    if len(rows) == 0:
+        return None, []
+    grouping = dict(opts, observed=True)
     try:
-        res = pandas_summarise(rows.drop(columns=helpers), **kwargs)
-    except (ValueError, TypeError) as err:
-        group = "group " + ", ".join(f"{k}={_fmt(v)}" for k, v in zip(keys, key, strict=True))
-        msg = str(err)
-        msg = msg[:-1] + f"; {group}]" if msg.endswith("]") and " [metric " in msg \
-            else f"{msg} [{group}]"
-        try:
-            raise type(err)(msg) from None
-        except TypeError:  # pragma: no cover - another constructor
-            raise InputError(msg) from None
-    return res.iloc[0][names].astype(np.float64)
+        res = pandas_summarise(rows.groupby(keys, **grouping), **kwargs)
+    except (ValueError, TypeError):
+        for key, sub in rows.groupby(keys, **grouping):
+            try:
+                pandas_summarise(sub.groupby(keys, **grouping), **kwargs)
+            except (ValueError, TypeError) as err:
+                key = key if isinstance(key, tuple) else (key,)
+                return None, [(_normal_key(key), err)]
+        raise  # pragma: no cover - a failure of the bucket but of no group alone
+    return res.set_index(keys)[names].astype(np.float64), []
 
 
-def _per_group(frame: dd.DataFrame, keys: list, dropna: bool, kwargs: dict,
-               names: list[str]) -> Any:
-    """The metrics ``names`` group by group: Dask's groupby-apply (a shuffle that
-    brings each group's rows to one worker), the pandas path on each group's rows
-    in the frame's order. A Delayed pandas DataFrame indexed by the keys."""
-    helpers = ["__calibr_partition__", "__calibr_row__"]
-    while any(h in frame.columns for h in helpers):
-        helpers = [h + "_" for h in helpers]
-    meta = _numbered(0, frame._meta, helpers)
-    numbered = dd.from_delayed([delayed(_numbered)(i, part, helpers)
-                                for i, part in enumerate(frame.to_delayed())],
-                               meta=meta, verify_meta=False)
-    out_meta = pd.DataFrame({n: pd.Series(dtype=np.float64) for n in names})
-    result = numbered.groupby(keys, dropna=dropna, observed=True).apply(
-        _one_group, keys, helpers, kwargs, names, meta=out_meta)
-    return delayed(_concat)(list(result.to_delayed()))
+def _joined_buckets(results: list) -> tuple[pd.DataFrame | None, list]:
+    frames = [f for f, _ in results if f is not None]
+    errors = [e for _, errs in results for e in errs]
+    return (pd.concat(frames) if frames else None), errors
+
+
+def _per_group(frame: dd.DataFrame, keys: list, opts: dict, kwargs: dict,
+               names: list[str], columns: list) -> Any:
+    """The metrics ``names`` group by group, by a shuffle of our own: each
+    partition's rows (the columns the metrics read) are cut into buckets by a
+    hash of the keys, and each bucket's pieces, concatenated in partition order,
+    go through the pandas path grouped (:func:`_bucket_metrics`). No row is
+    numbered or sorted to keep the frame's order: the pieces keep it. A Delayed
+    ``(metrics indexed by the keys, [(key, error)])``."""
+    parts = list(frame.to_delayed())
+    n_buckets = max(1, min(len(parts), MAX_BUCKETS))
+    key_dtypes = frame._meta[keys].dtypes.to_dict()
+    cut = [delayed(_bucket_pieces, nout=n_buckets)(part, keys, columns, key_dtypes, n_buckets)
+           for part in parts]
+    results = [delayed(_bucket_metrics)([c[r] for c in cut], keys, opts, kwargs, names)
+               for r in range(n_buckets)]
+    return delayed(_joined_buckets)(results)
 
 
 def _gathered_summary(frame: pd.DataFrame, keys: list | None, opts: dict,
@@ -711,7 +747,10 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
         gnames = [names[j] for j in by_group]
         kwargs = dict(p=p, y=y, metrics={names[j]: columns[j][1] for j in by_group},
                       p_prefix=p_prefix, classes=classes, na_rm=na_rm, weights=weights)
-        per_group = _per_group(frame, keys, dropna, kwargs, gnames)
+        pcols = cols.p if isinstance(cols.p, list) else [cols.p]
+        used = list(dict.fromkeys([*keys, *pcols, cols.y,
+                                   *([] if weights is None else [weights])]))
+        per_group = _per_group(frame, keys, opts, kwargs, gnames, used)
     result = delayed(_summary_frame)(merged, keys, opts, key_meta, plan, names, na_rm,
                                      per_group)
     return dd.from_delayed([result], meta=_result_meta(key_meta, names), verify_meta=False)

@@ -277,7 +277,7 @@ def _count(p, y, **_):
     return float(len(p))
 
 
-#: summarise() cases with metrics computed group by group (a groupby-apply: the
+#: summarise() cases with metrics computed group by group (buckets of groups: the
 #: pandas path on each group's rows, bit for bit; the columns named second), or,
 #: with tests, on all rows gathered to one worker.
 GATHERED_SUMMARY_CASES = [
@@ -356,6 +356,21 @@ def test_summarise_errors_name_the_group(client):
     with pytest.raises(calibr.InputError) as want:
         calibr.summarise(ddf.compute().groupby("m"), p="p", y="y", metrics="skce")
     assert str(want.value).endswith("[metric 'skce'; group m='z']")
+    with pytest.raises(calibr.InputError, match="^" + re.escape(str(want.value)) + "$"):
+        calibr.summarise(ddf.groupby("m"), p="p", y="y", metrics=["ece", "skce"]).compute()
+    # two failing groups in two buckets: the error of the first in pandas' order
+    df.loc[3, "m"] = "zb"  # early in the frame, late in pandas' (sorted) order
+    df.loc[TIE + 5, "m"] = "t"  # first in pandas order, not in the first bucket
+    from calibr._dask import _bucket_pieces
+
+    ddf = partitioned(df, PARTITIONINGS["adversarial"])
+    pieces = _bucket_pieces(df, ["m"], ["m", "p", "y"], {"m": df["m"].dtype}, ddf.npartitions)
+    where = {m: r for r, piece in enumerate(pieces) for m in set(piece["m"])}
+    assert len({where["t"], where["z"], where["zb"]}) == 3  # three buckets,
+    assert where["t"] > where["z"]  # and not the first of them that fails
+    with pytest.raises(calibr.InputError) as want:
+        calibr.summarise(ddf.compute().groupby("m"), p="p", y="y", metrics="skce")
+    assert str(want.value).endswith("group m='t']")
     with pytest.raises(calibr.InputError, match="^" + re.escape(str(want.value)) + "$"):
         calibr.summarise(ddf.groupby("m"), p="p", y="y", metrics=["ece", "skce"]).compute()
 
