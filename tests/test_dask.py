@@ -361,10 +361,13 @@ def test_summarise_errors_name_the_group(client):
     # two failing groups in two buckets: the error of the first in pandas' order
     df.loc[3, "m"] = "zb"  # early in the frame, late in pandas' (sorted) order
     df.loc[TIE + 5, "m"] = "t"  # first in pandas order, not in the first bucket
-    from calibr._dask import _bucket_pieces
+    from calibr._dask import _stats_and_pieces, n_buckets
+    from calibr._groups import resolve_columns
 
     ddf = partitioned(df, PARTITIONINGS["adversarial"])
-    pieces = _bucket_pieces(df, ["m"], ["m", "p", "y"], {"m": df["m"].dtype}, ddf.npartitions)
+    _, *pieces = _stats_and_pieces(0, df, ["m"], True, resolve_columns(df, "p", "y", None, None),
+                                   [], False, None, ["m", "p", "y"], {"m": df["m"].dtype},
+                                   n_buckets(ddf.npartitions))
     where = {m: r for r, piece in enumerate(pieces) for m in set(piece["m"])}
     assert len({where["t"], where["z"], where["zb"]}) == 3  # three buckets,
     assert where["t"] > where["z"]  # and not the first of them that fails
