@@ -136,6 +136,8 @@ def ece(
     ``get_ece_em`` (``docs/conventions.md`` lists the settings of other
     libraries and the calibr call that reproduces each).
 
+    <calibr:dask_binned>
+
     References
     ----------
     Guo, Pleiss, Sun & Weinberger (2017). On calibration of modern neural
@@ -216,6 +218,8 @@ def mce(
     With ``weights``, acc(b) and conf(b) are weighted means and a bin is empty
     (left out of the maximum) when its total weight is 0, e.g. when all its
     rows have weight 0. R's ``mce()`` has no weights.
+
+    <calibr:dask_binned>
 
     References
     ----------

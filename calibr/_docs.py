@@ -72,6 +72,37 @@ weights : array-like, optional, keyword-only
     repeated, to rounding; 0 drops the row. Real values are weighted counts.
     Rows that ``na_rm=True`` drops take their weights with them. See
     ``docs/definitions.md``, "Frequency weights".""",
+    "dask_binned": """\
+**Dask.** A Dask Series or DataFrame ``p`` (``y`` and ``weights`` Dask Series,
+best columns of the same Dask DataFrame) gives a lazy
+``dask.delayed.Delayed``; ``.compute()`` gives the float. Bins that do not
+depend on the data (a number of equal-width bins or explicit breaks) are
+computed on the cluster from per-partition bin sums, merged: <= 1e-12
+relative to the pandas path on the same rows, bit for bit with one
+partition. ``binning="equal-mass"`` gathers the rows to one worker and runs
+the pandas path there (bit for bit; all rows must fit in its memory).
+``docs/dask.md``.""",
+    "dask_kernel": """\
+**Dask.** A Dask Series or DataFrame ``p`` (``y`` and ``weights`` Dask Series,
+best columns of the same Dask DataFrame) gives a lazy
+``dask.delayed.Delayed``; ``.compute()`` gives the float. Exact on the cluster
+(Dask's global sort by the scalar, one pass per partition, the partitions
+joined by the factorised kernel; <= 1e-11 relative to the pandas path in the
+tests) for a vector ``p`` or ``type="confidence"`` with ``"uq"`` or
+``"biased"``, a numeric ``bandwidth`` and no ``weights``. Every other case
+(``"ul"``, ``bandwidth="median"``, the canonical and classwise forms, weights)
+gathers the rows to one worker, in partition order, and runs the pandas path
+there: bit for bit, but all rows must fit in that worker's memory.
+``docs/dask.md``.""",
+    "dask_verb": """\
+**Dask.** A Dask DataFrame, or a Dask groupby by column names, gives a lazy
+Dask DataFrame with the pandas result's columns and dtypes (``.compute()``
+gives it). Binned metrics with bins that do not depend on the data come from
+per-partition, per-group bin sums, merged (<= 1e-12 relative to pandas); other
+metrics of a groupby from an exchange of the rows by group, the pandas path on
+each group's rows in the frame's order (bit for bit; a group must fit in one
+worker); ``tests``, ``ci``, consistency bands, or an ungrouped frame with
+such a metric, gather the frame to one worker. ``docs/dask.md``.""",
 }
 
 _MARKER = re.compile(r"^(?P<indent>[ \t]*)<calibr:(?P<name>\w+)>[ \t]*$", re.MULTILINE)

@@ -277,6 +277,8 @@ def skce(
     h_{ii})`, the U-statistic of the repeated sample. R's ``skce()`` has no
     weights.
 
+    <calibr:dask_kernel>
+
     References
     ----------
     Widmann, D., Lindsten, F., & Zachariah, D. (2019). Calibration tests in
@@ -386,6 +388,8 @@ def mmce(
     in exact arithmetic; for a sample that is calibrated up to rounding it can
     come out as a tiny negative number (around -1e-18). calibr then returns
     0.0, where R's ``sqrt()`` returns NaN with a warning.
+
+    <calibr:dask_kernel>
 
     References
     ----------

@@ -561,6 +561,8 @@ def summarise(
     ``data`` is never modified. The verb takes ``data`` first, so it chains
     with ``.pipe()``: ``df.groupby("model").pipe(calibr.summarise, p="p", y="y")``.
 
+    <calibr:dask_verb>
+
     Examples
     --------
     R's ``summarise(mce = mce(p, y, bins = 2))`` from the help page of ``mce()``

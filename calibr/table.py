@@ -447,6 +447,8 @@ def calibration_table(
     For the table of each group of a DataFrame, chain with ``.pipe()``:
     ``df.groupby("model").pipe((calibration_table, "data"), "p", "y")``.
 
+    <calibr:dask_verb>
+
     References
     ----------
     Bröcker, J. & Smith, L. A. (2007). Increasing the reliability of
