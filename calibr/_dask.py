@@ -671,19 +671,23 @@ def _bucket_metrics(pieces: list[pd.DataFrame], keys: list, opts: dict, kwargs: 
     from .frame import summarise as pandas_summarise
 
     rows = pd.concat(pieces) if len(pieces) > 1 else pieces[0]
+    del pieces
     if len(rows) == 0:
         return None, []
     grouping = dict(opts, observed=True)
-    try:
-        res = pandas_summarise(rows.groupby(keys, **grouping), **kwargs)
-    except (ValueError, TypeError):
-        for key, sub in rows.groupby(keys, **grouping):
-            try:
-                pandas_summarise(sub.groupby(keys, **grouping), **kwargs)
-            except (ValueError, TypeError) as err:
-                key = key if isinstance(key, tuple) else (key,)
-                return None, [(_normal_key(key), err)]
-        raise  # pragma: no cover - a failure of the bucket but of no group alone
+    # group by group (each number is the metric on the group's rows, as in one
+    # call over all groups): the working memory is that of one group, not of
+    # the whole bucket
+    results = []
+    for key, sub in rows.groupby(keys, **grouping):
+        try:
+            results.append(pandas_summarise(sub.groupby(keys, **grouping), **kwargs))
+        except (ValueError, TypeError) as err:
+            key = key if isinstance(key, tuple) else (key,)
+            return None, [(_normal_key(key), err)]
+    if not results:
+        return None, []
+    res = pd.concat(results, ignore_index=True)
     return res.set_index(keys)[names].astype(np.float64), []
 
 
@@ -969,7 +973,8 @@ def report_source(src, args, columns, tests, bins: int, type_: str,
     """``calibr report`` of a Dask DataFrame (a directory or glob): the pandas
     path's outputs (the summary with ``n``, the MCE's bin count, ``form`` and
     ``bins``; the per-bin table), computed on the cluster from merged sums.
-    ``--test``, ``--ci`` and ``--renormalize`` are not available here yet."""
+    With ``--test``, ``--ci`` or ``--renormalize`` the rows are gathered to this
+    process (they must fit in its memory) and the pandas path reports them."""
     import dask
 
     from .cli import _report as rep
@@ -982,8 +987,15 @@ def report_source(src, args, columns, tests, bins: int, type_: str,
     from .table import calibration_table as _table
 
     if tests or args.ci is not None or args.renormalize:
-        raise CLIError("--test, --ci and --renormalize are not available yet for a directory "
-                       "or glob FILE (read with Dask); report a single file for them.")
+        # the tests' and intervals' random numbers follow each group's position,
+        # and --renormalize rewrites rows: the rows are gathered here, as
+        # summarise(tests=, ci=) gathers them to one worker, and the pandas path
+        # reports them (positions in its messages count the rows of all files)
+        with _client(getattr(args, "scheduler", None)):
+            frame = src.frame.compute()
+        frame = frame.reset_index(drop=True)
+        return rep._report_source(_Source(src.tag, src.label, frame, src.colargs), args,
+                                  columns, tests, bins, type_, binning_options)
     cols, p_word = _columns(_Source(src.tag, src.label, src.frame._meta, src.colargs), args)
     form = type_ if isinstance(cols.p, list) else "binary"
     by = src.colargs["by"]

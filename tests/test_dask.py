@@ -557,11 +557,29 @@ def test_report_of_a_csv_glob_on_a_local_cluster(parquet_dir, capsys):
     assert _body(out) == _body(want)
 
 
-def test_report_of_a_directory_refuses_what_it_does_not_do_yet(client, parquet_dir, capsys):
+@pytest.mark.parametrize("options", [
+    ("--test", "skce", "--seed", "5"),
+    ("--ci", "0.9", "--ci-resamples", "99", "--seed", "3", "--by", "m"),
+    ("--prob-prefix", "p_", "--label", "c", "--renormalize", "--test", "spiegelhalter"),
+], ids=["test", "ci", "renormalize"])
+def test_report_of_a_directory_with_tests_intervals_renormalize(client, parquet_dir, capsys,
+                                                                 options):
+    """Gathered to the client, then the pandas path: the report of one file
+    holding the same rows, digit for digit (the same rows in the same order, so
+    the same random numbers)."""
+    if "--renormalize" in options:  # spiegelhalter is for binary outcomes only
+        options = tuple(o for o in options if o not in ("--test", "spiegelhalter"))
     address = ["--scheduler", client.scheduler.address]
-    status, _, err = _report(capsys, str(parquet_dir / "parts"), *address, "--test", "skce")
-    assert status == 2
-    assert "--test, --ci and --renormalize are not available yet for a directory" in err
+    status, out, err = _report(capsys, str(parquet_dir / "parts"), *address, *options)
+    assert status == 0, err
+    status, want, err = _report(capsys, str(parquet_dir / "all.parquet"), *options)
+    assert status == 0, err
+    assert _body(out) == _body(want)
+    assert len(_body(out)) >= 2
+
+
+def test_report_of_a_directory_refuses_bad_input(client, parquet_dir, capsys):
+    address = ["--scheduler", client.scheduler.address]
     status, _, err = _report(capsys, str(parquet_dir / "nothing-*.parquet"))
     assert status == 2 and "no files match" in err
     status, _, err = _report(capsys, str(parquet_dir / "parts"), *address, "--label", "nope")
