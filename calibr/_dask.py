@@ -675,19 +675,16 @@ def _bucket_metrics(pieces: list[pd.DataFrame], keys: list, opts: dict, kwargs: 
     if len(rows) == 0:
         return None, []
     grouping = dict(opts, observed=True)
-    # group by group (each number is the metric on the group's rows, as in one
-    # call over all groups): the working memory is that of one group, not of
-    # the whole bucket
-    results = []
-    for key, sub in rows.groupby(keys, **grouping):
-        try:
-            results.append(pandas_summarise(sub.groupby(keys, **grouping), **kwargs))
-        except (ValueError, TypeError) as err:
-            key = key if isinstance(key, tuple) else (key,)
-            return None, [(_normal_key(key), err)]
-    if not results:
-        return None, []
-    res = pd.concat(results, ignore_index=True)
+    try:
+        res = pandas_summarise(rows.groupby(keys, **grouping), **kwargs)
+    except (ValueError, TypeError):
+        for key, sub in rows.groupby(keys, **grouping):
+            try:
+                pandas_summarise(sub.groupby(keys, **grouping), **kwargs)
+            except (ValueError, TypeError) as err:
+                key = key if isinstance(key, tuple) else (key,)
+                return None, [(_normal_key(key), err)]
+        raise  # pragma: no cover - a failure of the bucket but of no group alone
     return res.set_index(keys)[names].astype(np.float64), []
 
 
