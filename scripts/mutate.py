@@ -59,7 +59,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/table.py": ["tests/test_table.py"],
     "calibr/plot.py": ["tests/test_plot.py"],
     "calibr/_binned_metrics.py": ["tests/test_binned.py"],
-    "calibr/_kernel_metrics.py": ["tests/test_skce.py"],
+    "calibr/_kernel_metrics.py": ["tests/test_skce.py", "tests/test_weights.py"],
     "calibr/torchmetrics.py": ["tests/test_torchmetrics_contract.py"],
     "calibr/_valprob.py": ["tests/test_val_prob.py"],
     "calibr/cli/_args.py": ["tests/test_cli.py", "tests/test_verbs_tests.py"],
