@@ -59,9 +59,12 @@ TARGETS: dict[str, list[str]] = {
     "calibr/table.py": ["tests/test_table.py"],
     "calibr/plot.py": ["tests/test_plot.py"],
     "calibr/_binned_metrics.py": ["tests/test_binned.py"],
-    "calibr/_kernel_metrics.py": ["tests/test_skce.py", "tests/test_weights.py"],
+    # test_mutants_kernels.py (also in MUTANT_TESTS) first: it is fast and aimed at
+    # these two modules, so a mutant it kills costs seconds, not the whole subset
+    "calibr/_kernel_metrics.py": ["tests/test_mutants_kernels.py", "tests/test_skce.py",
+                                  "tests/test_weights.py"],
     "calibr/torchmetrics.py": ["tests/test_torchmetrics_contract.py"],
-    "calibr/_valprob.py": ["tests/test_val_prob.py"],
+    "calibr/_valprob.py": ["tests/test_mutants_kernels.py", "tests/test_val_prob.py"],
     "calibr/cli/_args.py": ["tests/test_cli.py", "tests/test_verbs_tests.py"],
     "calibr/cli/_io.py": ["tests/test_cli.py"],
     "calibr/cli/_columns.py": ["tests/test_cli.py"],
@@ -71,7 +74,8 @@ TARGETS: dict[str, list[str]] = {
     "calibr/cli/__init__.py": ["tests/test_cli.py"],
 }
 #: Tests written to kill mutants (hand-worked values), run for every target too.
-MUTANT_TESTS = ["tests/test_mutants.py", "tests/test_boundaries.py"]
+MUTANT_TESTS = ["tests/test_mutants.py", "tests/test_boundaries.py",
+                "tests/test_mutants_kernels.py"]
 for _tests in TARGETS.values():
     _tests.extend(MUTANT_TESTS)
 
