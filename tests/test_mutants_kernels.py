@@ -189,18 +189,3 @@ def test_recalibration_halves_a_step_that_overshoots():
     assert got["Intercept"] == pytest.approx(a, rel=MLE_RTOL)
     assert got["Slope"] == pytest.approx(b, rel=MLE_RTOL)
 
-
-def test_spiegelhalter_variance_of_exactly_one():
-    """_valprob 327 (``var == 0.0`` -> ``var == 1.0``): a variance that sums to
-    exactly 1.0 in float64 is an ordinary one, z = numerator / 1. Seventeen p of
-    1/4 (3/64 each), three of 1/8 (63/1024 each) and one value found by
-    bisection make sum (1 - 2p)^2 p (1 - p) == 1.0 (numpy's sum, as val_prob's)."""
-    p = np.array([0.25] * 17 + [0.125] * 3 + [0.02060904634598839])
-    y = np.array([0.0] * 12 + [1.0] * 5 + [0.0, 1.0, 0.0, 0.0])
-    a = 1.0 - 2.0 * p
-    assert float(np.sum(a * a * p * (1.0 - p))) == 1.0
-    num = math.fsum((yi - pi) * (1.0 - 2.0 * pi) for pi, yi in zip(p, y, strict=True))
-    z, pvalue = vp._spiegelhalter(p, y)
-    assert z == pytest.approx(num, rel=1e-13)
-    assert pvalue == pytest.approx(math.erfc(abs(num) / math.sqrt(2.0)), rel=1e-12)
-    assert vp.val_prob(p, y)["S:z"] == pytest.approx(num, rel=1e-13)
