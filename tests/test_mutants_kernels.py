@@ -134,13 +134,14 @@ CALIBRATED_Y = [1, 1, 0, 1, 0, 1, 0, 0, 1, 0]
 
 def test_recalibration_of_calibrated_predictions_by_hand():
     """_valprob 421 (``beta[1] * xc`` -> ``/`` in the starting deviance: 0 / 0
-    where a logit equals the mean), 394-396 (the separation test: ``.max`` and
-    ``.min`` swapped flag these data, whose lowest p is an event and whose
-    highest a non-event, as separated). The group rates equal p, so the
-    maximum-likelihood recalibration is Intercept 0, Slope 1, its deviance that
-    of p itself: U:Chi-sq = 0, U = -2/n, Q = D + 2/n; Spiegelhalter's numerator
-    is 0 in every group. C: 25 pairs, 15 concordant, 7 tied: C = 18.5/25,
-    Dxy = (15 - 3)/25. Brier = (0.75 + 0.75 + 0.5)/10."""
+    where a logit equals the mean), 446 (``or`` -> ``and`` in the stopping
+    rule: the fit of these data then fails), 394-396 (the separation test:
+    ``.max`` and ``.min`` swapped flag these data, whose lowest p is an event
+    and whose highest a non-event, as separated). The group rates equal p, so
+    the maximum-likelihood recalibration is Intercept 0, Slope 1, its deviance
+    that of p itself: U:Chi-sq = 0, U = -2/n, Q = D + 2/n; Spiegelhalter's
+    numerator is 0 in every group. C: 25 pairs, 15 concordant, 7 tied:
+    C = 18.5/25, Dxy = (15 - 3)/25. Brier = (0.75 + 0.75 + 0.5)/10."""
     p = np.array(CALIBRATED_P)
     x = np.log(p / (1 - p))
     assert float(np.mean(x)) == 0.0 and x[-1] == 0.0  # the premise of the 421 mutant
@@ -176,11 +177,11 @@ def test_quasi_complete_separation_is_separation(reverse):
 
 
 def test_recalibration_halves_a_step_that_overshoots():
-    """_valprob 439 (the acceptance of a step) and 441 (``t *= 0.5`` -> ``t *= 1.0``,
-    which loops for ever): from the null fit, the first Newton step raises the
-    deviance (14 events at 0.2..0.8, a non-event at 0.9999, an event at
-    1 - 1e-8), so it must be shortened; the fit still reaches the maximum,
-    checked in 40-digit decimal arithmetic."""
+    """_valprob 441 (``t *= 0.5`` -> ``t *= 1.0``, which loops for ever): from
+    the null fit, the first Newton step raises the deviance (14 events at
+    0.2..0.8, a non-event at 0.9999, an event at 1 - 1e-8), so it must be
+    shortened; the fit still reaches the maximum, checked in 40-digit decimal
+    arithmetic."""
     p = np.array([0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8] * 2 + [1 - 1e-4, 1 - 1e-8])
     y = np.array([1.0] * 14 + [0.0, 1.0])
     with _deadline(20.0):
