@@ -50,7 +50,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 #: The pure-Python modules and the tests that cover each (a fast subset: no R,
-#: no torch, nothing marked slow).
+#: nothing marked slow; torch only for calibr/torchmetrics.py, whose parity tests
+#: compare with torchmetrics itself).
 TARGETS: dict[str, list[str]] = {
     "calibr/_validation.py": ["tests/test_validation.py", "tests/test_weights.py"],
     "calibr/_params.py": ["tests/test_validation.py", "tests/test_contract.py"],
@@ -63,7 +64,8 @@ TARGETS: dict[str, list[str]] = {
     # these two modules, so a mutant it kills costs seconds, not the whole subset
     "calibr/_kernel_metrics.py": ["tests/test_mutants_kernels.py", "tests/test_skce.py",
                                   "tests/test_weights.py"],
-    "calibr/torchmetrics.py": ["tests/test_torchmetrics_contract.py"],
+    "calibr/torchmetrics.py": ["tests/test_torchmetrics_contract.py",
+                               "tests/test_torchmetrics_compat.py"],
     "calibr/_valprob.py": ["tests/test_mutants_kernels.py", "tests/test_val_prob.py"],
     "calibr/cli/_args.py": ["tests/test_cli.py", "tests/test_verbs_tests.py"],
     "calibr/cli/_io.py": ["tests/test_cli.py"],
