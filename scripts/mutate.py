@@ -64,7 +64,8 @@ TARGETS: dict[str, list[str]] = {
     # these two modules, so a mutant it kills costs seconds, not the whole subset
     "calibr/_kernel_metrics.py": ["tests/test_mutants_kernels.py", "tests/test_skce.py",
                                   "tests/test_weights.py"],
-    "calibr/torchmetrics.py": ["tests/test_torchmetrics_contract.py",
+    "calibr/torchmetrics.py": ["tests/test_mutants_torchmetrics.py",
+                               "tests/test_torchmetrics_contract.py",
                                "tests/test_torchmetrics_compat.py"],
     "calibr/_valprob.py": ["tests/test_mutants_kernels.py", "tests/test_val_prob.py"],
     "calibr/cli/_args.py": ["tests/test_cli.py", "tests/test_verbs_tests.py"],
