@@ -49,17 +49,19 @@ def test_complex_tensor_is_refused_as_complex():
         binary_calibration_error(torch.tensor([0.2 + 0j, 0.7 + 0j]), torch.tensor([0, 1]))
 
 
-def test_nullable_pandas_numbers_become_float_with_nan():
-    """265 (``not is_complex_dtype(d)`` -> ``is_complex_dtype(d)``): a nullable Float64
-    Series with a missing value is read as float64 with NaN (so refused as NaN, at
-    its position), not left as an object array; without the missing value it is
-    read as numbers."""
-    preds = pd.Series([0.2, None, 0.4], dtype="Float64")
-    with pytest.raises(InputError, match=r"^`preds` must not contain NaN; 1 value does, the "
-                                         r"first at position 1\. "):
-        binary_calibration_error(preds, Y3)
-    got = binary_calibration_error(pd.Series(P3, dtype="Float64"), pd.Series(Y3, dtype="Int64"))
-    assert got.dtype == np.float64 and got == pytest.approx(ECE3, rel=1e-12)
+def test_nullable_pandas_booleans_become_float_with_nan():
+    """265 (``not is_complex_dtype(d)`` -> ``is_complex_dtype(d)``): a nullable
+    "boolean" Series with a missing value, which pandas gives numpy as an object
+    array, is read as float64 with NaN (so refused as a missing label, at its
+    position), not refused as an object array; without the missing value it is
+    read as 0 and 1."""
+    target = pd.Series([False, None, True], dtype="boolean")
+    assert target.to_numpy().dtype == object  # what the conversion has to handle
+    with pytest.raises(InputError, match=r"^`target` must not contain NaN \(a missing label\); "
+                                         r"1 value does, the first at position 1\.$"):
+        binary_calibration_error(P3, target)
+    got = binary_calibration_error(P3, pd.Series(Y3.astype(bool), dtype="boolean"))
+    assert got == pytest.approx(ECE3, rel=1e-12)
 
 
 def test_a_bfloat16_default_dtype_is_refused_for_lists():
