@@ -145,8 +145,10 @@ def test_ignore_index_wraps_into_a_signed_dtype_as_torch_does(ignore_index, wrap
     """423 (``info.min < 0 and wrapped > info.max`` with ``and`` -> ``or`` and ``>`` ->
     ``>=``): for int8, 300 wraps to 44 (no sign change: below 127), 383 to 127 (the
     top value itself), -129 to 127 and 128 to -128; the target holding the wrapped
-    value is named."""
+    value is named. torch itself compares them so."""
+    torch = require("torch")
     target = np.array([0, 1, wrapped], dtype=np.int8)
+    assert (torch.from_numpy(target) == ignore_index).tolist() == [False, False, True]
     with pytest.raises(InputError, match=rf"^`ignore_index` \({ignore_index}\) does not fit "
                                          rf"`target`'s dtype int8, so torch would compare it as "
                                          rf"{wrapped} and ignore the 1 target equal to {wrapped} "
