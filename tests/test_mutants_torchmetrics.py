@@ -40,6 +40,15 @@ def _sigmoid(x: float) -> float:
 # input conversion
 
 
+def test_a_repr_of_81_characters_is_too_long_to_show():
+    """103 (``len(text) > 80`` -> ``> 81``): a repr of 81 characters (a string of
+    79) is named by its type, one of 80 (a string of 78) is shown."""
+    for bad, shown in (("x" * 79, "an object of type str"), ("x" * 78, "'" + "x" * 78 + "'")):
+        with pytest.raises(InputError, match=r"^`norm` must be one of 'l1', 'l2', 'max'; "
+                                             rf"got {shown}\.$"):
+            binary_calibration_error(P3, Y3, norm=bad)
+
+
 def test_complex_tensor_is_refused_as_complex():
     """246 (``raise`` -> ``pass`` for a complex tensor): refused as not real, not
     converted and then refused for its numpy dtype."""
