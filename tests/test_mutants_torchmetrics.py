@@ -130,10 +130,11 @@ def test_uint64_targets_beyond_int64_are_refused():
 
 def test_ignore_index_with_bool_and_narrow_integer_targets():
     """406 (``kind in "iu"`` -> ``not in``), 419 (``info.min <= ignore_index <=
-    info.max`` with ``.max`` -> ``.min``) and 426 (``hit.any()`` -> ``.all()``): an
-    ``ignore_index`` is checked against integer targets only (a bool target has no
-    integer range), one that fits the dtype is compared as it is, and one that
-    torch would wrap onto a target value is refused even if only one target has it.
+    info.max`` with ``.max`` -> ``.min``, or either ``<=`` -> ``<``) and 426
+    (``hit.any()`` -> ``.all()``): an ``ignore_index`` is checked against integer
+    targets only (a bool target has no integer range), one that fits the dtype (its
+    two ends included) is compared as it is, and one that torch would wrap onto a
+    target value is refused even if only one target has it.
 
     By hand: bool targets as 0/1 give ECE3; with 5 ignored, 0.2 and 0.7 are left
     (gaps 0.2 and 0.3, ECE 0.25)."""
@@ -142,6 +143,15 @@ def test_ignore_index_with_bool_and_narrow_integer_targets():
     for dtype in (np.int8, np.uint8, np.int32):
         got = binary_calibration_error(P3, np.array([0, 1, 5], dtype=dtype), ignore_index=5)
         assert got == pytest.approx(0.25, rel=1e-12)
+    # both ends of the dtype's range fit too (419, either ``<=`` -> ``<``)
+    for dtype in (np.int8, np.uint8, np.int16, np.int32):
+        for end in sorted({int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)} - {0}):
+            got = binary_calibration_error(P3, np.array([0, 1, end], dtype=dtype),
+                                           ignore_index=end)
+            assert got == pytest.approx(0.25, rel=1e-12), (dtype, end)
+    # uint8's lower end is 0: 0.2 is dropped, 0.7 and 0.4 have gaps 0.3 and 0.6
+    got = binary_calibration_error(P3, np.array([0, 1, 1], dtype=np.uint8), ignore_index=0)
+    assert got == pytest.approx(0.45, rel=1e-12)
     with pytest.raises(InputError, match=r"^`ignore_index` \(-1\) does not fit `target`'s dtype "
                                          r"uint8, so torch would compare it as 255 and ignore the "
                                          r"1 target equal to 255 \(the first at position 2\), "):
