@@ -75,6 +75,12 @@ TARGETS: dict[str, list[str]] = {
     "calibr/cli/_render.py": ["tests/test_cli.py", "tests/test_verbs_tests.py"],
     "calibr/cli/_errors.py": ["tests/test_cli.py"],
     "calibr/cli/__init__.py": ["tests/test_cli.py"],
+    "calibr/_binning.py": ["tests/test_binning.py"],
+    "calibr/_lp.py": ["tests/test_calibration_error.py"],
+    "calibr/_smooth.py": ["tests/test_smece.py"],
+    "calibr/_bootstrap.py": ["tests/test_bootstrap.py"],
+    "calibr/cli/_compare.py": ["tests/test_regression_gate.py"],
+    "calibr/pytest_plugin.py": ["tests/test_regression_gate.py"],
 }
 #: Tests written to kill mutants (hand-worked values), run for every target too.
 MUTANT_TESTS = ["tests/test_mutants.py", "tests/test_boundaries.py",
