@@ -84,7 +84,7 @@ TARGETS: dict[str, list[str]] = {
 }
 #: Tests written to kill mutants (hand-worked values), run for every target too.
 MUTANT_TESTS = ["tests/test_mutants.py", "tests/test_boundaries.py",
-                "tests/test_mutants_kernels.py"]
+                "tests/test_mutants_kernels.py", "tests/test_mutants_new.py"]
 for _tests in TARGETS.values():
     _tests.extend(MUTANT_TESTS)
 
