@@ -416,7 +416,7 @@ def _interval(dist: np.ndarray, estimate: float, level: float, method: str,
             "The BCa confidence interval cannot be calculated: the estimate lies outside "
             "the bootstrap distribution (every replicate above it, or every one below), "
             "or the jackknife values are all equal; the interval is NaN.",
-            RuntimeWarning, stacklevel=3,
+            RuntimeWarning, stacklevel=4,
         )
         low = high = math.nan
     else:
@@ -446,7 +446,7 @@ def _warn_cost(plans: Sequence[_Plan], n_resamples: int) -> None:
             f"The canonical SKCE costs O(n^2 K) per replicate: about {cost:.1e} kernel "
             "evaluations in all here (a minute or more); type='confidence' or "
             "'classwise' is O(n) per replicate.",
-            UserWarning, stacklevel=3,
+            UserWarning, stacklevel=4,
         )
 
 

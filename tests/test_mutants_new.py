@@ -808,3 +808,22 @@ def test_grid_is_the_smallest_power_of_two_of_step_at_most_sigma_over_400():
     assert _smooth.nodes(1.0) == 1024 and _smooth.nodes(50.0) == 1024
     assert _smooth.nodes(400 / 2**19) == 2**19
     assert _smooth.nodes(1e-3) == 2**19
+
+
+def test_bootstrap_warnings_point_at_the_callers_line(monkeypatch):
+    """The BCa and canonical-cost warnings name the user's file, not calibr's
+    parameter wrapper (stacklevel through validate_params)."""
+    import warnings
+
+    from calibr import _bootstrap as bt
+
+    monkeypatch.setattr(bt, "CANONICAL_WARN_COST", 1.0)
+    pm = np.random.default_rng(3).dirichlet(np.ones(4), 30)
+    ym = np.arange(30) % 4
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        calibr.bootstrap(pm, ym, "skce", n_resamples=3, rng=0, classes=range(4))
+        calibr.bootstrap([0.3], [1], n_resamples=5, rng=0, method="bca")
+    kinds = sorted(w.category.__name__ for w in caught)
+    assert kinds == ["RuntimeWarning", "UserWarning"]
+    assert all(w.filename == __file__ for w in caught), [w.filename for w in caught]
