@@ -1041,9 +1041,5 @@ def report_source(src, args, columns, tests, bins: int, type_: str,
             counts = rep._mce_bin_counts(got[f"mce{j}"], list(by or []), len(res))
             res.insert(res.columns.get_loc(c.name) + 1, rep._bin_n_column(c.name), counts)
             flags[c.name] = counts < MCE_MIN_BIN_COUNT
-        at = res.columns.get_loc("n")
-        if show_bins:
-            res.insert(at, "bins", bins)
-        if show_form:
-            res.insert(at, "form", form)
+        rep._insert_form_and_bins(res, show_form, form, show_bins, bins)
     return res, tab, form, flags

@@ -203,12 +203,19 @@ def _report_source(
             res = _with_intervals(res, p_word, data, cols, columns, args, common)
         if tests or args.ci is not None:
             res["seed"] = args.seed
-        at = res.columns.get_loc("n")
-        if show_bins:
-            res.insert(at, "bins", bins)
-        if show_form:
-            res.insert(at, "form", form)
+        _insert_form_and_bins(res, show_form, form, show_bins, bins)
     return res, tab, form, flags
+
+
+def _insert_form_and_bins(res: pd.DataFrame, show_form: bool, form: str, show_bins: bool,
+                          bins: int) -> None:
+    """The report's ``form`` and ``bins`` columns, before ``n`` (shown when a metric
+    takes the default type or bins); in place."""
+    at = res.columns.get_loc("n")
+    if show_bins:
+        res.insert(at, "bins", bins)
+    if show_form:
+        res.insert(at, "form", form)
 
 
 def _check_ci(args) -> None:
