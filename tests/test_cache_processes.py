@@ -18,11 +18,18 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from site import getsitepackages
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: pytest's own dependency
+    import tomli as tomllib
 
 import compiled_paths
 import pytest
@@ -139,24 +146,68 @@ def _copy_project(dest: Path) -> Path:
     return dest
 
 
+def _scratch_venv(venv: Path) -> str:
+    """A virtual environment that sees the packages of the interpreter running the
+    tests (numba, pip, setuptools), and nothing else, behind its own site-packages.
+
+    ``--system-site-packages`` would not do: from a venv's python it chains to the
+    *base* interpreter's site-packages, not to the venv's, so the scratch venv would
+    test whatever the base happens to hold. A ``.pth`` file in the scratch
+    site-packages adds this interpreter's site directories instead (with their own
+    ``.pth`` files, as ``site`` does for system site-packages). They come after the
+    scratch site-packages on ``sys.path``, so a calibr that pip installs there comes
+    first, ahead of the calibr under test (the test checks which one imports)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = str(venv / "bin" / "python")
+    site_dir = Path(subprocess.run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True).stdout.strip())
+    outer = [d for d in getsitepackages() if Path(d).is_dir()]
+    (site_dir / "outer_site_packages.pth").write_text(
+        "".join(f"import site; site.addsitedir({d!r})\n" for d in outer))
+    return py
+
+
+def _imported_calibr(py: str, env: dict[str, str], cwd: Path) -> Path:
+    where = subprocess.run([py, "-c", "import calibr; print(calibr.__file__)"],
+                           capture_output=True, text=True, env=env, cwd=cwd)
+    assert where.returncode == 0, where.stderr
+    return Path(where.stdout.strip())
+
+
+def test_build_requirements_are_in_the_test_extra():
+    """The install test below builds calibr without build isolation (no network
+    inside the suite), so the test extra must install calibr's build requirements."""
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    name = re.compile(r"[A-Za-z0-9._-]+")
+    extras = meta["project"]["optional-dependencies"]
+    test_extra = {name.match(r).group().lower() for r in extras["test"]}
+    build = {name.match(r).group().lower() for r in meta["build-system"]["requires"]}
+    assert build <= test_extra, f"add {sorted(build - test_extra)} to the test extra"
+
+
 def test_readme_install_sequence_leaves_nothing_pip_does_not_own(tmp_path):
     """README's commands in order: ``pip install .`` then ``calibr report``, then an
     editable install. No cache file may land in site-packages (pip would leave it
-    behind, and the leftover directory would shadow the editable install)."""
+    behind, and the leftover directory would shadow the editable install).
+
+    The scratch venv builds calibr from the packages of the interpreter under test
+    (``--no-build-isolation --no-index``), so the test needs no network; README's
+    ``pip install .`` itself, with build isolation, is what ``.ci/run`` runs."""
     src = _copy_project(tmp_path / "src")
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
-                    str(venv)], check=True)
-    py = str(venv / "bin" / "python")
+    py = _scratch_venv(venv)
     home = tmp_path / "home"
     home.mkdir()
     env = _env(None, home)
+    env.pop("PYTHONPATH", None)  # the scratch venv imports what pip installed there
     pip = [py, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index"]
     site = Path(subprocess.run(
         [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, check=True).stdout.strip())
 
     subprocess.run([*pip, str(src)], check=True, env=env, cwd=tmp_path)
+    assert _imported_calibr(py, env, home) == site / "calibr" / "__init__.py"
     report = subprocess.run([str(venv / "bin" / "calibr"), "report", "--example", "breast_cancer"],
                             capture_output=True, text=True, env=env, cwd=home)
     assert report.returncode == 0, report.stderr
@@ -167,10 +218,7 @@ def test_readme_install_sequence_leaves_nothing_pip_does_not_own(tmp_path):
     assert not (site / "calibr").exists(), "pip uninstall left site-packages/calibr behind"
 
     subprocess.run([*pip, "-e", str(src)], check=True, env=env, cwd=tmp_path)
-    where = subprocess.run([py, "-c", "import calibr; print(calibr.__file__)"],
-                           capture_output=True, text=True, env=env, cwd=home)
-    assert where.returncode == 0, where.stderr
-    assert Path(where.stdout.strip()) == src / "calibr" / "__init__.py"
+    assert _imported_calibr(py, env, home) == src / "calibr" / "__init__.py"
     report = subprocess.run([str(venv / "bin" / "calibr"), "report", "--example", "breast_cancer"],
                             capture_output=True, text=True, env=env, cwd=home)
     assert report.returncode == 0, report.stderr
