@@ -1,4 +1,4 @@
-"""README's two commands stay true: CI runs README's test command, and the first
+"""README's two commands stay true: CI runs both, in a fresh venv, and the first
 command's main job (``calibr report`` on the bundled data) works."""
 
 from __future__ import annotations
@@ -24,13 +24,26 @@ def test_readme_starts_with_the_two_commands():
     assert run_tests.startswith("bash .ci/install && ") and "pytest" in run_tests
 
 
-def test_ci_runs_readme_test_command():
-    _, run_tests = _first_commands()
-    test_command = run_tests.removeprefix("bash .ci/install && ")
-    ci = (ROOT / ".ci" / "run").read_text().splitlines()
-    assert "bash .ci/install" in ci
-    assert test_command in ci, "the last step of .ci/run must be README's test command"
-    assert "CALIBR_REQUIRE_R=1" in test_command and "CALIBR_REQUIRE_TORCH=1" in test_command
+def test_ci_runs_readme_commands_in_a_fresh_venv():
+    """.ci/run does what a new user does: it makes a virtual environment from
+    ``python3`` and, inside it, runs README's two commands, each line exactly."""
+    setup_and_run, run_tests = _first_commands()
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    ci = [line.removesuffix(" || status=$?") for line in ci if not line.startswith("#")]
+
+    def step(line: str) -> int:
+        assert line in ci, f".ci/run must run {line!r}"
+        return ci.index(line)
+
+    unquoted = [line.replace('"', "") for line in ci]
+    venv = next((i for i, line in enumerate(unquoted) if line.startswith("python3 -m venv ")), None)
+    assert venv is not None, ".ci/run must make a fresh venv with python3 -m venv"
+    activate = f". {unquoted[venv].removeprefix('python3 -m venv ')}/bin/activate"
+    assert activate in unquoted, f".ci/run must activate the venv: {activate!r}"
+    order = [venv, unquoted.index(activate), *map(step, [setup_and_run, run_tests, "ruff check ."])]
+    assert order == sorted(order), "venv, activate, README's two commands, ruff: in this order"
+    assert "CALIBR_REQUIRE_R=1" in run_tests and "CALIBR_REQUIRE_TORCH=1" in run_tests
+    assert "--system-site-packages" not in ci[venv]
 
 
 def test_main_job_runs_on_the_bundled_data():
