@@ -347,7 +347,12 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
          r"give the probability columns by --prob or by --prob-prefix, not both\.$"),
         (lambda t: ["report", write(t, GOOD), "--example", "digits"],
          r"--example picks bundled data; it cannot be used with FILE\.$"),
-        (lambda t: ["report", "-p", "q"], r"--prob need FILE or --example"),
+        (lambda t: ["report", "-p", "q"],
+         r"error: --prob needs FILE or --example: the two bundled data sets have different "
+         r"columns\.$"),
+        (lambda t: ["report", "-p", "q", "-y", "y"],
+         r"error: --prob, --label need FILE or --example: the two bundled data sets have "
+         r"different columns\.$"),
         (lambda t: ["report", write(t, GOOD), "--unknown"], r"unrecognized arguments: --unknown"),
         (lambda t: ["frobnicate"], r"argument COMMAND: invalid choice: 'frobnicate'"),
         (lambda t: ["report", write(t, pd.DataFrame()), "-p", "p"],
@@ -1380,3 +1385,130 @@ def test_decimal_commas_get_a_hint(capsys, tmp_path):
     _bad(capsys, tmp_path, "report", str(path), "--sep", ";",
          match=r"error: --prob must hold numbers; 2 values are not, the first at data row 1 "
                r"\('0,2'\) \(a decimal comma\? calibr reads numbers with a decimal point\)\.$")
+
+
+# --------------------------------------------------------------------------
+# column lists (--prob, --by): commas, repeats and spaces; a FILE a list took is named
+# (docs/cli.md, "Column lists")
+
+
+def test_column_lists_by_commas_repeats_and_spaces_are_the_same(capsys, binary_csv):
+    path, df = binary_csv
+    common = ["-p", "prob", "-y", "label", "-m", "ece", "-f", "csv"]
+    ref = summarise(df.groupby(["model", "fold"]), "prob", "label", metrics=["ece"])
+    outs = []
+    for by in (["--by", "model", "fold"], ["--by", "model,fold"], ["--by=model,fold"],
+               ["--by", "model", "--by", "fold"], ["-g", "model", "-m", "ece", "-g", "fold"]):
+        code, out, err = run(capsys, "report", str(path), *common, *by)
+        assert (code, err) == (0, ""), by
+        outs.append(out)
+    # after --, FILE may follow a list separated by spaces
+    code, out, _ = run(capsys, "report", *common, "--by", "model", "fold", "--", str(path))
+    assert code == 0
+    outs.append(out)
+    assert all(o == outs[0] for o in outs)
+    got = pd.read_csv(io.StringIO(outs[0]))
+    assert got[["model", "fold"]].values.tolist() == ref[["model", "fold"]].values.tolist()
+    assert got["ece"].tolist() == ref["ece"].tolist()
+
+
+def test_probability_columns_as_a_comma_list(capsys, digits_csv):
+    path, df = digits_csv
+    want = calibr.ece(df[DIGITS], df["y"], classes=range(10))
+    classes = ["--classes", ",".join(str(k) for k in range(10)), "-f", "csv"]
+    for prob in (DIGITS, [",".join(DIGITS)], [",".join(DIGITS[:4]), *DIGITS[4:]]):
+        code, out, _ = run(capsys, "report", str(path), "--prob", *prob, *classes)
+        assert code == 0 and pd.read_csv(io.StringIO(out)).loc[0, "ece"] == want
+    # repeated: the lists add up, in order
+    code, out, _ = run(capsys, "report", str(path), "-p", ",".join(DIGITS[:5]), "-p",
+                       ",".join(DIGITS[5:]), *classes)
+    assert code == 0 and pd.read_csv(io.StringIO(out)).loc[0, "ece"] == want
+
+
+@pytest.fixture
+def in_data_dir(tmp_path, monkeypatch):
+    """A working directory with the files of the column-list messages."""
+    monkeypatch.chdir(tmp_path)
+    GOOD.to_csv(tmp_path / "preds.csv", index=False)
+    GOOD.to_csv(tmp_path / "a.csv", index=False)
+    (tmp_path / "parts").mkdir()
+    GOOD.to_csv(tmp_path / "parts" / "x.csv", index=False)
+    return tmp_path
+
+
+def _took(option, files, what, cols, cmd="calibr report"):
+    """The message of a column list that took FILE."""
+    shown = " ".join(files)
+    return (f"calibr: error: {option} took {' and '.join(repr(f) for f in files)} as a column "
+            f"name, but {what}, and FILE is missing; put it before the options ({cmd} {shown} "
+            f"{option} {cols}) or end the list with -- ({cmd} {option} {cols} -- {shown}).\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "want"),
+    [
+        (["-p", "p", "preds.csv"], _took("--prob", ["preds.csv"], "it is a file", "p")),
+        (["--by", "m", "preds.csv"], _took("--by", ["preds.csv"], "it is a file", "m")),
+        (["-g", "m", "y", "preds.csv", "-m", "ece"],
+         _took("--by", ["preds.csv"], "it is a file", "m y")),
+        (["--by", "m,y", "preds.csv"], _took("--by", ["preds.csv"], "it is a file", "m,y")),
+        (["--by", "preds.csv"], _took("--by", ["preds.csv"], "it is a file", "COL")),
+        (["-p", "p", "nope.parquet"],
+         _took("--prob", ["nope.parquet"], "it looks like a file name", "p")),
+        (["-p", "p", "nope.CSV.GZ"],
+         _took("--prob", ["nope.CSV.GZ"], "it looks like a file name", "p")),
+        (["--by", "m", "parts/"], _took("--by", ["parts/"], "it is a directory", "m")),
+        (["--by", "m", "parts/*.csv"],  # quoted for the shell in the fixes
+         "calibr: error: --by took 'parts/*.csv' as a column name, but it is a glob of files, "
+         "and FILE is missing; put it before the options (calibr report 'parts/*.csv' --by m) "
+         "or end the list with -- (calibr report --by m -- 'parts/*.csv').\n"),
+        (["--by", "m", "-"], _took("--by", ["-"], "it is standard input", "m")),
+        (["--by", "m", "-p", "p", "preds.csv"],
+         _took("--prob", ["preds.csv"], "it is a file", "p")),
+    ],
+)
+def test_a_column_list_that_took_file_is_refused(capsys, in_data_dir, argv, want):
+    """Without FILE, a list separated by spaces that ends in the name of an input took it:
+    exit 2 with what happened and the two fixes, never a column named 'preds.csv'."""
+    code, out, err = run(capsys, "report", *argv)
+    assert (code, out, err) == (2, "", want)
+
+
+def test_a_column_list_that_took_file_fix_works(capsys, in_data_dir):
+    first = run(capsys, "report", "preds.csv", "-p", "p", "--by", "m", "-f", "csv")
+    last = run(capsys, "report", "-f", "csv", "-p", "p", "--by", "m", "--", "preds.csv")
+    assert first[0] == last[0] == 0 and first[1] == last[1]
+
+
+def test_column_names_that_are_also_files_without_file(capsys, in_data_dir):
+    """A bare word is a column, even when a file or directory of that name exists (the
+    bundled data have a column model); only when that column is missing does the
+    message say it is also a directory."""
+    (in_data_dir / "model").mkdir()
+    (in_data_dir / "p").write_text("")
+    code, out, err = run(capsys, "report", "--example", "breast_cancer", "-p", "p", "--by",
+                         "model", "-m", "ece", "-f", "csv")
+    assert (code, err) == (0, "") and len(pd.read_csv(io.StringIO(out))) == 3
+    code, out, err = run(capsys, "report", "--by", "model", "parts")
+    assert (code, out) == (2, "")
+    assert err == ("calibr: error: --by: no column 'parts' in bundled example data "
+                   "breast_cancer; its columns are 'model', 'fold', 'id', 'y', 'p'. 'parts' is "
+                   "also a directory: if it is FILE, put it before the options or after --.\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--by", "m", "--by", "m"], r"error: --by names the column 'm' twice\.$"),
+        (["--by", "m,m"], r"error: --by names the column 'm' twice\.$"),
+        (["-p", "p", "p"], r"error: --prob names the column 'p' twice\.$"),
+        (["-p", "p,"], r"error: --prob: empty column name in 'p,'; a list of columns is "
+                       r"written a,b,c\.$"),
+        (["--by", "m,,y"], r"error: --by: empty column name in 'm,,y'; a list of columns is "
+                           r"written a,b,c\.$"),
+        (["--by", ""], r"error: --by: empty column name in ''; a list of columns is "
+                       r"written a,b,c\.$"),
+    ],
+)
+def test_column_lists_refuse_repeats_and_empty_names(capsys, tmp_path, args, match):
+    _bad(capsys, tmp_path, "report", write(tmp_path, GOOD), *args, match=match)

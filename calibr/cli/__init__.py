@@ -19,6 +19,8 @@ The contract (``docs/cli.md`` explains each decision):
   output is written to a temporary file in its directory and renamed over the
   target only when all of them are written, so a failed run leaves every
   existing file as it was.
+* A column list separated by spaces (``--by model fold``) never takes FILE: a
+  list that ends in the name of a file while FILE is missing is an input error.
 * A pipe closed early (``calibr report | head -1``) ends the command quietly
   with status 141, as for a process killed by SIGPIPE.
 
