@@ -516,6 +516,31 @@ def test_compare_column_lists_by_commas_and_after_the_files(tmp_path, capsys):
     assert pd.read_csv(io.StringIO(outs[0][1]))["pvalue"].iloc[0] == want.pvalue
 
 
+def test_compare_table_numbers_and_a_pvalue_below_the_resolution(tmp_path, capsys):
+    """The table: 4 significant digits, and p = 0 of 9999 replicates as "< 0.0001" (not 0.0,
+    0.0000 or 0.000100); the CSV keeps every digit."""
+    bc = calibr.datasets.load_breast_cancer_predictions()
+    for model in ("logistic", "naive_bayes"):
+        bc[bc["model"] == model][["id", "p", "y"]].to_csv(tmp_path / f"{model}.csv", index=False)
+    argv = [tmp_path / "logistic.csv", tmp_path / "naive_bayes.csv", "--key", "id", "-m",
+            "ece,mce,skce"]
+    status, out, _ = _main(capsys, *argv)
+    assert status == 1
+    assert out.split("\n\n")[1] == (
+        "metric   n  baseline candidate difference    ci_low ci_high   pvalue worse\n"
+        "   ece 569 1.860e-02  0.062108   0.043507 0.0239014     inf < 0.0001   yes\n"
+        "   mce 569 3.546e-01  0.807308   0.452693 0.2199121     inf   0.0131   yes\n"
+        "  skce 569 7.174e-06  0.001338   0.001331 0.0006417     inf < 0.0001   yes")
+    status, out, _ = _main(capsys, *argv, "-f", "csv")
+    got = pd.read_csv(io.StringIO(out))
+    b = bc[bc["model"] == "logistic"]
+    c = bc[bc["model"] == "naive_bayes"].set_index("id").loc[b["id"]]  # matched by --key
+    res = calibr.paired_bootstrap(c["p"].to_numpy(), b["p"].to_numpy(), b["y"].to_numpy(),
+                                  "mce", n_resamples=9999, alternative="greater", rng=0)
+    assert got["pvalue"].tolist()[::2] == [0.0, 0.0] and got["pvalue"][1] == res.pvalue
+    assert got["ci_low"][1] == res.confidence_interval.low
+
+
 # --------------------------------------------------------------------------
 # the simulation, small: fixed seeds, so it cannot flake
 
@@ -575,3 +600,16 @@ def test_compare_is_a_subcommand_and_a_crash_is_not_a_verdict(tmp_path, capsys, 
     capsys.readouterr()
     assert main(argv) == 3
     assert "internal error" in capsys.readouterr().err
+
+
+def test_compare_table_group_keys_are_not_rounded(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    n = 200
+    p = rng.random(n)
+    frame = pd.DataFrame({"t": np.repeat([1.00001, 1.00002], n // 2), "p": p,
+                          "y": (rng.random(n) < p).astype(int)})
+    frame.to_csv(tmp_path / "a.csv", index=False)
+    status, out, _ = _main(capsys, tmp_path / "a.csv", tmp_path / "a.csv", "--by", "t",
+                           "--n-resamples", "19")
+    rows = [line.split() for line in out.split("\n\n")[1].splitlines()]
+    assert status == 0 and [r[0] for r in rows[1:]] == ["1.00001", "1.00002"]

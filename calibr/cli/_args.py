@@ -97,6 +97,12 @@ resamples are weights themselves), nor with skce(estimator=ul) or bandwidth=medi
 
 rows: "data row N" in a message is the N-th row after the header of FILE.
 
+numbers: the table output shows every computed number to 4 significant digits,
+in one notation per column (fixed point, or scientific where that is narrower);
+counts and group keys as they are. A p-value from B resamples that is 0 shows as
+< 1/B (e.g. < 0.001 for 1000 resamples), an analytic one below 2.2e-16 as
+< 2.2e-16. CSV and JSON keep every digit.
+
 exit status: 0 on success; 2 for bad input (one line on stderr, nothing written);
 1 for an internal error (a bug in calibr: run again with --debug and report it;
 calibr compare has its own statuses, see calibr compare --help);

@@ -68,6 +68,10 @@ at --level (ci_high is infinite). Resampling draws the rows (the label and both
 models' predictions together) with --seed (default 0), the same seed for each
 group and metric.
 
+numbers: the table output shows the numbers to 4 significant digits (as calibr
+report does) and a p-value of 0 as < 1/B (< 0.0001 for the default 9999
+resamples); CSV and JSON keep every digit.
+
 column lists: --prob, --p-baseline, --p-candidate and --by take a
 comma-separated list (p_0,p_1,p_2), repeats or words separated by spaces; the
 files go first (calibr compare a.csv b.csv --prob p) or after -- (calibr compare
@@ -425,7 +429,8 @@ def _run(args: argparse.Namespace) -> int:
     shown = result.copy()
     shown["worse"] = np.where(result["worse"], "yes", "no")
     if args.format == "table":
-        text = _render(shown, "table", header)
+        text = _render(shown, "table", header, exact=[*by, "n"],
+                       pvalues={"pvalue": n_resamples})
         if len(worse):
             which = "; ".join(
                 f"{r['metric']}" + (" (" + ", ".join(f"{c}={r[c]!r}" for c in by) + ")"
