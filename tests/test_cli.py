@@ -347,7 +347,12 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
          r"give the probability columns by --prob or by --prob-prefix, not both\.$"),
         (lambda t: ["report", write(t, GOOD), "--example", "digits"],
          r"--example picks bundled data; it cannot be used with FILE\.$"),
-        (lambda t: ["report", "-p", "q"], r"--prob need FILE or --example"),
+        (lambda t: ["report", "-p", "q"],
+         r"error: --prob needs FILE or --example: the two bundled data sets have different "
+         r"columns\.$"),
+        (lambda t: ["report", "-p", "q", "-y", "y"],
+         r"error: --prob, --label need FILE or --example: the two bundled data sets have "
+         r"different columns\.$"),
         (lambda t: ["report", write(t, GOOD), "--unknown"], r"unrecognized arguments: --unknown"),
         (lambda t: ["frobnicate"], r"argument COMMAND: invalid choice: 'frobnicate'"),
         (lambda t: ["report", write(t, pd.DataFrame()), "-p", "p"],
@@ -1213,7 +1218,8 @@ def test_mce_from_a_tiny_bin_is_flagged(capsys):
     code, out, _ = run(capsys, "report", "--example", "breast_cancer")
     rows = table_body(out)
     assert rows[0][-2:] == ["mce", "mce_bin_n"]
-    assert rows[1][1] == "logistic" and rows[1][-2:] == [f"{logistic['mce']:.6f}*", "2"]
+    # 4 significant digits of the smallest of the column (0.2267), as docs/cli.md says
+    assert rows[1][1] == "logistic" and rows[1][-2:] == ["0.3546*", "2"]
     assert out.endswith(
         f"\n\n* the MCE comes from a bin of fewer than {MCE_MIN_BIN_COUNT} samples (see "
         "mce_bin_n): a gap measured on so few samples is mostly noise.\n")
@@ -1380,3 +1386,248 @@ def test_decimal_commas_get_a_hint(capsys, tmp_path):
     _bad(capsys, tmp_path, "report", str(path), "--sep", ";",
          match=r"error: --prob must hold numbers; 2 values are not, the first at data row 1 "
                r"\('0,2'\) \(a decimal comma\? calibr reads numbers with a decimal point\)\.$")
+
+
+# --------------------------------------------------------------------------
+# column lists (--prob, --by): commas, repeats and spaces; a FILE a list took is named
+# (docs/cli.md, "Column lists")
+
+
+def test_column_lists_by_commas_repeats_and_spaces_are_the_same(capsys, binary_csv):
+    path, df = binary_csv
+    common = ["-p", "prob", "-y", "label", "-m", "ece", "-f", "csv"]
+    ref = summarise(df.groupby(["model", "fold"]), "prob", "label", metrics=["ece"])
+    outs = []
+    for by in (["--by", "model", "fold"], ["--by", "model,fold"], ["--by=model,fold"],
+               ["--by", "model", "--by", "fold"], ["-g", "model", "-m", "ece", "-g", "fold"]):
+        code, out, err = run(capsys, "report", str(path), *common, *by)
+        assert (code, err) == (0, ""), by
+        outs.append(out)
+    # after --, FILE may follow a list separated by spaces
+    code, out, _ = run(capsys, "report", *common, "--by", "model", "fold", "--", str(path))
+    assert code == 0
+    outs.append(out)
+    assert all(o == outs[0] for o in outs)
+    got = pd.read_csv(io.StringIO(outs[0]))
+    assert got[["model", "fold"]].values.tolist() == ref[["model", "fold"]].values.tolist()
+    assert got["ece"].tolist() == ref["ece"].tolist()
+
+
+def test_probability_columns_as_a_comma_list(capsys, digits_csv):
+    path, df = digits_csv
+    want = calibr.ece(df[DIGITS], df["y"], classes=range(10))
+    classes = ["--classes", ",".join(str(k) for k in range(10)), "-f", "csv"]
+    for prob in (DIGITS, [",".join(DIGITS)], [",".join(DIGITS[:4]), *DIGITS[4:]]):
+        code, out, _ = run(capsys, "report", str(path), "--prob", *prob, *classes)
+        assert code == 0 and pd.read_csv(io.StringIO(out)).loc[0, "ece"] == want
+    # repeated: the lists add up, in order
+    code, out, _ = run(capsys, "report", str(path), "-p", ",".join(DIGITS[:5]), "-p",
+                       ",".join(DIGITS[5:]), *classes)
+    assert code == 0 and pd.read_csv(io.StringIO(out)).loc[0, "ece"] == want
+
+
+@pytest.fixture
+def in_data_dir(tmp_path, monkeypatch):
+    """A working directory with the files of the column-list messages."""
+    monkeypatch.chdir(tmp_path)
+    GOOD.to_csv(tmp_path / "preds.csv", index=False)
+    GOOD.to_csv(tmp_path / "a.csv", index=False)
+    (tmp_path / "parts").mkdir()
+    GOOD.to_csv(tmp_path / "parts" / "x.csv", index=False)
+    return tmp_path
+
+
+def _took(option, files, what, cols, cmd="calibr report"):
+    """The message of a column list that took FILE."""
+    shown = " ".join(files)
+    return (f"calibr: error: {option} took {' and '.join(repr(f) for f in files)} as a column "
+            f"name, but {what}, and FILE is missing; put it before the options ({cmd} {shown} "
+            f"{option} {cols}) or end the list with -- ({cmd} {option} {cols} -- {shown}).\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "want"),
+    [
+        (["-p", "p", "preds.csv"], _took("--prob", ["preds.csv"], "it is a file", "p")),
+        (["--by", "m", "preds.csv"], _took("--by", ["preds.csv"], "it is a file", "m")),
+        (["-g", "m", "y", "preds.csv", "-m", "ece"],
+         _took("--by", ["preds.csv"], "it is a file", "m y")),
+        (["--by", "m,y", "preds.csv"], _took("--by", ["preds.csv"], "it is a file", "m,y")),
+        (["--by", "preds.csv"], _took("--by", ["preds.csv"], "it is a file", "COL")),
+        (["-p", "p", "nope.parquet"],
+         _took("--prob", ["nope.parquet"], "it looks like a file name", "p")),
+        (["-p", "p", "nope.CSV.GZ"],
+         _took("--prob", ["nope.CSV.GZ"], "it looks like a file name", "p")),
+        (["--by", "m", "parts/"], _took("--by", ["parts/"], "it is a directory", "m")),
+        (["--by", "m", "parts/*.csv"],  # quoted for the shell in the fixes
+         "calibr: error: --by took 'parts/*.csv' as a column name, but it is a glob of files, "
+         "and FILE is missing; put it before the options (calibr report 'parts/*.csv' --by m) "
+         "or end the list with -- (calibr report --by m -- 'parts/*.csv').\n"),
+        (["--by", "m", "-"], _took("--by", ["-"], "it is standard input", "m")),
+        (["--by", "m", "-p", "p", "preds.csv"],
+         _took("--prob", ["preds.csv"], "it is a file", "p")),
+    ],
+)
+def test_a_column_list_that_took_file_is_refused(capsys, in_data_dir, argv, want):
+    """Without FILE, a list separated by spaces that ends in the name of an input took it:
+    exit 2 with what happened and the two fixes, never a column named 'preds.csv'."""
+    code, out, err = run(capsys, "report", *argv)
+    assert (code, out, err) == (2, "", want)
+
+
+def test_a_column_list_that_took_file_fix_works(capsys, in_data_dir):
+    first = run(capsys, "report", "preds.csv", "-p", "p", "--by", "m", "-f", "csv")
+    last = run(capsys, "report", "-f", "csv", "-p", "p", "--by", "m", "--", "preds.csv")
+    assert first[0] == last[0] == 0 and first[1] == last[1]
+
+
+def test_column_names_that_are_also_files_without_file(capsys, in_data_dir):
+    """A bare word is a column, even when a file or directory of that name exists (the
+    bundled data have a column model); only when that column is missing does the
+    message say it is also a directory."""
+    (in_data_dir / "model").mkdir()
+    (in_data_dir / "p").write_text("")
+    code, out, err = run(capsys, "report", "--example", "breast_cancer", "-p", "p", "--by",
+                         "model", "-m", "ece", "-f", "csv")
+    assert (code, err) == (0, "") and len(pd.read_csv(io.StringIO(out))) == 3
+    code, out, err = run(capsys, "report", "--by", "model", "parts")
+    assert (code, out) == (2, "")
+    assert err == ("calibr: error: --by: no column 'parts' in bundled example data "
+                   "breast_cancer; its columns are 'model', 'fold', 'id', 'y', 'p'. 'parts' is "
+                   "also a directory: if it is FILE, put it before the options or after --.\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["--by", "m", "--by", "m"], r"error: --by names the column 'm' twice\.$"),
+        (["--by", "m,m"], r"error: --by names the column 'm' twice\.$"),
+        (["-p", "p", "p"], r"error: --prob names the column 'p' twice\.$"),
+        (["-p", "p,"], r"error: --prob: empty column name in 'p,'; a list of columns is "
+                       r"written a,b,c\.$"),
+        (["--by", "m,,y"], r"error: --by: empty column name in 'm,,y'; a list of columns is "
+                           r"written a,b,c\.$"),
+        (["--by", ""], r"error: --by: empty column name in ''; a list of columns is "
+                       r"written a,b,c\.$"),
+    ],
+)
+def test_column_lists_refuse_repeats_and_empty_names(capsys, tmp_path, args, match):
+    _bad(capsys, tmp_path, "report", write(tmp_path, GOOD), *args, match=match)
+
+
+# --------------------------------------------------------------------------
+# numbers in the table: 4 significant digits per column, p-values below their
+# resolution as "< bound"; CSV and JSON keep every digit (docs/cli.md)
+
+
+def test_number_cells_are_four_significant_digits_per_column():
+    from calibr.cli._render import _number_cells
+
+    # the smallest value has 4 significant digits, the others as many decimals
+    assert _number_cells([0.018601, 0.062108, 0.027742]) == ["0.01860", "0.06211", "0.02774"]
+    assert _number_cells([0.354615, 0.807308, 0.226667]) == ["0.3546", "0.8073", "0.2267"]
+    # trailing zeros dropped for the whole column: 0.5 needs one decimal
+    assert _number_cells([0.5, 1.0, 0.0]) == ["0.5", "1.0", "0.0"]
+    assert _number_cells([-1.091249, 31.084274]) == ["-1.091", "31.084"]
+    assert _number_cells([1234.5678, 20.0]) == ["1235", "20"]
+    # scientific notation, for the whole column, when it is narrower than fixed point
+    assert _number_cells([7.17395e-06, 0.001338, 0.000133]) == [
+        "7.174e-06", "1.338e-03", "1.330e-04"]
+    assert _number_cells([0.000123]) == ["0.000123"]  # as wide as 1.23e-04: fixed
+    assert _number_cells([1e6]) == ["1e+06"]
+    assert _number_cells([float("nan"), float("inf"), -float("inf"), 0.25, -0.0]) == [
+        "NaN", "inf", "-inf", "0.25", "0.00"]
+    assert _number_cells([float("nan")]) == ["NaN"]
+
+
+@pytest.mark.r
+def test_number_cells_are_what_r_format_prints(rref):
+    """The rule is R's: format(x, digits = 4), on random columns of every scale."""
+    import rpy2.robjects as ro
+
+    from calibr.cli._render import TABLE_DIGITS, _number_cells
+
+    rng = np.random.default_rng(11)
+    for _ in range(400):
+        n = int(rng.integers(1, 7))
+        kind = int(rng.integers(0, 4))
+        x = (10.0 ** rng.uniform(-12, 8, n) if kind == 0 else rng.random(n) if kind == 1
+             else np.round(rng.random(n) * 10.0 ** rng.integers(0, 5), int(rng.integers(0, 6)))
+             if kind == 2 else rng.integers(0, 1000, n) / rng.choice([7, 9999, 1000, 199], n))
+        x = x * rng.choice([-1.0, 1.0], n)
+        want = [c.strip() for c in ro.r["format"](ro.FloatVector(x), digits=TABLE_DIGITS)]
+        assert _number_cells(x) == want, x.tolist()
+
+
+def test_pvalue_cells_below_the_resolution():
+    from calibr.cli._render import _pvalue_cells
+
+    # B resamples: p = k / B, and 0 is below the resolution 1 / B
+    assert _pvalue_cells([0.0, 0.285, 0.01], 1000) == ["< 0.001", "0.285", "0.010"]
+    assert _pvalue_cells([0.0, 1 / 9999, 64 / 9999], 9999) == [
+        "< 0.0001", "0.000100", "0.006401"]
+    assert _pvalue_cells([0.0], 199) == ["< 0.005025"]
+    # analytic: below the machine epsilon, as R prints a test
+    assert _pvalue_cells([3.929315e-212, 0.0, 0.2751632, 0.004589], None) == [
+        "< 2.2e-16", "< 2.2e-16", "0.275163", "0.004589"]
+    assert _pvalue_cells([2.3e-16, float("nan")], None) == ["2.3e-16", "NaN"]
+
+
+def test_table_numbers_tests_and_pvalues(capsys):
+    code, out, _ = run(capsys, "report", "--example", "breast_cancer", "-m", "ece,skce",
+                       "--test", "skce,spiegelhalter")
+    assert code == 0
+    assert out.split("\n\n")[1] == (
+        "      dataset         model   form  bins   n     ece      skce skce_statistic "
+        "skce_pvalue  skce_n_resamples spiegelhalter_statistic spiegelhalter_pvalue  seed\n"
+        "breast_cancer      logistic binary    10 569 0.01860 7.174e-06     -3.602e-05       "
+        "0.285              1000                  -1.091             0.275163     0\n"
+        "breast_cancer   naive_bayes binary    10 569 0.06211 1.338e-03     -9.899e-05     "
+        "< 0.001              1000                  31.084            < 2.2e-16     0\n"
+        "breast_cancer random_forest binary    10 569 0.02774 1.325e-04     -5.509e-05       "
+        "0.010              1000                  -2.835             0.004589     0\n")
+    # CSV and JSON: every digit, the numbers of summarise()
+    bc = load_breast_cancer_predictions()
+    ref = summarise(bc.groupby("model"), "p", "y", metrics=["ece", "skce"],
+                    tests=["skce", "spiegelhalter"], rng=0)
+    for fmt in ("csv", "json"):
+        code, out, _ = run(capsys, "report", "--example", "breast_cancer", "-m", "ece,skce",
+                           "--test", "skce,spiegelhalter", "-f", fmt)
+        got = pd.read_csv(io.StringIO(out)) if fmt == "csv" else pd.DataFrame(json.loads(out))
+        for col in ("ece", "skce", "skce_statistic", "skce_pvalue", "spiegelhalter_statistic",
+                    "spiegelhalter_pvalue"):
+            assert got[col].tolist() == ref[col].tolist(), (fmt, col)
+
+
+def test_per_bin_table_has_the_rule_per_column(capsys):
+    from calibr.cli._render import _number_cells
+
+    code, out, _ = run(capsys, "report", "--example", "digits", "--per-bin")
+    rows = table_body(out)
+    code, csv_out, _ = run(capsys, "report", "--example", "digits", "--per-bin", "-f", "csv")
+    tab = pd.read_csv(io.StringIO(csv_out))
+    assert rows[0] == list(tab.columns) and len(rows) == len(tab) + 1
+    cells = {col: [r[i] for r in rows[1:]] for i, col in enumerate(rows[0])}
+    for col in ("lower", "upper", "mean_confidence", "observed_frequency", "gap", "ci_lower",
+                "ci_upper"):
+        assert cells[col] == _number_cells(tab[col]), col
+    for col in ("dataset", "model", "class", "bin", "n"):  # keys and counts as they are
+        assert cells[col] == tab[col].astype(str).tolist(), col
+    assert rows[1][rows[0].index("mean_confidence")] == "1.160e-03"  # was 1.159902e-03
+    assert rows[1][rows[0].index("lower")] == "0.0"
+
+
+def test_table_keys_and_counts_are_not_rounded(capsys, tmp_path):
+    """Two groups whose float keys agree to 4 digits must not look alike; weighted
+    counts are shown as they are."""
+    df = pd.DataFrame({"t": [1.00001] * 4 + [1.00002] * 4, "p": [0.2, 0.7, 0.4, 0.9] * 2,
+                       "y": [0, 1, 1, 1] * 2, "w": [1.5, 2.25, 1.0, 3.0] * 2})
+    code, out, _ = run(capsys, "report", write(tmp_path, df), "--by", "t", "-m", "ece",
+                       "--weights", "w")
+    rows = table_body(out)
+    assert code == 0 and rows[0] == ["t", "form", "bins", "n", "ece"]
+    assert [r[0] for r in rows[1:]] == ["1.00001", "1.00002"]
+    assert [r[3] for r in rows[1:]] == ["7.75", "7.75"]
+    code, out, _ = run(capsys, "report", write(tmp_path, df), "--by", "t", "--per-bin",
+                       "--bins", "2")
+    assert {r[0] for r in table_body(out)[1:]} == {"1.00001", "1.00002"}

@@ -450,6 +450,97 @@ def test_compare_exit_2_for_bad_input_with_one_line(tmp_path, capsys):
     assert _cli(capsys, *cases[0][0], "--n-resamples", "99")[0] == 0
 
 
+def _main(capsys, *argv: str) -> tuple[int, str, str]:
+    """``calibr compare`` through the whole command line (its parser and error sorting)."""
+    from calibr.cli import main
+
+    status = main(["compare", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "want"),
+    [
+        (["-p", "p", "a.csv", "b.csv"],
+         "--prob took 'a.csv' and 'b.csv' as column names, but they are files, and BASELINE and "
+         "CANDIDATE are missing; put them before the options (calibr compare a.csv b.csv --prob "
+         "p) or end the list with -- (calibr compare --prob p -- a.csv b.csv)."),
+        (["--by", "seg", "a.csv", "b.csv"],
+         "--by took 'a.csv' and 'b.csv' as column names, but they are files, and BASELINE and "
+         "CANDIDATE are missing; put them before the options (calibr compare a.csv b.csv --by "
+         "seg) or end the list with -- (calibr compare --by seg -- a.csv b.csv)."),
+        (["a.csv", "-p", "p", "b.csv"],
+         "--prob took 'b.csv' as a column name, but it is a file, and CANDIDATE is missing; put "
+         "it before the options (calibr compare a.csv b.csv --prob p) or end the list with -- "
+         "(calibr compare a.csv --prob p -- b.csv)."),
+        (["--p-baseline", "p", "--p-candidate", "q", "a.csv"],
+         "--p-candidate took 'a.csv' as a column name, but it is a file, and BASELINE is "
+         "missing; put it before the options (calibr compare a.csv --p-candidate q) or end the "
+         "list with -- (calibr compare --p-candidate q -- a.csv)."),
+        (["-p", "p"], "the following arguments are required: BASELINE (see `calibr compare "
+                      "--help`)"),
+        (["a.csv", "b.csv", "--by", "seg,seg"], "--by names the column 'seg' twice."),
+    ],
+)
+def test_compare_column_lists_that_took_the_files(tmp_path, capsys, monkeypatch, argv, want):
+    """A list separated by spaces takes the files that follow it; compare says so instead
+    of "BASELINE is required" or reading one file as both models."""
+    monkeypatch.chdir(tmp_path)
+    frame = pd.DataFrame({"seg": ["u", "v"] * 5, "p": np.linspace(0.1, 0.9, 10),
+                          "q": np.linspace(0.2, 0.8, 10), "y": [0, 1] * 5})
+    frame.to_csv("a.csv", index=False)
+    frame.to_csv("b.csv", index=False)
+    assert _main(capsys, *argv) == (2, "", f"calibr: error: {want}\n")
+
+
+def test_compare_column_lists_by_commas_and_after_the_files(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    p = rng.dirichlet(np.ones(3), 300)
+    y = np.array([rng.choice(3, p=row) for row in p])
+    q = p**2 / (p**2).sum(axis=1, keepdims=True)
+    frame = pd.DataFrame({"a0": p[:, 0], "a1": p[:, 1], "a2": p[:, 2], "b0": q[:, 0],
+                          "b1": q[:, 1], "b2": q[:, 2], "y": y})
+    frame.to_csv(tmp_path / "both.csv", index=False)
+    common = ["--n-resamples", "99", "--classes", "0,1,2", "-f", "csv"]
+    outs = [_main(capsys, tmp_path / "both.csv", *common, *cols) for cols in (
+        ["--p-baseline", "a0", "a1", "a2", "--p-candidate", "b0", "b1", "b2"],
+        ["--p-baseline", "a0,a1,a2", "--p-candidate", "b0,b1,b2"],
+        ["--p-baseline", "a0,a1", "--p-baseline", "a2", "--p-candidate", "b0", "b1,b2"],
+    )]
+    outs.append(_main(capsys, *common, "--p-baseline", "a0,a1,a2", "--p-candidate", "b0", "b1",
+                      "b2", "--", tmp_path / "both.csv"))
+    assert all(o == outs[0] for o in outs) and outs[0][0] == 1
+    want = calibr.paired_bootstrap(q, p, y, "ece", n_resamples=99, alternative="greater",
+                                   rng=0, classes=[0, 1, 2])
+    assert pd.read_csv(io.StringIO(outs[0][1]))["pvalue"].iloc[0] == want.pvalue
+
+
+def test_compare_table_numbers_and_a_pvalue_below_the_resolution(tmp_path, capsys):
+    """The table: 4 significant digits, and p = 0 of 9999 replicates as "< 0.0001" (not 0.0,
+    0.0000 or 0.000100); the CSV keeps every digit."""
+    bc = calibr.datasets.load_breast_cancer_predictions()
+    for model in ("logistic", "naive_bayes"):
+        bc[bc["model"] == model][["id", "p", "y"]].to_csv(tmp_path / f"{model}.csv", index=False)
+    argv = [tmp_path / "logistic.csv", tmp_path / "naive_bayes.csv", "--key", "id", "-m",
+            "ece,mce,skce"]
+    status, out, _ = _main(capsys, *argv)
+    assert status == 1
+    assert out.split("\n\n")[1] == (
+        "metric   n  baseline candidate difference    ci_low ci_high   pvalue worse\n"
+        "   ece 569 1.860e-02  0.062108   0.043507 0.0239014     inf < 0.0001   yes\n"
+        "   mce 569 3.546e-01  0.807308   0.452693 0.2199121     inf   0.0131   yes\n"
+        "  skce 569 7.174e-06  0.001338   0.001331 0.0006417     inf < 0.0001   yes")
+    status, out, _ = _main(capsys, *argv, "-f", "csv")
+    got = pd.read_csv(io.StringIO(out))
+    b = bc[bc["model"] == "logistic"]
+    c = bc[bc["model"] == "naive_bayes"].set_index("id").loc[b["id"]]  # matched by --key
+    res = calibr.paired_bootstrap(c["p"].to_numpy(), b["p"].to_numpy(), b["y"].to_numpy(),
+                                  "mce", n_resamples=9999, alternative="greater", rng=0)
+    assert got["pvalue"].tolist()[::2] == [0.0, 0.0] and got["pvalue"][1] == res.pvalue
+    assert got["ci_low"][1] == res.confidence_interval.low
+
+
 # --------------------------------------------------------------------------
 # the simulation, small: fixed seeds, so it cannot flake
 
@@ -509,3 +600,16 @@ def test_compare_is_a_subcommand_and_a_crash_is_not_a_verdict(tmp_path, capsys, 
     capsys.readouterr()
     assert main(argv) == 3
     assert "internal error" in capsys.readouterr().err
+
+
+def test_compare_table_group_keys_are_not_rounded(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    n = 200
+    p = rng.random(n)
+    frame = pd.DataFrame({"t": np.repeat([1.00001, 1.00002], n // 2), "p": p,
+                          "y": (rng.random(n) < p).astype(int)})
+    frame.to_csv(tmp_path / "a.csv", index=False)
+    status, out, _ = _main(capsys, tmp_path / "a.csv", tmp_path / "a.csv", "--by", "t",
+                           "--n-resamples", "19")
+    rows = [line.split() for line in out.split("\n\n")[1].splitlines()]
+    assert status == 0 and [r[0] for r in rows[1:]] == ["1.00001", "1.00002"]

@@ -19,6 +19,10 @@ The contract (``docs/cli.md`` explains each decision):
   output is written to a temporary file in its directory and renamed over the
   target only when all of them are written, so a failed run leaves every
   existing file as it was.
+* The table output shows numbers to 4 significant digits (``_render``); CSV and
+  JSON keep every digit.
+* A column list separated by spaces (``--by model fold``) never takes FILE: a
+  list that ends in the name of a file while FILE is missing is an input error.
 * A pipe closed early (``calibr report | head -1``) ends the command quietly
   with status 141, as for a process killed by SIGPIPE.
 
@@ -139,10 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     bins: 10 equal-width bins on [0, 1]
     form: binary = one probability column
     <BLANKLINE>
-          dataset         model   form  bins   n      ece
-    breast_cancer      logistic binary    10 569 0.018601
-    breast_cancer   naive_bayes binary    10 569 0.062108
-    breast_cancer random_forest binary    10 569 0.027742
+          dataset         model   form  bins   n     ece
+    breast_cancer      logistic binary    10 569 0.01860
+    breast_cancer   naive_bayes binary    10 569 0.06211
+    breast_cancer random_forest binary    10 569 0.02774
     0
     """
     argv = list(sys.argv[1:] if argv is None else argv)

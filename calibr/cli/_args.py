@@ -73,6 +73,15 @@ mce_bin_n: each mce column is followed by the number of samples in the bin that
 gives the MCE (classwise: the bin of the largest gap over all classes). The table
 output marks an MCE from a bin of fewer than {MCE_MIN_BIN_COUNT} samples with *.
 
+column lists: --prob and --by take several columns as a comma-separated list
+(--by model,fold), by repeating the option (--by model --by fold) or separated by
+spaces (--by model fold); the names are exact (nothing is stripped; a name that
+holds a comma cannot be given) and each appears once. A list separated by spaces
+takes every word up to the next option, so put FILE first (calibr report
+preds.csv --by model fold) or end the list with -- (calibr report --by model fold
+-- preds.csv); without FILE, a list that ends in the name of a file (preds.csv,
+data/, "parts/*.parquet", -) is an error that says so.
+
 multiclass: with --prob-prefix p_ the columns p_<label> hold the probability of
 each class; numeric labels match the columns whose suffix is that integer (the
 label 3 is the class of p_3). With --prob a b c, labels must equal the column
@@ -88,6 +97,12 @@ resamples are weights themselves), nor with skce(estimator=ul) or bandwidth=medi
 
 rows: "data row N" in a message is the N-th row after the header of FILE.
 
+numbers: the table output shows every computed number to 4 significant digits,
+in one notation per column (fixed point, or scientific where that is narrower);
+counts and group keys as they are. A p-value from B resamples that is 0 shows as
+< 1/B (e.g. < 0.001 for 1000 resamples), an analytic one below 2.2e-16 as
+< 2.2e-16. CSV and JSON keep every digit.
+
 exit status: 0 on success; 2 for bad input (one line on stderr, nothing written);
 1 for an internal error (a bug in calibr: run again with --debug and report it;
 calibr compare has its own statuses, see calibr compare --help);
@@ -95,8 +110,121 @@ calibr compare has its own statuses, see calibr compare --help);
 """
 
 
+# --------------------------------------------------------------------------
+# column lists: --prob, --by (and compare's --p-baseline, --p-candidate)
+
+#: The names of the files calibr reads (``_io._read``): CSV, TSV, Parquet, compressed CSV.
+_DATA_NAME = re.compile(r"\.(csv|txt|tsv|parquet|pq)(\.(gz|bz2|xz|zip|zst))?$", re.IGNORECASE)
+
+#: How a value that names an input is described: (one value, several values).
+_PATH_WORDS = {
+    "file": ("it is a file", "they are files"),
+    "directory": ("it is a directory", "they are directories"),
+    "glob": ("it is a glob of files", "they are globs of files"),
+    "name": ("it looks like a file name", "they look like file names"),
+    "stdin": ("it is standard input", "they are standard input"),
+}
+
+
+class _ColumnList(argparse.Action):
+    """A list of column names: space-separated (``--by model fold``), comma-separated
+    (``--by model,fold``) or repeated (``--by model --by fold``), each name once.
+
+    Each use is recorded in the namespace (``_column_lists``), so that a FILE that a
+    space-separated list took can be named (:func:`_refuse_swallowed`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        option = self.option_strings[-1]
+        names = list(getattr(namespace, self.dest, None) or [])
+        for value in values:
+            parts = value.split(",")
+            if not all(parts):
+                raise CLIError(f"{option}: empty column name in {value!r}; a list of columns "
+                               "is written a,b,c.")
+            for name in parts:
+                if name in names:
+                    raise CLIError(f"{option} names the column {name!r} twice.")
+                names.append(name)
+        setattr(namespace, self.dest, names)
+        uses = getattr(namespace, "_column_lists", [])
+        namespace._column_lists = [*uses, (option, list(values))]
+
+
+def _path_kind(value: str) -> str | None:
+    """What ``value`` is if it names an input (a key of ``_PATH_WORDS``), else None: the
+    name of a file calibr reads (existing or not), a directory given as a path, a glob
+    that matches files, or ``-``. A bare word (``model``) is a column even if a file
+    or directory of that name exists."""
+    import glob
+    import os
+
+    if value == "-":
+        return "stdin"
+    path = Path(value)
+    if any(c in value for c in "*?[") and glob.glob(value):
+        return "glob"
+    if _DATA_NAME.search(value):
+        return "file" if path.is_file() else "directory" if path.is_dir() else "name"
+    if path.is_dir() and ("/" in value or os.sep in value):
+        return "directory"
+    return None
+
+
+def _refuse_swallowed(parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> None:
+    """Refuse a command line whose FILE (or BASELINE, CANDIDATE) a space-separated
+    column list took as column names: when a positional argument is missing and the
+    last values of a list name inputs (docs/cli.md, "Column lists")."""
+    import shlex
+
+    positionals = [a for a in parser._actions if not a.option_strings and a.nargs in (None, "?")]
+    given = [getattr(namespace, a.dest) for a in positionals
+             if getattr(namespace, a.dest, None) is not None]
+    missing = [a.metavar for a in positionals if getattr(namespace, a.dest, None) is None]
+    if not missing:
+        return
+    for option, values in getattr(namespace, "_column_lists", []):
+        kinds = []
+        for value in reversed(values):
+            kind = _path_kind(value)
+            if kind is None:
+                break
+            kinds.insert(0, kind)
+        if not kinds:
+            continue
+        files, columns = values[len(values) - len(kinds):], values[: len(values) - len(kinds)]
+        one = len(files) == 1
+        what = (_PATH_WORDS[kinds[0]][not one] if len(set(kinds)) == 1
+                else "they name inputs")
+        lost = missing[: len(files)]
+        lost_words = " and ".join(lost) + (" is" if len(lost) == 1 else " are")
+        shown = " ".join(shlex.quote(f) for f in files)
+        listed = " ".join(shlex.quote(c) for c in columns) or "COL"
+        before = " ".join(shlex.quote(g) for g in given)
+        first = " ".join(filter(None, [parser.prog, before, shown, option, listed]))
+        last = " ".join(filter(None, [parser.prog, before, option, listed, "--", shown]))
+        raise CLIError(
+            f"{option} took {' and '.join(repr(f) for f in files)} as "
+            f"{'a column name' if one else 'column names'}, but {what}, and {lost_words} "
+            f"missing; put {'it' if one else 'them'} before the options ({first}) or end the "
+            f"list with -- ({last})."
+        )
+
+
 class _Parser(argparse.ArgumentParser):
+    """One-line errors, and a FILE taken by a column list named as such."""
+
+    _filling: argparse.Namespace | None = None
+
+    def parse_known_args(self, args=None, namespace=None):  # noqa: D102 - argparse's
+        self._filling = argparse.Namespace() if namespace is None else namespace
+        parsed, extras = super().parse_known_args(args, self._filling)
+        _refuse_swallowed(self, parsed)  # FILE is optional: the bundled data
+        return parsed, extras
+
     def error(self, message: str) -> NoReturn:  # one line, not usage + message
+        if (message.startswith("the following arguments are required")
+                and self._filling is not None):
+            _refuse_swallowed(self, self._filling)  # BASELINE is required
         raise CLIError(f"{message} (see `{self.prog} --help`)")
 
 
@@ -143,8 +271,9 @@ def _build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     cols = rep.add_argument_group("columns")
     cols.add_argument(
-        "-p", "--prob", nargs="+", metavar="COL",
-        help="probability column: one (binary, P(y = 1)) or one per class (default: p)",
+        "-p", "--prob", nargs="+", action=_ColumnList, metavar="COL",
+        help="probability column: one (binary, P(y = 1)) or one per class, e.g. p_0,p_1,p_2 "
+        "(default: p; see column lists: below)",
     )
     cols.add_argument(
         "--prob-prefix", metavar="PREFIX",
@@ -152,8 +281,9 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     cols.add_argument("-y", "--label", metavar="COL", help="label column (default: y)")
     cols.add_argument(
-        "-g", "--by", nargs="+", metavar="COL", default=None,
-        help="grouping columns (rows with a missing key form their own group)",
+        "-g", "--by", nargs="+", action=_ColumnList, metavar="COL", default=None,
+        help="grouping columns, e.g. model,fold (rows with a missing key form their own "
+        "group; see column lists: below)",
     )
     cols.add_argument(
         "--classes", metavar="LABELS",

@@ -4,6 +4,7 @@ that a message names the data row of the file."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -42,10 +43,20 @@ def _separator_hint(frame: pd.DataFrame, sep: str | None) -> str:
     return ""
 
 
+def _file_hint(name: Any, src: _Source) -> str:
+    """A hint when FILE is missing and a missing column has the name of a file or
+    directory: a list separated by spaces took it (docs/cli.md, "Column lists")."""
+    if src.tag is None or not isinstance(name, str) or not os.path.exists(name):
+        return ""
+    kind = "directory" if os.path.isdir(name) else "file"
+    return (f" {name!r} is also a {kind}: if it is FILE, put it before the options or after "
+            "--.")
+
+
 def _no_column(option: str, name: Any, src: _Source, sep: str | None) -> CLIError:
     return CLIError(
         f"{option}: no column {name!r} in {src.label}; its columns are "
-        f"{_column_list(src.frame)}.{_separator_hint(src.frame, sep)}"
+        f"{_column_list(src.frame)}.{_separator_hint(src.frame, sep)}{_file_hint(name, src)}"
     )
 
 

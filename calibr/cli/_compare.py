@@ -23,6 +23,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ._args import _ColumnList
 from ._errors import EXIT_INPUT, CLIError, _cli_words
 
 if TYPE_CHECKING:
@@ -66,6 +67,15 @@ the percentile interval); ci_low is the one-sided lower bound of the difference
 at --level (ci_high is infinite). Resampling draws the rows (the label and both
 models' predictions together) with --seed (default 0), the same seed for each
 group and metric.
+
+numbers: the table output shows the numbers to 4 significant digits (as calibr
+report does) and a p-value of 0 as < 1/B (< 0.0001 for the default 9999
+resamples); CSV and JSON keep every digit.
+
+column lists: --prob, --p-baseline, --p-candidate and --by take a
+comma-separated list (p_0,p_1,p_2), repeats or words separated by spaces; the
+files go first (calibr compare a.csv b.csv --prob p) or after -- (calibr compare
+--prob p -- a.csv b.csv).
 """
 
 
@@ -97,11 +107,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     cmp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                      help="on an error, show Python's full traceback")
     cols = cmp.add_argument_group("columns")
-    cols.add_argument("-p", "--prob", nargs="+", metavar="COL",
-                      help="two files: the probability column(s) of each (default: p)")
-    cols.add_argument("--p-baseline", nargs="+", metavar="COL",
+    cols.add_argument("-p", "--prob", nargs="+", action=_ColumnList, metavar="COL",
+                      help="two files: the probability column(s) of each (default: p; a "
+                      "list as in calibr report: p_0,p_1,p_2)")
+    cols.add_argument("--p-baseline", nargs="+", action=_ColumnList, metavar="COL",
                       help="one file: the baseline's probability column(s)")
-    cols.add_argument("--p-candidate", nargs="+", metavar="COL",
+    cols.add_argument("--p-candidate", nargs="+", action=_ColumnList, metavar="COL",
                       help="one file: the candidate's probability column(s)")
     cols.add_argument("-y", "--label", metavar="COL", default="y",
                       help="label column (default: y), read from BASELINE (if CANDIDATE has "
@@ -109,7 +120,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     cols.add_argument("--key", metavar="COL",
                       help="two files: the column that identifies a row in both; rows are "
                       "matched by it (each key once in each file, the same keys in both)")
-    cols.add_argument("-g", "--by", nargs="+", metavar="COL",
+    cols.add_argument("-g", "--by", nargs="+", action=_ColumnList, metavar="COL",
                       help="grouping columns of BASELINE (rows with a missing key form their "
                       "own group)")
     cols.add_argument("--classes", metavar="LABELS",
@@ -418,7 +429,8 @@ def _run(args: argparse.Namespace) -> int:
     shown = result.copy()
     shown["worse"] = np.where(result["worse"], "yes", "no")
     if args.format == "table":
-        text = _render(shown, "table", header)
+        text = _render(shown, "table", header, exact=[*by, "n"],
+                       pvalues={"pvalue": n_resamples})
         if len(worse):
             which = "; ".join(
                 f"{r['metric']}" + (" (" + ", ".join(f"{c}={r[c]!r}" for c in by) + ")"

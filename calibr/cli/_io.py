@@ -124,8 +124,8 @@ def _sources(args) -> list[_Source]:
              if v is not None]
     if given and len(names) > 1:
         raise CLIError(
-            f"{', '.join(given)} need FILE or --example: the two bundled data sets have "
-            "different columns."
+            f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} FILE or --example: "
+            "the two bundled data sets have different columns."
         )
     loaders = {
         "breast_cancer": (datasets.load_breast_cancer_predictions,

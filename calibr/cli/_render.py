@@ -6,6 +6,7 @@ import datetime as dt
 import decimal
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -97,15 +98,90 @@ def _tests_header(tests: list, seed: int, several: bool) -> list[str]:
     ]
 
 
+# --------------------------------------------------------------------------
+# numbers in the table output (docs/cli.md, "Numbers in the table"); CSV and JSON
+# keep every digit
+
+#: Significant digits of the numbers in the table output.
+TABLE_DIGITS = 4
+#: An analytic p-value below this (the machine epsilon) is shown as "< 2.2e-16", as R
+#: prints a test (format.pval): calibr computes such tails (erfc), but no asymptotic
+#: approximation is accurate there.
+PVALUE_FLOOR = float(np.finfo(np.float64).eps)
+_PVALUE_FLOOR_TEXT = "2.2e-16"
+
+
+def _places(v: float) -> tuple[int, int]:
+    """The decimals that show ``v`` to TABLE_DIGITS significant digits, trailing zeros
+    dropped: (in fixed point, in the mantissa of scientific notation)."""
+    mantissa, exponent = f"{v:.{TABLE_DIGITS - 1}e}".split("e")
+    digits = len(mantissa.lstrip("-").replace(".", "").rstrip("0")) or 1
+    return max(0, digits - 1 - int(exponent)), digits - 1
+
+
+def _special(v: float) -> str:
+    return "NaN" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def _number_cells(values: Any) -> list[str]:
+    """One column of numbers as R's ``format(x, digits = 4)`` prints it: the fewest
+    decimals that show every value to TABLE_DIGITS significant digits (the smallest
+    value has exactly that many), in fixed point unless scientific notation is
+    narrower, one notation for the whole column so that it stays aligned.
+
+    Examples
+    --------
+    >>> _number_cells([0.018601, 0.062108, 0.354615])
+    ['0.01860', '0.06211', '0.35462']
+    >>> _number_cells([7.17e-06, 0.001338, float("nan")])
+    ['7.170e-06', '1.338e-03', 'NaN']
+    >>> _number_cells([0.5, 1.0, 12345.678])
+    ['0.5', '1.0', '12345.7']
+    """
+    v = np.asarray(values, dtype=np.float64) + 0.0  # -0.0 is 0
+    finite = [float(x) for x in v if math.isfinite(x)]
+    if not finite:
+        return [_special(float(x)) for x in v]
+    places = [_places(x) for x in finite]
+    fixed, sci = max(p[0] for p in places), max(p[1] for p in places)
+    wide = (max(len(f"{x:.{fixed}f}") for x in finite)
+            > max(len(f"{x:.{sci}e}") for x in finite))
+    spec = f".{sci}e" if wide else f".{fixed}f"
+    return [format(float(x), spec) if math.isfinite(x) else _special(float(x)) for x in v]
+
+
+def _pvalue_cells(values: Any, n_resamples: int | None) -> list[str]:
+    """A column of p-values: as other numbers, except values below the resolution,
+    ``< 1/B`` for a p-value from B resamples (a share of resamples: only 0 is below)
+    and ``< 2.2e-16`` for an analytic one (``n_resamples`` None)."""
+    v = np.asarray(values, dtype=np.float64)
+    floor = PVALUE_FLOOR if n_resamples is None else 1.0 / n_resamples
+    text = _PVALUE_FLOOR_TEXT if n_resamples is None else f"{floor:.{TABLE_DIGITS}g}"
+    below = v < floor  # NaN is not
+    cells = _number_cells(np.where(below, np.nan, v))
+    return [f"< {text}" if b else c for b, c in zip(below, cells, strict=True)]
+
+
 def _table_text(df: pd.DataFrame, header: list[str], marks: dict[str, np.ndarray],
-                notes: list[str]) -> str:
+                notes: list[str], exact: Sequence[str] = (),
+                pvalues: dict[str, int | None] | None = None) -> str:
     """The table output: a header that says what was computed, the rows (values marked
-    with * where ``marks`` says so) and the footnotes of the marks."""
+    with * where ``marks`` says so) and the footnotes of the marks.
+
+    Float columns are shown by :func:`_number_cells`, the columns of ``pvalues``
+    (name -> the resamples of its p-values, None for analytic ones) by
+    :func:`_pvalue_cells`; the ``exact`` columns (group keys, counts) as pandas
+    shows them."""
     shown = df.copy()
+    pvalues = pvalues or {}
+    for col in df.columns:
+        if col in pvalues:
+            shown[col] = _pvalue_cells(df[col], pvalues[col])
+        elif col not in exact and df[col].dtype.kind == "f":
+            shown[col] = _number_cells(df[col])
     for col, mark in marks.items():
-        # pandas' formatting of the column, then the mark (or a space, to keep the digits
-        # aligned)
-        cells = df[[col]].to_string(index=False, header=False).splitlines()
+        # the mark, or a space to keep the digits aligned
+        cells = shown[[col]].to_string(index=False, header=False).splitlines()
         shown[col] = [c.strip() + ("*" if m else " ") for c, m in zip(cells, mark, strict=True)]
     body = shown.to_string(index=False)
     parts = ["\n".join(header), body]
@@ -115,9 +191,12 @@ def _table_text(df: pd.DataFrame, header: list[str], marks: dict[str, np.ndarray
 
 
 def _render(df: pd.DataFrame, fmt: str, header: list[str],
-            marks: dict[str, np.ndarray] | None = None, notes: list[str] | None = None) -> str:
+            marks: dict[str, np.ndarray] | None = None, notes: list[str] | None = None,
+            exact: Sequence[str] = (), pvalues: dict[str, int | None] | None = None) -> str:
+    """The output in ``fmt``: CSV and JSON with every digit (repr, which round-trips),
+    the table as :func:`_table_text` says."""
     if fmt == "csv":
         return df.to_csv(index=False)
     if fmt == "json":
         return json.dumps(_records(df), indent=2) + "\n"
-    return _table_text(df, header, marks or {}, notes or [])
+    return _table_text(df, header, marks or {}, notes or [], exact, pvalues)

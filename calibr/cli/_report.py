@@ -94,7 +94,8 @@ def report(args) -> int:
         result = _stack_tables(tables)
         header = _bins_words(_header(sources, bins, forms, "per-bin table"), binning_options)
         header += _weights_header(args)
-        text = _render(result, fmt, header)
+        cols = list(result.columns)
+        text = _render(result, fmt, header, exact=[*cols[: cols.index("bin") + 1], "n"])
     else:
         result = pd.concat(results, ignore_index=True)
         binned = [c for c in columns if c.spec.func in _BINNED]
@@ -114,7 +115,13 @@ def report(args) -> int:
             f"{', '.join(_bin_n_column(col) for col in flags)}): a gap measured on so few "
             "samples is mostly noise."
         ] if flags else []
-        text = _render(result, fmt, header, flags, notes)
+        cols = list(result.columns)
+        keys = cols[: min(cols.index(c) for c in ("form", "bins", "n") if c in cols)]
+        counts = ["n", *(_bin_n_column(c.name) for c in columns if c.spec.func == "mce")]
+        pvalues = {f"{name}_pvalue": _n_resamples(spec) if spec.method in RESAMPLING_TESTS
+                   else None for name, spec in tests}
+        text = _render(result, fmt, header, flags, notes, exact=[*keys, *counts],
+                       pvalues=pvalues)
 
     outputs = []
     if args.output is not None:
