@@ -698,6 +698,6 @@ def _count_axis(ax: Any, n: np.ndarray, scale: str) -> None:
         positive = n[n > 0]
         low = 0.5 * min(1.0, float(positive.min())) if positive.size else 0.5
         ax.set_ylim(low, max(2.0 * float(positive.max()), 2 * low) if positive.size else 1.0)
-        ax.set_ylabel("Count (log)")
+        ax.set_ylabel("Count\n(log)")
     else:
         ax.set_ylabel("Count")

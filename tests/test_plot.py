@@ -137,7 +137,7 @@ def test_binary_table_renders_one_panel_with_curve_diagonal_and_counts():
 
     assert ax.get_ylabel() == "Observed frequency"
     assert cax.get_xlabel() == "Mean confidence"
-    assert cax.get_ylabel() == "Count (log)" and cax.get_yscale() == "log"
+    assert cax.get_ylabel() == "Count\n(log)" and cax.get_yscale() == "log"
     assert ax.get_xlim() == pytest.approx((-0.02, 1.02))
     assert ax.get_ylim() == pytest.approx((-0.02, 1.02))
     assert ax.get_title() == ""
@@ -580,7 +580,7 @@ def test_counts_are_on_a_log_scale_down_to_a_single_prediction():
     table = groups_table(["lr", "rf"], k=4)
     fig = reliability_diagram(table, by="model")
     for cax in count_axes(fig):
-        assert cax.get_yscale() == "log" and cax.get_ylabel() == "Count (log)"
+        assert cax.get_yscale() == "log" and cax.get_ylabel() == "Count\n(log)"
         low, high = cax.get_ylim()
         assert low == 0.5 and high == 2 * 900  # a bar of one stands out from the bottom
         assert {r.get_height() for r in cax.patches} == {900, 3, 40}
