@@ -969,7 +969,8 @@ def report_source(src, args, columns, tests, bins: int, type_: str,
                   binning_options: dict | None = None):
     """``calibr report`` of a Dask DataFrame (a directory or glob): the pandas
     path's outputs (the summary with ``n``, the MCE's bin count, ``form`` and
-    ``bins``; the per-bin table), computed on the cluster from merged sums.
+    ``bins``; the per-bin tables of --per-bin and --plot), computed on the cluster
+    from merged sums.
     With ``--test``, ``--ci`` or ``--renormalize`` the rows are gathered to this
     process (they must fit in its memory) and the pandas path reports them."""
     import dask
@@ -995,6 +996,8 @@ def report_source(src, args, columns, tests, bins: int, type_: str,
                                   columns, tests, bins, type_, binning_options)
     cols, p_word = _columns(_Source(src.tag, src.label, src.frame._meta, src.colargs), args)
     form = type_ if isinstance(cols.p, list) else "binary"
+    drawn = rep._plot_form(args.type, len(cols.p) if isinstance(cols.p, list) else 1)
+    plot_type = type_ if drawn == "binary" else drawn
     by = src.colargs["by"]
     show_form = any(c.default_type for c in columns)
     show_bins = any(c.default_bins for c in columns)
@@ -1009,9 +1012,15 @@ def report_source(src, args, columns, tests, bins: int, type_: str,
     data = frame.groupby(by, sort=True, dropna=False, observed=True) if by else frame
     common = {"classes": cols.classes, "na_rm": args.na_rm, "weights": args.weights}
     lazy: dict[str, Any] = {}
-    if args.per_bin or args.plot:
-        lazy["tab"] = _library(_table, p_word, cols.p, cols.y, bins=bins, type=type_,
-                               data=data, **common, **(binning_options or {}))
+
+    def per_bin(type_of: str):
+        return _library(_table, p_word, cols.p, cols.y, bins=bins, type=type_of, data=data,
+                        **common, **(binning_options or {}))
+
+    if args.per_bin:
+        lazy["tab"] = per_bin(type_)
+    if args.plot and not (args.per_bin and plot_type == type_):  # else it draws "tab"
+        lazy["plot"] = per_bin(plot_type)
     mces = [c for c in columns if c.spec.func == "mce"]
     if not args.per_bin:
         lazy["res"] = _library(_summarise, p_word, data, cols.p, cols.y,
@@ -1029,11 +1038,13 @@ def report_source(src, args, columns, tests, bins: int, type_: str,
             (got,) = dask.compute(lazy)
     except (InputError, InputTypeError) as err:
         raise CLIError(_cli_words(str(err), p_word)) from None
-    tab = res = None
+    res = None
     flags: dict[str, np.ndarray] = {}
-    if "tab" in got:
-        tab = got["tab"]
-        tab["n"] = rep._counts(tab["n"].to_numpy())
+    for name in ("tab", "plot"):
+        if name in got:
+            got[name]["n"] = rep._counts(got[name]["n"].to_numpy())
+    tab = got.get("tab")
+    plot = got.get("plot", tab if args.plot else None)  # the printed table, if the same
     if not args.per_bin:
         res = got["res"]
         res.insert(len(by or []), "n", rep._counts(got["n"]["n"].to_numpy()))
@@ -1042,4 +1053,4 @@ def report_source(src, args, columns, tests, bins: int, type_: str,
             res.insert(res.columns.get_loc(c.name) + 1, rep._bin_n_column(c.name), counts)
             flags[c.name] = counts < MCE_MIN_BIN_COUNT
         rep._insert_form_and_bins(res, show_form, form, show_bins, bins)
-    return res, tab, form, flags
+    return rep._Reported(res, tab, plot, form, drawn, flags)

@@ -9,6 +9,7 @@ backend or changes matplotlib's global options.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from calibr._groups import subframes
-from calibr._params import FLAG, OPTIONAL_STRING, Integer, Optional, validate_params
+from calibr._params import FLAG, OPTIONAL_STRING, Integer, Optional, Options, validate_params
 from calibr._validation import InputError, InputTypeError, _count_phrase, _fmt
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -31,8 +32,26 @@ _NEEDED = ("bin", "lower", "upper", "n", "mean_confidence", "observed_frequency"
 #: Panels with more curves than this draw them thinner and put the legend beside.
 _FEW_CURVES = 3
 
-#: Inches added to each panel's width for a legend beside it.
+#: Inches added to the figure's width for the legend beside the panels.
 _LEGEND_WIDTH = 1.2
+
+#: Panels per row by default: at most this many, the rows balanced.
+_MAX_COLUMNS = 4
+
+#: Inches of a panel's width taken by its y axis (ticks and label): a title wider
+#: than the rest is wrapped.
+_Y_AXIS_WIDTH = 0.75
+
+#: Inches of the figure's width kept free beside its title.
+_TITLE_MARGIN = 0.3
+
+#: Inches added to the figure's height for each line of a title beyond those a
+#: panel's height allows for (two of a panel's title, one of the figure's).
+_LINE_HEIGHT = 0.2
+
+#: The y scales of the count histogram (the first is the default): a log scale shows
+#: the bins of a few predictions beside those of thousands.
+_COUNT_SCALES = ("log", "linear")
 
 #: The columns of a consistency band (``calibration_table(..., consistency=LEVEL)``).
 _BAND = ("consistency_lower", "consistency_upper")
@@ -282,17 +301,19 @@ def _table_ece(table: pd.DataFrame, series_by: list) -> float:
     return float(np.mean(per))
 
 
-def _shade(ax: Any, x: np.ndarray, rows: pd.DataFrame, color: str) -> None:
-    """The consistency band of one curve (its rows sorted by mean confidence)."""
+def _shade(ax: Any, x: np.ndarray, rows: pd.DataFrame, color: str) -> Any:
+    """The consistency band of one curve (its rows sorted by mean confidence); the
+    artist drawn, or None without a bin with both bounds."""
     lo = pd.to_numeric(rows[_BAND[0]]).to_numpy(dtype=float)
     hi = pd.to_numeric(rows[_BAND[1]]).to_numpy(dtype=float)
     ok = np.isfinite(lo) & np.isfinite(hi)
     if ok.sum() >= 2:
-        ax.fill_between(x[ok], lo[ok], hi[ok], color=color, alpha=_BAND_ALPHA, linewidth=0,
-                        label=BAND_LABEL)
-    elif ok.any():
-        ax.vlines(x[ok], lo[ok], hi[ok], color=color, alpha=_BAND_ALPHA, linewidth=8,
-                  label=BAND_LABEL)
+        return ax.fill_between(x[ok], lo[ok], hi[ok], color=color, alpha=_BAND_ALPHA,
+                               linewidth=0, label=BAND_LABEL)
+    if ok.any():
+        return ax.vlines(x[ok], lo[ok], hi[ok], color=color, alpha=_BAND_ALPHA, linewidth=8,
+                         label=BAND_LABEL)
+    return None
 
 
 #: The legend label of the smoothed curve (``smooth=``), before its numbers.
@@ -314,6 +335,68 @@ def _smooth_rule(value: Any, name: str) -> Any:
     )
 
 
+def _ece_label_rule(value: Any, name: str) -> str | dict:
+    """``ece_label``: a string, or a mapping of panel keys to strings."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values()):
+        return dict(value)
+    raise InputTypeError(
+        f"`{name}` must be a string or a dict of strings by panel; got {type(value).__name__}."
+    )
+
+
+def _grid(n_panels: int, ncols: int | None) -> tuple[int, int]:
+    """(rows, columns) of the panels: ``ncols`` per row if given, else the fewest rows
+    of at most ``_MAX_COLUMNS`` panels, balanced (six panels: two rows of three), so
+    that fewer slots than rows are left empty."""
+    if ncols is None:
+        rows = -(-n_panels // _MAX_COLUMNS)
+        ncols = -(-n_panels // rows)
+    ncols = min(int(ncols), n_panels)
+    return -(-n_panels // ncols), ncols
+
+
+def _fit(text: str, width: float, size: Any) -> str:
+    """``text`` wrapped to lines at most ``width`` inches wide in a font of ``size``
+    (a size in points or a name, as ``Text.set_fontsize`` takes): broken after the
+    ", " between group keys where it can, else after a space or an underscore, else
+    inside a word. Its own line breaks are kept."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import text_to_path
+
+    prop = FontProperties(size=size)
+    limit = width * 72.0  # points
+
+    def fits(s: str) -> bool:
+        return text_to_path.get_text_width_height_descent(s.rstrip(), prop,
+                                                          ismath=False)[0] <= limit
+
+    def wrap(piece: str, separators: tuple[str, ...]) -> list[str]:
+        """Lines of ``piece``: greedy, after the first separator that helps."""
+        if fits(piece):
+            return [piece]
+        if not separators:  # a word too wide alone: its longest prefixes that fit
+            lo, hi = 1, len(piece)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if fits(piece[:mid]) else (lo, mid)
+            return [piece[:lo], *wrap(piece[lo:], separators)]
+        lines, current = [], ""
+        for part in re.split(f"(?<={re.escape(separators[0])})", piece):
+            if fits(current + part):
+                current += part
+                continue
+            if current:
+                lines.append(current)
+            *full, current = wrap(part, separators[1:])
+            lines += full
+        return [*lines, current]
+
+    return "\n".join(line.rstrip() for raw in text.split("\n")
+                     for line in wrap(raw, (", ", " ", "_")))
+
+
 @validate_params(
     ncols=Optional(Integer(1, what="a single positive integer")),
     histogram=FLAG,
@@ -323,6 +406,8 @@ def _smooth_rule(value: Any, name: str) -> Any:
     show_ece=FLAG,
     consistency=_consistency_rule,
     smooth=_smooth_rule,
+    count_scale=Options(*_COUNT_SCALES),
+    ece_label=_ece_label_rule,
 )
 def reliability_diagram(
     table: pd.DataFrame,
@@ -336,6 +421,8 @@ def reliability_diagram(
     show_ece: bool = False,
     consistency: bool | str = "auto",
     smooth: Any = None,
+    count_scale: str = "log",
+    ece_label: str | Mapping[Any, str] = "ECE",
 ) -> Figure:
     """Draw a reliability diagram from a calibration table.
 
@@ -352,25 +439,33 @@ def reliability_diagram(
         columns first (group keys, then ``class`` for a classwise multiclass
         table), then ``bin``, ``lower``, ``upper``, ``n``, ``mean_confidence``,
         ``observed_frequency``, ``gap``, ``ci_lower``, ``ci_upper``. Missing
-        ``ci_lower``/``ci_upper`` values draw no bar.
+        ``ci_lower``/``ci_upper`` values draw no bar. The form is the table's:
+        a classwise table (``calibration_table(type="classwise")``, R's default)
+        draws a panel or a curve per class, a top-label table
+        (``type="confidence"``) one curve per group, which reads better for
+        more than three classes.
     by : str or sequence of str, optional
         The grouping columns that get a panel each. The default (``None``) is
         every column before ``bin``, so a per-model classwise table gets one
-        panel per (model, class). Grouping columns left out of ``by`` are drawn
-        as separate curves inside each panel, with a legend; ``by=[]`` draws
+        panel per (model, class): small multiples. Grouping columns left out of
+        ``by`` are drawn as separate curves inside each panel, each in the same
+        colour in every panel, with one legend for the figure; ``by=[]`` draws
         everything in one panel.
     ncols : int, optional
-        Panels per row; by default ``min(number of panels, 4)``.
+        Panels per row. By default the fewest rows of at most four panels,
+        balanced: six panels are two rows of three, seven a row of four and one
+        of three. Slots left over in the last row stay empty (no axes).
     histogram : bool, default True
         Draw the bin counts beneath each panel.
     intervals : bool, default True
         Draw the ``ci_lower``-``ci_upper`` bars.
     panel_size : (float, float), default (3.6, 3.6)
         Width and height in inches of one panel (histogram included); a
-        legend beside the panels (more than three curves) adds 1.2 inches to
-        each panel's width.
+        legend beside the panels adds 1.2 inches to the figure's width, and
+        each line of a title beyond two (a panel's) or one (the figure's)
+        0.2 inches to its height.
     title : str, optional
-        A title for the whole figure.
+        A title for the whole figure, wrapped to the panels' width.
     show_ece : bool, default False
         Add each panel's ECE to its title, computed from the panel's rows by
         :func:`table_ece` (equal to ``calibr.ece()`` on the same data, bins
@@ -389,8 +484,18 @@ def reliability_diagram(
         (:func:`calibr.smece_curve`, relplot's main line) in each panel: one
         curve for every panel, or a dict from each panel's key (the tuple of
         its ``by`` values, as ``table.groupby(by)`` names groups) to its
-        curve; panels without a key in the dict get none. The legend gives
-        its bandwidth and smooth ECE.
+        curve; panels without a key in the dict get none. The panel's legend
+        gives its bandwidth and smooth ECE.
+    count_scale : {"log", "linear"}, default "log"
+        The y scale of the count histogram. On the log scale (its label says
+        so) a bin of a few predictions stays visible beside one of thousands,
+        as in the peaked predictions of a good classifier; it runs from half
+        the smallest count (at most 0.5) to twice the largest.
+    ece_label : str or mapping of panel key to str, default "ECE"
+        The name before the ECE in each panel's title (with `show_ece`), e.g.
+        ``"top-label ECE"`` for a ``type="confidence"`` table of multiclass
+        data, whose table looks like a binary one; or a dict from panel keys
+        (as for `smooth`) to names, panels without a key getting ``"ECE"``.
 
     Returns
     -------
@@ -406,12 +511,14 @@ def reliability_diagram(
         If matplotlib is not installed (``pip install matplotlib``).
     calibr.InputTypeError
         A ``TypeError``: if `table` is not a DataFrame, `panel_size` is not a
-        pair of numbers or `title` is not a string.
+        pair of numbers, `title` is not a string or `ece_label` not a string or
+        a dict of strings.
     calibr.InputError
         A ``ValueError``: if `table` lacks a column, is empty or holds non-finite values, if
         `by` names a column that is not a grouping column, if `ncols` is
         not a positive integer, `panel_size` not two positive finite numbers,
-        `histogram`, `intervals` or `show_ece` not True or False, or if
+        `histogram`, `intervals` or `show_ece` not True or False, `count_scale`
+        not ``"log"`` or ``"linear"``, or if
         `show_ece` is set and the panels mix groups or the bins are not those
         of ``calibration_table()``; if `consistency` is not True, False or
         ``"auto"``, or is True for a table without the band's columns. Every
@@ -421,20 +528,25 @@ def reliability_diagram(
     -----
     The figure is built with ``matplotlib.figure.Figure`` directly, so it does
     not depend on the pyplot state or the interactive backend and leaves
-    matplotlib's global options untouched.
+    matplotlib's global options untouched. Its layout is matplotlib's
+    constrained layout; the titles are wrapped to the width of a panel (after
+    the ", " between group keys where they can) and of the panels, so that
+    they neither run into each other nor leave the figure.
 
     The consistency band is drawn in the curve's colour at opacity 0.2,
     between the bins' bounds at their mean confidence (``fill_between``, with
     the label ``calibr.plot.BAND_LABEL``); a curve with a single bin gets a
     wide translucent bar instead.
 
-    A panel with more than three curves (e.g. the ten classes of a classwise
-    table) draws them with thinner lines and lighter interval bars and puts
-    its legend beside the panel; the count bars of several curves stand side
+    Named curves (the columns left out of `by`) get one legend for the whole
+    figure, beside the panels (``Figure.legends``); a single panel of at most
+    three curves keeps its legend inside. A panel with more than three curves
+    (e.g. the ten classes of a classwise table) draws them with thinner lines
+    and lighter interval bars; the count bars of several curves stand side
     by side within each bin, one per curve, in the curves' colours. Curves
     whose key is missing (the binary rows of a table stacked with classwise
     ones, whose ``class`` is empty) are drawn as the panel's single
-    "observed" curve.
+    "observed" curve, in the first colour.
 
     Examples
     --------
@@ -447,6 +559,8 @@ def reliability_diagram(
     >>> fig = reliability_diagram(table)
     >>> [ax.get_label() for ax in fig.axes]
     ['reliability', 'counts']
+    >>> fig.axes[1].get_yscale()
+    'log'
     """
     group_cols = _check_table(table)
     panel_by = _check_by(by, group_cols)
@@ -461,50 +575,69 @@ def reliability_diagram(
     band = _draw_band(table, consistency)
     figure_mod = _require_matplotlib()
 
-    panels = subframes(table, panel_by)
-    n_panels = len(panels)
-    ncols = min(n_panels, 4) if ncols is None else min(int(ncols), n_panels)
-    nrows = -(-n_panels // ncols)
-    # a legend beside a panel (more than three curves) gets room of its own
-    beside = bool(series_by) and any(
-        len(subframes(sub, series_by)) > _FEW_CURVES for _, sub in panels
-    )
-    extra = _LEGEND_WIDTH if beside else 0.0
-    fig = figure_mod.Figure(figsize=((width + extra) * ncols, height * nrows),
-                            layout="constrained")
+    panels = [(key, sub, subframes(sub, series_by)) for key, sub in subframes(table, panel_by)]
+    nrows, ncols = _grid(len(panels), ncols)
+    # each named curve keeps one colour in every panel (by its first appearance)
+    colours: dict[str, str] = {}
+    for _, _, curves in panels:
+        for skey, _ in curves:
+            if series_by and not _all_missing(skey):
+                colours.setdefault(_describe(series_by, skey), f"C{len(colours) % 10}")
+    crowded_figure = any(len(curves) > _FEW_CURVES for _, _, curves in panels)
+    # one legend for the figure, beside the panels; a single panel of few curves
+    # keeps its legend inside
+    shared = bool(colours) and (len(panels) > 1 or crowded_figure)
+    headings = [_fit(_heading(key, sub, curves, panel_by, series_by, show_ece, ece_label),
+                     width - _Y_AXIS_WIDTH, "medium") for key, sub, curves in panels]
     if title is not None:
-        fig.suptitle(title)
+        title = _fit(title, width * ncols - _TITLE_MARGIN, "large")
+    # room for the lines of the titles beyond the two (a panel's) and one (the
+    # figure's) that a panel's height allows for
+    lines = [max(h.count("\n") + 1 for h in headings[r * ncols:(r + 1) * ncols])
+             for r in range(nrows)]
+    extra = sum(max(k - 2, 0) for k in lines) * _LINE_HEIGHT
+    extra += (title.count("\n") if title is not None else 0) * _LINE_HEIGHT
+    fig_width = width * ncols + (_LEGEND_WIDTH if shared else 0.0)
+    fig = figure_mod.Figure(figsize=(fig_width, height * nrows + extra), layout="constrained")
+    if title is not None:  # centred over the panels, not over the legend beside them
+        fig.suptitle(title, x=0.5 * width * ncols / fig_width)
     rows_per_panel = 2 if histogram else 1
     ratios = [3, 1] * nrows if histogram else [1] * nrows
     grid = fig.add_gridspec(nrows * rows_per_panel, ncols, height_ratios=ratios)
 
-    for i, (key, sub) in enumerate(panels):
+    handles: dict[str, Any] = {}  # the figure legend's entries, by label
+    for i, (key, sub, curves) in enumerate(panels):
         r, c = divmod(i, ncols)
         ax = fig.add_subplot(grid[r * rows_per_panel, c], label=PANEL_LABEL)
-        ax.plot([0, 1], [0, 1], linestyle="--", color="0.55", linewidth=1,
-                label="perfect calibration")
+        (diagonal,) = ax.plot([0, 1], [0, 1], linestyle="--", color="0.55", linewidth=1,
+                              label="perfect calibration")
+        own = []  # entries of this panel only (the smoothed curve's numbers)
         curve = smooth.get(key) if isinstance(smooth, Mapping) else smooth
         if curve is not None:  # NaN where there is no density: the line breaks
-            ax.plot(curve.x, curve.y, color="0.15", linewidth=1.8, label=SMOOTH_LABEL
-                    + f" (bandwidth {curve.bandwidth:.3g}, smECE {curve.smece:.3g})")
+            own += ax.plot(curve.x, curve.y, color="0.15", linewidth=1.8, label=SMOOTH_LABEL
+                           + f" (bandwidth {curve.bandwidth:.3g}, smECE {curve.smece:.3g})")
         counts_ax = None
         if histogram:
             counts_ax = fig.add_subplot(grid[r * rows_per_panel + 1, c], sharex=ax,
                                         label=COUNTS_LABEL)
-        curves = subframes(sub, series_by)
         slots = len(curves)  # count bars side by side within each bin
-        crowded = slots > _FEW_CURVES  # thinner lines, lighter bars, the legend beside
+        crowded = slots > _FEW_CURVES  # thinner lines, lighter bars
+        named = []
         for j, (skey, ssub) in enumerate(curves):
             ssub = ssub.sort_values("mean_confidence", kind="stable")
-            color = f"C{j % 10}"
-            named = series_by and not _all_missing(skey)
-            name = _describe(series_by, skey) if named else "observed"
+            is_named = bool(series_by) and not _all_missing(skey)
+            name = _describe(series_by, skey) if is_named else "observed"
+            color = colours[name] if is_named else "C0"
             x = ssub["mean_confidence"].to_numpy(dtype=float)
             yv = ssub["observed_frequency"].to_numpy(dtype=float)
-            if band:
-                _shade(ax, x, ssub, color)
-            ax.plot(x, yv, marker="o", markersize=3 if crowded else 4,
-                    linewidth=1.0 if crowded else 1.5, color=color, label=name)
+            shaded = _shade(ax, x, ssub, color) if band else None
+            if shaded is not None:
+                handles.setdefault(BAND_LABEL, shaded)
+            (line,) = ax.plot(x, yv, marker="o", markersize=3 if crowded else 4,
+                              linewidth=1.0 if crowded else 1.5, color=color, label=name)
+            if is_named:
+                named.append(line)
+                handles.setdefault(name, line)
             if intervals:
                 lo = pd.to_numeric(ssub["ci_lower"]).to_numpy(dtype=float)
                 hi = pd.to_numeric(ssub["ci_upper"]).to_numpy(dtype=float)
@@ -522,24 +655,49 @@ def reliability_diagram(
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.02, 1.02)
         ax.set_ylabel("Observed frequency")
-        heading = [_describe(panel_by, key)] if panel_by else []
-        if show_ece:
-            value = _table_ece(sub, series_by)
-            drawn = [k for k, _ in curves if not _all_missing(k)]
-            mean = f" (mean over {len(drawn)} classes)" if len(drawn) > 1 else ""
-            heading.append(f"ECE = {value:.4g}{mean}")
-        if heading:
-            ax.set_title("\n".join(heading), fontsize="medium")
-        if series_by and any(not _all_missing(k) for k, _ in curves):
-            if crowded:  # beside the panel, so that it hides no curve
-                ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
-                          borderaxespad=0.0)
-            else:
-                ax.legend(fontsize="x-small", loc="upper left")
+        if headings[i]:
+            ax.set_title(headings[i], fontsize="medium")
+        if named and not shared:  # a single panel of few curves
+            shade = [handles[BAND_LABEL]] if BAND_LABEL in handles else []
+            ax.legend(handles=[diagonal, *own, *named, *shade], fontsize="x-small",
+                      loc="upper left")
+        elif own:
+            ax.legend(handles=own, fontsize="x-small", loc="lower right")
         if counts_ax is not None:
+            _count_axis(counts_ax, sub["n"].to_numpy(dtype=float), count_scale)
             ax.tick_params(labelbottom=False)
-            counts_ax.set_ylabel("Count")
             counts_ax.set_xlabel("Mean confidence")
         else:
             ax.set_xlabel("Mean confidence")
+    if shared:  # the curves, then the band
+        entries = [h for label, h in handles.items() if label != BAND_LABEL]
+        entries += [handles[BAND_LABEL]] if BAND_LABEL in handles else []
+        fig.legend(handles=[diagonal, *entries], fontsize="x-small", loc="outside right upper")
     return fig
+
+
+def _heading(key: tuple, sub: pd.DataFrame, curves: list, panel_by: list, series_by: list,
+             show_ece: bool, ece_label: str | dict) -> str:
+    """A panel's title: its group keys, and with ``show_ece`` its ECE."""
+    heading = [_describe(panel_by, key)] if panel_by else []
+    if show_ece:
+        value = _table_ece(sub, series_by)
+        drawn = [k for k, _ in curves if not _all_missing(k)]
+        mean = f" (mean over {len(drawn)} classes)" if len(drawn) > 1 else ""
+        label = ece_label.get(key, "ECE") if isinstance(ece_label, dict) else ece_label
+        heading.append(f"{label} = {value:.4g}{mean}")
+    return "\n".join(heading)
+
+
+def _count_axis(ax: Any, n: np.ndarray, scale: str) -> None:
+    """The y axis of a count histogram: on a log scale from half the smallest
+    positive count (or 0.5, whichever is less), so that a bin of one prediction
+    is a visible bar, to twice the largest."""
+    if scale == "log":
+        ax.set_yscale("log")
+        positive = n[n > 0]
+        low = 0.5 * min(1.0, float(positive.min())) if positive.size else 0.5
+        ax.set_ylim(low, max(2.0 * float(positive.max()), 2 * low) if positive.size else 1.0)
+        ax.set_ylabel("Count\n(log)")
+    else:
+        ax.set_ylabel("Count")

@@ -565,72 +565,146 @@ class FakeFigure:
         buf.write(b"fake " + format.encode())
 
 
-def test_plot_shows_the_form_of_the_metrics(capsys, tmp_path, monkeypatch):
-    """--plot draws what the report prints: classwise by default (classes as curves in
-    one panel per group), the top label with --type confidence; titled with form and bins,
-    and the ECE in each panel's title."""
-    require("matplotlib")
+_NOTE = ("more than 3 classes, drawn as the top label, not in the classwise form of the "
+         "metrics (--type classwise draws that)")
+
+
+def _keep_plot_calls(monkeypatch, real=False):
+    """Record what --plot passes to reliability_diagram: (table, by, options, figure)."""
     import calibr.plot
 
     seen = []
+    draw = calibr.plot.reliability_diagram
 
-    def fake(table, by=None, **kw):
-        seen.append((table, by, kw))
-        return FakeFigure()
+    def keep(table, by=None, **kw):
+        fig = draw(table, by=by, **kw) if real else FakeFigure()
+        seen.append((table, by, kw, fig))
+        return fig
 
-    monkeypatch.setattr(calibr.plot, "reliability_diagram", fake)
+    monkeypatch.setattr(calibr.plot, "reliability_diagram", keep)
+    return seen
+
+
+def test_plot_draws_the_top_label_of_many_classes_by_default(capsys, tmp_path, monkeypatch):
+    """Without --type, ten classes are drawn as the top label (one curve per panel,
+    titled so), three classwise; --type picks either; the report's numbers do not
+    change with --plot."""
+    require("matplotlib")
+    seen = _keep_plot_calls(monkeypatch)
     png = tmp_path / "d.png"
-    assert main(["report", "--example", "digits", "--plot", str(png)]) == 0
-    table, by, kw = seen[-1]
+    code, out, err = run(capsys, "report", "--example", "digits", "-f", "csv", "--plot",
+                         str(png))
+    assert code == 0 and err == ""
+    table, by, kw, _ = seen[-1]
+    assert list(table.columns) == ["dataset", "model", *TABLE_COLUMNS]  # no class: top label
+    assert by == ["dataset", "model"]
+    assert kw == {"title": "Reliability diagrams: 10 equal-width bins; form: top-label "
+                           f"confidence\n{_NOTE}", "show_ece": True,
+                  "ece_label": "top-label ECE"}
+    df = load_digits_predictions()
+    want = calibration_table(None, "y", type="confidence", data=df.groupby("model"),
+                             p_prefix="p_")
+    pd.testing.assert_frame_equal(table.drop(columns="dataset"), want)
+    assert png.read_bytes() == b"fake png"
+    assert run(capsys, "report", "--example", "digits", "-f", "csv")[1] == out  # the same numbers
+    assert pd.read_csv(io.StringIO(out))["form"].tolist() == ["classwise"] * 3
+
+    assert main(["report", "--example", "digits", "--type", "classwise", "--plot",
+                 str(png)]) == 0
+    table, by, kw, _ = seen[-1]
     assert list(table.columns) == ["dataset", "model", "class", *TABLE_COLUMNS]
     assert by == ["dataset", "model"]  # classes are curves within each panel
     assert kw == {"title": "Reliability diagrams: 10 equal-width bins; form: classwise; one "
-                           "curve per class", "show_ece": True}
-    assert png.read_bytes() == b"fake png"
+                           "curve per class", "show_ece": True, "ece_label": "ECE"}
     assert main(["report", "--example", "digits", "--type", "confidence", "--bins", "5",
                  "--plot", str(png)]) == 0
-    table, by, kw = seen[-1]
+    table, by, kw, _ = seen[-1]
     assert list(table.columns) == ["dataset", "model", *TABLE_COLUMNS]
-    assert by == ["dataset", "model"]
-    assert kw["title"] == "Reliability diagrams: 5 equal-width bins; form: confidence"
+    assert kw["title"] == "Reliability diagrams: 5 equal-width bins; form: top-label confidence"
+    assert kw["ece_label"] == "top-label ECE"
     assert main(["report", "--plot", str(png)]) == 0  # both bundled data sets
+    table, by, kw, _ = seen[-1]
+    assert kw["title"] == ("Reliability diagrams: 10 equal-width bins; form: binary "
+                           f"(breast_cancer), top-label confidence (digits)\ndigits: {_NOTE}")
+    assert kw["ece_label"] == {("digits", m): "top-label ECE"
+                               for m in ("logistic", "naive_bayes", "random_forest")}
+    assert main(["report", "--type", "classwise", "--plot", str(png)]) == 0
     assert seen[-1][2]["title"] == ("Reliability diagrams: 10 equal-width bins; form: binary "
                                     "(breast_cancer), classwise (digits); one curve per class")
+    assert seen[-1][2]["ece_label"] == {}
     capsys.readouterr()
 
 
-def test_plot_panels_carry_the_printed_ece(capsys, tmp_path):
-    """A real figure: one panel per model, titled with the ECE that the report prints
-    (and that calibr.ece computes), for the default classwise form of the digits."""
+@pytest.mark.parametrize(("k", "drawn"), [(2, "classwise"), (3, "classwise"), (4, "confidence")])
+def test_plot_draws_up_to_three_classes_classwise(capsys, tmp_path, monkeypatch, k, drawn):
     require("matplotlib")
+    seen = _keep_plot_calls(monkeypatch)
+    rng = np.random.default_rng(k)
+    df = pd.DataFrame(rng.dirichlet(np.ones(k), 120), columns=[f"p_{j}" for j in range(k)])
+    df["y"] = rng.integers(0, k, 120)
+    src = write(tmp_path, df)
+    code, out, err = run(capsys, "report", src, "--prob-prefix", "p_", "--per-bin",
+                         "--plot", str(tmp_path / "k.png"))
+    assert code == 0 and err == ""
+    assert table_body(out)[0][0] == "class"  # the printed table: classwise, as the metrics
+    table, _, kw, _ = seen[-1]
+    assert ("class" in table.columns) == (drawn == "classwise")
+    want = calibration_table(None, "y", type=drawn, data=df, p_prefix="p_")
+    pd.testing.assert_frame_equal(table, want)
+    assert kw["ece_label"] == ("top-label ECE" if drawn == "confidence" else "ECE")
+    assert kw["title"].endswith(_NOTE) == (drawn == "confidence")
+
+
+def test_plot_panels_carry_the_ece_they_draw(capsys, tmp_path, monkeypatch):
+    """A real figure of the default digits report: one panel per model, titled with
+    its top-label ECE (calibr.ece(type="confidence")), counts on a log scale, every
+    title inside the figure, no legend (one curve each); with --type classwise, the
+    classwise ECE that the report prints and one legend for the figure."""
+    require("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     import calibr.plot
 
-    figures = []
-    real = calibr.plot.reliability_diagram
-
-    def keep(*args, **kwargs):
-        figures.append(real(*args, **kwargs))
-        return figures[-1]
-
+    seen = _keep_plot_calls(monkeypatch, real=True)
     png = tmp_path / "d.png"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(calibr.plot, "reliability_diagram", keep)
-        code, out, err = run(capsys, "report", "--example", "digits", "--plot", str(png),
-                             "-f", "json")
-    assert code == 0 and err == ""
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    records = json.loads(out)
-    panels = [ax for ax in figures[0].axes if ax.get_label() == calibr.plot.PANEL_LABEL]
     df = load_digits_predictions()
-    assert len(panels) == len(records) == 3
-    for ax, r in zip(panels, records, strict=True):
-        g = df[df["model"] == r["model"]]
-        ece = calibr.ece(g[DIGITS], g["y"], classes=range(10))
-        assert r["ece"] == ece
-        assert ax.get_title() == (f"dataset = digits, model = {r['model']}\n"
-                                  f"ECE = {ece:.4g} (mean over 10 classes)")
-        legend = [t.get_text() for t in ax.get_legend().get_texts()]
-        assert legend == ["perfect calibration", *(f"class = {k}" for k in range(10))]
+    for form in ("confidence", "classwise"):
+        extra = ["--type", "classwise"] if form == "classwise" else []
+        code, out, err = run(capsys, "report", "--example", "digits", "--plot", str(png),
+                             "-f", "json", *extra)
+        assert code == 0 and err == ""
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        fig = seen[-1][3]
+        records = json.loads(out)
+        panels = [ax for ax in fig.axes if ax.get_label() == calibr.plot.PANEL_LABEL]
+        counts = [ax for ax in fig.axes if ax.get_label() == calibr.plot.COUNTS_LABEL]
+        assert len(panels) == len(counts) == len(records) == 3
+        assert len(fig.axes) == 6  # a row of three: no empty axes
+        assert {ax.get_yscale() for ax in counts} == {"log"}
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        for text in [ax.title for ax in panels] + [fig._suptitle]:
+            box = text.get_window_extent(canvas.get_renderer())
+            assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1, text.get_text()
+        for ax, r in zip(panels, records, strict=True):
+            g = df[df["model"] == r["model"]]
+            printed = calibr.ece(g[DIGITS], g["y"], classes=range(10))
+            assert r["ece"] == printed and r["form"] == "classwise"  # the report's numbers
+            if form == "confidence":
+                ece = calibr.ece(g[DIGITS], g["y"], type="confidence", classes=range(10))
+                assert ax.get_title() == (f"dataset = digits, model = {r['model']}\n"
+                                          f"top-label ECE = {ece:.4g}")
+                assert ax.get_legend() is None
+            else:
+                assert ax.get_title() == (f"dataset = digits, model = {r['model']}\n"
+                                          f"ECE = {printed:.4g} (mean over 10 classes)")
+                assert ax.get_legend() is None  # one legend, for the figure
+        if form == "confidence":
+            assert fig.legends == []
+        else:
+            (legend,) = fig.legends
+            assert [t.get_text() for t in legend.get_texts()] == [
+                "perfect calibration", *(f"class = {k}" for k in range(10))]
 
 
 def test_too_many_panels_for_one_plot(capsys, tmp_path):

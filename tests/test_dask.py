@@ -578,6 +578,49 @@ def test_report_of_a_directory_with_tests_intervals_renormalize(client, parquet_
     assert len(_body(out)) >= 2
 
 
+def test_report_plot_of_a_directory_draws_what_the_pandas_path_draws(client, tmp_path,
+                                                                      capsys, monkeypatch):
+    """--plot of a directory: for five classes without --type the top label (as the
+    pandas path), beside the classwise --per-bin table that is printed."""
+    import calibr.plot
+
+    require("matplotlib")
+    rng = np.random.default_rng(SEED + 2)
+    k = 5
+    frame = pd.DataFrame(rng.dirichlet(np.ones(k), 300), columns=[f"q_{j}" for j in range(k)])
+    frame["c"] = rng.integers(0, k, 300)
+    frame["m"] = rng.choice(["a", "b"], 300)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i, (a, b) in enumerate(((0, 1), (1, 140), (140, 300))):
+        frame.iloc[a:b].to_parquet(parts / f"part-{i}.parquet")
+    frame.to_parquet(tmp_path / "all.parquet")
+    seen = []
+    monkeypatch.setattr(calibr.plot, "reliability_diagram",
+                        lambda table, **kw: seen.append((table, kw)) or FakeFigure())
+    address = ["--scheduler", client.scheduler.address]
+    common = ["--prob-prefix", "q_", "--label", "c", "--by", "m", "--plot"]
+    for options in ([], ["--per-bin"]):
+        status, out, err = _report(capsys, str(parts), *address, *options, *common,
+                                   str(tmp_path / "d.png"))
+        assert status == 0, err
+        status, want, err = _report(capsys, str(tmp_path / "all.parquet"), *options, *common,
+                                    str(tmp_path / "f.png"))
+        assert status == 0, err
+        assert _body(out) == _body(want)
+        (got, got_kw), (ref, ref_kw) = seen[-2:]
+        assert list(got.columns) == ["m", *calibr.table.TABLE_COLUMNS]  # no class column
+        pd.testing.assert_frame_equal(got.astype({"m": object}), ref.astype({"m": object}),
+                                      check_exact=False, rtol=MERGED_RTOL)  # Dask's strings
+        assert got_kw == ref_kw and got_kw["ece_label"] == "top-label ECE"
+    assert "class" in out  # the printed --per-bin table is classwise
+
+
+class FakeFigure:
+    def savefig(self, buf, format):  # noqa: A002 - matplotlib's name
+        buf.write(b"fake " + format.encode())
+
+
 def test_report_of_a_directory_refuses_bad_input(client, parquet_dir, capsys):
     address = ["--scheduler", client.scheduler.address]
     status, _, err = _report(capsys, str(parquet_dir / "nothing-*.parquet"))

@@ -76,6 +76,15 @@ def render(fig, dpi=60):
     return img
 
 
+def draw(fig):
+    """Lay ``fig`` out and draw it on an Agg canvas; the renderer, for window extents."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
 def region(img, fig, ax, dpi):
     """The pixels inside ``ax`` (in the image rendered at ``dpi``)."""
     box = ax.get_window_extent().transformed(fig.dpi_scale_trans.inverted())  # inches
@@ -128,7 +137,7 @@ def test_binary_table_renders_one_panel_with_curve_diagonal_and_counts():
 
     assert ax.get_ylabel() == "Observed frequency"
     assert cax.get_xlabel() == "Mean confidence"
-    assert cax.get_ylabel() == "Count"
+    assert cax.get_ylabel() == "Count\n(log)" and cax.get_yscale() == "log"
     assert ax.get_xlim() == pytest.approx((-0.02, 1.02))
     assert ax.get_ylim() == pytest.approx((-0.02, 1.02))
     assert ax.get_title() == ""
@@ -180,26 +189,38 @@ def test_layout_wraps_at_ncols():
     assert reliability_diagram(classwise(10)).get_size_inches() == pytest.approx((4 * 3.6, 3 * 3.6))
 
 
-def test_groups_not_in_by_become_curves_with_a_legend():
+def test_groups_not_in_by_become_curves_with_one_legend():
     table = grouped_table(
         {"model": ["lr", "lr", "rf", "rf"], "class": [1, 2, 1, 2]},
         lambda i: bin_rows([0.15, 0.55, 0.85], [0.1, 0.5 + 0.05 * i, 0.9], [30, 20, 10]),
     )
     fig = reliability_diagram(table, by="model")
     assert [a.get_title() for a in panels(fig)] == ["model = lr", "model = rf"]
-    for ax in panels(fig):
-        legend = [t.get_text() for t in ax.get_legend().get_texts()]
-        assert legend == ["perfect calibration", "class = 1", "class = 2"]
+    assert [ax.get_legend() for ax in panels(fig)] == [None, None]  # not one per panel
+    (legend,) = fig.legends  # but one for the figure
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "perfect calibration", "class = 1", "class = 2"]
     img = render(fig, 60)
     for ax in panels(fig):
         inside = region(img, fig, ax, 60)
         assert colour_pixels(inside, "C0") > 10 and colour_pixels(inside, "C1") > 10
+    # beside the panels, inside the figure, clear of the figure's title (centred over
+    # the panels)
+    renderer = draw(fig)
+    box = legend.get_window_extent(renderer)
+    assert box.x0 > max(ax.get_window_extent(renderer).x1 for ax in panels(fig))
+    assert box.x1 <= fig.bbox.x1 and fig.get_size_inches()[0] == pytest.approx(2 * 3.6 + 1.2)
+    titled = reliability_diagram(table, by="model", title="Reliability diagrams: " + "x" * 80)
+    renderer = draw(titled)
+    assert not titled._suptitle.get_window_extent(renderer).overlaps(
+        titled.legends[0].get_window_extent(renderer))
 
     single = reliability_diagram(table, by=[])
     assert len(panels(single)) == 1
-    labels = [t.get_text() for t in panels(single)[0].get_legend().get_texts()]
-    assert labels[1:] == ["model = lr, class = 1", "model = lr, class = 2",
-                          "model = rf, class = 1", "model = rf, class = 2"]
+    (legend,) = single.legends  # four curves: beside the panel
+    assert [t.get_text() for t in legend.get_texts()][1:] == [
+        "model = lr, class = 1", "model = lr, class = 2",
+        "model = rf, class = 1", "model = rf, class = 2"]
 
     both = reliability_diagram(table)  # default: every grouping column -> panels
     assert [a.get_title() for a in panels(both)] == [
@@ -349,8 +370,9 @@ def test_classwise_tables_of_the_bundled_digits(digits):
     assert len(panels(reliability_diagram(table))) == 30  # one per (model, class)
     fig = reliability_diagram(table, by="model")  # the classes as curves
     assert len(panels(fig)) == 3
-    for ax in panels(fig):
-        assert len(ax.get_legend().get_texts()) == 11  # the diagonal and ten classes
+    assert all(ax.get_legend() is None for ax in panels(fig))
+    (legend,) = fig.legends
+    assert len(legend.get_texts()) == 11  # the diagonal and ten classes, once
     img = render(fig, 50)
     for ax in panels(fig):
         assert colour_pixels(region(img, fig, ax, 50), "C9") > 5  # the tenth class is drawn
@@ -458,9 +480,11 @@ def test_many_curves_get_side_by_side_bars_and_a_legend_beside():
     table = classwise(10)
     fig = reliability_diagram(table, by=[])
     ax, cax = panels(fig)[0], count_axes(fig)[0]
-    legend = ax.get_legend()
+    assert ax.get_legend() is None
+    (legend,) = fig.legends
     assert len(legend.get_texts()) == 11
-    assert legend.get_bbox_to_anchor().x0 > ax.get_window_extent().x1  # beside the panel
+    renderer = draw(fig)
+    assert legend.get_window_extent(renderer).x0 > ax.get_window_extent(renderer).x1
     w, _ = fig.get_size_inches()
     assert w == pytest.approx(3.6 + 1.2)  # the legend's room
     bars = cax.patches
@@ -476,6 +500,130 @@ def test_many_curves_get_side_by_side_bars_and_a_legend_beside():
     assert colour_pixels(inside, "C9") > 3  # the tenth class is drawn
     few = reliability_diagram(classwise(3), by=[])
     assert few.get_size_inches()[0] == pytest.approx(3.6)  # a legend inside for few curves
+    assert few.legends == [] and len(panels(few)[0].get_legend().get_texts()) == 4
+
+
+# --- the layout: a grid for the panels it has, titles that fit, counts on a log scale --
+
+
+def groups_table(names, k=None):
+    """One binary table per name (``model`` column), or a classwise one of ``k`` classes."""
+    if k is None:
+        return grouped_table({"model": list(names)}, lambda i: BINARY.copy())
+    return grouped_table(
+        {"model": [m for m in names for _ in range(k)], "class": list(range(k)) * len(names)},
+        lambda i: bin_rows([0.1, 0.5, 0.9], [0.05, 0.5, 0.95], [900, 3, 40]),
+    )
+
+
+@pytest.mark.parametrize(("n", "rows", "cols"), [(1, 1, 1), (3, 1, 3), (4, 1, 4), (5, 2, 3),
+                                                 (6, 2, 3), (7, 2, 4), (9, 3, 3), (10, 3, 4)])
+def test_the_grid_has_rows_for_its_panels(n, rows, cols):
+    """The fewest rows of at most four panels, balanced: fewer empty slots than rows,
+    and no axes without data."""
+    fig = reliability_diagram(groups_table([f"m{i}" for i in range(n)]))
+    boxes = [a.get_position() for a in panels(fig)]
+    assert len({round(b.x0, 3) for b in boxes}) == cols
+    assert len({round(b.y0, 3) for b in boxes}) == rows
+    assert rows * cols - n < rows
+    assert tuple(fig.get_size_inches()) == pytest.approx((cols * 3.6, rows * 3.6))
+    assert len(fig.axes) == 2 * n  # a panel and its counts: nothing empty
+    for ax in fig.axes:
+        assert ax.get_visible() and (ax.get_lines() or ax.patches)
+
+
+def test_titles_fit_in_the_figure_and_do_not_collide():
+    """Long group names and a long figure title are wrapped (after the ", " between
+    keys first), inside the figure and clear of each other, every character kept;
+    the figure grows by the extra lines."""
+    names = ["a_gradient_boosted_ensemble_with_tuned_depth", "random_forest",
+             "logistic regression with an l2 penalty of one"]
+    table = groups_table(names).assign(dataset="breast_cancer")
+    table = table[["dataset", *table.columns[:-1]]]
+    title = ("Reliability diagrams: 10 equal-width bins; form: binary (breast_cancer), "
+             "top-label confidence (digits)")
+    for fig in (reliability_diagram(table, show_ece=True, title=title),
+                reliability_diagram(table[table["model"] == "random_forest"], show_ece=True,
+                                    title=title)):
+        renderer = draw(fig)
+        frame = fig.bbox
+        texts = [ax.title for ax in panels(fig)] + [fig._suptitle]
+        boxes = [t.get_window_extent(renderer) for t in texts]
+        for t, box in zip(texts, boxes, strict=True):
+            assert frame.x0 <= box.x0 and box.x1 <= frame.x1, t.get_text()
+            assert frame.y0 <= box.y0 and box.y1 <= frame.y1, t.get_text()
+        for i in range(len(boxes)):
+            for j in range(i):
+                assert not boxes[i].overlaps(boxes[j]), (texts[i].get_text(),
+                                                         texts[j].get_text())
+        assert re.sub(r"\s", "", fig.get_suptitle()) == re.sub(r"\s", "", title)
+    assert panels(fig)[0].get_title().startswith("dataset = breast_cancer,\nmodel = random_forest")
+    many = reliability_diagram(table, show_ece=True, title=title)
+    lines = max(ax.get_title().count("\n") + 1 for ax in panels(many))
+    assert lines > 3  # the long name is cut too
+    extra = (lines - 2) * 0.2 + many.get_suptitle().count("\n") * 0.2
+    assert many.get_size_inches()[1] == pytest.approx(3.6 + extra)
+    short = reliability_diagram(groups_table(["a", "b"]), show_ece=True)
+    assert [ax.get_title() for ax in panels(short)] == [
+        f"model = {m}\nECE = {table_ece_of(BINARY):.4g}" for m in "ab"]
+
+
+def table_ece_of(table):
+    from calibr.plot import table_ece
+
+    return table_ece(table)
+
+
+def test_counts_are_on_a_log_scale_down_to_a_single_prediction():
+    """A bin of 3 beside one of 900: both bars visible on the log axis; the linear
+    axis on request."""
+    table = groups_table(["lr", "rf"], k=4)
+    fig = reliability_diagram(table, by="model")
+    for cax in count_axes(fig):
+        assert cax.get_yscale() == "log" and cax.get_ylabel() == "Count\n(log)"
+        low, high = cax.get_ylim()
+        assert low == 0.5 and high == 2 * 900  # a bar of one stands out from the bottom
+        assert {r.get_height() for r in cax.patches} == {900, 3, 40}
+    weighted = BINARY.assign(n=[0.3, 2.0, 5.0, 7.5, 12.0])  # total weights below one
+    (cax,) = count_axes(reliability_diagram(weighted))
+    assert cax.get_ylim() == pytest.approx((0.15, 24.0))
+    (cax,) = count_axes(reliability_diagram(BINARY, count_scale="linear"))
+    assert cax.get_yscale() == "linear" and cax.get_ylabel() == "Count"
+    assert cax.get_ylim()[0] == 0
+
+
+def test_each_curve_keeps_its_colour_in_every_panel():
+    """A class missing from one panel does not shift the colours of the others."""
+    full = groups_table(["lr"], k=3)
+    part = groups_table(["rf"], k=3)
+    table = pd.concat([full, part[part["class"] != 0]], ignore_index=True)
+    fig = reliability_diagram(table, by="model")
+    colours = [{ln.get_label(): ln.get_color() for ln in ax.get_lines()} for ax in panels(fig)]
+    assert colours[0] == {"perfect calibration": "0.55", "class = 0": "C0", "class = 1": "C1",
+                          "class = 2": "C2"}
+    assert colours[1] == {"perfect calibration": "0.55", "class = 1": "C1", "class = 2": "C2"}
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "perfect calibration", "class = 0", "class = 1", "class = 2"]
+
+
+def test_ece_label_names_the_form_of_each_panel(digits):
+    import calibr
+
+    top = calibr.calibration_table(None, "y", type="confidence", data=digits.groupby("model"),
+                                   p_prefix="p_")
+    fig = reliability_diagram(top, show_ece=True, ece_label="top-label ECE")
+    cols = [f"p_{k}" for k in range(10)]
+    for ax, (model, g) in zip(panels(fig), digits.groupby("model"), strict=True):
+        ece = calibr.ece(g[cols], g["y"], type="confidence", classes=range(10))
+        assert ax.get_title() == f"model = {model}\ntop-label ECE = {ece:.4g}"
+    fig = reliability_diagram(top, show_ece=True, ece_label={("naive_bayes",): "their ECE"})
+    assert [ax.get_title().split("\n")[1].split(" = ")[0] for ax in panels(fig)] == [
+        "ECE", "their ECE", "ECE"]
+    for bad in (3, {("a",): 1}, None):
+        with pytest.raises(TypeError, match=r"^`ece_label` must be a string or a dict of "
+                                            r"strings by panel; got (int|dict|NoneType)\.$"):
+            reliability_diagram(top, show_ece=True, ece_label=bad)
 
 
 # --- every bad argument is named -----------------------------------------------------
@@ -522,6 +670,10 @@ def test_numpy_panel_size_is_fine():
         ({"show_ece": None}, ValueError, r"^`show_ece` must be True or False; got None\.$"),
         ({"title": 3}, TypeError, r"^`title` must be a string or None; got int\.$"),
         ({"ncols": 0}, ValueError, r"^`ncols` must be a single positive integer; got 0\.$"),
+        ({"count_scale": "sqrt"}, ValueError,
+         r"^`count_scale` must be one of 'log', 'linear'; got 'sqrt'\.$"),
+        ({"ece_label": ["ECE"]}, TypeError,
+         r"^`ece_label` must be a string or a dict of strings by panel; got list\.$"),
         ({"by": "x"}, ValueError, r"^`by` must name grouping columns of `table`"),
     ],
 )
@@ -619,12 +771,15 @@ def test_band_of_a_real_table_per_class_and_missing_bounds():
     table = calibr.calibration_table(p, y, bins=5, consistency=0.9, n_resamples=50, rng=0)
     table.loc[1, "consistency_upper"] = np.nan  # left out of the band
     fig = reliability_diagram(table, by=[], histogram=False, intervals=False)
-    img = render(fig, 80)
     (ax,) = panels(fig)
     from calibr.plot import BAND_LABEL
 
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["perfect calibration", "class = 1", "class = 2", "class = 3", BAND_LABEL]
+    ax.get_legend().remove()  # its swatches are not the bands
+    img = render(fig, 80)
     assert len([c for c in ax.collections if c.get_label() == BAND_LABEL]) == 3
     for j in range(3):
         tint = 0.2 * np.array(to_rgb(f"C{j}")) + 0.8
         inside = region(img, fig, ax, 80)
-        assert int((np.abs(inside - tint).max(axis=-1) < 0.03).sum()) > 100
+        assert int((np.abs(inside - tint).max(axis=-1) < 0.03).sum()) > 50

@@ -418,6 +418,9 @@ def test_reliability_diagram_draws_the_smoothed_curve():
     smoothed = [[ln.get_label().startswith("smoothed") for ln in ax.get_lines()]
                 for ax in panels]
     assert [any(s) for s in smoothed] == [False, True]
+    # the panel's legend gives the bandwidth and smooth ECE of its own curve
+    assert panels[0].get_legend() is None
+    assert [t.get_text() for t in panels[1].get_legend().get_texts()] == [line.get_label()]
     for bad in (3, [curve], {("a",): 1.0}):
         with pytest.raises(calibr.InputTypeError, match="^`smooth` must be None"):
             reliability_diagram(table, smooth=bad)

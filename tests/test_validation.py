@@ -742,7 +742,7 @@ def test_the_options_of_the_verbs_table_and_plots_are_declared_once():
     assert list(wilson_interval.__calibr_rules__) == ["level"]
     assert list(reliability_diagram.__calibr_rules__) == [
         "ncols", "histogram", "intervals", "panel_size", "title", "show_ece", "consistency",
-        "smooth"]
+        "smooth", "count_scale", "ece_label"]
     # the functions receive the canonical values, also for positional arguments
     p, y = [0.1, 0.4, 0.8, 0.9], [0, 1, 1, 1]
     want = calibr.calibration_table(p, y, 4, "classwise", na_rm=False)

@@ -314,7 +314,8 @@ def _build_parser() -> argparse.ArgumentParser:
                      "(default: 10)")
     met.add_argument("--type", choices=("classwise", "confidence"), default=None,
                      help="multiclass form of ece, mce, --per-bin and --plot "
-                     "(default: classwise)")
+                     "(default: classwise; --plot: confidence, the top label, for more "
+                     "than 3 classes)")
     met.add_argument("--binning", choices=("equal-width", "equal-mass"), default=None,
                      help="bins of ece, mce, --per-bin and --plot: equal-width (R's, the "
                      "default) or equal-mass (B groups of nearly equal size, each group's "
@@ -360,8 +361,9 @@ def _build_parser() -> argparse.ArgumentParser:
     out.add_argument(
         "--plot", metavar="PATH",
         help="also write reliability diagrams to PATH (.png, .pdf, .svg): one panel per "
-        "group, in the form and bins of ece and mce (multiclass: classwise, a curve per "
-        "class, unless --type confidence), with the ECE in each panel's title; needs "
+        "group, in the bins of ece and mce and the form of --type (multiclass: classwise, a "
+        "curve per class, for up to 3 classes; the top label for more, unless --type "
+        "classwise), with the ECE of what is drawn in each panel's title; needs "
         "matplotlib (pip install matplotlib)",
     )
     from ._compare import add_parser as _add_compare_parser

@@ -7,14 +7,14 @@ import inspect
 import io
 from collections.abc import Hashable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from .._calibration_tests import _BINARY_ONLY as BINARY_ONLY_TESTS
 from .._calibration_tests import calibration_test
-from .._groups import by_columns
+from .._groups import by_columns, subframes
 from .._params import BINS
 from .._validation import InputError
 from ..frame import summarise
@@ -38,6 +38,38 @@ from ._render import _header, _render, _tests_header
 
 #: At most this many panels in a --plot figure (one per group).
 MAX_PLOT_PANELS = 100
+
+#: Without --type, --plot draws multiclass data of more classes than this as the top
+#: label: more curves than this crowd a panel (docs/cli.md, "The plot").
+PLOT_CLASSWISE_MAX = 3
+
+
+class _Reported(NamedTuple):
+    """What ``report`` gets from one input."""
+
+    #: the summary, one row per group (None with --per-bin)
+    res: pd.DataFrame | None
+    #: the per-bin table of --per-bin (else None)
+    tab: pd.DataFrame | None
+    #: the per-bin table that --plot draws (else None)
+    plot: pd.DataFrame | None
+    #: the form of the metrics: "binary", "classwise" or "confidence"
+    form: str
+    #: the form of the plot (the metrics', or the top label by default for many classes)
+    plot_form: str
+    #: per binned metric's column, the rows whose MCE comes from a tiny bin
+    flags: dict[str, np.ndarray]
+
+
+def _plot_form(type_arg: str | None, n_prob: int) -> str:
+    """The form --plot draws for data of ``n_prob`` probability columns (1: binary)
+    and ``--type type_arg`` (None if not given): --type's, else classwise for at most
+    ``PLOT_CLASSWISE_MAX`` classes and the top label ("confidence") for more."""
+    if n_prob == 1:
+        return "binary"
+    if type_arg is not None:
+        return type_arg
+    return "confidence" if n_prob > PLOT_CLASSWISE_MAX else "classwise"
 
 
 def report(args) -> int:
@@ -77,17 +109,19 @@ def report(args) -> int:
     type_ = args.type or "classwise"
 
     sources = _sources(args)
-    results, tables, forms = [], [], []
+    results, tables, plots, forms, plot_forms = [], [], [], [], []
     marks: dict[str, list[np.ndarray]] = {}
     for src in sources:
-        res, tab, form, flags = _report_source(src, args, columns, tests, bins, type_,
-                                               binning_options)
-        forms.append(form)
-        if tab is not None:
-            tables.append(_tag(tab, src.tag))
-        if res is not None:
-            results.append(_tag(res, src.tag))
-        for col, flag in flags.items():
+        got = _report_source(src, args, columns, tests, bins, type_, binning_options)
+        forms.append(got.form)
+        plot_forms.append(got.plot_form)
+        if got.tab is not None:
+            tables.append(_tag(got.tab, src.tag))
+        if got.plot is not None:
+            plots.append(_tag(got.plot, src.tag))
+        if got.res is not None:
+            results.append(_tag(got.res, src.tag))
+        for col, flag in got.flags.items():
             marks.setdefault(col, []).append(flag)
 
     if args.per_bin:
@@ -127,7 +161,8 @@ def report(args) -> int:
     if args.output is not None:
         outputs.append(_Output(args.output, "--output", text.encode("utf-8")))
     if args.plot is not None:
-        figure = _plot(_stack_tables(tables), plot_format, bins, sources, forms,
+        figure = _plot(_stack_tables(plots), plot_format, bins, sources, plot_forms,
+                       [f != p for f, p in zip(forms, plot_forms, strict=True)],
                        binning_options)
         outputs.append(_Output(args.plot, "--plot", figure))
     _commit(outputs)
@@ -139,9 +174,8 @@ def report(args) -> int:
 def _report_source(
     src: _Source, args, columns: list[_Column], tests: list, bins: int, type_: str,
     binning_options: dict | None = None,
-) -> tuple[pd.DataFrame | None, pd.DataFrame | None, str, dict[str, np.ndarray]]:
-    """One input's summary (None with --per-bin), per-bin table (with --per-bin or
-    --plot, else None), form, and the MCEs from tiny bins (column -> row flags)."""
+) -> _Reported:
+    """One input's summary, per-bin tables and forms, and the MCEs from tiny bins."""
     if src.frame.__class__.__module__.startswith("dask"):  # a directory or glob: docs/dask.md
         from .._dask import report_source
 
@@ -155,6 +189,7 @@ def _report_source(
     _check_row_sums(frame, cols, p_word)
     _validate(frame, cols, args.na_rm, p_word, args.weights)
     form = type_ if isinstance(cols.p, list) else "binary"
+    drawn = _plot_form(args.type, len(cols.p) if isinstance(cols.p, list) else 1)
     for name, spec in tests:
         if spec.method in BINARY_ONLY_TESTS and isinstance(cols.p, list):
             raise CLIError(
@@ -179,12 +214,20 @@ def _report_source(
         _check_key_names(by, TABLE_COLUMNS, "a column of the per-bin table")
     data = _group(frame, by, src)
     common = {"classes": cols.classes, "na_rm": args.na_rm, "weights": args.weights}
-    tab = res = None
+    tab = plot = res = None
     flags: dict[str, np.ndarray] = {}
-    if args.per_bin or args.plot:
-        tab = _library(calibration_table, p_word, cols.p, cols.y, bins=bins, type=type_,
-                       data=data, **common, **(binning_options or {}))
-        tab["n"] = _counts(tab["n"].to_numpy())  # total weights: integers when whole
+
+    def per_bin(type_of: str) -> pd.DataFrame:
+        t = _library(calibration_table, p_word, cols.p, cols.y, bins=bins, type=type_of,
+                     data=data, **common, **(binning_options or {}))
+        t["n"] = _counts(t["n"].to_numpy())  # total weights: integers when whole
+        return t
+
+    if args.per_bin:
+        tab = per_bin(type_)
+    if args.plot:
+        plot_type = type_ if drawn == "binary" else drawn
+        plot = tab if tab is not None and plot_type == type_ else per_bin(plot_type)
     if not args.per_bin:
         metrics = {"n": _count, **{c.name: c.spec for c in columns}}
         res = _library(summarise, p_word, data, cols.p, cols.y, metrics=metrics,
@@ -211,7 +254,7 @@ def _report_source(
         if tests or args.ci is not None:
             res["seed"] = args.seed
         _insert_form_and_bins(res, show_form, form, show_bins, bins)
-    return res, tab, form, flags
+    return _Reported(res, tab, plot, form, drawn, flags)
 
 
 def _insert_form_and_bins(res: pd.DataFrame, show_form: bool, form: str, show_bins: bool,
@@ -384,8 +427,16 @@ def _bins_words(header: list[str], options: dict) -> list[str]:
             if line.startswith("bins: ") else line for line in header]
 
 
+#: The forms of --plot in its title.
+_PLOT_FORM_WORDS = {"binary": "binary", "classwise": "classwise",
+                    "confidence": "top-label confidence"}
+
+
 def _plot(table: pd.DataFrame, fmt: str, bins: int, sources: list[_Source],
-          forms: list[str], binning_options: dict | None = None) -> bytes:
+          forms: list[str], switched: list[bool], binning_options: dict | None = None) -> bytes:
+    """The figure of --plot: one panel per group of ``table`` (the sources' plot
+    tables stacked), in each source's form (``forms``); ``switched`` marks the
+    sources drawn as the top label although their metrics are classwise."""
     cols = list(table.columns)
     groups = [c for c in cols[: cols.index("bin")] if c != "class"]
     n_panels = by_columns(table, groups).ngroups if groups else 1
@@ -394,18 +445,32 @@ def _plot(table: pd.DataFrame, fmt: str, bins: int, sources: list[_Source],
             f"--plot draws one panel per group, and {n_panels} groups are too many for one "
             f"figure (at most {MAX_PLOT_PANELS}); use fewer --by columns."
         )
+    words = [_PLOT_FORM_WORDS[f] for f in forms]
     if len(set(forms)) == 1:
-        form = forms[0]
+        form = words[0]
     else:
-        form = ", ".join(f"{f} ({s.tag or s.label})" for f, s in zip(forms, sources, strict=True))
+        form = ", ".join(f"{w} ({s.tag or s.label})" for w, s in zip(words, sources, strict=True))
     curves = "; one curve per class" if "classwise" in forms else ""
     kind = (binning_options or {}).get("binning", "equal-width")
     closed = "" if (binning_options or {}).get("right", True) else ", closed on the left"
     title = f"Reliability diagrams: {bins} {kind} bins{closed}; form: {form}{curves}"
+    moved = [s for s, m in zip(sources, switched, strict=True) if m]
+    if moved:
+        who = (", ".join(s.tag or s.label for s in moved) + ": ") if len(sources) > 1 else ""
+        title += (f"\n{who}more than {PLOT_CLASSWISE_MAX} classes, drawn as the top label, "
+                  "not in the classwise form of the metrics (--type classwise draws that)")
+    # the panels of a multiclass top-label table name their ECE's form: the table
+    # looks binary, and the printed ece may be classwise
+    ece_label: str | dict = "top-label ECE" if forms[0] == "confidence" else "ECE"
+    if len(sources) > 1:  # the first group column is the data set's tag
+        top = {s.tag for s, f in zip(sources, forms, strict=True) if f == "confidence"}
+        ece_label = {key: "top-label ECE" for key, sub in subframes(table, groups)
+                     if sub["dataset"].iloc[0] in top}
     try:
         from ..plot import reliability_diagram
 
-        fig = reliability_diagram(table, by=groups, title=title, show_ece=True)
+        fig = reliability_diagram(table, by=groups, title=title, show_ece=True,
+                                  ece_label=ece_label)
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt)
     except ImportError:
