@@ -1,9 +1,10 @@
 """The exception contract and the invariances of every public function.
 
 In the spirit of scikit-learn's ``test_common.py``: a registry of every public
-function of calibr (``calibr.__all__``, ``calibr.table.wilson_interval`` and the
-``calibr.datasets`` loaders; ``calibr.plot``, ``calibr.cli`` and
-``calibr.torchmetrics`` have their own tests), each with a valid call, drives
+function of calibr (``calibr.__all__``, ``reliability_diagram`` of ``calibr.plot``
+among them, ``calibr.table.wilson_interval`` and the ``calibr.datasets`` loaders;
+the rest of ``calibr.plot``, ``calibr.cli`` and ``calibr.torchmetrics`` have their
+own tests), each with a valid call, drives
 
 * the contract: hypothesis corrupts ONE argument of a valid call at a time
   (dtypes, shapes, containers, values, wrong option types and values). Only
@@ -212,6 +213,9 @@ REGISTRY: list[Entry] = [
     Entry("smece_curve", calibr.smece_curve,
           lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "points": 50}, arrays=("p", "y"),
           result="smooth_curve"),
+    Entry("reliability_diagram", calibr.reliability_diagram,
+          lambda: {"table": calibr.calibration_table(P_MC, Y_MC, bins=4), "show_ece": True},
+          result="figure"),
     Entry("load_breast_cancer_predictions", load_breast_cancer_predictions, dict,
           result="frame"),
     Entry("load_digits_predictions", load_digits_predictions, dict, result="frame"),
@@ -478,6 +482,10 @@ def _check_result(entry: Entry, out: Any) -> None:
     elif entry.result == "bandwidth":  # a float, or one per column for type="classwise"
         assert type(out) is float or (isinstance(out, np.ndarray) and out.dtype == np.float64)
         assert np.all(np.isfinite(out)) and np.all(np.asarray(out) > 0), out
+    elif entry.result == "figure":  # reliability_diagram
+        from matplotlib.figure import Figure
+
+        assert isinstance(out, Figure) and out.axes, out
     elif entry.result == "smooth_curve":  # smece_curve
         assert isinstance(out, calibr.SmoothCurve)
         assert math.isfinite(out.smece) and out.bandwidth > 0, out
