@@ -21,6 +21,7 @@ specifications and the verb.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -203,6 +204,52 @@ def _as_spec(value: Any) -> Metric:
     raise _unknown_metric(value, specs=True)
 
 
+#: The parameters of summarise() after ``data``, which a mistyped keyword may have meant.
+_VERB_PARAMS = ("p", "y", "metrics", "p_prefix", "classes", "na_rm", "tests", "rng", "weights",
+                "ci", "ci_method", "ci_resamples")
+
+#: Other words for those parameters (too far from them for difflib to find).
+_ALIASES = {
+    **dict.fromkeys(("prob", "probs", "proba", "probability", "probabilities", "pred", "preds",
+                     "prediction", "predictions", "score", "scores"), "p"),
+    **dict.fromkeys(("label", "labels", "target", "targets", "truth", "outcome", "outcomes",
+                     "actual"), "y"),
+    **dict.fromkeys(("prefix", "prob_prefix"), "p_prefix"),
+    **dict.fromkeys(("seed", "random_state", "random_seed"), "rng"),
+    **dict.fromkeys(("level", "conf_level", "confidence_level", "confidence"), "ci"),
+    **dict.fromkeys(("n_resamples", "resamples", "n_boot", "B"), "ci_resamples"),
+    **dict.fromkeys(("w", "weight", "sample_weight"), "weights"),
+}
+
+#: Keywords that ask for groups, which summarise() takes from a DataFrameGroupBy.
+_GROUP_WORDS = ("by", "group", "groups", "group_by", "groupby", "keys")
+
+
+def _named_spec(key: str, value: Any) -> Metric:
+    """The spec of the keyword argument ``key=value`` of summarise(), which names a
+    metric column. A value that is no metric is most likely meant for a parameter
+    whose name was mistyped: the error says which parameter, if one is close."""
+    if isinstance(value, Metric) or callable(value) or (isinstance(value, str)
+                                                         and value in METRICS):
+        return _as_spec(value)
+    lower = key.lower()
+    guess = _ALIASES.get(lower) or next(iter(difflib.get_close_matches(lower, _VERB_PARAMS,
+                                                                      n=1)), None)
+    if lower in _GROUP_WORDS:
+        keys = _fmt(value) if isinstance(value, (str, list, tuple)) else "keys"
+        hint = f"; for metrics per group, pass data.groupby({keys}) as `data`."
+    elif guess is not None:
+        hint = f"; did you mean `{guess}=`?"
+    else:
+        hint = "."
+    raise InputError(
+        f"`{key}={_fmt(value)}` was taken as an output column named {key!r} (keyword "
+        "arguments of summarise() that are not its parameters name metric columns), but "
+        f"{_fmt(value)} is not a calibr metric ({', '.join(repr(m) for m in METRICS)}), a "
+        "callable or a calibr.metric(...) spec" + hint
+    )
+
+
 def _metric_columns(
     metrics: Any, named: Mapping[str, Any]
 ) -> list[tuple[str, Metric, Callable[..., Any]]]:
@@ -225,7 +272,7 @@ def _metric_columns(
                 "`metrics` must be a metric, a list of metrics or a dict of them; "
                 f"got {type(metrics).__name__}."
             )
-    items += [(k, _as_spec(v)) for k, v in named.items()]
+    items += [(k, _named_spec(k, v)) for k, v in named.items()]
     if not items:
         raise InputError("`metrics` must name at least one metric; got none.")
     names = [name for name, _ in items]
@@ -492,7 +539,9 @@ def summarise(
     **named_metrics
         More metrics as ``column=metric``, e.g. ``ece="ece"`` or
         ``mce2=calibr.metric("mce", bins=2)`` (R's
-        ``summarise(mce2 = mce(p, y, bins = 2))``).
+        ``summarise(mce2 = mce(p, y, bins = 2))``). A keyword whose value is
+        not a metric is an error that names the parameter it may have been
+        meant for (``prob="p_0"``: "did you mean `p=`?").
 
     Returns
     -------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 
 import numpy as np
 import pandas as pd
@@ -609,6 +610,38 @@ def test_errors_on_arguments():
         summarise(gb, "p", "y", model="ece")
     with pytest.raises(ValueError, match=r"^`na_rm` must be True or False; got 1\.$"):
         summarise(gb, "p", "y", na_rm=1)
+
+
+_TAKEN = (r"was taken as an output column named {key} \(keyword arguments of summarise\(\) "
+          r"that are not its parameters name metric columns\), but {value} is not a calibr "
+          r"metric \('ece', 'mce', 'skce', 'mmce'\), a callable or a calibr.metric\(\.\.\.\) "
+          r"spec")
+
+
+@pytest.mark.parametrize(("kwargs", "shown", "hint"), [
+    ({"prob": "p_0"}, ("'prob'", "'p_0'"), r"; did you mean `p=`\?"),  # an alias
+    ({"label": "y"}, ("'label'", "'y'"), r"; did you mean `y=`\?"),
+    ({"seed": 1}, ("'seed'", "1"), r"; did you mean `rng=`\?"),
+    ({"weight": "w"}, ("'weight'", "'w'"), r"; did you mean `weights=`\?"),  # difflib
+    ({"na_rn": True}, ("'na_rn'", "True"), r"; did you mean `na_rm=`\?"),
+    ({"n_resamples": 99}, ("'n_resamples'", "99"), r"; did you mean `ci_resamples=`\?"),
+    ({"by": "model"}, ("'by'", "'model'"),
+     r"; for metrics per group, pass data\.groupby\('model'\) as `data`\."),
+    ({"foo": "bar"}, ("'foo'", "'bar'"), r"\."),  # nothing close: no guess
+])
+def test_a_keyword_that_is_no_metric_says_which_parameter_it_may_mean(kwargs, shown, hint):
+    df = pd.DataFrame({"model": ["a", "b", "a"], "p_0": [0.1, 0.9, 0.3], "y": [0, 1, 1]})
+    key, value = shown
+    args = {"p": "p_0", "y": "y", "ece": "ece", **kwargs}
+    if "prob" in kwargs:
+        del args["p"]
+    written = f"`{next(iter(kwargs))}={value}`"
+    with pytest.raises(calibr.InputError, match="^" + re.escape(written) + " "
+                       + _TAKEN.format(key=key, value=re.escape(value)) + hint + "$"):
+        summarise(df, **args)
+    # the same keyword with a metric is a metric column of that name
+    out = summarise(df, "p_0", "y", **{next(iter(kwargs)): "mce"})
+    assert list(out.columns) == [next(iter(kwargs))]
 
 
 def test_bad_values_name_the_group_and_position_within_it():
