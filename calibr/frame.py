@@ -43,7 +43,7 @@ from ._kernel_metrics import ROUNDING_FLOOR, _as_hits, mmce, skce
 from ._kernels import grouped
 from ._kernels.top_label import top_label
 from ._params import FLAG, LEVEL, Integer, Optional, Options, check_options, validate_params
-from ._validation import InputError, _fmt, check_bin_cells
+from ._validation import InputError, _fmt, check_bin_cells, metric_value
 
 __all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS", "TESTS"]
 
@@ -573,7 +573,9 @@ def summarise(
     ``f(p, y, **options)``: ``p`` is a float64 array of shape ``(n,)`` or
     ``(n, K)``, ``y`` holds 0/1 values (binary) or 0-based class codes, with
     ``classes=range(K)`` added for multiclass input (the calling convention of
-    calibr's metrics).
+    calibr's metrics). It must return a real number (a Python or numpy int or
+    float, or a 0-d array; NaN and infinities too); anything else, None
+    included, is an error naming the metric and the group.
 
     **Weights.** With ``weights``, every metric is called per group on the
     group's validated rows with ``weights=`` their float64 weights (the
@@ -685,8 +687,9 @@ def summarise(
             weighted = {} if part.w is None else {"weights": part.w}
             for j, (name, spec, func) in rest:
                 with part.errors(f"metric {name!r}"):
-                    values[part.g, j] = func(part.p, part.y, **spec.options, **extra,
-                                             **weighted)
+                    values[part.g, j] = metric_value(
+                        func(part.p, part.y, **spec.options, **extra, **weighted),
+                        f"The metric {name!r}")
 
     result = pd.DataFrame(values, columns=[name for name, _, _ in columns])
     seeds = group_seeds(rng, sp.groups.n_groups) if (test_columns or ci is not None) else None

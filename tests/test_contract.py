@@ -588,9 +588,21 @@ def test_loaders_return_a_fresh_frame(entry):
 # ------------------------------------------------------------------ the reproducers
 
 
+def _two_rows_bca(function: Callable[..., Any]) -> Any:
+    """BCa of the "uq" SKCE on two rows: without one row it is undefined."""
+    p = [0.2, 0.8]
+    data = (p, p) if function is calibr.paired_bootstrap else (p,)
+    return function(*data, [0, 1], "skce", method="bca", n_resamples=20, rng=0)
+
+
+#: What a callable metric is refused for returning.
+_NOT_REAL = (r"^`metric` must return a real number \(a float, an int or a numpy scalar\); "
+             r"it returned ")
+
 ESCAPED_BEFORE = [
-    # (call, exception or None for success) of inputs that escaped as other exceptions
-    # before; bins=10**6 with K=1000 (a MemoryError, or worse) is in the last test
+    # (call, exception or None for success[, message]) of inputs that escaped as other
+    # exceptions before; RuntimeWarning: a NaN interval with that warning. bins=10**6 with
+    # K=1000 (a MemoryError, or worse) is in the last test
     (lambda: calibr.ece([0.1, 0.9], np.array([0, 1], np.float16)), None),
     (lambda: calibr.ece([0.1, 0.9], np.array([0, 1], ">i4")), None),
     (lambda: calibr.skce(np.array([0.1, 0.9], ">f8"), np.array([0, 1], ">i8")), None),
@@ -603,17 +615,42 @@ ESCAPED_BEFORE = [
     (lambda: wilson_interval([1], [2], 1.5), InputError),
     (lambda: calibr.summarise(pd.DataFrame({"size": ["a", "b"], "p": [0.2, 0.6], "y": [0, 1]})
                               .groupby("size", as_index=False), "p", "y"), None),
+    # ZeroDivisionError in the jackknife kernel
+    (lambda: _two_rows_bca(calibr.bootstrap), RuntimeWarning, r"^The BCa confidence interval "
+     r"cannot be calculated: .* undefined \(as for \"uq\" on 2 rows\); the interval is NaN\.$"),
+    (lambda: _two_rows_bca(calibr.paired_bootstrap), RuntimeWarning, r"^The BCa confidence "),
+    # ZeroDivisionError: the acceleration's (sum U^2)^1.5 underflowed to 0.0
+    (lambda: calibr.bootstrap(P_BIN, Y_BIN, lambda p, y: 1e-110 * calibr.ece(p, y),
+                              method="bca", n_resamples=30, rng=0), None),
+    # TypeError or ValueError from float()
+    (lambda: calibr.bootstrap(P_BIN, Y_BIN, lambda p, y: None, n_resamples=5, rng=0),
+     InputError, _NOT_REAL + r"None \(NoneType\)\.$"),
+    (lambda: calibr.bootstrap(P_BIN, Y_BIN, lambda p, y: 1j, n_resamples=5, rng=0),
+     InputError, _NOT_REAL + r"1j \(complex\)\.$"),
+    (lambda: calibr.paired_bootstrap(P_BIN, P_BIN, Y_BIN, lambda p, y: np.ones(2),
+                                     n_resamples=5, rng=0),
+     InputError, _NOT_REAL + r"an array of shape \(2,\) \(ndarray\)\.$"),
+    (lambda: calibr.summarise(_binary_frame().groupby("g"), "p", "y", f=lambda p, y: "x"),
+     InputError, r"^The metric 'f' must return a real number .*; it returned 'x' \(str\)\. "
+     r"\[metric 'f'; group g='a'\]$"),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(ESCAPED_BEFORE)))
 def test_reproducers_of_escaped_exceptions(case):
-    call, exc = ESCAPED_BEFORE[case]
+    call, exc, *match = ESCAPED_BEFORE[case]
     if exc is None:
         out = call()
-        assert isinstance(out, pd.DataFrame) or math.isfinite(out)
+        if isinstance(out, calibr.BootstrapResult):
+            assert all(map(math.isfinite, out.confidence_interval)), out
+        else:
+            assert isinstance(out, pd.DataFrame) or math.isfinite(out)
+    elif exc is RuntimeWarning:
+        with pytest.warns(RuntimeWarning, match=match[0]):
+            out = call()
+        assert all(map(math.isnan, out.confidence_interval)), out
     else:
-        with pytest.raises(exc):
+        with pytest.raises(exc, match=match[0] if match else None):
             call()
 
 

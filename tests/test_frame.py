@@ -644,6 +644,23 @@ def test_a_keyword_that_is_no_metric_says_which_parameter_it_may_mean(kwargs, sh
     assert list(out.columns) == [next(iter(kwargs))]
 
 
+def test_a_callable_metric_must_return_a_real_number():
+    df = pd.DataFrame({"g": ["a", "a", "b", "b"], "p": [0.1, 0.9, 0.3, 0.5], "y": [0, 1, 1, 0]})
+    for value, shown in [(None, "None (NoneType)"), (1j, "1j (complex)"),
+                         (np.array([1.0, 2.0]), "an array of shape (2,) (ndarray)"),
+                         (np.array([0.5]), "an array of shape (1,) (ndarray)"),
+                         ("0.5", "'0.5' (str)"), (True, "True (bool)"), ([0.5], "[0.5] (list)")]:
+        with pytest.raises(calibr.InputError, match="^" + re.escape(
+                "The metric 'f' must return a real number (a float, an int or a numpy "
+                f"scalar); it returned {shown}. [metric 'f'; group g='a']") + "$"):
+            summarise(df.groupby("g"), "p", "y", f=lambda p, y, v=value: v)
+    # numbers of any real type, 0-d arrays, NaN and infinities are values
+    for value in (np.float32(0.25), np.int8(2), np.array(0.5), 3, np.nan, np.inf):
+        out = summarise(df.groupby("g"), "p", "y", f=lambda p, y, v=value: v)
+        np.testing.assert_array_equal(out["f"].to_numpy(), np.full(2, float(value)))
+        assert out["f"].dtype == np.float64
+
+
 def test_bad_values_name_the_group_and_position_within_it():
     df = pd.DataFrame({"g": ["a", "a", "b", "b", "b"], "p": [0.1, 0.2, 0.3, 1.2, 0.4],
                        "y": [0, 1, 1, 0, 1]})
