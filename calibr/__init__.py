@@ -10,7 +10,8 @@ of the difference between two models on the same rows),
 plus pandas verbs (``summarise()``, ``calibration_table()``).
 
 Submodules imported on demand: ``calibr.datasets`` (bundled example
-predictions), ``calibr.plot`` (reliability diagrams; needs matplotlib) and
+predictions), ``calibr.plot`` (reliability diagrams; needs matplotlib, imported
+only when one is drawn; ``calibr.reliability_diagram`` is its function) and
 ``calibr.torchmetrics`` (torchmetrics-compatible calibration error without torch).
 
 ``import calibr`` itself imports none of numpy, pandas or numba: each public name
@@ -42,6 +43,7 @@ _SOURCES = {
     "metric": ".frame",
     "mmce": "._kernel_metrics",
     "paired_bootstrap": "._bootstrap",
+    "reliability_diagram": ".plot",
     "skce": "._kernel_metrics",
     "smece": "._smooth",
     "smece_curve": "._smooth",
@@ -71,6 +73,7 @@ __all__ = [
     "metric",
     "mmce",
     "paired_bootstrap",
+    "reliability_diagram",
     "skce",
     "smece",
     "smece_curve",
@@ -90,6 +93,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._validation import InputError, InputTypeError
     from ._valprob import val_prob
     from .frame import Metric, metric, summarise, test
+    from .plot import reliability_diagram
     from .table import calibration_table
 
 

@@ -31,7 +31,15 @@ from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.top_label import top_label
 from ._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
 from ._params import LEVEL, Integer, Options, check_options, validate_params
-from ._validation import InputError, InputTypeError, Prepared, _fmt, check_bin_cells, prepare
+from ._validation import (
+    InputError,
+    InputTypeError,
+    Prepared,
+    _fmt,
+    check_bin_cells,
+    metric_value,
+    prepare,
+)
 
 __all__ = [
     "BootstrapResult",
@@ -236,10 +244,14 @@ class _Plan:
                     code = kb.MMCE if name == "mmce" else (
                         kb.UQ if estimator == "uq" else kb.BIASED)
                     self._scalar(float(bandwidth), code)
-        self.estimate = float(self.call(prep.p, y))
+        self.estimate = self.call(prep.p, y)
 
     def call(self, p: np.ndarray, y: np.ndarray) -> float:
-        return float(self.fn(p, y, **self.label_kwargs, **self.opts))
+        return metric_value(self._value(p, y), finite=True)
+
+    def _value(self, p: np.ndarray, y: np.ndarray) -> Any:
+        """What the metric returns on these rows, unchecked (see :meth:`call`)."""
+        return self.fn(p, y, **self.label_kwargs, **self.opts)
 
     # the columns a kernel sees: (x, 0/1 outcome) per column
     def _columns(self) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -316,7 +328,8 @@ class _Plan:
     def jackknife(self) -> np.ndarray:
         """The metric without row i, for each row i (NaN where it is undefined:
         fewer than 2 rows, or a metric that refuses n - 1 rows)."""
-        if self.prep.n < 2:
+        if self.prep.n < 2 or (self.kind == "scalar" and self.code == kb.UQ
+                               and self.prep.n < 3):  # "uq" needs 2 rows: n - 1 = 1 has none
             return np.full(self.prep.n, math.nan)
         if self.kind == "binned":
             return kb.binned_jackknife(self.x, self.cells, self.c, self.bins, self.code)
@@ -332,9 +345,10 @@ class _Plan:
         for i in range(n):
             keep[i] = False
             try:
-                out[i] = self.call(p[keep], y[keep])
+                value = self._value(p[keep], y[keep])
             except InputError:  # e.g. "uq" of 1 row: the BCa interval is undefined
-                out[i] = math.nan
+                value = math.nan
+            out[i] = metric_value(value, finite=True)  # a bad value is an error, not NaN
             keep[i] = True
         return out
 
@@ -384,17 +398,32 @@ def _ndtri(q: float) -> float:
     return _NORMAL.inv_cdf(q)
 
 
+def _acceleration(jack: np.ndarray) -> float:
+    """Efron's acceleration sum(U^3) / (6 (sum U^2)^1.5) of the jackknife values,
+    U_i = (n - 1)(mean - jack_i); NaN when the jackknife is constant or undefined.
+
+    U is divided by max |U| first: the ratio does not change, and neither
+    U^2 nor U^3 underflow or overflow (metrics near 1e-110 made the
+    denominator 0.0, a ZeroDivisionError; near 1e-300, a NaN for a defined
+    interval).
+    """
+    n = float(jack.shape[0])
+    with np.errstate(all="ignore"):  # NaN or infinite values: the scale is not finite
+        u = (n - 1.0) * (np.mean(jack) - jack)
+        scale = float(np.max(np.abs(u))) if u.size else math.nan
+    if not (math.isfinite(scale) and scale > 0.0):
+        return math.nan
+    v = u / scale
+    return float(np.sum(v**3)) / float(np.sum(v**2)) ** 1.5 / 6.0
+
+
 def _bca_levels(dist: np.ndarray, estimate: float, jack: np.ndarray,
                 alpha: float) -> tuple[float, float]:
     """The quantile levels of the BCa interval (Efron & Tibshirani 1993, 14.3
     and 15.4; scipy's ``_bca_interval``)."""
     below = np.count_nonzero(dist < estimate) + np.count_nonzero(dist <= estimate)
     z0 = _ndtri(below / (2.0 * dist.shape[0]))
-    n = float(jack.shape[0])
-    u = (n - 1.0) * (np.mean(jack) - jack)
-    num = float(np.sum(u**3)) / n**3
-    den = float(np.sum(u**2)) / n**2
-    a = num / den**1.5 / 6.0 if den > 0 else math.nan
+    a = _acceleration(jack)
     z = _ndtri(alpha)
     levels = []
     for zq in (z, -z):
@@ -415,7 +444,8 @@ def _interval(dist: np.ndarray, estimate: float, level: float, method: str,
         warnings.warn(
             "The BCa confidence interval cannot be calculated: the estimate lies outside "
             "the bootstrap distribution (every replicate above it, or every one below), "
-            "or the jackknife values are all equal; the interval is NaN.",
+            "or the jackknife values (the metric without each row) are all equal or "
+            "undefined (as for \"uq\" on 2 rows); the interval is NaN.",
             RuntimeWarning, stacklevel=4,
         )
         low = high = math.nan
@@ -490,7 +520,8 @@ def bootstrap(
     metric : {"ece", "mce", "skce", "mmce"} or callable, default "ece"
         The metric, computed by the calibr function of that name with
         ``options``; or any function ``f(p, y, **options) -> float`` (called
-        on each resample).
+        on each resample), which must return a real number: a Python or numpy
+        int or float (or a 0-d array of one), finite or NaN.
     n_resamples : int, default 9999, keyword-only
         Bootstrap replicates (scipy's default), 1 to 10,000,000.
     confidence_level : float, default 0.95, keyword-only
@@ -524,7 +555,9 @@ def bootstrap(
     Raises
     ------
     ValueError
-        (``calibr.InputError``) for bad values of any argument or option.
+        (``calibr.InputError``) for bad values of any argument or option, and
+        for a callable ``metric`` that returns anything but a finite number or
+        NaN (None, a bool, a complex number, an array, an infinity).
     TypeError
         (``calibr.InputTypeError``) for an option the metric does not take, an
         ``rng`` of another type, or input of a type calibr does not accept.
@@ -535,7 +568,9 @@ def bootstrap(
         For the canonical SKCE when its cost, :math:`n^2 K` per replicate,
         passes 1e11 kernel evaluations in all.
     RuntimeWarning
-        When a BCa interval is undefined (a degenerate distribution): NaN.
+        When a BCa interval is undefined (a degenerate distribution, or a
+        jackknife that is constant or undefined, as for ``"uq"`` on 2 rows):
+        NaN.
 
     Notes
     -----

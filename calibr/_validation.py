@@ -60,6 +60,7 @@ __all__ = [
     "check_kernel_weights",
     "convert",
     "finish",
+    "metric_value",
     "prepare",
 ]
 
@@ -202,6 +203,29 @@ def _real_value(value: Any) -> float | None:
         return math.inf if value > 0 else -math.inf
     except (TypeError, ValueError):  # a Real subclass that cannot convert
         return None
+
+
+def metric_value(value: Any, what: str = "`metric`", finite: bool = False) -> float:
+    """What a callable metric returned, as a float: a real number (a Python or
+    numpy integer or float, or a 0-d array of one; NaN and, unless ``finite``,
+    infinities are numbers too). None, booleans, complex numbers, strings and
+    arrays of any other shape are refused: ``float()`` would raise on some and
+    quietly read others (``"0.5"``, ``True``). ``what`` names the metric in the
+    message.
+    """
+    number = _real_value(value[()] if isinstance(value, np.ndarray) and value.ndim == 0
+                         else value)
+    if number is None:
+        raise InputError(
+            f"{what} must return a real number (a float, an int or a numpy scalar); it "
+            f"returned {_fmt(value)} ({type(value).__name__})."
+        )
+    if finite and math.isinf(number):
+        raise InputError(
+            f"{what} must return a finite number or NaN here (quantiles of infinite "
+            f"values are undefined); it returned {_fmt(value)}."
+        )
+    return number
 
 
 def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:

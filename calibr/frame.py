@@ -21,6 +21,7 @@ specifications and the verb.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -42,7 +43,7 @@ from ._kernel_metrics import ROUNDING_FLOOR, _as_hits, mmce, skce
 from ._kernels import grouped
 from ._kernels.top_label import top_label
 from ._params import FLAG, LEVEL, Integer, Optional, Options, check_options, validate_params
-from ._validation import InputError, _fmt, check_bin_cells
+from ._validation import InputError, _fmt, check_bin_cells, metric_value
 
 __all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS", "TESTS"]
 
@@ -203,6 +204,52 @@ def _as_spec(value: Any) -> Metric:
     raise _unknown_metric(value, specs=True)
 
 
+#: The parameters of summarise() after ``data``, which a mistyped keyword may have meant.
+_VERB_PARAMS = ("p", "y", "metrics", "p_prefix", "classes", "na_rm", "tests", "rng", "weights",
+                "ci", "ci_method", "ci_resamples")
+
+#: Other words for those parameters (too far from them for difflib to find).
+_ALIASES = {
+    **dict.fromkeys(("prob", "probs", "proba", "probability", "probabilities", "pred", "preds",
+                     "prediction", "predictions", "score", "scores"), "p"),
+    **dict.fromkeys(("label", "labels", "target", "targets", "truth", "outcome", "outcomes",
+                     "actual"), "y"),
+    **dict.fromkeys(("prefix", "prob_prefix"), "p_prefix"),
+    **dict.fromkeys(("seed", "random_state", "random_seed"), "rng"),
+    **dict.fromkeys(("level", "conf_level", "confidence_level", "confidence"), "ci"),
+    **dict.fromkeys(("n_resamples", "resamples", "n_boot", "B"), "ci_resamples"),
+    **dict.fromkeys(("w", "weight", "sample_weight"), "weights"),
+}
+
+#: Keywords that ask for groups, which summarise() takes from a DataFrameGroupBy.
+_GROUP_WORDS = ("by", "group", "groups", "group_by", "groupby", "keys")
+
+
+def _named_spec(key: str, value: Any) -> Metric:
+    """The spec of the keyword argument ``key=value`` of summarise(), which names a
+    metric column. A value that is no metric is most likely meant for a parameter
+    whose name was mistyped: the error says which parameter, if one is close."""
+    if isinstance(value, Metric) or callable(value) or (isinstance(value, str)
+                                                         and value in METRICS):
+        return _as_spec(value)
+    lower = key.lower()
+    guess = _ALIASES.get(lower) or next(iter(difflib.get_close_matches(lower, _VERB_PARAMS,
+                                                                      n=1)), None)
+    if lower in _GROUP_WORDS:
+        keys = _fmt(value) if isinstance(value, (str, list, tuple)) else "keys"
+        hint = f"; for metrics per group, pass data.groupby({keys}) as `data`."
+    elif guess is not None:
+        hint = f"; did you mean `{guess}=`?"
+    else:
+        hint = "."
+    raise InputError(
+        f"`{key}={_fmt(value)}` was taken as an output column named {key!r} (keyword "
+        "arguments of summarise() that are not its parameters name metric columns), but "
+        f"{_fmt(value)} is not a calibr metric ({', '.join(repr(m) for m in METRICS)}), a "
+        "callable or a calibr.metric(...) spec" + hint
+    )
+
+
 def _metric_columns(
     metrics: Any, named: Mapping[str, Any]
 ) -> list[tuple[str, Metric, Callable[..., Any]]]:
@@ -225,7 +272,7 @@ def _metric_columns(
                 "`metrics` must be a metric, a list of metrics or a dict of them; "
                 f"got {type(metrics).__name__}."
             )
-    items += [(k, _as_spec(v)) for k, v in named.items()]
+    items += [(k, _named_spec(k, v)) for k, v in named.items()]
     if not items:
         raise InputError("`metrics` must name at least one metric; got none.")
     names = [name for name, _ in items]
@@ -492,7 +539,9 @@ def summarise(
     **named_metrics
         More metrics as ``column=metric``, e.g. ``ece="ece"`` or
         ``mce2=calibr.metric("mce", bins=2)`` (R's
-        ``summarise(mce2 = mce(p, y, bins = 2))``).
+        ``summarise(mce2 = mce(p, y, bins = 2))``). A keyword whose value is
+        not a metric is an error that names the parameter it may have been
+        meant for (``prob="p_0"``: "did you mean `p=`?").
 
     Returns
     -------
@@ -524,7 +573,9 @@ def summarise(
     ``f(p, y, **options)``: ``p`` is a float64 array of shape ``(n,)`` or
     ``(n, K)``, ``y`` holds 0/1 values (binary) or 0-based class codes, with
     ``classes=range(K)`` added for multiclass input (the calling convention of
-    calibr's metrics).
+    calibr's metrics). It must return a real number (a Python or numpy int or
+    float, or a 0-d array; NaN and infinities too); anything else, None
+    included, is an error naming the metric and the group.
 
     **Weights.** With ``weights``, every metric is called per group on the
     group's validated rows with ``weights=`` their float64 weights (the
@@ -636,8 +687,9 @@ def summarise(
             weighted = {} if part.w is None else {"weights": part.w}
             for j, (name, spec, func) in rest:
                 with part.errors(f"metric {name!r}"):
-                    values[part.g, j] = func(part.p, part.y, **spec.options, **extra,
-                                             **weighted)
+                    values[part.g, j] = metric_value(
+                        func(part.p, part.y, **spec.options, **extra, **weighted),
+                        f"The metric {name!r}")
 
     result = pd.DataFrame(values, columns=[name for name, _, _ in columns])
     seeds = group_seeds(rng, sp.groups.n_groups) if (test_columns or ci is not None) else None

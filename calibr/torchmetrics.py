@@ -292,7 +292,11 @@ def _list_to_numpy(x: list | tuple, name: str) -> np.ndarray:
     """A (nested) list or tuple in the dtype ``torch.tensor(x)`` would give it."""
     dtype = _list_dtype(x, name)
     try:
-        return np.asarray(x, dtype=dtype)
+        # a float beyond float32's range becomes +-inf, as in torch.tensor(x) (which is
+        # silent): then it is a logit, as torchmetrics reads it. The overflow is the
+        # intended conversion, so numpy's warning about it is noise.
+        with np.errstate(over="ignore"):
+            return np.asarray(x, dtype=dtype)
     except OverflowError as err:
         raise InputError(
             f"`{name}` must hold integers within the int64 range, as torch.tensor needs; "

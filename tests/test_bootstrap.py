@@ -14,7 +14,9 @@ The references, each independent of the fast kernels:
 
 from __future__ import annotations
 
+import fractions
 import math
+import re
 import warnings
 
 import numpy as np
@@ -290,6 +292,112 @@ def test_degenerate_bca_warns_and_gives_nan():
     with pytest.warns(RuntimeWarning, match="BCa"):
         res = calibr.bootstrap([0.3], [1], n_resamples=5, rng=0, method="bca")
     assert math.isnan(res.confidence_interval.low) and math.isnan(res.confidence_interval.high)
+
+
+_BCA_NAN = (r"^The BCa confidence interval cannot be calculated: the estimate lies outside "
+            r"the bootstrap distribution \(every replicate above it, or every one below\), or "
+            r"the jackknife values \(the metric without each row\) are all equal or undefined "
+            r"\(as for \"uq\" on 2 rows\); the interval is NaN\.$")
+
+
+@pytest.mark.parametrize(("p", "y", "opts"), [
+    ([0.2, 0.8], [0, 1], {}),  # the scalar kernels' jackknife
+    ([0.2, 0.8], [0, 1], {"estimator": "ul"}),  # the metric without each row
+    (PM[:2], YM[:2], {"type": "classwise", "classes": range(4)}),
+    (PM[:2], YM[:2], {"type": "confidence", "classes": range(4)}),
+    (PM[:2], YM[:2], {"type": "canonical", "classes": range(4)}),
+])
+def test_bca_on_two_rows_of_skce_warns_and_gives_nan(p, y, opts):
+    # without one of 2 rows "uq" and "ul" are undefined (they need 2): so is the jackknife,
+    # and BCa, as where every replicate lies on one side of the estimate
+    with pytest.warns(RuntimeWarning, match=_BCA_NAN):
+        res = calibr.bootstrap(p, y, "skce", n_resamples=50, rng=0, method="bca", **opts)
+    assert math.isnan(res.confidence_interval.low) and math.isnan(res.confidence_interval.high)
+    assert res.estimate == calibr.skce(p, y, **opts)
+    with pytest.warns(RuntimeWarning, match=_BCA_NAN):
+        paired = calibr.paired_bootstrap(p, p, y, "skce", n_resamples=50, rng=0, method="bca",
+                                         **opts)
+    assert math.isnan(paired.confidence_interval.low)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the other intervals are defined
+        res = calibr.bootstrap(p, y, "skce", n_resamples=50, rng=0, **opts)
+    assert res.confidence_interval.low <= res.confidence_interval.high
+
+
+@pytest.mark.parametrize("scale", [1e-110, 1e-300, 1e150])
+def test_bca_acceleration_does_not_underflow_or_overflow(scale):
+    # BCa's levels do not change when the metric is multiplied by a constant, and its
+    # bounds are the replicates' quantiles: c times those of the metric. The sums of
+    # U^2 and U^3 at 1e-110 underflowed to 0.0 (a ZeroDivisionError), at 1e-300 gave a
+    # NaN interval, and at 1e150 overflowed
+    p, y = P[:60], Y[:60]
+
+    def scaled(p, y):
+        return scale * calibr.ece(p, y)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = calibr.bootstrap(p, y, scaled, n_resamples=200, rng=3, method="bca")
+    want = calibr.bootstrap(p, y, "ece", n_resamples=200, rng=3, method="bca")
+    assert np.allclose(np.array(got.confidence_interval) / scale, want.confidence_interval,
+                       rtol=1e-12, atol=0)
+    # by hand: U = 2 (mean - jack) = (8/3, 2/3, -10/3), sum U^3 = -160/9, sum U^2 = 56/3
+    jack = np.array([1.0, 2.0, 4.0])
+    assert bt._acceleration(jack) == pytest.approx(-160 / 9 / (6 * (56 / 3) ** 1.5), rel=1e-14)
+    assert bt._acceleration(jack * scale) == pytest.approx(bt._acceleration(jack), rel=1e-14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # inf - inf is NaN, and no numpy warning
+        for undefined in ([2.0, 2.0, 2.0], [1.0, np.nan, 2.0], [1.0, np.inf, 2.0],
+                          [1e308, -1e308, 1e308]):
+            assert math.isnan(bt._acceleration(np.array(undefined))), undefined
+
+
+_NOT_REAL = ("`metric` must return a real number (a float, an int or a numpy scalar); it "
+             "returned {}.")
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (None, "None (NoneType)"), (1j, "1j (complex)"), (np.complex128(1), "(1+0j) (complex128)"),
+    (np.array([1.0, 2.0]), "an array of shape (2,) (ndarray)"),
+    (np.array([0.5]), "an array of shape (1,) (ndarray)"), ([0.5], "[0.5] (list)"),
+    ("0.5", "'0.5' (str)"), (True, "True (bool)"), (np.bool_(False), "False (bool)"),
+])
+def test_a_callable_metric_must_return_a_real_number(value, shown):
+    p, y = P[:20], Y[:20]
+    with pytest.raises(InputError, match="^" + re.escape(_NOT_REAL.format(shown)) + "$"):
+        calibr.bootstrap(p, y, lambda p, y: value, n_resamples=5, rng=0)
+    with pytest.raises(InputError, match="^" + re.escape(_NOT_REAL.format(shown)) + "$"):
+        calibr.paired_bootstrap(p, p, y, lambda p, y: value, n_resamples=5, rng=0)
+    # a bad value on a resample (the first call is on the data), or without one row
+    # (BCa's jackknife, where a metric's InputError means NaN), is as bad as on the data
+    calls = []
+
+    def on_resamples(p, y):
+        calls.append(len(p))
+        return 0.5 if len(calls) == 1 else value
+
+    with pytest.raises(InputError, match="^" + re.escape(_NOT_REAL.format(shown)) + "$"):
+        calibr.bootstrap(p, y, on_resamples, n_resamples=5, rng=0)
+    assert calls == [20, 20]
+    without_a_row = lambda p, y: value if len(p) == 19 else 0.5  # noqa: E731
+    with pytest.raises(InputError, match="^" + re.escape(_NOT_REAL.format(shown)) + "$"):
+        calibr.bootstrap(p, y, without_a_row, n_resamples=5, rng=0, method="bca")
+
+
+def test_a_callable_metric_may_return_any_real_number_or_nan_but_not_infinity():
+    p, y = P[:20], Y[:20]
+    for value in (np.float32(0.25), np.int8(2), np.array(0.5), 3, fractions.Fraction(1, 4)):
+        res = calibr.bootstrap(p, y, lambda p, y, v=value: v, n_resamples=5, rng=0)
+        assert type(res.estimate) is float and res.estimate == float(value)
+        assert res.confidence_interval == (float(value), float(value))
+    res = calibr.bootstrap(p, y, lambda p, y: np.nan, n_resamples=5, rng=0)
+    assert math.isnan(res.estimate) and math.isnan(res.confidence_interval.low)
+    for value, shown in [(math.inf, "inf"), (-np.inf, "-inf"),
+                         (10**400, "an integer of 401 digits")]:
+        with pytest.raises(InputError, match="^" + re.escape(
+                "`metric` must return a finite number or NaN here (quantiles of infinite "
+                f"values are undefined); it returned {shown}.") + "$"):
+            calibr.bootstrap(p, y, lambda p, y, v=value: v, n_resamples=5, rng=0)
 
 
 def test_interval_arithmetic_by_hand():

@@ -1,9 +1,10 @@
 """The exception contract and the invariances of every public function.
 
 In the spirit of scikit-learn's ``test_common.py``: a registry of every public
-function of calibr (``calibr.__all__``, ``calibr.table.wilson_interval`` and the
-``calibr.datasets`` loaders; ``calibr.plot``, ``calibr.cli`` and
-``calibr.torchmetrics`` have their own tests), each with a valid call, drives
+function of calibr (``calibr.__all__``, ``reliability_diagram`` of ``calibr.plot``
+among them, ``calibr.table.wilson_interval`` and the ``calibr.datasets`` loaders;
+the rest of ``calibr.plot``, ``calibr.cli`` and ``calibr.torchmetrics`` have their
+own tests), each with a valid call, drives
 
 * the contract: hypothesis corrupts ONE argument of a valid call at a time
   (dtypes, shapes, containers, values, wrong option types and values). Only
@@ -212,6 +213,9 @@ REGISTRY: list[Entry] = [
     Entry("smece_curve", calibr.smece_curve,
           lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "points": 50}, arrays=("p", "y"),
           result="smooth_curve"),
+    Entry("reliability_diagram", calibr.reliability_diagram,
+          lambda: {"table": calibr.calibration_table(P_MC, Y_MC, bins=4), "show_ece": True},
+          result="figure"),
     Entry("load_breast_cancer_predictions", load_breast_cancer_predictions, dict,
           result="frame"),
     Entry("load_digits_predictions", load_digits_predictions, dict, result="frame"),
@@ -478,6 +482,10 @@ def _check_result(entry: Entry, out: Any) -> None:
     elif entry.result == "bandwidth":  # a float, or one per column for type="classwise"
         assert type(out) is float or (isinstance(out, np.ndarray) and out.dtype == np.float64)
         assert np.all(np.isfinite(out)) and np.all(np.asarray(out) > 0), out
+    elif entry.result == "figure":  # reliability_diagram
+        from matplotlib.figure import Figure
+
+        assert isinstance(out, Figure) and out.axes, out
     elif entry.result == "smooth_curve":  # smece_curve
         assert isinstance(out, calibr.SmoothCurve)
         assert math.isfinite(out.smece) and out.bandwidth > 0, out
@@ -580,9 +588,21 @@ def test_loaders_return_a_fresh_frame(entry):
 # ------------------------------------------------------------------ the reproducers
 
 
+def _two_rows_bca(function: Callable[..., Any]) -> Any:
+    """BCa of the "uq" SKCE on two rows: without one row it is undefined."""
+    p = [0.2, 0.8]
+    data = (p, p) if function is calibr.paired_bootstrap else (p,)
+    return function(*data, [0, 1], "skce", method="bca", n_resamples=20, rng=0)
+
+
+#: What a callable metric is refused for returning.
+_NOT_REAL = (r"^`metric` must return a real number \(a float, an int or a numpy scalar\); "
+             r"it returned ")
+
 ESCAPED_BEFORE = [
-    # (call, exception or None for success) of inputs that escaped as other exceptions
-    # before; bins=10**6 with K=1000 (a MemoryError, or worse) is in the last test
+    # (call, exception or None for success[, message]) of inputs that escaped as other
+    # exceptions before; RuntimeWarning: a NaN interval with that warning. bins=10**6 with
+    # K=1000 (a MemoryError, or worse) is in the last test
     (lambda: calibr.ece([0.1, 0.9], np.array([0, 1], np.float16)), None),
     (lambda: calibr.ece([0.1, 0.9], np.array([0, 1], ">i4")), None),
     (lambda: calibr.skce(np.array([0.1, 0.9], ">f8"), np.array([0, 1], ">i8")), None),
@@ -595,17 +615,42 @@ ESCAPED_BEFORE = [
     (lambda: wilson_interval([1], [2], 1.5), InputError),
     (lambda: calibr.summarise(pd.DataFrame({"size": ["a", "b"], "p": [0.2, 0.6], "y": [0, 1]})
                               .groupby("size", as_index=False), "p", "y"), None),
+    # ZeroDivisionError in the jackknife kernel
+    (lambda: _two_rows_bca(calibr.bootstrap), RuntimeWarning, r"^The BCa confidence interval "
+     r"cannot be calculated: .* undefined \(as for \"uq\" on 2 rows\); the interval is NaN\.$"),
+    (lambda: _two_rows_bca(calibr.paired_bootstrap), RuntimeWarning, r"^The BCa confidence "),
+    # ZeroDivisionError: the acceleration's (sum U^2)^1.5 underflowed to 0.0
+    (lambda: calibr.bootstrap(P_BIN, Y_BIN, lambda p, y: 1e-110 * calibr.ece(p, y),
+                              method="bca", n_resamples=30, rng=0), None),
+    # TypeError or ValueError from float()
+    (lambda: calibr.bootstrap(P_BIN, Y_BIN, lambda p, y: None, n_resamples=5, rng=0),
+     InputError, _NOT_REAL + r"None \(NoneType\)\.$"),
+    (lambda: calibr.bootstrap(P_BIN, Y_BIN, lambda p, y: 1j, n_resamples=5, rng=0),
+     InputError, _NOT_REAL + r"1j \(complex\)\.$"),
+    (lambda: calibr.paired_bootstrap(P_BIN, P_BIN, Y_BIN, lambda p, y: np.ones(2),
+                                     n_resamples=5, rng=0),
+     InputError, _NOT_REAL + r"an array of shape \(2,\) \(ndarray\)\.$"),
+    (lambda: calibr.summarise(_binary_frame().groupby("g"), "p", "y", f=lambda p, y: "x"),
+     InputError, r"^The metric 'f' must return a real number .*; it returned 'x' \(str\)\. "
+     r"\[metric 'f'; group g='a'\]$"),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(ESCAPED_BEFORE)))
 def test_reproducers_of_escaped_exceptions(case):
-    call, exc = ESCAPED_BEFORE[case]
+    call, exc, *match = ESCAPED_BEFORE[case]
     if exc is None:
         out = call()
-        assert isinstance(out, pd.DataFrame) or math.isfinite(out)
+        if isinstance(out, calibr.BootstrapResult):
+            assert all(map(math.isfinite, out.confidence_interval)), out
+        else:
+            assert isinstance(out, pd.DataFrame) or math.isfinite(out)
+    elif exc is RuntimeWarning:
+        with pytest.warns(RuntimeWarning, match=match[0]):
+            out = call()
+        assert all(map(math.isnan, out.confidence_interval)), out
     else:
-        with pytest.raises(exc):
+        with pytest.raises(exc, match=match[0] if match else None):
             call()
 
 

@@ -349,6 +349,9 @@ def test_summarise_errors_name_the_group(client):
         calibr.summarise(ddf.groupby("m"), p="p", y="y", na_rm=True).compute()
     with pytest.raises(calibr.InputError, match=r"`y` must name a column of the data"):
         calibr.summarise(ddf.groupby("m"), p="p", y="nope")  # at once: from the meta
+    with pytest.raises(calibr.InputError, match=r"^`prob='p'` was taken as an output column "
+                       r"named 'prob' .*; did you mean `p=`\?$"):
+        calibr.summarise(ddf.groupby("m"), prob="p", y="y")  # at once, as in pandas
     # a group's error in the group-by-group path: the pandas path's message
     df = DF.copy()
     df.loc[TIE, "m"] = "z"  # a group of one row: too few for "uq"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 
 import numpy as np
 import pandas as pd
@@ -609,6 +610,55 @@ def test_errors_on_arguments():
         summarise(gb, "p", "y", model="ece")
     with pytest.raises(ValueError, match=r"^`na_rm` must be True or False; got 1\.$"):
         summarise(gb, "p", "y", na_rm=1)
+
+
+_TAKEN = (r"was taken as an output column named {key} \(keyword arguments of summarise\(\) "
+          r"that are not its parameters name metric columns\), but {value} is not a calibr "
+          r"metric \('ece', 'mce', 'skce', 'mmce'\), a callable or a calibr.metric\(\.\.\.\) "
+          r"spec")
+
+
+@pytest.mark.parametrize(("kwargs", "shown", "hint"), [
+    ({"prob": "p_0"}, ("'prob'", "'p_0'"), r"; did you mean `p=`\?"),  # an alias
+    ({"label": "y"}, ("'label'", "'y'"), r"; did you mean `y=`\?"),
+    ({"seed": 1}, ("'seed'", "1"), r"; did you mean `rng=`\?"),
+    ({"weight": "w"}, ("'weight'", "'w'"), r"; did you mean `weights=`\?"),  # difflib
+    ({"na_rn": True}, ("'na_rn'", "True"), r"; did you mean `na_rm=`\?"),
+    ({"n_resamples": 99}, ("'n_resamples'", "99"), r"; did you mean `ci_resamples=`\?"),
+    ({"by": "model"}, ("'by'", "'model'"),
+     r"; for metrics per group, pass data\.groupby\('model'\) as `data`\."),
+    ({"foo": "bar"}, ("'foo'", "'bar'"), r"\."),  # nothing close: no guess
+])
+def test_a_keyword_that_is_no_metric_says_which_parameter_it_may_mean(kwargs, shown, hint):
+    df = pd.DataFrame({"model": ["a", "b", "a"], "p_0": [0.1, 0.9, 0.3], "y": [0, 1, 1]})
+    key, value = shown
+    args = {"p": "p_0", "y": "y", "ece": "ece", **kwargs}
+    if "prob" in kwargs:
+        del args["p"]
+    written = f"`{next(iter(kwargs))}={value}`"
+    with pytest.raises(calibr.InputError, match="^" + re.escape(written) + " "
+                       + _TAKEN.format(key=key, value=re.escape(value)) + hint + "$"):
+        summarise(df, **args)
+    # the same keyword with a metric is a metric column of that name
+    out = summarise(df, "p_0", "y", **{next(iter(kwargs)): "mce"})
+    assert list(out.columns) == [next(iter(kwargs))]
+
+
+def test_a_callable_metric_must_return_a_real_number():
+    df = pd.DataFrame({"g": ["a", "a", "b", "b"], "p": [0.1, 0.9, 0.3, 0.5], "y": [0, 1, 1, 0]})
+    for value, shown in [(None, "None (NoneType)"), (1j, "1j (complex)"),
+                         (np.array([1.0, 2.0]), "an array of shape (2,) (ndarray)"),
+                         (np.array([0.5]), "an array of shape (1,) (ndarray)"),
+                         ("0.5", "'0.5' (str)"), (True, "True (bool)"), ([0.5], "[0.5] (list)")]:
+        with pytest.raises(calibr.InputError, match="^" + re.escape(
+                "The metric 'f' must return a real number (a float, an int or a numpy "
+                f"scalar); it returned {shown}. [metric 'f'; group g='a']") + "$"):
+            summarise(df.groupby("g"), "p", "y", f=lambda p, y, v=value: v)
+    # numbers of any real type, 0-d arrays, NaN and infinities are values
+    for value in (np.float32(0.25), np.int8(2), np.array(0.5), 3, np.nan, np.inf):
+        out = summarise(df.groupby("g"), "p", "y", f=lambda p, y, v=value: v)
+        np.testing.assert_array_equal(out["f"].to_numpy(), np.full(2, float(value)))
+        assert out["f"].dtype == np.float64
 
 
 def test_bad_values_name_the_group_and_position_within_it():

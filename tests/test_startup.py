@@ -147,6 +147,38 @@ json.dump({"names": names, "wilson": wilson, "star": sorted(k for k in ns if k !
     assert got["star"] == sorted(calibr.__all__)
 
 
+_PLOT_NAME = """
+import json, sys
+sys.modules["matplotlib"] = None  # as without matplotlib: `import matplotlib` fails
+import calibr
+from calibr import reliability_diagram
+plot = sys.modules["calibr.plot"]
+same = reliability_diagram is calibr.reliability_diagram is plot.reliability_diagram
+try:
+    reliability_diagram(calibr.calibration_table([0.2, 0.8], [0, 1]))
+    error = None
+except ImportError as exc:
+    error = str(exc)
+json.dump({"same": same, "error": error,
+           "modules": sorted(m for m in ["torch", "torchmetrics", "rpy2"] if m in sys.modules)},
+          open(RESULT, "w"))
+"""
+
+
+def test_reliability_diagram_is_a_name_of_calibr_that_needs_matplotlib_only_to_draw(tmp_path):
+    """``calibr.reliability_diagram`` (as the README writes it) is ``calibr.plot``'s,
+    imported on first use; without matplotlib the name resolves and a call says how
+    to install it."""
+    got = _report(_PLOT_NAME, _env(tmp_path / "cache"), tmp_path / "out.json")
+    assert got["same"] is True
+    assert got["error"] == ("reliability_diagram() needs matplotlib, which is an optional "
+                            "dependency of calibr; install it with `pip install matplotlib`.")
+    assert got["modules"] == []
+    got = _report(_IMPORTS.format(statement="import calibr; calibr.reliability_diagram",
+                                  lazy=NEVER), _env(tmp_path / "cache"), tmp_path / "out.json")
+    assert got["modules"] == [], "calibr.reliability_diagram imported " + str(got["modules"])
+
+
 _EVERY_MODULE = """
 import json, pkgutil, importlib, sys
 import calibr

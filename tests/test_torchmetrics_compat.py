@@ -14,6 +14,7 @@ import itertools
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -953,6 +954,57 @@ def test_list_of_python_floats_follows_torchs_default_dtype(torchmetrics_mod):
     finally:
         torch.set_default_dtype(before)
     assert binary_calibration_error(values, target).dtype == np.float32
+
+
+#: Lists with Python floats beyond float32's range: torch.tensor makes them +-inf
+#: (silently), and so logits.
+_BEYOND_FLOAT32 = {
+    "binary 1e300": ([1e300, 0.5], [0, 1]),
+    "binary -1e300": ([-1e300, 0.5, 0.2], [0, 1, 1]),
+    "binary 3.5e38": ([0.1, 3.5e38], [1, 1]),
+    "multiclass -1e300": ([[-1e300, 0.5, 0.0], [0.2, 0.3, 0.5]], [1, 2]),
+}
+
+
+def _beyond_float32_values(values, target):
+    """calibr's number for one case, under numpy warnings as errors."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if isinstance(values[0], list):
+            m = MulticlassCalibrationError(num_classes=3)
+            m.update(values, target)
+            return multiclass_calibration_error(values, target, 3), m.compute()
+        m = BinaryCalibrationError()
+        m.update(values, target)
+        return binary_calibration_error(values, target), m.compute()
+
+
+@pytest.mark.parametrize("case", list(_BEYOND_FLOAT32))
+def test_floats_beyond_float32_in_a_list_become_infinite_logits_without_a_warning(case):
+    # the cast to float32 overflows on purpose (numpy warned "overflow encountered in
+    # cast"): the result is that of the float32 array with the infinities
+    values, target = _BEYOND_FLOAT32[case]
+    with np.errstate(over="ignore"):
+        as_float32 = np.array(values, dtype=np.float32)
+    assert np.isinf(as_float32).any()
+    fn = multiclass_calibration_error if as_float32.ndim == 2 else binary_calibration_error
+    want = fn(as_float32, target, *([3] if as_float32.ndim == 2 else []))
+    for got in _beyond_float32_values(values, target):
+        assert got.dtype == np.float32 and got == want
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("case", list(_BEYOND_FLOAT32))
+def test_floats_beyond_float32_in_a_list_match_torchmetrics(torchmetrics_mod, case):
+    import torch
+
+    values, target = _BEYOND_FLOAT32[case]
+    multiclass = isinstance(values[0], list)
+    fn = _tm_fn(torchmetrics_mod, "multiclass_calibration_error" if multiclass
+                else "binary_calibration_error")
+    theirs = fn(torch.tensor(values), torch.tensor(target), *([3] if multiclass else []))
+    for ours in _beyond_float32_values(values, target):
+        _same(ours, theirs, np.float32, case)
 
 
 def test_unreadable_lists_are_refused():
