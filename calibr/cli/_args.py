@@ -7,7 +7,6 @@ import argparse
 import inspect
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
@@ -226,7 +225,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "-f", "--format", choices=_FORMATS, default=None,
         help="output format (default: from the extension of --output, else table)",
     )
-    out.add_argument("-o", "--output", metavar="PATH", help="write to PATH (default: stdout)")
+    out.add_argument("-o", "--output", metavar="PATH",
+                     help="write to PATH (default: stdout), in the format of its extension: "
+                     ".csv, .json, .parquet or .pq (needs pyarrow); .txt or none: --format")
     out.add_argument(
         "--plot", metavar="PATH",
         help="also write reliability diagrams to PATH (.png, .pdf, .svg): one panel per "
@@ -468,12 +469,3 @@ def _sep(text: str | None) -> str | None:
         raise CLIError(f"--sep must be one character (or 'tab'); got {text!r}.")
     return sep
 
-
-def _format(args) -> str:
-    if args.format is not None:
-        return args.format
-    if args.output is not None:
-        suffix = Path(args.output).suffix.lower()
-        if suffix in (".csv", ".json"):
-            return suffix[1:]
-    return "table"

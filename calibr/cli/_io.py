@@ -1,10 +1,12 @@
 """Files: reading the input (CSV, compressed CSV, TSV, Parquet, stdin or the
-bundled data), refusing an output that is the input, and writing every output
-or none (temporary files renamed over the targets at the end)."""
+bundled data), the format of the output (from the extension of --output),
+refusing an output that is the input, and writing every output or none
+(temporary files renamed over the targets at the end)."""
 
 from __future__ import annotations
 
 import contextlib
+import io
 import lzma
 import os
 import re
@@ -142,6 +144,55 @@ def _sources(args) -> list[_Source]:
         ca["by"] = ca["by"] if ca["by"] is not None else ["model"]
         out.append(_Source(name, f"bundled example data {name}", loader(), ca))
     return out
+
+
+# --------------------------------------------------------------------------
+# the format of the output: what the extension of --output says
+
+#: The extensions of --output and the format each is written in; a path without an
+#: extension, or .txt, is written in any text format (--format; default: the table).
+OUTPUT_EXTENSIONS = {".csv": "csv", ".json": "json", ".parquet": "parquet", ".pq": "parquet",
+                     ".txt": None, "": None}
+
+
+def _output_format(args) -> str:
+    """The format of the output: --format, or that of the extension of --output
+    (which must agree with --format), else the table. Parquet needs pyarrow."""
+    if args.output is None:
+        return args.format or "table"
+    suffix = Path(args.output).suffix.lower()
+    if suffix not in OUTPUT_EXTENSIONS:
+        raise CLIError(
+            f"--output {args.output}: calibr does not write {suffix} files; use .csv, .json, "
+            ".parquet or .pq, or .txt or no extension for the table (or --format)."
+        )
+    fmt = OUTPUT_EXTENSIONS[suffix]
+    if fmt is None:
+        return args.format or "table"
+    if args.format is not None and args.format != fmt:
+        raise CLIError(
+            f"--format {args.format} contradicts the extension of --output {args.output} "
+            f"({'Parquet' if fmt == 'parquet' else fmt.upper()}); drop --format or change the "
+            "extension."
+        )
+    if fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise CLIError(f"--output {args.output}: writing Parquet needs pyarrow; install it "
+                           "with `pip install pyarrow`.") from None
+    return fmt
+
+
+def _parquet_bytes(df: pd.DataFrame, path: str) -> bytes:
+    """The rows of the report (the columns of its CSV) as a Parquet file."""
+    buf = io.BytesIO()
+    try:
+        df.to_parquet(buf, engine="pyarrow", index=False)
+    except _pyarrow_errors() as err:  # a column Arrow has no type for
+        raise CLIError(f"--output {path}: cannot write the report as Parquet: {_detail(err)}; "
+                       "write it as .csv or .json.") from None
+    return buf.getvalue()
 
 
 # --------------------------------------------------------------------------

@@ -24,7 +24,6 @@ from ._args import (
     MCE_MIN_BIN_COUNT,
     RESAMPLING_TESTS,
     _Column,
-    _format,
     _sep,
     _with_defaults,
     check_seed,
@@ -33,7 +32,17 @@ from ._args import (
 )
 from ._columns import _check_key_names, _check_row_sums, _columns, _renormalize, _validate
 from ._errors import CLIError, _library
-from ._io import _check_destination, _commit, _Output, _same_path, _Source, _sources, _write_stdout
+from ._io import (
+    _check_destination,
+    _commit,
+    _Output,
+    _output_format,
+    _parquet_bytes,
+    _same_path,
+    _Source,
+    _sources,
+    _write_stdout,
+)
 from ._render import _header, _render, _tests_header
 
 #: At most this many panels in a --plot figure (one per group).
@@ -50,7 +59,7 @@ def report(args) -> int:
     if args.prob is not None and args.prob_prefix is not None:
         raise CLIError("give the probability columns by --prob or by --prob-prefix, not both.")
     _sep(args.sep)
-    fmt = _format(args)
+    fmt = _output_format(args)
     for path, option in ((args.output, "--output"), (args.plot, "--plot")):
         if path is not None:
             _check_destination(path, option, args)
@@ -94,7 +103,7 @@ def report(args) -> int:
         result = _stack_tables(tables)
         header = _bins_words(_header(sources, bins, forms, "per-bin table"), binning_options)
         header += _weights_header(args)
-        text = _render(result, fmt, header)
+        text = "" if fmt == "parquet" else _render(result, fmt, header)
     else:
         result = pd.concat(results, ignore_index=True)
         binned = [c for c in columns if c.spec.func in _BINNED]
@@ -114,11 +123,12 @@ def report(args) -> int:
             f"{', '.join(_bin_n_column(col) for col in flags)}): a gap measured on so few "
             "samples is mostly noise."
         ] if flags else []
-        text = _render(result, fmt, header, flags, notes)
+        text = "" if fmt == "parquet" else _render(result, fmt, header, flags, notes)
 
     outputs = []
     if args.output is not None:
-        outputs.append(_Output(args.output, "--output", text.encode("utf-8")))
+        data = _parquet_bytes(result, args.output) if fmt == "parquet" else text.encode("utf-8")
+        outputs.append(_Output(args.output, "--output", data))
     if args.plot is not None:
         figure = _plot(_stack_tables(tables), plot_format, bins, sources, forms,
                        binning_options)
