@@ -482,6 +482,27 @@ def test_parquet_output_without_pyarrow(capsys, tmp_path, monkeypatch):
     assert not dest.exists()
 
 
+def test_a_full_stdout_is_an_input_error(tmp_path):
+    """`calibr report > /dev/full`: the disk, not calibr, is at fault."""
+    if not os.path.exists("/dev/full"):
+        unavailable("needs Linux's /dev/full")  # CI runs on Linux: there, a failure
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "calibr.cli", "report",
+                               write(tmp_path, GOOD)], stdout=full, stderr=subprocess.PIPE,
+                              text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr == ("calibr: error: cannot write the output to stdout: No space left on "
+                           "device.\n")
+
+
+def test_an_output_under_a_regular_file(capsys, tmp_path):
+    src = write(tmp_path, GOOD)
+    code, out, err = run(capsys, "report", src, "-o", f"{src}/r.csv")
+    assert (code, out) == (2, "")
+    assert err == (f"calibr: error: --output {src}/r.csv: {os.path.realpath(src)!r} is not a "
+                   "directory.\n")
+
+
 def test_corrupt_parquet(capsys, tmp_path):
     require("pyarrow")
     path = tmp_path / "x.parquet"

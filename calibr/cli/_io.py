@@ -200,6 +200,8 @@ def _parquet_bytes(df: pd.DataFrame, path: str) -> bytes:
 
 def _check_destination(path: str, option: str, args) -> None:
     parent = Path(path).resolve().parent
+    if parent.exists() and not parent.is_dir():
+        raise CLIError(f"{option} {path}: {str(parent)!r} is not a directory.")
     if not parent.is_dir():
         raise CLIError(f"{option} {path}: the directory {str(parent)!r} does not exist.")
     if Path(path).is_dir():
@@ -336,6 +338,8 @@ _STDOUT_PIECE = 1 << 16
 
 
 def _write_stdout(text: str) -> int:
+    """Write ``text`` to stdout; 141 if the reader closed the pipe, a CLIError if
+    stdout cannot be written (e.g. a full disk)."""
     try:
         for start in range(0, len(text), _STDOUT_PIECE):
             sys.stdout.write(text[start:start + _STDOUT_PIECE])
@@ -343,6 +347,10 @@ def _write_stdout(text: str) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+    except OSError as err:
+        _silence_stdout()  # Python's final flush would fail again
+        raise CLIError(f"cannot write the output to stdout: {err.strerror or _detail(err)}."
+                       ) from None
     return 0
 
 
