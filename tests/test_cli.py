@@ -472,6 +472,61 @@ def test_parquet_without_pyarrow(capsys, tmp_path, monkeypatch):
                    "`pip install pyarrow`.\n")
 
 
+#: ``python -c`` code that runs the command with some packages missing: ``import
+#: NAME`` raises ModuleNotFoundError, as in an environment without them.
+WITHOUT = """
+import sys
+class Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {names!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, Absent())
+from calibr.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def run_without(names, *argv):
+    """The command in a fresh process where the packages ``names`` are missing."""
+    return subprocess.run([sys.executable, "-c", WITHOUT.format(names=set(names)), *argv],
+                          capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize(
+    ("missing", "options", "message"),
+    [
+        (["dask"], [], "{dir}: reading a directory or a glob of files needs Dask (No module "
+         "named 'dask'); install it with `pip install 'dask[dataframe,distributed]'`."),
+        (["pyarrow", "fastparquet"], [], "{dir}: reading a directory or a glob of files needs "
+         "Dask (No module named 'pyarrow'); install it with "
+         "`pip install 'dask[dataframe,distributed]'`."),
+        (["distributed"], ["--scheduler", "tcp://127.0.0.1:8786"], "--scheduler needs "
+         "dask.distributed (No module named 'distributed'); install it with "
+         "`pip install 'dask[dataframe,distributed]'`."),
+    ],
+    ids=["dask", "pyarrow", "distributed"],
+)
+def test_a_directory_without_dask_is_an_input_error(tmp_path, missing, options, message):
+    """A missing optional package is the environment's, not a bug in calibr: exit 2
+    and the command that installs it (calibr is not on PyPI: the packages that are)."""
+    require("pyarrow")
+    parts = tmp_path / "predictions"
+    parts.mkdir()
+    for i in range(2):
+        GOOD.to_parquet(parts / f"part-{i}.parquet")
+    proc = run_without(missing, "report", str(parts), "--by", "m", *options,
+                       "-o", str(tmp_path / "r.csv"))
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr == f"calibr: error: {message.format(dir=parts)}\n"
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_without_dask_a_single_file_is_read_by_pandas(tmp_path):
+    proc = run_without(["dask", "distributed"], "report", write(tmp_path, GOOD), "-f", "csv")
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout.startswith("form,bins,n,ece,mce,mce_bin_n\n")
+
+
 def test_parquet_output_without_pyarrow(capsys, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow -> ImportError
     dest = tmp_path / "r.parquet"

@@ -136,7 +136,8 @@ def _build_parser() -> argparse.ArgumentParser:
     rep.add_argument(
         "--scheduler", metavar="ADDRESS",
         help="a directory or glob FILE (Parquet or CSV files) is read with Dask and computed "
-        "on the Dask scheduler at ADDRESS (default: a local cluster); see docs/dask.md",
+        "on the Dask scheduler at ADDRESS (default: threads in this process, or a local "
+        "cluster if the files take more than 25%% of the available memory); see docs/dask.md",
     )
     # also after `report` (calibr report --debug ...); SUPPRESS keeps `calibr --debug report`
     rep.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)

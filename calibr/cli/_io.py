@@ -1,7 +1,8 @@
-"""Files: reading the input (CSV, compressed CSV, TSV, Parquet, stdin or the
-bundled data), the format of the output (from the extension of --output),
-refusing an output that is the input, and writing every output or none
-(temporary files renamed over the targets at the end)."""
+"""Files: reading the input (CSV, compressed CSV, TSV, Parquet, stdin, the
+bundled data, or a directory or glob of files through Dask), the format of the
+output (from the extension of --output), refusing an output that is the input,
+and writing every output or none (temporary files renamed over the targets at
+the end)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from ._errors import EXIT_BROKEN_PIPE, CLIError, _detail
 if TYPE_CHECKING:  # pandas is imported by the readers (see _args: the parser is cheap)
     import pandas as pd
 
+    from ._engine import Engine
+
 
 @dataclass
 class _Source:
@@ -34,16 +37,61 @@ class _Source:
     label: str  # for messages and the report's header
     frame: pd.DataFrame
     colargs: dict[str, Any]
+    engine: Engine | None = None  # a directory or glob: where Dask computes its report
+
+
+def _many(file: str) -> bool:
+    """Whether FILE is a directory or a glob: many files, read with Dask (docs/dask.md)."""
+    return file != "-" and (any(c in file for c in "*?[") or Path(file).is_dir())
+
+
+def _list_files(file: str) -> tuple[list[str], str]:
+    """The files of a directory or a glob (sorted; hidden files and those starting
+    with ``_``, such as ``_SUCCESS`` and ``_metadata``, left out) and their kind,
+    ``"parquet"`` or ``"csv"``."""
+    import glob
+
+    if os.path.isdir(file):
+        names = sorted(os.path.join(file, f) for f in os.listdir(file)
+                       if not f.startswith((".", "_")) and os.path.isfile(os.path.join(file, f)))
+    else:
+        names = sorted(glob.glob(file))
+    if not names:
+        where = "in the directory" if os.path.isdir(file) else "match"
+        raise CLIError(f"{file}: no files {where}.")
+    lower = [n.lower() for n in names]
+    parquet = [n for n, low in zip(names, lower, strict=True) if low.endswith((".parquet", ".pq"))]
+    csv = [n for n, low in zip(names, lower, strict=True)
+           if low.endswith((".csv", ".tsv", ".txt", ".csv.gz", ".csv.bz2", ".csv.xz"))]
+    if parquet and csv:
+        raise CLIError(f"{file}: holds both Parquet and CSV files; give a glob that selects one "
+                       "kind, e.g. 'DIR/*.parquet'.")
+    if not parquet and not csv:
+        raise CLIError(f"{file}: cannot tell the format of its files from their extensions "
+                       f"(e.g. {os.path.basename(names[0])!r}); use .csv or .parquet.")
+    return (parquet, "parquet") if parquet else (csv, "csv")
+
+
+def _read_many(file: str, names: list[str], kind: str, sep: str | None) -> Any:
+    """The files ``names`` of the directory or glob FILE as one Dask DataFrame."""
+    try:
+        from .._dask import read_files
+    except ImportError as err:  # dask, or the pyarrow of its dataframes, is not installed
+        if (err.name or "").partition(".")[0] == "calibr":  # pragma: no cover - a bug
+            raise
+        from ._engine import DASK_INSTALL
+
+        raise CLIError(f"{file}: reading a directory or a glob of files needs Dask "
+                       f"({_detail(err)}); install it with `{DASK_INSTALL}`.") from None
+    return read_files(file, names, kind, sep)
 
 
 def _read(file: str, sep: str | None) -> pd.DataFrame:
     if file == "-":
         # bytes, so that non-UTF-8 input gets the same message as a file
         return _read_csv(getattr(sys.stdin, "buffer", sys.stdin), "-", sep)
-    if any(c in file for c in "*?[") or Path(file).is_dir():  # many files: Dask (docs/dask.md)
-        from .._dask import read_files
-
-        return read_files(file, sep)
+    if _many(file):
+        return _read_many(file, *_list_files(file), sep)
     path = Path(file)
     if not path.exists():
         raise CLIError(f"{file}: no such file.")
@@ -109,12 +157,20 @@ def _sources(args) -> list[_Source]:
     if args.file is not None:
         if args.example is not None:
             raise CLIError("--example picks bundled data; it cannot be used with FILE.")
-        frame = _read(args.file, _sep(args.sep))
+        engine = None
+        if _many(args.file):
+            from ._engine import choose
+
+            names, kind = _list_files(args.file)
+            engine = choose(names, getattr(args, "scheduler", None))
+            frame = _read_many(args.file, names, kind, _sep(args.sep))
+        else:
+            frame = _read(args.file, _sep(args.sep))
         if colargs["p"] is None and colargs["p_prefix"] is None:
             colargs["p"] = ["p"]
         colargs["y"] = colargs["y"] or "y"
         label = "standard input" if args.file == "-" else args.file
-        return [_Source(None, label, frame, colargs)]
+        return [_Source(None, label, frame, colargs, engine)]
     if args.sep is not None:
         raise CLIError("--sep applies to CSV input; give FILE.")
     from .. import datasets

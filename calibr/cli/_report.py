@@ -102,14 +102,14 @@ def report(args) -> int:
     if args.per_bin:
         result = _stack_tables(tables)
         header = _bins_words(_header(sources, bins, forms, "per-bin table"), binning_options)
-        header += _weights_header(args)
+        header = _with_engine(header, sources) + _weights_header(args)
         text = "" if fmt == "parquet" else _render(result, fmt, header)
     else:
         result = pd.concat(results, ignore_index=True)
         binned = [c for c in columns if c.spec.func in _BINNED]
         header = _header(sources, bins if any(c.default_bins for c in binned) else None,
                          forms if any(c.default_type for c in binned) else [], "report")
-        header = _bins_words(header, binning_options)
+        header = _with_engine(_bins_words(header, binning_options), sources)
         header += _weights_header(args)
         if tests:
             header += _tests_header([(name, spec, _n_resamples(spec)) for name, spec in tests],
@@ -325,6 +325,13 @@ def _counts(n: np.ndarray) -> np.ndarray:
     without --weights), else as they are."""
     n = np.asarray(n, dtype=np.float64)
     return n.astype(np.int64) if bool(np.all(n == np.floor(n))) else n
+
+
+def _with_engine(header: list[str], sources: list[_Source]) -> list[str]:
+    """The header with the line that says where Dask computed a directory or glob
+    input (``calibr.cli._engine``), after the line that names the input."""
+    lines = [src.engine.header() for src in sources if src.engine is not None]
+    return header[:1] + lines + header[1:]
 
 
 def _weights_header(args) -> list[str]:
