@@ -907,70 +907,30 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, ci_level, data, p_pre
 # the command line: `calibr report DIRECTORY` or a glob (docs/cli.md, docs/dask.md)
 
 
-def read_files(file: str, sep: str | None) -> dd.DataFrame:
-    """A directory or a glob of Parquet or CSV files, as one Dask DataFrame (the
-    files in sorted order; hidden files and those starting with ``_``, such as
-    ``_SUCCESS`` and ``_metadata``, left out)."""
-    import glob
-    import os
-
+def read_files(file: str, names: list[str], kind: str, sep: str | None) -> dd.DataFrame:
+    """The files ``names`` of the directory or glob ``file`` (``calibr.cli._io``
+    lists them), all Parquet or all CSV (``kind``), as one Dask DataFrame."""
     from .cli._errors import CLIError, _detail
 
-    if os.path.isdir(file):
-        names = sorted(os.path.join(file, f) for f in os.listdir(file)
-                       if not f.startswith((".", "_")) and os.path.isfile(os.path.join(file, f)))
-    else:
-        names = sorted(glob.glob(file))
-    if not names:
-        where = "in the directory" if os.path.isdir(file) else "match"
-        raise CLIError(f"{file}: no files {where}.")
-    lower = [n.lower() for n in names]
-    parquet = [n for n, low in zip(names, lower, strict=True) if low.endswith((".parquet", ".pq"))]
-    csv = [n for n, low in zip(names, lower, strict=True)
-           if low.endswith((".csv", ".tsv", ".txt", ".csv.gz", ".csv.bz2", ".csv.xz"))]
-    if parquet and csv:
-        raise CLIError(f"{file}: holds both Parquet and CSV files; give a glob that selects one "
-                       "kind, e.g. 'DIR/*.parquet'.")
-    if not parquet and not csv:
-        raise CLIError(f"{file}: cannot tell the format of its files from their extensions "
-                       f"(e.g. {os.path.basename(names[0])!r}); use .csv or .parquet.")
     try:
-        if parquet:
+        if kind == "parquet":
             if sep is not None:
                 raise CLIError("--sep applies to CSV input; FILE holds Parquet files.")
-            return dd.read_parquet(parquet)
-        if sep is None and all(n.endswith(".tsv") for n in lower):
+            return dd.read_parquet(names)
+        if sep is None and all(n.lower().endswith(".tsv") for n in names):
             sep = "\t"
-        return dd.read_csv(csv, sep=sep or ",", encoding="utf-8", blocksize=None)
+        return dd.read_csv(names, sep=sep or ",", encoding="utf-8", blocksize=None)
     except (OSError, ValueError) as err:
         raise CLIError(f"{file}: cannot read it: {_detail(err)}.") from None
-
-
-def _client(address: str | None):
-    """A Dask client: of the scheduler at ``address``, else of a local cluster of
-    worker processes (closed with the client)."""
-    import contextlib
-    import logging
-
-    from distributed import Client, LocalCluster
-
-    stack = contextlib.ExitStack()
-    if address is not None:
-        stack.enter_context(Client(address))
-        return stack
-    cluster = stack.enter_context(LocalCluster(processes=True, threads_per_worker=1,
-                                               dashboard_address=None,
-                                               silence_logs=logging.ERROR))
-    stack.enter_context(Client(cluster))
-    return stack
 
 
 def report_source(src, args, columns, tests, bins: int, type_: str,
                   binning_options: dict | None = None):
     """``calibr report`` of a Dask DataFrame (a directory or glob): the pandas
     path's outputs (the summary with ``n``, the MCE's bin count, ``form`` and
-    ``bins``; the per-bin tables of --per-bin and --plot), computed on the cluster
-    from merged sums.
+    ``bins``; the per-bin tables of --per-bin and --plot), computed from merged sums
+    where ``src.engine`` says (``calibr.cli._engine``: threads in this process, a local
+    cluster, or ``--scheduler``).
     With ``--test``, ``--ci`` or ``--renormalize`` the rows are gathered to this
     process (they must fit in its memory) and the pandas path reports them."""
     import dask
@@ -989,7 +949,7 @@ def report_source(src, args, columns, tests, bins: int, type_: str,
         # and --renormalize rewrites rows: the rows are gathered here, as
         # summarise(tests=, ci=) gathers them to one worker, and the pandas path
         # reports them (positions in its messages count the rows of all files)
-        with _client(getattr(args, "scheduler", None)):
+        with src.engine.compute():
             frame = src.frame.compute()
         frame = frame.reset_index(drop=True)
         return rep._report_source(_Source(src.tag, src.label, frame, src.colargs), args,
@@ -1034,7 +994,7 @@ def report_source(src, args, columns, tests, bins: int, type_: str,
                 type=c.spec.options.get("type", "classwise"), data=data, **common,
                 **{k: c.spec.options[k] for k in ("binning", "right") if k in c.spec.options})
     try:
-        with _client(getattr(args, "scheduler", None)):
+        with src.engine.compute():
             (got,) = dask.compute(lazy)
     except (InputError, InputTypeError) as err:
         raise CLIError(_cli_words(str(err), p_word)) from None

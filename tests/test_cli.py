@@ -439,7 +439,8 @@ def test_output_directory_missing(capsys, tmp_path):
 
 def test_same_output_and_plot(capsys, tmp_path):
     path = str(tmp_path / "x.png")
-    code = main(["report", write(tmp_path, GOOD), "-o", path, "--plot", path])
+    (tmp_path / "x.txt").symlink_to(path)  # a text output that is the image (.png is not one)
+    code = main(["report", write(tmp_path, GOOD), "-o", str(tmp_path / "x.txt"), "--plot", path])
     _, err = capsys.readouterr()
     assert code == 2 and "--output and --plot must be different files." in err
     assert not (tmp_path / "x.png").exists()
@@ -474,6 +475,92 @@ def test_parquet_without_pyarrow(capsys, tmp_path, monkeypatch):
     assert code == 2
     assert err == ("calibr: error: reading Parquet needs pyarrow; install it with "
                    "`pip install pyarrow`.\n")
+
+
+#: ``python -c`` code that runs the command with some packages missing: ``import
+#: NAME`` raises ModuleNotFoundError, as in an environment without them.
+WITHOUT = """
+import sys
+class Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {names!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, Absent())
+from calibr.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def run_without(names, *argv):
+    """The command in a fresh process where the packages ``names`` are missing."""
+    return subprocess.run([sys.executable, "-c", WITHOUT.format(names=set(names)), *argv],
+                          capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize(
+    ("missing", "options", "message"),
+    [
+        (["dask"], [], "{dir}: reading a directory or a glob of files needs Dask (No module "
+         "named 'dask'); install it with `pip install 'dask[dataframe,distributed]'`."),
+        (["pyarrow", "fastparquet"], [], "{dir}: reading a directory or a glob of files needs "
+         "Dask (No module named 'pyarrow'); install it with "
+         "`pip install 'dask[dataframe,distributed]'`."),
+        (["distributed"], ["--scheduler", "tcp://127.0.0.1:8786"], "--scheduler needs "
+         "dask.distributed (No module named 'distributed'); install it with "
+         "`pip install 'dask[dataframe,distributed]'`."),
+    ],
+    ids=["dask", "pyarrow", "distributed"],
+)
+def test_a_directory_without_dask_is_an_input_error(tmp_path, missing, options, message):
+    """A missing optional package is the environment's, not a bug in calibr: exit 2
+    and the command that installs it (calibr is not on PyPI: the packages that are)."""
+    require("pyarrow")
+    parts = tmp_path / "predictions"
+    parts.mkdir()
+    for i in range(2):
+        GOOD.to_parquet(parts / f"part-{i}.parquet")
+    proc = run_without(missing, "report", str(parts), "--by", "m", *options,
+                       "-o", str(tmp_path / "r.csv"))
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr == f"calibr: error: {message.format(dir=parts)}\n"
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_without_dask_a_single_file_is_read_by_pandas(tmp_path):
+    proc = run_without(["dask", "distributed"], "report", write(tmp_path, GOOD), "-f", "csv")
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout.startswith("form,bins,n,ece,mce,mce_bin_n\n")
+
+
+def test_parquet_output_without_pyarrow(capsys, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow -> ImportError
+    dest = tmp_path / "r.parquet"
+    code, out, err = run(capsys, "report", write(tmp_path, GOOD), "-o", str(dest))
+    assert (code, out) == (2, "")
+    assert err == (f"calibr: error: --output {dest}: writing Parquet needs pyarrow; install it "
+                   "with `pip install pyarrow`.\n")
+    assert not dest.exists()
+
+
+def test_a_full_stdout_is_an_input_error(tmp_path):
+    """`calibr report > /dev/full`: the disk, not calibr, is at fault."""
+    if not os.path.exists("/dev/full"):
+        unavailable("needs Linux's /dev/full")  # CI runs on Linux: there, a failure
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "calibr.cli", "report",
+                               write(tmp_path, GOOD)], stdout=full, stderr=subprocess.PIPE,
+                              text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr == ("calibr: error: cannot write the output to stdout: No space left on "
+                           "device.\n")
+
+
+def test_an_output_under_a_regular_file(capsys, tmp_path):
+    src = write(tmp_path, GOOD)
+    code, out, err = run(capsys, "report", src, "-o", f"{src}/r.csv")
+    assert (code, out) == (2, "")
+    assert err == (f"calibr: error: --output {src}/r.csv: {os.path.realpath(src)!r} is not a "
+                   "directory.\n")
 
 
 def test_corrupt_parquet(capsys, tmp_path):
@@ -733,6 +820,96 @@ def test_bundled_data_with_other_keys(capsys):
     got = pd.read_csv(io.StringIO(out))
     assert list(got.columns) == ["dataset", "model", "fold", "form", "bins", "n", "ece"]
     assert len(got) == 2 * 3 * 5
+
+
+# --------------------------------------------------------------------------
+# the format of --output: its extension
+
+
+def test_parquet_output_holds_the_rows_of_the_csv(capsys, tmp_path, binary_csv):
+    require("pyarrow")
+    path, _ = binary_csv
+    for options in (["--by", "model", "fold"], ["--by", "model", "--per-bin"]):
+        options = [*options, "--prob", "prob", "--label", "label"]
+        code, csv, err = run(capsys, "report", str(path), *options, "-f", "csv")
+        assert code == 0, err
+        want = pd.read_csv(io.StringIO(csv))
+        for name in ("r.parquet", "r.PQ"):
+            dest = tmp_path / name
+            code, out, err = run(capsys, "report", str(path), *options, "-o", str(dest))
+            assert (code, out, err) == (0, "", "")
+            assert dest.read_bytes()[:4] == b"PAR1"
+            got = pd.read_parquet(dest)
+            assert list(got.columns) == list(want.columns)
+            pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-12)
+
+
+@pytest.mark.parametrize(("name", "options", "first"), [
+    ("r.csv", [], "form,bins,n,ece,mce,mce_bin_n"),
+    ("r.json", [], "["),
+    ("r.txt", [], "calibr report of "),
+    ("r", [], "calibr report of "),
+    ("r.txt", ["-f", "csv"], "form,bins,n,ece,mce,mce_bin_n"),
+    ("r", ["-f", "json"], "["),
+    ("r.CSV", ["-f", "csv"], "form,bins,n,ece,mce,mce_bin_n"),
+])
+def test_text_outputs_follow_the_extension_or_format(capsys, tmp_path, name, options, first):
+    dest = tmp_path / name
+    code, out, err = run(capsys, "report", write(tmp_path, GOOD), "-o", str(dest), *options)
+    assert (code, out, err) == (0, "", "")
+    assert dest.read_text().splitlines()[0].startswith(first)
+
+
+@pytest.mark.parametrize(("name", "options", "message"), [
+    ("r.xlsx", [], "calibr does not write .xlsx files"),
+    ("r.xls", ["-f", "csv"], "calibr does not write .xls files"),
+    ("r.html", [], "calibr does not write .html files"),
+    ("r.tsv", [], "calibr does not write .tsv files"),
+    ("r.csv.gz", [], "calibr does not write .gz files"),
+])
+def test_an_extension_calibr_does_not_write_is_refused(capsys, tmp_path, name, options,
+                                                       message):
+    src = write(tmp_path, GOOD)
+    before = _snapshot(tmp_path)
+    dest = tmp_path / name
+    code, out, err = run(capsys, "report", src, "-o", str(dest), *options)
+    assert (code, out) == (2, "")
+    assert err == (f"calibr: error: --output {dest}: {message}; use .csv, .json, .parquet or "
+                   ".pq, or .txt or no extension for the table (or --format).\n")
+    assert _snapshot(tmp_path) == before  # nothing written
+
+
+@pytest.mark.parametrize(("name", "fmt", "written"), [
+    ("r.csv", "json", "CSV"), ("r.json", "csv", "JSON"), ("r.csv", "table", "CSV"),
+    ("r.parquet", "csv", "Parquet"), ("r.pq", "table", "Parquet"),
+])
+def test_a_format_that_contradicts_the_extension_is_refused(capsys, tmp_path, name, fmt,
+                                                            written):
+    src = write(tmp_path, GOOD)
+    before = _snapshot(tmp_path)
+    dest = tmp_path / name
+    code, out, err = run(capsys, "report", src, "-o", str(dest), "-f", fmt)
+    assert (code, out) == (2, "")
+    assert err == (f"calibr: error: --format {fmt} contradicts the extension of --output {dest} "
+                   f"({written}); drop --format or change the extension.\n")
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_report_arrow_cannot_store_is_an_input_error(capsys, tmp_path, monkeypatch):
+    pa = require("pyarrow")
+
+    def no_type(self, *args, **kwargs):
+        raise pa.ArrowTypeError("no Arrow type for the column 'm'")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", no_type)
+    src = write(tmp_path, GOOD)
+    before = _snapshot(tmp_path)
+    dest = tmp_path / "r.parquet"
+    code, out, err = run(capsys, "report", src, "--by", "m", "-o", str(dest))
+    assert (code, out) == (2, "")
+    assert err == (f"calibr: error: --output {dest}: cannot write the report as Parquet: no "
+                   "Arrow type for the column 'm'; write it as .csv or .json.\n")
+    assert _snapshot(tmp_path) == before
 
 
 # --------------------------------------------------------------------------

@@ -532,7 +532,15 @@ def _report(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def _body(text: str) -> list[str]:
-    return text.splitlines()[1:]  # the first line names the input
+    """The table output after the line that names the input and the engine's line."""
+    return [line for line in text.splitlines()[1:] if not line.startswith("engine: ")]
+
+
+def _engine_line(text: str) -> str:
+    """The header line that says where Dask computed the report (the second line)."""
+    line = text.splitlines()[1]
+    assert line.startswith("engine: "), text
+    return line
 
 
 @pytest.mark.parametrize("options", [
@@ -550,14 +558,94 @@ def test_report_of_a_directory_equals_the_report_of_one_file(client, parquet_dir
     status, want, _ = _report(capsys, str(parquet_dir / "all.parquet"), *options)
     assert status == 0
     assert out.splitlines()[0].endswith(str(parquet_dir / "parts"))
+    assert _engine_line(out) == f"engine: dask, the scheduler at {address[1]} (--scheduler)"
+    assert not want.splitlines()[1].startswith("engine: ")  # one file: pandas
     assert _body(out) == _body(want)  # printed at 6 digits: merged sums agree
 
 
-def test_report_of_a_csv_glob_on_a_local_cluster(parquet_dir, capsys):
-    status, out, err = _report(capsys, str(parquet_dir / "part-*.csv"), "--by", "m")
+def _no_cluster(monkeypatch):
+    """Make starting a local cluster, or a client of one, fail the test."""
+    def refused(*args, **kwargs):
+        raise AssertionError("a Dask cluster or client was started")
+
+    monkeypatch.setattr(distributed, "LocalCluster", refused)
+    monkeypatch.setattr(distributed, "Client", refused)
+
+
+@pytest.mark.parametrize("options", [["--by", "m"], ["--by", "m", "--per-bin"],
+                                     ["--test", "skce", "--by", "m"]])
+def test_a_directory_is_computed_in_this_process_without_a_cluster(parquet_dir, capsys,
+                                                                    monkeypatch, options):
+    """No local cluster to start (seconds of worker processes): Dask's threads in
+    this process, said in the header; the report of one file with the same rows."""
+    from dask.system import CPU_COUNT
+
+    _no_cluster(monkeypatch)
+    for files in ("parts", "part-*.csv"):
+        status, out, err = _report(capsys, str(parquet_dir / files), *options)
+        assert status == 0, err
+        _, want, _ = _report(capsys, str(parquet_dir / "all.parquet"), *options)
+        assert _engine_line(out) == (f"engine: dask, {CPU_COUNT} threads in this process "
+                                     "(no cluster)")
+        assert _body(out) == _body(want)
+    status, out, err = _report(capsys, str(parquet_dir / "parts"), "--by", "m", "-f", "csv")
+    assert status == 0 and "engine" not in out  # the rows only
+
+
+def test_the_engine_follows_the_size_of_the_files(parquet_dir, monkeypatch):
+    """A local cluster when the files take more than MEMORY_SHARE of the available
+    memory, threads in this process up to it, --scheduler whatever the size."""
+    from calibr.cli import _engine
+
+    files = sorted(str(f) for f in (parquet_dir / "parts").glob("*.parquet"))
+    size = sum(os.path.getsize(f) for f in files)
+    assert _engine.MEMORY_SHARE == 0.25
+    assert _engine.available_memory() > 0
+    for available, kind in ((4 * size, "threads"), (4 * size - 1, "cluster"), (None, "threads")):
+        monkeypatch.setattr(_engine, "available_memory", lambda a=available: a)
+        engine = _engine.choose(files, None)
+        assert (engine.kind, engine.size, engine.available) == (kind, size, available)
+        assert _engine.choose(files, "tcp://x:1").kind == "scheduler"
+
+
+def test_files_beyond_the_memory_share_are_computed_on_a_local_cluster(parquet_dir, capsys,
+                                                                       monkeypatch):
+    from calibr.cli import _engine
+
+    size = sum(os.path.getsize(f) for f in (parquet_dir / "parts").glob("*.parquet"))
+    monkeypatch.setattr(_engine, "available_memory", lambda: 2 * size)
+    status, out, err = _report(capsys, str(parquet_dir / "parts"), "--by", "m")
     assert status == 0, err
     _, want, _ = _report(capsys, str(parquet_dir / "all.parquet"), "--by", "m")
+    assert re.fullmatch(r"engine: dask, a local cluster of [1-9]\d* worker processes \(the files, "
+                        rf"{size / 1000:.1f} KB on disk, are more than 25% of the "
+                        rf"{2 * size / 1000:.1f} KB of available memory\)", _engine_line(out))
     assert _body(out) == _body(want)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on once it is closed
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_unreachable_scheduler_is_an_input_error(parquet_dir, capsys, monkeypatch):
+    from calibr.cli import _engine
+
+    assert _engine.SCHEDULER_TIMEOUT == 10  # the documented wait (docs/cli.md)
+    monkeypatch.setattr(_engine, "SCHEDULER_TIMEOUT", 1)  # distributed retries until then
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    status, out, err = _report(capsys, str(parquet_dir / "parts"), "--scheduler", address)
+    assert (status, out) == (2, "")
+    assert err == (f"calibr: error: --scheduler: could not reach the Dask scheduler at {address} "
+                   "within 1 s: is it running?\n")
+    status, out, err = _report(capsys, str(parquet_dir / "parts"), "--scheduler", "nowhere")
+    assert (status, out) == (2, "")
+    assert err == ("calibr: error: --scheduler nowhere: not the address of a Dask scheduler "
+                   "(missing port number in address 'nowhere'); write e.g. "
+                   "tcp://scheduler-host:8786.\n")
 
 
 @pytest.mark.parametrize("options", [
@@ -624,10 +712,33 @@ class FakeFigure:
         buf.write(b"fake " + format.encode())
 
 
+def test_a_worker_that_dies_is_an_error_of_the_environment(client, parquet_dir, capsys,
+                                                           monkeypatch):
+    """KilledWorker (a worker over its memory limit: see
+    test_a_partition_beyond_the_memory_limit_fails_clearly) is exit 2, as out of memory
+    in this process is, not a bug in calibr."""
+    from types import SimpleNamespace
+
+    def killed(*args, **kwargs):
+        worker = SimpleNamespace(address="tcp://127.0.0.1:1")  # a WorkerState's address
+        raise distributed.scheduler.KilledWorker(("read_parquet", 0), worker, 3)
+
+    monkeypatch.setattr(dask, "compute", killed)
+    status, out, err = _report(capsys, str(parquet_dir / "parts"), "--by", "m",
+                               "--scheduler", client.scheduler.address)
+    assert (status, out) == (2, "")
+    assert err == ("calibr: error: a Dask worker died while computing the report (distributed's "
+                   "KilledWorker), e.g. out of memory; use smaller files, or a cluster with more "
+                   "memory per worker (--scheduler).\n")
+
+
 def test_report_of_a_directory_refuses_bad_input(client, parquet_dir, capsys):
     address = ["--scheduler", client.scheduler.address]
     status, _, err = _report(capsys, str(parquet_dir / "nothing-*.parquet"))
     assert status == 2 and "no files match" in err
+    status, _, err = _report(capsys, str(parquet_dir / "parts"), "--sep", ";")
+    assert (status, err) == (2, "calibr: error: --sep applies to CSV input; FILE holds Parquet "
+                                "files.\n")
     status, _, err = _report(capsys, str(parquet_dir / "parts"), *address, "--label", "nope")
     assert status == 2 and "--label: no column 'nope'" in err
 

@@ -27,7 +27,8 @@ The contract (``docs/cli.md`` explains each decision):
   with status 141, as for a process killed by SIGPIPE.
 
 The package, one module per job: ``_args`` (the parser and the ``--metrics``
-lists), ``_io`` (reading the input, writing every output or none),
+lists), ``_io`` (reading the input, the format of the output, writing every
+output or none), ``_engine`` (where Dask computes a directory or glob),
 ``_columns`` (the columns of the input and their checks), ``_report`` (the
 ``report`` command), ``_render`` (table, CSV and JSON) and ``_errors`` (the
 command line's errors and exit statuses). ``python -m calibr.cli`` runs

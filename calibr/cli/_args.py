@@ -265,7 +265,8 @@ def _build_parser() -> argparse.ArgumentParser:
     rep.add_argument(
         "--scheduler", metavar="ADDRESS",
         help="a directory or glob FILE (Parquet or CSV files) is read with Dask and computed "
-        "on the Dask scheduler at ADDRESS (default: a local cluster); see docs/dask.md",
+        "on the Dask scheduler at ADDRESS (default: threads in this process, or a local "
+        "cluster if the files take more than 25%% of the available memory); see docs/dask.md",
     )
     # also after `report` (calibr report --debug ...); SUPPRESS keeps `calibr --debug report`
     rep.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
@@ -357,7 +358,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "-f", "--format", choices=_FORMATS, default=None,
         help="output format (default: from the extension of --output, else table)",
     )
-    out.add_argument("-o", "--output", metavar="PATH", help="write to PATH (default: stdout)")
+    out.add_argument("-o", "--output", metavar="PATH",
+                     help="write to PATH (default: stdout), in the format of its extension: "
+                     ".csv, .json, .parquet or .pq (needs pyarrow); .txt or none: --format")
     out.add_argument(
         "--plot", metavar="PATH",
         help="also write reliability diagrams to PATH (.png, .pdf, .svg): one panel per "
@@ -600,12 +603,3 @@ def _sep(text: str | None) -> str | None:
         raise CLIError(f"--sep must be one character (or 'tab'); got {text!r}.")
     return sep
 
-
-def _format(args) -> str:
-    if args.format is not None:
-        return args.format
-    if args.output is not None:
-        suffix = Path(args.output).suffix.lower()
-        if suffix in (".csv", ".json"):
-            return suffix[1:]
-    return "table"

@@ -1,10 +1,13 @@
-"""Files: reading the input (CSV, compressed CSV, TSV, Parquet, stdin or the
-bundled data), refusing an output that is the input, and writing every output
-or none (temporary files renamed over the targets at the end)."""
+"""Files: reading the input (CSV, compressed CSV, TSV, Parquet, stdin, the
+bundled data, or a directory or glob of files through Dask), the format of the
+output (from the extension of --output), refusing an output that is the input,
+and writing every output or none (temporary files renamed over the targets at
+the end)."""
 
 from __future__ import annotations
 
 import contextlib
+import io
 import lzma
 import os
 import re
@@ -23,6 +26,8 @@ from ._errors import EXIT_BROKEN_PIPE, CLIError, _detail
 if TYPE_CHECKING:  # pandas is imported by the readers (see _args: the parser is cheap)
     import pandas as pd
 
+    from ._engine import Engine
+
 
 @dataclass
 class _Source:
@@ -32,16 +37,61 @@ class _Source:
     label: str  # for messages and the report's header
     frame: pd.DataFrame
     colargs: dict[str, Any]
+    engine: Engine | None = None  # a directory or glob: where Dask computes its report
+
+
+def _many(file: str) -> bool:
+    """Whether FILE is a directory or a glob: many files, read with Dask (docs/dask.md)."""
+    return file != "-" and (any(c in file for c in "*?[") or Path(file).is_dir())
+
+
+def _list_files(file: str) -> tuple[list[str], str]:
+    """The files of a directory or a glob (sorted; hidden files and those starting
+    with ``_``, such as ``_SUCCESS`` and ``_metadata``, left out) and their kind,
+    ``"parquet"`` or ``"csv"``."""
+    import glob
+
+    if os.path.isdir(file):
+        names = sorted(os.path.join(file, f) for f in os.listdir(file)
+                       if not f.startswith((".", "_")) and os.path.isfile(os.path.join(file, f)))
+    else:
+        names = sorted(glob.glob(file))
+    if not names:
+        where = "in the directory" if os.path.isdir(file) else "match"
+        raise CLIError(f"{file}: no files {where}.")
+    lower = [n.lower() for n in names]
+    parquet = [n for n, low in zip(names, lower, strict=True) if low.endswith((".parquet", ".pq"))]
+    csv = [n for n, low in zip(names, lower, strict=True)
+           if low.endswith((".csv", ".tsv", ".txt", ".csv.gz", ".csv.bz2", ".csv.xz"))]
+    if parquet and csv:
+        raise CLIError(f"{file}: holds both Parquet and CSV files; give a glob that selects one "
+                       "kind, e.g. 'DIR/*.parquet'.")
+    if not parquet and not csv:
+        raise CLIError(f"{file}: cannot tell the format of its files from their extensions "
+                       f"(e.g. {os.path.basename(names[0])!r}); use .csv or .parquet.")
+    return (parquet, "parquet") if parquet else (csv, "csv")
+
+
+def _read_many(file: str, names: list[str], kind: str, sep: str | None) -> Any:
+    """The files ``names`` of the directory or glob FILE as one Dask DataFrame."""
+    try:
+        from .._dask import read_files
+    except ImportError as err:  # dask, or the pyarrow of its dataframes, is not installed
+        if (err.name or "").partition(".")[0] == "calibr":  # pragma: no cover - a bug
+            raise
+        from ._engine import DASK_INSTALL
+
+        raise CLIError(f"{file}: reading a directory or a glob of files needs Dask "
+                       f"({_detail(err)}); install it with `{DASK_INSTALL}`.") from None
+    return read_files(file, names, kind, sep)
 
 
 def _read(file: str, sep: str | None) -> pd.DataFrame:
     if file == "-":
         # bytes, so that non-UTF-8 input gets the same message as a file
         return _read_csv(getattr(sys.stdin, "buffer", sys.stdin), "-", sep)
-    if any(c in file for c in "*?[") or Path(file).is_dir():  # many files: Dask (docs/dask.md)
-        from .._dask import read_files
-
-        return read_files(file, sep)
+    if _many(file):
+        return _read_many(file, *_list_files(file), sep)
     path = Path(file)
     if not path.exists():
         raise CLIError(f"{file}: no such file.")
@@ -107,12 +157,20 @@ def _sources(args) -> list[_Source]:
     if args.file is not None:
         if args.example is not None:
             raise CLIError("--example picks bundled data; it cannot be used with FILE.")
-        frame = _read(args.file, _sep(args.sep))
+        engine = None
+        if _many(args.file):
+            from ._engine import choose
+
+            names, kind = _list_files(args.file)
+            engine = choose(names, getattr(args, "scheduler", None))
+            frame = _read_many(args.file, names, kind, _sep(args.sep))
+        else:
+            frame = _read(args.file, _sep(args.sep))
         if colargs["p"] is None and colargs["p_prefix"] is None:
             colargs["p"] = ["p"]
         colargs["y"] = colargs["y"] or "y"
         label = "standard input" if args.file == "-" else args.file
-        return [_Source(None, label, frame, colargs)]
+        return [_Source(None, label, frame, colargs, engine)]
     if args.sep is not None:
         raise CLIError("--sep applies to CSV input; give FILE.")
     from .. import datasets
@@ -145,10 +203,61 @@ def _sources(args) -> list[_Source]:
 
 
 # --------------------------------------------------------------------------
+# the format of the output: what the extension of --output says
+
+#: The extensions of --output and the format each is written in; a path without an
+#: extension, or .txt, is written in any text format (--format; default: the table).
+OUTPUT_EXTENSIONS = {".csv": "csv", ".json": "json", ".parquet": "parquet", ".pq": "parquet",
+                     ".txt": None, "": None}
+
+
+def _output_format(args) -> str:
+    """The format of the output: --format, or that of the extension of --output
+    (which must agree with --format), else the table. Parquet needs pyarrow."""
+    if args.output is None:
+        return args.format or "table"
+    suffix = Path(args.output).suffix.lower()
+    if suffix not in OUTPUT_EXTENSIONS:
+        raise CLIError(
+            f"--output {args.output}: calibr does not write {suffix} files; use .csv, .json, "
+            ".parquet or .pq, or .txt or no extension for the table (or --format)."
+        )
+    fmt = OUTPUT_EXTENSIONS[suffix]
+    if fmt is None:
+        return args.format or "table"
+    if args.format is not None and args.format != fmt:
+        raise CLIError(
+            f"--format {args.format} contradicts the extension of --output {args.output} "
+            f"({'Parquet' if fmt == 'parquet' else fmt.upper()}); drop --format or change the "
+            "extension."
+        )
+    if fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise CLIError(f"--output {args.output}: writing Parquet needs pyarrow; install it "
+                           "with `pip install pyarrow`.") from None
+    return fmt
+
+
+def _parquet_bytes(df: pd.DataFrame, path: str) -> bytes:
+    """The rows of the report (the columns of its CSV) as a Parquet file."""
+    buf = io.BytesIO()
+    try:
+        df.to_parquet(buf, engine="pyarrow", index=False)
+    except _pyarrow_errors() as err:  # a column Arrow has no type for
+        raise CLIError(f"--output {path}: cannot write the report as Parquet: {_detail(err)}; "
+                       "write it as .csv or .json.") from None
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------
 # outputs: never the input
 
 def _check_destination(path: str, option: str, args) -> None:
     parent = Path(path).resolve().parent
+    if parent.exists() and not parent.is_dir():
+        raise CLIError(f"{option} {path}: {str(parent)!r} is not a directory.")
     if not parent.is_dir():
         raise CLIError(f"{option} {path}: the directory {str(parent)!r} does not exist.")
     if Path(path).is_dir():
@@ -285,6 +394,8 @@ _STDOUT_PIECE = 1 << 16
 
 
 def _write_stdout(text: str) -> int:
+    """Write ``text`` to stdout; 141 if the reader closed the pipe, a CLIError if
+    stdout cannot be written (e.g. a full disk)."""
     try:
         for start in range(0, len(text), _STDOUT_PIECE):
             sys.stdout.write(text[start:start + _STDOUT_PIECE])
@@ -292,6 +403,10 @@ def _write_stdout(text: str) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+    except OSError as err:
+        _silence_stdout()  # Python's final flush would fail again
+        raise CLIError(f"cannot write the output to stdout: {err.strerror or _detail(err)}."
+                       ) from None
     return 0
 
 

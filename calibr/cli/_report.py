@@ -24,7 +24,6 @@ from ._args import (
     MCE_MIN_BIN_COUNT,
     RESAMPLING_TESTS,
     _Column,
-    _format,
     _sep,
     _with_defaults,
     check_seed,
@@ -33,7 +32,17 @@ from ._args import (
 )
 from ._columns import _check_key_names, _check_row_sums, _columns, _renormalize, _validate
 from ._errors import CLIError, _library
-from ._io import _check_destination, _commit, _Output, _same_path, _Source, _sources, _write_stdout
+from ._io import (
+    _check_destination,
+    _commit,
+    _Output,
+    _output_format,
+    _parquet_bytes,
+    _same_path,
+    _Source,
+    _sources,
+    _write_stdout,
+)
 from ._render import _header, _render, _tests_header
 
 #: At most this many panels in a --plot figure (one per group).
@@ -82,7 +91,7 @@ def report(args) -> int:
     if args.prob is not None and args.prob_prefix is not None:
         raise CLIError("give the probability columns by --prob or by --prob-prefix, not both.")
     _sep(args.sep)
-    fmt = _format(args)
+    fmt = _output_format(args)
     for path, option in ((args.output, "--output"), (args.plot, "--plot")):
         if path is not None:
             _check_destination(path, option, args)
@@ -127,15 +136,16 @@ def report(args) -> int:
     if args.per_bin:
         result = _stack_tables(tables)
         header = _bins_words(_header(sources, bins, forms, "per-bin table"), binning_options)
-        header += _weights_header(args)
+        header = _with_engine(header, sources) + _weights_header(args)
         cols = list(result.columns)
-        text = _render(result, fmt, header, exact=[*cols[: cols.index("bin") + 1], "n"])
+        text = "" if fmt == "parquet" else _render(
+            result, fmt, header, exact=[*cols[: cols.index("bin") + 1], "n"])
     else:
         result = pd.concat(results, ignore_index=True)
         binned = [c for c in columns if c.spec.func in _BINNED]
         header = _header(sources, bins if any(c.default_bins for c in binned) else None,
                          forms if any(c.default_type for c in binned) else [], "report")
-        header = _bins_words(header, binning_options)
+        header = _with_engine(_bins_words(header, binning_options), sources)
         header += _weights_header(args)
         if tests:
             header += _tests_header([(name, spec, _n_resamples(spec)) for name, spec in tests],
@@ -154,12 +164,13 @@ def report(args) -> int:
         counts = ["n", *(_bin_n_column(c.name) for c in columns if c.spec.func == "mce")]
         pvalues = {f"{name}_pvalue": _n_resamples(spec) if spec.method in RESAMPLING_TESTS
                    else None for name, spec in tests}
-        text = _render(result, fmt, header, flags, notes, exact=[*keys, *counts],
-                       pvalues=pvalues)
+        text = "" if fmt == "parquet" else _render(
+            result, fmt, header, flags, notes, exact=[*keys, *counts], pvalues=pvalues)
 
     outputs = []
     if args.output is not None:
-        outputs.append(_Output(args.output, "--output", text.encode("utf-8")))
+        data = _parquet_bytes(result, args.output) if fmt == "parquet" else text.encode("utf-8")
+        outputs.append(_Output(args.output, "--output", data))
     if args.plot is not None:
         figure = _plot(_stack_tables(plots), plot_format, bins, sources, plot_forms,
                        [f != p for f, p in zip(forms, plot_forms, strict=True)],
@@ -365,6 +376,13 @@ def _counts(n: np.ndarray) -> np.ndarray:
     without --weights), else as they are."""
     n = np.asarray(n, dtype=np.float64)
     return n.astype(np.int64) if bool(np.all(n == np.floor(n))) else n
+
+
+def _with_engine(header: list[str], sources: list[_Source]) -> list[str]:
+    """The header with the line that says where Dask computed a directory or glob
+    input (``calibr.cli._engine``), after the line that names the input."""
+    lines = [src.engine.header() for src in sources if src.engine is not None]
+    return header[:1] + lines + header[1:]
 
 
 def _weights_header(args) -> list[str]:
