@@ -28,7 +28,7 @@ import calibr
 from calibr import InputError, InputTypeError
 from calibr import _bootstrap as bt
 
-RTOL = 1e-12  # the bound for replicate == metric on the drawn rows
+RTOL = 1e-12  # replicate == metric on the drawn rows, to 1e-12 (docs/bootstrap.md)
 
 _GEN = np.random.default_rng(20261201)
 N = 240
