@@ -6,8 +6,9 @@
 
 A partitioned Parquet dataset of binary rows (``p`` float32, ``y`` bool, a group
 column ``g`` with ``--groups`` values) is written to a temporary folder, or to
-``--dir`` and kept (the size is printed; 2e8 rows, the issue's size, are about
-1.2 GB of files and minutes per run on 2 cores, so the default is smaller).
+``--dir`` and kept (the size is printed; 2e8 rows, the size measured in
+docs/dask.md, are about 1.2 GB of files and minutes per run on 2 cores, so the
+default is smaller).
 Then, on a local cluster of ``--workers`` worker processes (one thread each),
 ``--repeat`` timed runs after a warm-up run of each of
 

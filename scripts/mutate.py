@@ -27,10 +27,19 @@ compiled kernels are compiled once and then loaded from the cache. Each mutant
 runs its tests in a process forked from a parent that has already imported
 numpy, pandas, numba and pytest, so a mutant costs only its tests.
 
+The tests run with ``CALIBR_REQUIRE_R=1`` and ``CALIBR_REQUIRE_TORCH=1`` set,
+whatever the caller's environment, as in CI: a test whose dependency is missing
+(torch for calibr/torchmetrics.py, matplotlib, pyarrow, the peers of
+tests/test_binning.py) fails instead of skipping. A skipped test would kill no
+mutant, so a module with a missing dependency would look fully survived; instead
+its unmutated tests fail, the module is reported as NOT CHECKED and the exit
+status is 1. (The R tests, marked ``r``, are deselected, so R is not needed.)
+
 The result (killed, survived, timed out, per module) is printed and written to
 ``<workdir>/mutants.json``; a survivor is either a gap in the tests (add a test
-that fails on it) or equivalent (it cannot change behaviour: say why in the
-report).
+that fails on it, in the test file of the behaviour it protects: one of the
+module's files in ``TARGETS``) or equivalent (it cannot change behaviour: say
+why in the report).
 """
 
 from __future__ import annotations
@@ -49,9 +58,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: The pure-Python modules and the tests that cover each (a fast subset: no R,
-#: nothing marked slow; torch only for calibr/torchmetrics.py, whose parity tests
-#: compare with torchmetrics itself).
+#: The pure-Python modules and the test files of their behaviour, which hold the
+#: tests that kill their mutants (everything but the R tests, marked ``r``; torch
+#: only for calibr/torchmetrics.py, whose parity tests compare with torchmetrics
+#: itself). A test written to kill a survivor goes into one of these files, next to
+#: the behaviour it protects (tests/test_repository.py refuses a file named after a
+#: mutation run); a module whose behaviour is tested in another file gets that file
+#: here too.
 TARGETS: dict[str, list[str]] = {
     "calibr/_validation.py": ["tests/test_validation.py", "tests/test_weights.py"],
     "calibr/_params.py": ["tests/test_validation.py", "tests/test_contract.py"],
@@ -59,15 +72,11 @@ TARGETS: dict[str, list[str]] = {
     "calibr/frame.py": ["tests/test_frame.py", "tests/test_verbs_tests.py"],
     "calibr/table.py": ["tests/test_table.py"],
     "calibr/plot.py": ["tests/test_plot.py"],
-    "calibr/_binned_metrics.py": ["tests/test_binned.py"],
-    # test_mutants_kernels.py (also in MUTANT_TESTS) first: it is fast and aimed at
-    # these two modules, so a mutant it kills costs seconds, not the whole subset
-    "calibr/_kernel_metrics.py": ["tests/test_mutants_kernels.py", "tests/test_skce.py",
-                                  "tests/test_weights.py"],
-    "calibr/torchmetrics.py": ["tests/test_mutants_torchmetrics.py",
-                               "tests/test_torchmetrics_contract.py",
-                               "tests/test_torchmetrics_compat.py"],
-    "calibr/_valprob.py": ["tests/test_mutants_kernels.py", "tests/test_val_prob.py"],
+    "calibr/_binned_metrics.py": ["tests/test_binned.py", "tests/test_weights.py"],
+    "calibr/_kernel_metrics.py": ["tests/test_skce.py", "tests/test_weights.py"],
+    "calibr/torchmetrics.py": ["tests/test_torchmetrics_compat.py",
+                               "tests/test_torchmetrics_contract.py"],
+    "calibr/_valprob.py": ["tests/test_val_prob.py"],
     "calibr/cli/_args.py": ["tests/test_cli.py", "tests/test_verbs_tests.py"],
     "calibr/cli/_io.py": ["tests/test_cli.py"],
     "calibr/cli/_columns.py": ["tests/test_cli.py"],
@@ -75,21 +84,19 @@ TARGETS: dict[str, list[str]] = {
     "calibr/cli/_render.py": ["tests/test_cli.py", "tests/test_verbs_tests.py"],
     "calibr/cli/_errors.py": ["tests/test_cli.py"],
     "calibr/cli/__init__.py": ["tests/test_cli.py"],
-    "calibr/_binning.py": ["tests/test_binning.py"],
+    "calibr/_binning.py": ["tests/test_binning.py", "tests/test_consistency_bands.py"],
     "calibr/_lp.py": ["tests/test_calibration_error.py"],
     "calibr/_smooth.py": ["tests/test_smece.py"],
     "calibr/_bootstrap.py": ["tests/test_bootstrap.py"],
     "calibr/cli/_compare.py": ["tests/test_regression_gate.py"],
     "calibr/pytest_plugin.py": ["tests/test_regression_gate.py"],
 }
-#: Tests written to kill mutants (hand-worked values), run for every target too.
-MUTANT_TESTS = ["tests/test_mutants.py", "tests/test_boundaries.py",
-                "tests/test_mutants_kernels.py", "tests/test_mutants_new.py"]
-for _tests in TARGETS.values():
-    _tests.extend(MUTANT_TESTS)
 
-PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "--no-header", "-m", "not r and not slow",
-               "-W", "ignore"]
+#: Set to 1 for every run (as .ci/run sets them): a skip becomes a failure.
+REQUIRE_VARIABLES = ("CALIBR_REQUIRE_R", "CALIBR_REQUIRE_TORCH")
+
+PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "--no-header", "-m", "not r", "-W",
+               "ignore"]
 
 _COMPARE_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
                  ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
@@ -369,8 +376,11 @@ def main(argv: list[str] | None = None) -> int:
     _copy_repo(workdir, commit)
     print(f"mutating commit {commit}", flush=True)
     os.environ["NUMBA_CACHE_DIR"] = str(workdir / ".numba-cache")
-    for var in ("CALIBR_REQUIRE_R", "CALIBR_REQUIRE_TORCH"):
-        os.environ.pop(var, None)
+    # As in CI: a test that cannot run (torch, matplotlib, a peer missing) fails
+    # instead of skipping, so the unmutated run fails and the module is reported as
+    # not checked, rather than every mutant "surviving" behind a skip.
+    for var in REQUIRE_VARIABLES:
+        os.environ[var] = "1"
     os.environ.setdefault("MPLBACKEND", "Agg")
     # No bytecode cache in the workdir: a .pyc is trusted when the source's size
     # and mtime (whole seconds) match, and two mutants of one module often have the
@@ -385,11 +395,16 @@ def main(argv: list[str] | None = None) -> int:
     import pytest  # noqa: F401
 
     results: list[Mutant] = []
+    unchecked: list[str] = []
     for module in modules:
         tests = TARGETS[module]
         status, base = _run_tests(tests, timeout=1800)  # also fills the numba cache
         if status != "survived":
-            print(f"{module}: the unmutated tests do not pass ({status}); skipped", flush=True)
+            print(f"{module}: NOT CHECKED: the unmutated tests do not pass ({status}); a "
+                  "missing test dependency fails them too. Run "
+                  f"CALIBR_REQUIRE_R=1 CALIBR_REQUIRE_TORCH=1 python -m pytest {' '.join(tests)}"
+                  " -m 'not r' to see why.", flush=True)
+            unchecked.append(module)
             continue
         _, base = _run_tests(tests, timeout=1800)  # warm: the time a mutant should take
         print(f"{module}: tests pass unmutated in {base:.1f} s", flush=True)
@@ -426,6 +441,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"total: {killed}/{len(results)} killed, "
           f"{len(results) - killed} not ({(len(results) - killed) / max(len(results), 1):.1%})")
     (workdir / "mutants.json").write_text(json.dumps([asdict(m) for m in results], indent=1))
+    if unchecked:
+        print(f"not checked (their tests fail unmutated): {', '.join(unchecked)}")
+        return 1
     return 0
 
 

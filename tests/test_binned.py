@@ -3,6 +3,7 @@ against the readable oracles, invariants, and live parity with the R reference."
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -22,6 +23,7 @@ from oracles.binned import (
 from tolerances import ORACLE_ATOL, ORACLE_RTOL, ORDER_SLACK, R_ATOL, R_RTOL
 
 import calibr
+from calibr import InputError
 from calibr._kernels import binned
 
 TYPES = ("classwise", "confidence")
@@ -97,6 +99,69 @@ def test_empty_bins_are_ignored():
 def test_returns_python_float():
     assert type(calibr.ece([0.2, 0.7], [0, 1])) is float
     assert type(calibr.mce(np.array([[0.2, 0.8]]), [2])) is float
+
+
+def test_ece_and_mce_default_to_ten_bins():
+    """ece() and mce() use 10 bins unless told otherwise.
+
+    0.15 and 0.19 share the bin (0.1, 0.2] of 10 bins (ECE = MCE = |0.5 - 0.17| = 0.33);
+    with 11 bins they fall in two (ECE 0.52).
+    """
+    p, y = [0.15, 0.19], [1, 0]
+    assert calibr.ece(p, y) == pytest.approx(0.33, abs=1e-12)
+    assert calibr.mce(p, y) == pytest.approx(0.33, abs=1e-12)
+    assert calibr.ece(p, y, bins=11) == pytest.approx(0.52, abs=1e-12)
+
+
+def test_ece_and_mce_refuse_missing_values_unless_na_rm():
+    """A NaN makes ece() and mce() raise unless ``na_rm=True`` asks for the incomplete rows
+    to be dropped: they are never dropped silently."""
+    p, y = [0.2, math.nan, 0.7], [0, 1, 1]
+    for metric in (calibr.ece, calibr.mce):
+        with pytest.raises(InputError, match="missing"):
+            metric(p, y)
+    # dropped on request: 0.2 in (0.1, 0.2] with gap 0.2, 0.7 in (0.6, 0.7] with gap 0.3
+    assert calibr.ece(p, y, na_rm=True) == pytest.approx(0.25, abs=1e-12)
+    assert calibr.mce(p, y, na_rm=True) == pytest.approx(0.3, abs=1e-12)
+
+
+# ----------------------------------------------------------------- the bins x K bound: classwise
+
+
+def test_the_bins_times_classes_bound_binds_the_classwise_form_only():
+    """The bound of 10,000,000 on bins x K holds for the classwise form of a multiclass
+    ``p`` (a set of bins per class), not for the confidence form (one set of bins):
+    909,091 bins of 11 classes are one cell over it."""
+    k, bins = 11, 909_091  # 10,000,001 bins x classes: one over the bound
+    p = np.full((4, k), 1.0 / k)
+    y = [1, 1, 2, 3]
+    with pytest.raises(InputError, match=r"must be at most 10,000,000 for type = \"classwise\""):
+        calibr.ece(p, y, bins=bins)
+    # confidence: top label 1 (ties: the first column) with confidence 1/11, right
+    # for 2 of 4 rows, all in one bin
+    assert calibr.ece(p, y, bins=bins, type="confidence") == pytest.approx(0.5 - 1 / 11,
+                                                                           abs=1e-12)
+
+
+def test_weighted_ece_bounds_the_bins_of_the_classwise_form_only(monkeypatch):
+    """The weighted path checks the same bound, for the classwise form only: with the bound
+    on bins x K made 20, weighted ece of 3 classes in 7 bins (21) is refused for the
+    classwise form and computed for the confidence form, and a binary p in 21 bins is
+    not bounded by it. By hand, one row of weight 2 with p = 0.2 (y = 0) and one of
+    weight 1 with p = 0.7 (y = 1): ECE (2 * 0.2 + 1 * 0.3) / 3."""
+    import calibr._validation as validation
+
+    monkeypatch.setattr(validation, "MAX_BIN_CELLS", 20)
+    pm = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4]])
+    ym, w = [3, 3, 1], [1, 2, 1]  # R's 1-based codes
+    with pytest.raises(InputError, match=r"got bins = 7 with K = 3 classes \(21 bins\)"):
+        calibr.ece(pm, ym, bins=7, weights=w)
+    # confidence: top labels 3, 3, 3 with confidences 0.5, 0.8, 0.4 (bins 4, 6, 3 of 7),
+    # right, right, wrong: gaps 0.5, 0.2 and 0.4 with weights 1, 2, 1
+    assert calibr.ece(pm, ym, bins=7, type="confidence", weights=w) == pytest.approx(
+        (0.5 + 2 * 0.2 + 0.4) / 4, abs=1e-12)
+    assert calibr.ece([0.2, 0.7], [0, 1], bins=21, weights=[2, 1]) == pytest.approx(
+        (2 * 0.2 + 0.3) / 3, abs=1e-12)
 
 
 # ----------------------------------------------------------------- kernels vs oracle

@@ -19,7 +19,7 @@ from conftest import require
 from tolerances import ORACLE_ATOL, ORACLE_RTOL
 
 import calibr
-from calibr import _binning
+from calibr import InputError, _binning
 from calibr._kernels import binned
 from calibr.plot import table_ece
 
@@ -175,6 +175,64 @@ def test_equal_mass_ece_by_hand():
     assert calibr.mce(p, y, bins=2, binning="equal-mass") == pytest.approx(0.65, rel=1e-15)
     # R's 2 equal-width bins put all four in bin 1
     assert calibr.ece(p, y, bins=2) == pytest.approx(0.25, rel=1e-15)
+
+
+def test_equal_mass_weights_must_total_below_two_to_the_53():
+    """Equal-mass bins of weighted rows need a total weight below 2**53, so that the ranks
+    of the repeated sample are exact: exactly 2**53 is refused, 2**53 - 1 taken.
+
+    Accepted: 2**52 copies of 0.2 (y 0) and 2**52 - 1 of 0.7 (y 1) in 2 equal-mass bins,
+    whose cut is (0.2 + 0.7) / 2 = 0.45: gaps 0.2 and 0.3 with those weights.
+    """
+    p, y = [0.2, 0.7], [0, 1]
+    with pytest.raises(InputError, match=r'^`weights` must total less than 2\*\*53 for '
+                                         r'binning = "equal-mass" \(so that the ranks are '
+                                         r"exact\); got 9\.0072e\+15\.$"):
+        calibr.ece(p, y, 2, binning="equal-mass", weights=[2.0**52, 2.0**52])
+    w = [2.0**52, 2.0**52 - 1]
+    want = (w[0] * 0.2 + w[1] * 0.3) / (w[0] + w[1])
+    assert calibr.ece(p, y, 2, binning="equal-mass", weights=w) == pytest.approx(want,
+                                                                                   rel=1e-12)
+
+
+def test_breaks_are_right_closed_by_default():
+    """The internal ``breaks()`` closes bins on the right unless told otherwise, as its
+    signature documents: values tied at 0 make the bin [0, 0] when closed on the right,
+    and merge with the break 0 when closed on the left (``equal_mass_breaks``' rule)."""
+    x = np.array([0.0, 0.0, 0.0, 0.0, 0.5, 0.9])
+    assert _binning.breaks(x, 3, "equal-mass").tolist() == [0.0, 0.0, 0.25, 1.0]
+    assert _binning.breaks(x, 3, "equal-mass", False).tolist() == [0.0, 0.25, 1.0]
+
+
+def test_binning_stats_shapes_and_sums_by_hand():
+    """``stats()`` returns B bins for B + 1 breaks (shape (B,), or (K, B) for the classwise
+    form of a multiclass ``p``), empty bins included, with the sums worked by hand.
+
+    Left-closed 2 bins of [0, 0.5, 1]: 0.1 and 0.3 (y 0, 1) in bin 0, 0.5 and 1.0 (y 1,
+    1) in bin 1.
+    """
+    p, y = np.array([0.1, 0.5, 0.3, 1.0]), np.array([0, 1, 1, 1])
+    count, conf, hit, edges = _binning.stats(p, y, None, True, 2, "classwise",
+                                             "equal-width", False)
+    assert edges.tolist() == [0.0, 0.5, 1.0]
+    assert count.tolist() == [2.0, 2.0] and hit.tolist() == [1.0, 2.0]
+    assert conf.tolist() == pytest.approx([0.4, 1.5], rel=1e-15)
+    pm = np.array([[0.7, 0.3], [0.2, 0.8], [0.4, 0.6]])
+    count, conf, hit, edges = _binning.stats(pm, np.array([0, 1, 1]), None, False, 3,
+                                             "confidence", "equal-width", False)
+    assert count.shape == (3,) and edges.shape == (4,)
+    # top labels 0.7, 0.8 (bin [2/3, 1]) and 0.6 (bin [1/3, 2/3)), all right
+    assert count.tolist() == [0.0, 1.0, 2.0] and hit.tolist() == [0.0, 1.0, 2.0]
+    # classwise: (K, B) for 2 classes and 3 left-closed bins
+    count, conf, hit, edges = _binning.stats(pm[:, :2] / pm[:, :2].sum(axis=1, keepdims=True),
+                                             np.array([0, 1, 1]), None, False, 3, "classwise",
+                                             "equal-width", False)
+    assert count.shape == (2, 3) and edges.shape == (4,)
+    assert count.sum(axis=1).tolist() == [3.0, 3.0] and hit.sum(axis=1).tolist() == [1.0, 2.0]
+    # the last bins empty: still B of them
+    count, conf, hit, edges = _binning.stats(np.array([0.1, 0.2]), np.array([0, 1]), None,
+                                             True, 4, "classwise", "equal-width", False)
+    assert count.tolist() == [2.0, 0.0, 0.0, 0.0] and hit.tolist() == [1.0, 0.0, 0.0, 0.0]
 
 
 # --------------------------------------------------------------------------
@@ -434,7 +492,7 @@ def test_bad_options_in_summarise_name_the_metric_and_group():
 
 
 def test_reliability_diagram_draws_the_tables_bins():
-    pytest.importorskip("matplotlib")
+    require("matplotlib").use("Agg")  # a test dependency: a failure, not a skip, in CI
     from calibr.plot import COUNTS_LABEL, reliability_diagram
 
     p, y = sample(600, 1, seed=12)

@@ -28,7 +28,7 @@ import calibr
 from calibr import InputError, InputTypeError
 from calibr import _bootstrap as bt
 
-RTOL = 1e-12  # the issue's bound for replicate == metric on the drawn rows
+RTOL = 1e-12  # replicate == metric on the drawn rows, to 1e-12 (docs/bootstrap.md)
 
 _GEN = np.random.default_rng(20261201)
 N = 240
@@ -417,6 +417,58 @@ def test_interval_arithmetic_by_hand():
     assert ci == pytest.approx((6.0, 96.0), rel=1e-12)
 
 
+#: a smaller sample (80 rows), for the BCa tests below and the defaults and limits
+_GEN80 = np.random.default_rng(20261202)
+P80 = np.round(_GEN80.random(80), 2)
+Y80 = (_GEN80.random(80) < P80**2).astype(np.int64)
+
+
+def _scipy_interval(res, p, y, metric, method="BCa", **kw):
+    from scipy import stats as st
+
+    def statistic(i):
+        i = i.astype(np.int64)
+        return metric(p[i], y[i])
+
+    return st.bootstrap((np.arange(len(p)),), statistic, n_resamples=0, vectorized=False,
+                        bootstrap_result=res, method=method, **kw).confidence_interval
+
+
+def test_bca_with_replicates_equal_to_the_estimate_is_scipys():
+    """The BCa bias correction z0 counts a replicate equal to the estimate as half, as
+    scipy's ``percentileofscore`` does: with a metric of few values (the mean label),
+    many replicates equal the estimate, and the interval is scipy's."""
+    p, y = P80[:30], Y80[:30]
+
+    def rate(p, y):
+        return float(np.mean(y))
+
+    res = calibr.bootstrap(p, y, rate, n_resamples=300, rng=4, method="bca")
+    assert np.count_nonzero(res.bootstrap_distribution == res.estimate) >= 20
+    want = _scipy_interval(res, p, y, rate)
+    assert np.allclose(res.confidence_interval, want, rtol=1e-12, atol=0)
+
+
+def test_bca_with_every_replicate_on_one_side_is_nan():
+    """Every replicate above (below) the estimate gives z0 = -inf (+inf): a NaN interval
+    with its warning, not statistics' error for inv_cdf(0) or inv_cdf(1)."""
+    p, y = np.linspace(0.05, 0.95, 12), Y80[:12]
+
+    def distinct(p, y):  # a resample has fewer distinct rows than the sample (almost surely)
+        return float(np.unique(p).size)
+
+    def minus_distinct(p, y):
+        return -distinct(p, y)
+
+    for metric in (distinct, minus_distinct):
+        with pytest.warns(RuntimeWarning, match="^The BCa confidence interval cannot be "
+                                                "calculated") as got:
+            res = calibr.bootstrap(p, y, metric, n_resamples=50, rng=2, method="bca")
+        assert np.all(np.abs(res.bootstrap_distribution) < 12) and len(got) == 1
+        assert math.isnan(res.confidence_interval.low)
+        assert math.isnan(res.confidence_interval.high)
+
+
 # ------------------------------------------------------------------ paired
 
 
@@ -527,6 +579,150 @@ def test_canonical_cost_warning(monkeypatch):
         warnings.simplefilter("error")
         calibr.bootstrap(PM[:40], YM[:40] + 1, "skce", n_resamples=20, rng=0,
                          type="confidence")
+
+
+# ------------------------------------------------------------------ defaults, limits and results
+
+
+def test_bootstrap_takes_at_most_max_rows_observations():
+    """The bootstrap takes at most MAX_ROWS observations (2**31 - 1: the kernels count in
+    int32); with the limit lowered to 3, 3 rows are taken and 4 refused."""
+    assert bt.MAX_ROWS == np.iinfo(np.int32).max
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setattr(bt, "MAX_ROWS", 3)
+        assert calibr.bootstrap([0.2, 0.4, 0.9], [0, 1, 1], n_resamples=3, rng=0).n == 3
+        with pytest.raises(InputError, match=r"^The bootstrap takes at most 3 observations; "
+                                             r"got 4\.$"):
+            calibr.bootstrap([0.2, 0.4, 0.9, 0.5], [0, 1, 1, 0], n_resamples=3, rng=0)
+    finally:
+        mp.undo()
+
+
+def test_bootstrap_results_are_frozen_and_compared_by_identity():
+    """Bootstrap results are frozen (a field cannot be reassigned) and compare by identity
+    (compared field by field, their arrays would make == an error)."""
+    import dataclasses
+
+    a = calibr.bootstrap(P80, Y80, n_resamples=5, rng=0)
+    b = calibr.bootstrap(P80, Y80, n_resamples=5, rng=0)
+    pa = calibr.paired_bootstrap(P80, P80**2, Y80, n_resamples=5, rng=0)
+    pb = calibr.paired_bootstrap(P80, P80**2, Y80, n_resamples=5, rng=0)
+    assert a == a and (a == b) is False and (pa == pb) is False
+    for res in (a, pa):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            res.estimate = 0.0
+
+
+def test_bootstrap_standard_error_of_one_and_two_replicates():
+    """One resample is allowed and has a NaN standard error, without numpy's warning; two
+    have the standard error |d1 - d2| / sqrt(2)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        one = calibr.bootstrap(P80, Y80, n_resamples=1, rng=0)
+        assert math.isnan(one.standard_error) and one.n_resamples == 1
+        two = calibr.bootstrap(P80, Y80, n_resamples=2, rng=0)
+    d = two.bootstrap_distribution
+    assert two.standard_error == pytest.approx(abs(d[0] - d[1]) / math.sqrt(2), rel=1e-12)
+
+
+def test_bootstrap_defaults():
+    """The documented defaults: 9999 resamples, level 0.95, the percentile interval (the
+    quantiles of the replicates) and, for paired_bootstrap(), the two-sided alternative."""
+    p, y = P80[:20], Y80[:20]
+    res = calibr.bootstrap(p, y, rng=1)
+    assert (res.n_resamples, res.confidence_level, res.method) == (9999, 0.95, "percentile")
+    assert res.bootstrap_distribution.shape == (9999,)
+    alpha = (1 - 0.95) / 2
+    lo, hi = np.quantile(res.bootstrap_distribution, [alpha, 1 - alpha])
+    assert res.confidence_interval == pytest.approx((lo, hi), rel=1e-15)
+    pr = calibr.paired_bootstrap(p, p**2, y, rng=1)
+    assert (pr.n_resamples, pr.confidence_level, pr.method, pr.alternative) == (
+        9999, 0.95, "percentile", "two-sided")
+
+
+def test_canonical_skce_warns_above_its_cost_threshold(monkeypatch):
+    """The bootstrap of the canonical SKCE warns once when its cost, n^2 K (B + 1) kernel
+    evaluations (twice that for paired_bootstrap()), exceeds CANONICAL_WARN_COST, and is
+    silent at the threshold."""
+    pm = np.random.default_rng(3).dirichlet(np.ones(4), 30)
+    ym = np.arange(30) % 4
+    cost = 30**2 * 4 * (7 + 1)
+    kw = dict(n_resamples=7, rng=0, classes=range(4))
+    monkeypatch.setattr(bt, "CANONICAL_WARN_COST", cost)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        calibr.bootstrap(pm, ym, "skce", **kw)
+    monkeypatch.setattr(bt, "CANONICAL_WARN_COST", cost - 1)
+    with pytest.warns(UserWarning, match=r"about 2\.9e\+04 kernel evaluations") as got:
+        calibr.bootstrap(pm, ym, "skce", **kw)
+    assert len(got) == 1
+    monkeypatch.setattr(bt, "CANONICAL_WARN_COST", 2 * cost - 1)
+    with pytest.warns(UserWarning, match=r"about 5\.8e\+04 kernel evaluations"):
+        calibr.paired_bootstrap(pm, pm, ym, "skce", **kw)
+
+
+def test_paired_na_rm_drops_rows_with_one_missing_column():
+    """paired_bootstrap(na_rm=True) drops each row missing in either model (a matrix row
+    with one missing value included) and is the bootstrap of the complete rows; the same
+    for vectors given as lists."""
+    gen = np.random.default_rng(5)
+    pa = gen.dirichlet(np.ones(3), 40)
+    pb = gen.dirichlet(np.ones(3), 40)
+    y = np.arange(40) % 3
+    pa[3, 1] = np.nan
+    pb[7, 2] = np.nan
+    res = calibr.paired_bootstrap(pa, pb, y, n_resamples=20, rng=0, na_rm=True,
+                                  classes=range(3))
+    keep = np.ones(40, bool)
+    keep[[3, 7]] = False
+    ref = calibr.paired_bootstrap(pa[keep], pb[keep], y[keep], n_resamples=20, rng=0,
+                                  classes=range(3))
+    assert res.n == 38
+    assert np.array_equal(res.bootstrap_distribution, ref.bootstrap_distribution)
+    # lists, one missing value in each model's vector
+    a = [0.2, math.nan, 0.7, 0.4, 0.9]
+    b = [0.3, 0.5, 0.6, math.nan, 0.8]
+    res = calibr.paired_bootstrap(a, b, [0, 1, 1, 0, 1], n_resamples=10, rng=0, na_rm=True)
+    ref = calibr.paired_bootstrap([0.2, 0.7, 0.9], [0.3, 0.6, 0.8], [0, 1, 1],
+                                  n_resamples=10, rng=0)
+    assert res.n == 3
+    assert np.array_equal(res.bootstrap_distribution, ref.bootstrap_distribution)
+
+
+def test_bootstrap_fixed_bins_take_the_whole_cell_bound():
+    """The bootstrap bins as the metric does: 10,000 bins x 1,000 classes, the bound of
+    10,000,000 cells itself, are taken, and one more bin is refused, as ece() refuses
+    it.
+
+    Two rows of equal probabilities 1/1000: the top label (the first column) is right
+    for neither, every class column's rows share a bin, and the classwise ECE is the
+    mean over the columns of |hits / 2 - 0.001| (0.499 for the two classes that occur
+    once each, 0.001 for the others).
+    """
+    k = 1000
+    p = np.full((2, k), 1.0 / k)
+    y = np.array([2, 3])  # 1-based codes: classes 2 and 3
+    res = calibr.bootstrap(p, y, "ece", bins=10_000, n_resamples=1, rng=0)
+    assert res.estimate == pytest.approx((2 * 0.499 + (k - 2) * 0.001) / k, rel=1e-9)
+    with pytest.raises(InputError, match=r"must be at most 10,000,000 for type = "
+                                         r"\"classwise\""):
+        calibr.bootstrap(p, y, "ece", bins=10_001, n_resamples=1, rng=0)
+
+
+def test_bootstrap_warnings_point_at_the_callers_line(monkeypatch):
+    """The BCa and canonical-cost warnings name the user's file, not calibr's parameter
+    wrapper (the stacklevel counts validate_params)."""
+    monkeypatch.setattr(bt, "CANONICAL_WARN_COST", 1.0)
+    pm = np.random.default_rng(3).dirichlet(np.ones(4), 30)
+    ym = np.arange(30) % 4
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        calibr.bootstrap(pm, ym, "skce", n_resamples=3, rng=0, classes=range(4))
+        calibr.bootstrap([0.3], [1], n_resamples=5, rng=0, method="bca")
+    kinds = sorted(w.category.__name__ for w in caught)
+    assert kinds == ["RuntimeWarning", "UserWarning"]
+    assert all(w.filename == __file__ for w in caught), [w.filename for w in caught]
 
 
 # ------------------------------------------------------------------ coverage (small)

@@ -127,3 +127,16 @@ def test_bad_arguments():
     with pytest.raises(InputError, match="`p`"):
         calibr.calibration_error(p + 1, y)
     assert np.array_equal(p, before)
+
+
+def test_calibration_error_refuses_missing_values_unless_na_rm():
+    """calibration_error() raises on a NaN unless ``na_rm=True``.
+
+    Dropped on request: 0.2 (y 0) and 0.7 (y 1) in 2 bins, gaps 0.2 and 0.3: the l2
+    error sqrt((0.04 + 0.09) / 2).
+    """
+    p, y = [0.2, math.nan, 0.7], [0, 1, 1]
+    with pytest.raises(InputError, match="missing"):
+        calibr.calibration_error(p, y, bins=2)
+    assert calibr.calibration_error(p, y, bins=2, na_rm=True) == pytest.approx(
+        math.sqrt(0.065), rel=1e-14)

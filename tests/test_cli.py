@@ -17,6 +17,7 @@ import pytest
 from conftest import require, unavailable
 
 import calibr
+from calibr import InputError
 from calibr.cli import main, parse_metrics
 from calibr.datasets import load_breast_cancer_predictions, load_digits_predictions
 from calibr.frame import Metric, metric, summarise
@@ -206,6 +207,55 @@ def test_parse_metrics():
     assert specs == [("ece", Metric("ece")), ("mce(bins=5)", Metric("mce", {"bins": 5})),
                      ("ece(type='confidence', bins=2)",
                       Metric("ece", {"type": "confidence", "bins": 2}))]
+
+
+def test_report_groups_are_sorted_and_only_the_observed_ones(capsys, tmp_path):
+    """The rows of ``calibr report -g`` are in key order, not in order of appearance, and
+    an unused category of a categorical key (kept by Parquet) makes no row. By hand, 10
+    bins: group a (0.4 and 0.9, both y = 1) has gaps 0.6 and 0.1, group b (0.2 with y =
+    0, 0.7 with y = 1) 0.2 and 0.3."""
+    require("pyarrow")
+
+    df = pd.DataFrame({"g": pd.Categorical(["b", "b", "a", "a"], categories=["a", "b", "z"]),
+                       "p": [0.2, 0.7, 0.4, 0.9], "y": [0, 1, 1, 1]})
+    path = tmp_path / "preds.parquet"
+    df.to_parquet(path)
+    assert pd.read_parquet(path)["g"].cat.categories.tolist() == ["a", "b", "z"]
+    code = main(["report", str(path), "-g", "g", "-f", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+
+    got = pd.read_csv(io.StringIO(out))
+    assert got["g"].tolist() == ["a", "b"] and got["n"].tolist() == [2, 2]
+    assert got["ece"].tolist() == pytest.approx([0.35, 0.25], abs=1e-12)
+    assert got["mce"].tolist() == pytest.approx([0.6, 0.3], abs=1e-12)
+
+
+def test_option_values_true_and_false_in_python_and_r_spelling():
+    """An option value False (R's FALSE) is False, True (TRUE) is True; other words stay
+    strings, numbers become numbers."""
+    from calibr.cli._args import _value
+
+    for text, want in (("False", False), ("FALSE", False), (" True ", True), ("TRUE", True)):
+        assert _value(text) is want, text
+    assert _value("no") == "no" and _value("'False'") == "False"
+    assert _value("3") == 3 and type(_value("3")) is int and _value("0.5") == 0.5
+
+
+def test_the_report_function_is_an_attribute_of_the_cli_package():
+    """``calibr.cli.report`` is the report function of ``calibr.cli._report`` (the
+    package's lazy ``__getattr__``); its submodules are modules, and another name is an
+    AttributeError."""
+    import importlib
+    import types
+
+    import calibr.cli as cli
+
+    assert cli.report is importlib.import_module("calibr.cli._report").report
+    assert callable(cli.report)
+    assert isinstance(cli._render, types.ModuleType)
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        cli.no_such_name  # noqa: B018
 
 
 # --------------------------------------------------------------------------
@@ -822,6 +872,19 @@ def test_bundled_data_with_other_keys(capsys):
     assert len(got) == 2 * 3 * 5
 
 
+def test_a_compressed_csv_whose_module_is_missing_is_one_clear_error(capsys, monkeypatch,
+                                                                      tmp_path):
+    """A compressed CSV whose module is missing (.csv.zst without zstandard) is one line
+    naming the file, exit 2."""
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # absent, whether installed or not
+    path = tmp_path / "preds.csv.zst"
+    path.write_bytes(b"\x28\xb5\x2f\xfd not really zstd")
+    code = main(["report", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.startswith(f"calibr: error: {path}: cannot read it: ") and err.count("\n") == 1
+
+
 # --------------------------------------------------------------------------
 # the format of --output: its extension
 
@@ -1083,6 +1146,23 @@ def test_outputs_replace_files_whole_and_keep_their_mode(capsys, tmp_path, keep)
                                                           "link.csv"]
 
 
+_CLI_CSV = "p,y\n0.2,0\n0.7,1\n0.4,1\n0.9,1\n"
+
+
+def test_an_output_path_that_is_a_directory_is_refused(capsys, tmp_path):
+    """An --output that is a directory is refused with a message naming the option and the
+    path, and nothing is written into it."""
+    src = tmp_path / "in.csv"
+    src.write_text(_CLI_CSV)
+    target = tmp_path / "out"
+    target.mkdir()
+    code = main(["report", str(src), "-o", str(target)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == f"calibr: error: --output {target}: is a directory.\n"
+    assert list(target.iterdir()) == []
+
+
 # --------------------------------------------------------------------------
 # one error contract: the user's mistakes exit 2, calibr's bugs exit 1
 
@@ -1216,6 +1296,47 @@ def test_sep_does_not_apply_to_parquet(capsys, tmp_path):
          match=r"error: --sep applies to CSV input; FILE is a Parquet file\.$")
 
 
+def test_one_line_cuts_only_text_longer_than_the_limit():
+    """_one_line() keeps a text of exactly ``limit`` characters whole (its whitespace
+    collapsed); one more is cut to ``limit - 3`` and "..."."""
+    from calibr.cli import _one_line
+
+    assert _one_line("a  b\n" + "x" * 6, 10) == "a b " + "x" * 6
+    assert _one_line("x" * 11, 10) == "x" * 7 + "..."
+    assert _one_line("x" * 200) == "x" * 200
+
+
+def test_the_directories_of_the_outputs_are_the_users_not_that_of_the_input():
+    """An OSError on a file in the directory of --output or --plot (their temporary files)
+    is the user's problem; one in the directory of the input FILE is not (a bug)."""
+    import argparse
+
+    from calibr.cli import _input_message, _user_paths
+
+    root = "/nonexistent-calibr-dir"
+    args = argparse.Namespace(file=f"{root}/in/data.csv", output=f"{root}/out/report.csv",
+                              plot=f"{root}/fig/plot.png")
+    assert _user_paths(args) == {f"{root}/in/data.csv", f"{root}/out/report.csv",
+                                 f"{root}/out", f"{root}/fig/plot.png", f"{root}/fig"}
+    temp = OSError(28, "No space left on device", f"{root}/out/.report.csv.tmp")
+    assert _input_message(temp, _user_paths(args)) == (
+        f"{root}/out/.report.csv.tmp: No space left on device.")
+    beside_input = OSError(28, "No space left on device", f"{root}/in/other.tmp")
+    assert _input_message(beside_input, _user_paths(args)) is None
+
+
+def test_calibr_input_errors_reaching_main_are_the_users():
+    """An InputError or InputTypeError of calibr that reaches main() unwrapped is a message
+    about the input (exit 2, in the command line's words), not an internal error; other
+    exceptions are not."""
+    from calibr.cli import _input_message
+
+    assert _input_message(InputError("`p` is wrong."), set()) == "--prob is wrong."  # CLI words
+    assert _input_message(calibr.InputTypeError("The data are wrong."), set()) == (
+        "The data are wrong.")
+    assert _input_message(ValueError("`p` is wrong."), set()) is None
+
+
 # --------------------------------------------------------------------------
 # pipes, JSON dates, stdin
 
@@ -1295,6 +1416,23 @@ def test_non_utf8_on_stdin_in_a_real_process():
     assert proc.returncode == 2 and proc.stdout == b""
     assert proc.stderr == (b"calibr: error: -: cannot read it as CSV: it is not UTF-8 text (it "
                            b"has the byte 0xff).\n")
+
+
+def test_stdin_from_a_file_may_write_over_another_existing_file(capsys, monkeypatch, tmp_path):
+    """With stdin a regular file, only an output that *is* that file is refused; another
+    existing file is replaced by the report."""
+    src = tmp_path / "in.csv"
+    src.write_text(_CLI_CSV)
+    dest = tmp_path / "old.csv"
+    dest.write_text("old contents\n")
+    with open(src) as stdin:
+        monkeypatch.setattr(sys, "stdin", stdin)
+        code = main(["report", "-", "-f", "csv", "-o", str(dest)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    got = pd.read_csv(dest)
+    assert got.loc[0, "n"] == 4 and "ece" in got.columns
+    assert src.read_text() == _CLI_CSV
 
 
 # --------------------------------------------------------------------------
@@ -1401,6 +1539,20 @@ def test_renormalize_leaves_bad_values_to_the_checks(capsys, tmp_path):
     code, out, err = run(capsys, "report", str(path), "--prob-prefix", "p_", "--renormalize",
                          "--na-rm", "-f", "json")
     assert code == 0 and err == "" and json.loads(out)[0]["n"] == len(df) - 1
+
+
+@pytest.mark.parametrize("renormalize", [False, True])
+def test_a_row_out_of_range_is_reported_as_out_of_range_not_by_its_sum(capsys, tmp_path,
+                                                                        renormalize):
+    """A row with a value above 1 is not a row the row-sum rule (or --renormalize) judges:
+    the error is the range error of the value, whatever the row's sum."""
+    src = tmp_path / "mc.csv"
+    src.write_text("a,b,y\n0.3,0.7,a\n0.9,1.3,b\n0.6,0.4,b\n")  # row 2 sums to 2.2
+    code = main(["report", str(src), "-p", "a", "b", *(["--renormalize"] * renormalize)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == ("calibr: error: --prob must lie in [0, 1]; 1 value does not, the first at "
+                   "data row 2, column 'b' (1.3).\n")
 
 
 # --------------------------------------------------------------------------

@@ -251,6 +251,28 @@ def test_a_bin_no_resample_fills_gets_nan():
         pytest.fail("no seed left the bin empty")
 
 
+def test_classwise_equal_mass_consistency_band_uses_each_columns_breaks():
+    """The consistency band of classwise equal-mass bins reads each column's own breaks
+    from the padded 2-d breaks, their NaN padding dropped; a calibrated sample's band
+    then holds each bin's mean confidence (within 0.05)."""
+    from calibr import _binning
+
+    edges = np.array([[0.0, 0.3, 1.0, np.nan], [0.0, 0.2, 0.6, 1.0]])
+    assert _binning.column_breaks(edges, 0).tolist() == [0.0, 0.3, 1.0]
+    assert _binning.column_breaks(edges, 1).tolist() == [0.0, 0.2, 0.6, 1.0]
+    assert _binning.column_breaks(np.array([0.0, 0.5, 1.0]), 1).tolist() == [0.0, 0.5, 1.0]
+    gen = np.random.default_rng(21)
+    p = gen.dirichlet(np.ones(3), 300)
+    y = np.array([gen.choice(3, p=row) for row in p])  # calibrated
+    tab = calibr.calibration_table(p, y, 4, classes=range(3), binning="equal-mass",
+                                   consistency=0.9, rng=3, n_resamples=100)
+    assert len(tab) == 12
+    assert (tab["consistency_lower"] <= tab["consistency_upper"]).all()
+    inside = (tab["consistency_lower"] <= tab["mean_confidence"] + 0.05) & (
+        tab["mean_confidence"] - 0.05 <= tab["consistency_upper"])
+    assert inside.all()
+
+
 # ------------------------------------------------------------------ errors
 
 

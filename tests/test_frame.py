@@ -14,6 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import calibr
+from calibr import InputError
 from calibr.datasets import load_breast_cancer_predictions, load_digits_predictions
 from calibr.frame import Metric, metric, summarise
 
@@ -215,6 +216,63 @@ def test_r_help_page_example():
     assert out.loc[0, "mce"] == pytest.approx(0.15, rel=1e-12)
 
 
+def _groups_frame():
+    """Three groups of ten rows (binary, seeded) and a 3-class version of them."""
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.05, 0.95, 30)
+    y = (rng.uniform(size=30) < p).astype(int)
+    pm = rng.dirichlet(np.ones(3), size=30)
+    ym = rng.integers(0, 3, size=30)
+    return pd.DataFrame({"g": np.repeat(["a", "b", "c"], 10), "p": p, "y": y,
+                         "q0": pm[:, 0], "q1": pm[:, 1], "q2": pm[:, 2], "ym": ym})
+
+
+_BINARY_SPECS = [("ece", {}), ("mce", {"bins": 4}),
+                 *[("skce", {"estimator": e, "bandwidth": h})
+                   for e in ("biased", "uq", "ul") for h in (0.5, "median")],
+                 ("mmce", {}), ("mmce", {"bandwidth": 0.3})]
+_MULTICLASS_SPECS = [("ece", {"type": t}) for t in ("classwise", "confidence")] + [
+    ("skce", {"estimator": e, "bandwidth": h, "type": t})
+    for e in ("biased", "uq", "ul") for h in (0.5, "median")
+    for t in ("canonical", "classwise", "confidence")] + [("mmce", {})]
+
+
+@pytest.mark.parametrize("multiclass", [False, True], ids=["binary", "multiclass"])
+def test_summarise_all_groups_at_once_equals_each_groups_call(multiclass):
+    """summarise()'s all-groups kernels give, for every metric, estimator, bandwidth and
+    form, the bits of the metric called on the group's rows: negative uq and ul
+    estimates are kept, only the biased estimate is clamped at 0. One metric a call: an
+    error of the kernels on one metric sends every metric to the per-group loop, which
+    would hide the others' wrong values."""
+    df = _groups_frame()
+    if multiclass:
+        p, y, specs = ["q0", "q1", "q2"], "ym", _MULTICLASS_SPECS
+    else:
+        p, y, specs = "p", "y", _BINARY_SPECS
+    extra = {"classes": range(3)} if multiclass else {}
+    negatives = 0
+    for name, opts in specs:
+        got = calibr.summarise(df.groupby("g"), p, y, metrics={"m": calibr.metric(name, **opts)},
+                               **extra)["m"]
+        for r, key in enumerate("abc"):
+            rows = df[df["g"] == key]
+            want = getattr(calibr, name)(rows[p], rows[y], **opts, **extra)
+            assert got[r] == want, (name, opts, key)
+            negatives += want < 0
+    assert negatives > 0  # some uq and ul estimates are negative: kept as they are
+
+
+def test_summarise_skce_of_a_perfect_group_is_zero():
+    """A group whose p are its labels has residuals 0, so its biased SKCE is exactly 0; the
+    other group's is skce() of its rows."""
+    df = pd.DataFrame({"g": ["a"] * 3 + ["b"] * 3, "p": [0.0, 1.0, 1.0, 0.2, 0.7, 0.4],
+                       "y": [0, 1, 1, 0, 1, 1]})
+    biased = calibr.metric("skce", estimator="biased")
+    got = calibr.summarise(df.groupby("g"), "p", "y", metrics={"s": biased})["s"].tolist()
+    assert got[0] == 0.0 and 0.0 < got[1] < 1.0
+    assert got[1] == calibr.skce([0.2, 0.7, 0.4], [0, 1, 1], estimator="biased")
+
+
 # --------------------------------------------------------------------------
 # metric specifications and column names
 
@@ -261,6 +319,50 @@ def test_metric_spec_helpers():
     assert metric("ece", type="confidence", bins=5).default_name == (
         "ece(type='confidence', bins=5)")
     assert metric(calibr.mce, bins=3).default_name == "mce(bins=3)"
+
+
+def test_metric_and_test_specs_are_read_only():
+    """Metric and CalibrationTest specs are values: their fields cannot be reassigned, and
+    equal specs compare equal."""
+    import dataclasses
+
+    from calibr.frame import CalibrationTest, Metric, metric, test
+
+    spec = metric("mce", bins=2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.func = "ece"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.options = {}
+    assert spec == Metric("mce", {"bins": 2}) and spec.default_name == "mce(bins=2)"
+    tspec = test("consistency", n_resamples=50)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tspec.method = "skce"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tspec.options = {}
+    assert tspec == CalibrationTest("consistency", {"n_resamples": 50})
+
+
+def test_a_metric_spec_with_weights_is_refused():
+    """A metric spec cannot carry ``weights``: they are one per row of the whole data, and
+    summarise() would pass the same weights to every group."""
+    with pytest.raises(InputError, match=r"(?i)the option 'weights' of metric 'ece' "):
+        metric("ece", weights=[1, 2, 1])
+    assert metric("ece", bins=3).options == {"bins": 3}
+
+
+def test_two_probability_columns_are_a_multiclass_p():
+    """Two named probability columns are a multiclass ``p`` of K = 2, as in ece()."""
+    df = pd.DataFrame({"a": [0.2, 0.7, 0.5, 0.9], "b": [0.8, 0.3, 0.5, 0.1],
+                       "y": ["a", "b", "a", "a"]})
+    got = calibr.summarise(df, p=["a", "b"], y="y", metrics=["ece"])["ece"].iloc[0]
+    assert got == calibr.ece(df[["a", "b"]], df["y"])
+
+
+def test_integer_column_labels_name_columns():
+    """Integer column labels (0 and 1) name columns, for ``p`` and for ``y``."""
+    df = pd.DataFrame({0: [0.2, 0.7, 0.4], 1: [0, 1, 1]})
+    got = calibr.summarise(df, p=0, y=1, metrics=["ece"])["ece"].iloc[0]
+    assert got == calibr.ece([0.2, 0.7, 0.4], [0, 1, 1])
 
 
 # --------------------------------------------------------------------------
@@ -380,6 +482,25 @@ def test_empty_grouped_frame_gives_no_rows():
     out = summarise(df.groupby("model"), "p", "y")
     assert list(out.columns) == ["model", "ece", "mce"]
     assert len(out) == 0
+
+
+def test_an_unobserved_group_before_the_failing_one_is_not_the_error():
+    """The error of bad input names the observed group that fails, not an empty
+    (unobserved) category before it."""
+    key = pd.Categorical(["b", "b", "c", "c"], categories=["a", "b", "c"])
+    df = pd.DataFrame({"g": key, "p": [0.2, 0.7, 1.5, 0.3], "y": [0, 1, 1, 0]})
+    with pytest.raises(calibr.InputError, match=r"group g='c'\]$"):
+        calibr.summarise(df.groupby("g", observed=False), "p", "y", metrics=["ece"])
+
+
+def test_calibr_own_groupings_keep_only_observed_combinations():
+    """The groupings calibr makes itself (by_columns) keep only the observed combinations:
+    an unused category of a key column makes no group."""
+    from calibr._groups import by_columns
+
+    frame = pd.DataFrame({"k": pd.Categorical(["x", "x", "y"], categories=["x", "y", "z"]),
+                          "p": [0.1, 0.2, 0.3]})
+    assert by_columns(frame, ["k"]).ngroups == 2
 
 
 # --------------------------------------------------------------------------
@@ -684,6 +805,26 @@ def test_bad_values_name_the_group_and_position_within_it():
         summarise(df.assign(p=list("abcde")).groupby("g"), "p", "y")
 
 
+def test_a_grouping_of_a_frame_without_columns_is_an_input_error():
+    """A grouping (as_index=False) of a frame without columns is refused with a message
+    that says so."""
+    empty = pd.DataFrame(index=range(3))
+    with pytest.raises(calibr.InputError, match=r"has no columns"):
+        calibr.summarise(empty.groupby(np.array([0, 0, 1]), as_index=False), "p", "y")
+
+
+def test_summarise_median_bandwidth_error_names_the_group():
+    """One group without a median bandwidth (all its p equal) makes summarise() raise that
+    group's error, naming the metric and the group; it is not a NaN."""
+    df = pd.DataFrame({"g": ["a"] * 3 + ["b"] * 3, "p": [0.2, 0.7, 0.4, 0.3, 0.3, 0.3],
+                       "y": [0, 1, 1, 0, 1, 1]})
+    for spec in (calibr.metric("skce", bandwidth="median"),
+                 calibr.metric("mmce", bandwidth="median")):
+        with pytest.raises(InputError, match=r"needs at least two distinct predictions; .*"
+                                             r"\[metric .*; group g='b'\]$"):
+            calibr.summarise(df.groupby("g"), "p", "y", metrics=[spec])
+
+
 # --------------------------------------------------------------------------
 # layout of the bundled data's summary (the numbers are R's: tests/test_bundled_r.py)
 
@@ -855,3 +996,15 @@ def test_classes_follow_the_metrics_rules_in_summarise():
         calibr.calibration_table(cols, "y", classes="abc", data=df)
     out = summarise(df, cols, "y", classes=["a", "b", "c"])
     assert out.loc[0, "ece"] == calibr.ece(df[cols], df["y"], classes=["a", "b", "c"])
+
+
+def test_a_tuple_names_a_column_only_of_multiindex_columns():
+    """A tuple is a column key only when the columns are a MultiIndex, even if a flat Index
+    holds that tuple as a label (pandas' get_loc would find it)."""
+    df = pd.DataFrame({("a", "b"): [0, 1, 1], "p": [0.2, 0.7, 0.4]})
+    assert not isinstance(df.columns, pd.MultiIndex)
+    msg = r"^`y` must name a column of the data; got \('a', 'b'\)\.$"
+    with pytest.raises(InputError, match=msg):
+        calibr.summarise(df, "p", ("a", "b"), metrics="ece")
+    with pytest.raises(InputError, match=msg):
+        calibr.calibration_table("p", ("a", "b"), data=df)

@@ -473,6 +473,31 @@ def test_stacked_binary_rows_are_one_observed_curve():
     assert "(mean over 3 classes)" in second.get_title()
 
 
+def test_table_ece_refuses_bins_that_are_not_calibration_table_bins():
+    """table_ece() is the count-weighted mean gap (by hand) of consecutive bins that
+    calibration_table() could have made; a fractional bin number, a bin beyond 1 or
+    overlapping bins are refused."""
+    from calibr import InputError, calibration_table
+    from calibr.plot import table_ece
+
+    p, y = [0.1, 0.2, 0.6, 0.9], [0, 1, 1, 1]
+    table = calibration_table(p, y, bins=2)
+    # bin 1: 0.1, 0.2 (gap |0.5 - 0.15|), bin 2: 0.6, 0.9 (gap |1 - 0.75|)
+    assert table_ece(table) == pytest.approx((2 * 0.35 + 2 * 0.25) / 4, abs=1e-12)
+    msg = r"`show_ece` needs the bins of calibr.calibration_table\(\)"
+    bad_number = table.astype({"bin": float})
+    bad_number.loc[0, "bin"] = 1.5  # its edges are still those of bin 1
+    bad_range = table.copy()
+    bad_range.loc[1, ["bin", "lower", "upper"]] = [3, 1.0, 1.5]
+    overlap = table.copy()
+    overlap.loc[0, "upper"] = 0.6  # bin 1 reaches into bin 2
+    # (any consecutive bins from 0 to 1 are bins of calibration_table(binning=...,
+    # bins=<breaks>), so a narrower or zero-width bin is no longer refused)
+    for bad in (bad_number, bad_range, overlap):
+        with pytest.raises(InputError, match=msg):
+            table_ece(bad)
+
+
 # --- many curves in one panel -------------------------------------------------------
 
 
@@ -501,6 +526,47 @@ def test_many_curves_get_side_by_side_bars_and_a_legend_beside():
     few = reliability_diagram(classwise(3), by=[])
     assert few.get_size_inches()[0] == pytest.approx(3.6)  # a legend inside for few curves
     assert few.legends == [] and len(panels(few)[0].get_legend().get_texts()) == 4
+
+
+def test_four_curves_are_crowded_three_are_not():
+    """A panel of more than three curves puts its legend beside the panel (1.2 inches
+    wider) and draws thinner lines; three curves are drawn in the plain style."""
+    from calibr import calibration_table
+
+    rng = np.random.default_rng(9)
+    for k, width, line in ((4, 3.6 + 1.2, 1.0), (3, 3.6, 1.5)):
+        p = rng.dirichlet(np.ones(k), size=60)
+        y = rng.integers(1, k + 1, size=60)
+        fig = reliability_diagram(calibration_table(p, y, bins=3), by=[])
+        assert fig.get_size_inches()[0] == pytest.approx(width)
+        ax = fig.axes[0]
+        curves = [ln for ln in ax.get_lines() if ln.get_label().startswith("class")]
+        assert len(curves) == k
+        assert {ln.get_linewidth() for ln in curves} == {line}
+
+
+def test_reliability_diagram_styles_of_few_and_many_curves():
+    """Three curves are drawn in the plain style (markers 4, lines 1.5, intervals 1.0 at
+    alpha 0.8), four in the thin one (3, 1.0, 0.8 at alpha 0.35), over the dashed
+    diagonal of width 1 from (0, 0) to (1, 1)."""
+    from calibr import calibration_table
+
+    rng = np.random.default_rng(9)
+    for k, marker, line, ci_width, ci_alpha in ((3, 4, 1.5, 1.0, 0.8), (4, 3, 1.0, 0.8, 0.35)):
+        p = rng.dirichlet(np.ones(k), size=60)
+        y = rng.integers(1, k + 1, size=60)
+        ax = reliability_diagram(calibration_table(p, y, bins=3), by=[]).axes[0]
+        (diagonal,) = [ln for ln in ax.get_lines() if ln.get_label() == "perfect calibration"]
+        assert list(diagonal.get_xdata()) == [0, 1] and list(diagonal.get_ydata()) == [0, 1]
+        assert diagonal.get_linewidth() == 1 and diagonal.get_linestyle() == "--"
+        curves = [ln for ln in ax.get_lines() if ln.get_label().startswith("class")]
+        assert len(curves) == k
+        assert {ln.get_markersize() for ln in curves} == {marker}
+        assert {ln.get_linewidth() for ln in curves} == {line}
+        bars = [c for c in ax.collections if isinstance(c, LineCollection)]
+        assert len(bars) == k
+        assert {float(c.get_linewidth()[0]) for c in bars} == {ci_width}
+        assert {c.get_alpha() for c in bars} == {ci_alpha}
 
 
 # --- the layout: a grid for the panels it has, titles that fit, counts on a log scale --

@@ -2,8 +2,8 @@
 
 The parity tests trust calibrRef, so calibrRef must earn that trust here: hand-worked
 values (exact fractions where the metric is rational), the endpoint and tie conventions
-of the spec, internal identities between estimators, an error for every kind of bad
-input of spec section 4, the help-page examples, and the committed reference data
+of ``docs/definitions.md``, internal identities between estimators, an error for every
+kind of bad input of its "Inputs" section, the help-page examples, and the committed reference data
 (``tests/data/r_reference``, made by ``r_reference/make_inputs.R`` and
 ``r_reference/make_reference.R``) matching what the installed package computes now.
 

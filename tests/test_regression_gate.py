@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import io
+import math
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -23,6 +24,7 @@ import pandas as pd
 import pytest
 
 import calibr
+from calibr import InputError
 from calibr.cli import _compare
 from calibr.pytest_plugin import CalibrationRegressionFixture
 
@@ -293,6 +295,143 @@ def test_data_must_be_a_frame_and_by_must_not_clash(fixture_object, tmp_path):
     assert not list(tmp_path.rglob("*.csv"))
 
 
+def _snapshot(path, rows, columns=("metric", "n", "value")):
+    pd.DataFrame(rows, columns=list(columns)).to_csv(path, index=False, lineterminator="\n")
+    return path
+
+
+def test_plugin_settings_defaults_and_bounds():
+    """The plugin's documented defaults (tolerance 1e-10; level 0.95, 999 resamples, seed
+    0) and bounds: a tolerance of 0 or 0.5 and one resample are taken, a bool seed is
+    refused, and so is an option of the statistical mode in the absolute one."""
+    from calibr.pytest_plugin import CalibrationRegressionFixture as F
+
+    assert F._settings("absolute", None, None, None, None) == {"mode": "absolute",
+                                                               "tolerance": 1e-10}
+    assert F._settings("absolute", 0, None, None, None)["tolerance"] == 0.0
+    assert F._settings("absolute", 0.5, None, None, None)["tolerance"] == 0.5
+    assert F._settings("statistical", None, None, None, None) == {
+        "mode": "statistical", "level": 0.95, "n_resamples": 999, "seed": 0}
+    assert F._settings("statistical", None, 0.5, 1, 7) == {
+        "mode": "statistical", "level": 0.5, "n_resamples": 1, "seed": 7}
+    with pytest.raises(calibr.InputTypeError, match=r"^`rng` must be an integer seed >= 0 "
+                                                    r"\(the snapshot stores it\); got bool\.$"):
+        F._settings("statistical", None, None, None, True)
+    with pytest.raises(InputError, match=r'^`n_resamples` applies to mode="statistical"'):
+        F._settings("absolute", None, None, 5, None)
+
+
+def test_plugin_by_names_key_columns_once():
+    """``by`` is a column key or a list of them (a list is not one key; an unhashable key
+    gets the message, not pandas' TypeError), each column named once."""
+    from calibr.pytest_plugin import CalibrationRegressionFixture as F
+
+    df = pd.DataFrame({"g": ["a"], 0: [1], "p": [0.5], "y": [1]})
+    assert F._keys(df, None) == []
+    assert F._keys(df, "g") == ["g"]
+    assert F._keys(df, ["g", 0]) == ["g", 0]
+    assert F._keys(df, ("g",)) == ["g"]
+    assert F._keys(df, 0) == [0]
+    with pytest.raises(InputError, match=r"^`by` must name columns of `data`; \['g'\] is not "
+                                         r"one\.$"):
+        F._keys(df, [["g"]])
+    with pytest.raises(InputError, match=r"^`by` must name each column once; got "
+                                         r"\['g', 'g'\]\.$"):
+        F._keys(df, ["g", "g"])
+
+
+def test_plugin_basename_must_be_a_non_empty_string(fixture_object, tmp_path):
+    """``basename`` must be a non-empty string; a bad one is named, and nothing is written."""
+    fx = fixture_object
+    df = pd.DataFrame({"p": [0.1, 0.8], "y": [0, 1]})
+    for bad, shown in (("", "''"), (3, "3")):
+        with pytest.raises(InputError, match=f"^`basename` must be a non-empty string; got "
+                                             f"{shown}\\.$"):
+            fx.check(df, p="p", y="y", basename=bad)
+    assert not list(tmp_path.rglob("*.csv"))
+
+
+def test_plugin_reads_empty_cells_as_nan_and_names_a_missing_column(tmp_path):
+    """A snapshot's empty cells read as NaN and its numbers as floats; a snapshot without a
+    needed column (``value``, or a key of ``by``) fails with a message naming it."""
+    from calibr.pytest_plugin import _read
+
+    path = _snapshot(tmp_path / "s.csv", [["ece", 3, ""], ["mce", 3, 0.25]])
+    rows = _read(path, [])
+    assert math.isnan(rows[0]["value"]) and rows[1]["value"] == 0.25 and rows[1]["n"] == 3.0
+    assert rows[0]["metric"] == "ece" and "low" not in rows[0]
+    bad = _snapshot(tmp_path / "b.csv", [["ece", 3]], columns=("metric", "n"))
+    with pytest.raises(AssertionError, match=r"^The snapshot .*b\.csv has no column 'value'; "
+                                             r"its columns are 'metric', 'n'\."):
+        _read(bad, [])
+    with pytest.raises(AssertionError, match=r"has no column 'g'"):
+        _read(path, ["g"])
+
+
+def test_plugin_comparison_boundaries(fixture_object, tmp_path):
+    """The documented boundaries of the comparison: a difference equal to the tolerance
+    passes and one ulp more fails; a NaN against a number fails, either way round; in
+    the statistical mode a value equal to the snapshot's upper end passes, above it or
+    missing fails."""
+    fx = fixture_object
+    absolute = {"mode": "absolute", "tolerance": 0.25}
+    old = _snapshot(tmp_path / "old.csv", [["ece", 3, 0.5], ["mce", 3, ""]])
+    same = _snapshot(tmp_path / "same.csv", [["ece", 3, 0.75], ["mce", 3, ""]])
+    fx._compare(same, old, old, [], absolute)  # |0.75 - 0.5| = 0.25: passes
+    for rows in ([["ece", 3, 0.75 + 2**-52], ["mce", 3, ""]], [["ece", 3, ""], ["mce", 3, ""]],
+                 [["ece", 3, 0.5], ["mce", 3, 0.5]]):
+        new = _snapshot(tmp_path / "new.csv", rows)
+        with pytest.raises(AssertionError, match=r"^Calibration differs from the snapshot: "
+                                                 r"1 value\(s\) further than the tolerance"):
+            fx._compare(new, old, old, [], absolute)
+    cols = ("metric", "n", "value", "low", "high", "level", "method", "n_resamples", "seed")
+    stat = {"mode": "statistical", "level": 0.9, "n_resamples": 9, "seed": 1}
+    old = _snapshot(tmp_path / "old.csv", [["ece", 3, 0.5, 0.25, 0.625, 0.9, "percentile", 9,
+                                            1]], cols)
+    at_high = _snapshot(tmp_path / "new.csv", [["ece", 3, 0.625, "", "", "", "", "", ""]],
+                        cols)
+    fx._compare(at_high, old, old, [], stat)
+    for value in (0.625 + 2**-53, ""):
+        new = _snapshot(tmp_path / "new.csv", [["ece", 3, value, "", "", "", "", "", ""]],
+                        cols)
+        with pytest.raises(AssertionError, match=r"^Calibration is worse than the snapshot: "
+                                                 r"1 value\(s\) above the upper end"):
+            fx._compare(new, old, old, [], stat)
+
+
+def test_plugin_table_groups_sorted_with_missing_keys_and_observed_only(fixture_object, tmp_path):
+    """The plugin's table has its groups in sorted key order, the rows with a missing key
+    as a group of their own (as its docstring says), and only the observed categories of
+    a categorical key."""
+    fx = fixture_object
+    settings = {"mode": "absolute", "tolerance": 0.0}
+    df = pd.DataFrame({"g": ["b", "b", None, "a", "a"], "p": [0.1, 0.8, 0.3, 0.2, 0.6],
+                       "y": [0, 1, 1, 0, 0]})
+    table = fx._table(df, "p", "y", ["ece"], ["g"], None, settings)
+    assert table["g"].iloc[:2].tolist() == ["a", "b"] and pd.isna(table["g"].iloc[2])
+    assert table["n"].tolist() == [2, 2, 1]
+    # a: |0 - 0.2| and |0 - 0.6| in two bins; b: 0.1 and 0.2 gaps; the lone 0.3 with y 1
+    assert table["value"].tolist() == pytest.approx([0.4, 0.15, 0.7], rel=1e-12)
+    df["g"] = pd.Categorical(df["g"], categories=["c", "b", "a"])
+    table = fx._table(df, "p", "y", ["ece"], ["g"], None, settings)
+    assert table["g"].iloc[:2].tolist() == ["b", "a"] and len(table) == 3
+
+
+def test_plugin_snapshot_path_without_resolve_check_paths(fixture_object, tmp_path, monkeypatch):
+    """With a pytest-regressions older than 2.6 (no ``resolve_check_paths``) the snapshot
+    is the full path as given, else the basename or the test's name (non-word characters
+    as ``_``) with ``.csv`` in the original data folder."""
+    import types
+
+    fx = fixture_object
+    monkeypatch.setitem(sys.modules, "pytest_regressions.common",
+                        types.ModuleType("pytest_regressions.common"))
+    assert fx._source(None, "/x/y.csv") == Path("/x/y.csv")
+    assert fx._source("snap", None) == tmp_path / "data" / "snap.csv"
+    name = "test_plugin_snapshot_path_without_resolve_check_paths"
+    assert fx._source(None, None) == tmp_path / "data" / f"{name}.csv"
+
+
 # --------------------------------------------------------------------------
 # calibr compare
 
@@ -539,6 +678,237 @@ def test_compare_table_numbers_and_a_pvalue_below_the_resolution(tmp_path, capsy
                                   "mce", n_resamples=9999, alternative="greater", rng=0)
     assert got["pvalue"].tolist()[::2] == [0.0, 0.0] and got["pvalue"][1] == res.pvalue
     assert got["ci_low"][1] == res.confidence_interval.low
+
+
+def _two_files(tmp_path, n=60, seed=3, power=1.0, **extra):
+    """A baseline and a candidate for the same rows (a key column ``id``)."""
+    gen = np.random.default_rng(seed)
+    p = np.round(gen.random(n), 3)
+    y = (gen.random(n) < p).astype(int)
+    base = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "p": p, "y": y, **extra})
+    cand = base.assign(p=np.round(p**power, 6))
+    base.to_csv(tmp_path / "base.csv", index=False)
+    cand.to_csv(tmp_path / "cand.csv", index=False)
+    return base, cand
+
+
+def _error(capsys, *argv):
+    status, out, err = _cli(capsys, *argv)
+    assert (status, out) == (2, ""), err
+    assert err.startswith("calibr: error: ") and err.count("\n") == 1, err
+    return err[len("calibr: error: "):].rstrip("\n")
+
+
+def test_compare_level_and_resamples_bounds(tmp_path, capsys, monkeypatch):
+    """--level must lie strictly between 0 and 1 (0, 1, NaN and -0.5 are refused with the
+    message of --level, not the bootstrap's of ``confidence_level``); --n-resamples runs
+    from 1 to MAX_RESAMPLES, both ends included."""
+    from calibr import _calibration_tests
+
+    _two_files(tmp_path)
+    files = (tmp_path / "base.csv", tmp_path / "cand.csv")
+    for level, shown in (("0", "0.0"), ("1", "1.0"), ("nan", "nan"), ("-0.5", "-0.5")):
+        assert _error(capsys, *files, "--level", level) == (
+            f"--level must be a number strictly between 0 and 1; got {shown}.")
+    assert _cli(capsys, *files, "--n-resamples", "1")[0] in (0, 1)
+    monkeypatch.setattr(_calibration_tests, "MAX_RESAMPLES", 5)
+    assert _error(capsys, *files, "--n-resamples", "6") == (
+        "--n-resamples must be an integer from 1 to 5; got 6.")
+    status, out, _ = _cli(capsys, *files, "--n-resamples", "5")
+    assert status in (0, 1) and "percentile, 5 resamples, seed 0" in out
+
+
+def test_compare_default_resamples_and_level(tmp_path, capsys):
+    """The documented defaults, 9999 resamples at level 0.95, are the report's."""
+    _two_files(tmp_path)
+    status, out, _ = _cli(capsys, tmp_path / "base.csv", tmp_path / "cand.csv")
+    assert status == 0
+    assert "percentile, 9999 resamples, seed 0 (the same for each group and metric)" in out
+    assert "worse: p-value < 0.05 (--level 0.95)" in out
+
+
+def test_compare_layout_errors(tmp_path, capsys):
+    """One file holds both models only with both --p-baseline and --p-candidate, naming as
+    many columns each; those options with two files, or --prob with one, are refused,
+    each message saying what to give; the file is untouched."""
+    base, _ = _two_files(tmp_path)
+    b, c = tmp_path / "base.csv", tmp_path / "cand.csv"
+    base.assign(q=base["p"]).to_csv(tmp_path / "both.csv", index=False)
+    both = tmp_path / "both.csv"
+    one = "one file holds both models: give --p-baseline COL and --p-candidate COL (or give " \
+          "two files, BASELINE and CANDIDATE)."
+    assert _error(capsys, both, "--p-baseline", "p") == one
+    assert _error(capsys, both, "--p-candidate", "q") == one
+    assert _error(capsys, both, "--p-baseline", "p", "y", "--p-candidate", "q") == (
+        "--p-baseline and --p-candidate must name as many columns; got 2 and 1.")
+    for option in ("--p-baseline", "--p-candidate"):
+        assert _error(capsys, b, c, option, "p") == (
+            f"{option} names a column of the one file that holds both models; with BASELINE "
+            "and CANDIDATE, give --prob.")
+    assert _error(capsys, both, "--prob", "p") == (
+        "--prob names the column of each of two files; with one file, give --p-baseline and "
+        "--p-candidate.")
+    assert pd.read_csv(both).shape == (60, 4)
+
+
+def test_compare_missing_columns_are_named(tmp_path, capsys):
+    """A missing column is named with the option and the file (BASELINE or CANDIDATE,
+    --p-baseline or --p-candidate of one file), and the file's columns are listed, the
+    first 10, then "... (N in all)"; a file of a header only is refused."""
+    extra = {f"c{i}": 0 for i in range(7)}  # id, p, y + 7 = 10 columns
+    base, _ = _two_files(tmp_path, **extra)
+    b, c = tmp_path / "base.csv", tmp_path / "cand.csv"
+    shown = ", ".join(repr(col) for col in base.columns)
+    assert _error(capsys, b, c, "-y", "nope") == (
+        f"--label: no column 'nope' in BASELINE {b}; its columns are {shown}.")
+    base.assign(c7=0).to_csv(tmp_path / "wide.csv", index=False)
+    assert _error(capsys, tmp_path / "wide.csv", c, "-y", "nope") == (
+        f"--label: no column 'nope' in BASELINE {tmp_path / 'wide.csv'}; its columns are "
+        f"{shown}, ... (11 in all).")
+    assert _error(capsys, b, c, "--by", "nope").startswith(
+        f"--by: no column 'nope' in BASELINE {b}; its columns are 'id'")
+    assert _error(capsys, b, "--p-baseline", "nope", "--p-candidate", "p").startswith(
+        f"--p-baseline: no column 'nope' in {b}; its columns are 'id'")
+    assert _error(capsys, b, "--p-baseline", "p", "--p-candidate", "nope").startswith(
+        f"--p-candidate: no column 'nope' in {b}; its columns are 'id'")
+    pd.DataFrame(columns=["p", "y"]).to_csv(tmp_path / "empty.csv", index=False)
+    assert _error(capsys, tmp_path / "empty.csv", c) == (
+        f"BASELINE {tmp_path / 'empty.csv'} has no data rows, only a header.")
+
+
+def test_compare_key_messages(tmp_path, capsys):
+    """The --key messages: the keys of one file missing from the other (three shown, then
+    "..."; the singular for one), the data row of a missing key, and the rows and count
+    of a repeated key."""
+    base, cand = _two_files(tmp_path)
+    b, c = tmp_path / "base.csv", tmp_path / "cand.csv"
+    for drop, shown in ((1, "1 key of BASELINE {b} is not in CANDIDATE {c} ('r59')"),
+                        (3, "3 keys of BASELINE {b} are not in CANDIDATE {c} ('r57', 'r58', "
+                            "'r59')"),
+                        (4, "4 keys of BASELINE {b} are not in CANDIDATE {c} ('r56', 'r57', "
+                            "'r58', ...)")):
+        cand.iloc[:-drop].to_csv(c, index=False)
+        assert _error(capsys, b, c, "--key", "id") == (
+            "--key 'id': " + shown.format(b=b, c=c) + "; both files must hold the same rows.")
+    base.iloc[:-1].to_csv(tmp_path / "short.csv", index=False)
+    cand.to_csv(c, index=False)
+    s = tmp_path / "short.csv"
+    assert _error(capsys, s, c, "--key", "id") == (
+        f"--key 'id': 1 key of CANDIDATE {c} is not in BASELINE {s} ('r59'); both files "
+        "must hold the same rows.")
+    base.iloc[:-2].to_csv(s, index=False)
+    assert _error(capsys, s, c, "--key", "id") == (
+        f"--key 'id': 2 keys of CANDIDATE {c} are not in BASELINE {s} ('r58', 'r59'); both "
+        "files must hold the same rows.")
+    missing = base.assign(id=base["id"].where(base.index != 2, None))
+    missing.to_csv(tmp_path / "m.csv", index=False)
+    assert _error(capsys, tmp_path / "m.csv", c, "--key", "id") == (
+        f"--key 'id': BASELINE {tmp_path / 'm.csv'} has a missing key at data row 3; each "
+        "row needs a key.")
+    for ids, count in ((["r0", "r1", "r0"], "1 repeated key"),
+                       (["r0", "r1", "r0", "r1", "r0"], "3 repeated keys")):
+        dup = base.copy()
+        dup.loc[: len(ids) - 1, "id"] = ids
+        dup.to_csv(tmp_path / "d.csv", index=False)
+        assert _error(capsys, tmp_path / "d.csv", c, "--key", "id") == (
+            f"--key 'id': the key 'r0' appears more than once in BASELINE "
+            f"{tmp_path / 'd.csv'} (data rows 1 and 3; {count} in all); each row needs its "
+            "own key.")
+    assert pd.read_csv(c).shape[0] == 60
+
+
+def test_compare_label_difference_names_the_row(tmp_path, capsys):
+    """Labels that differ between the files are refused, naming the data row (from 1) and
+    both labels."""
+    base, cand = _two_files(tmp_path)
+    flipped = cand.copy()
+    flipped.loc[4, "y"] = 1 - flipped.loc[4, "y"]
+    flipped.to_csv(tmp_path / "cand.csv", index=False)
+    assert _error(capsys, tmp_path / "base.csv", tmp_path / "cand.csv") == (
+        f"--label 'y' differs between the files: data row 5 of BASELINE has "
+        f"{int(base.loc[4, 'y'])}, the same row of CANDIDATE {int(flipped.loc[4, 'y'])}; the "
+        "files must hold the same rows (--key matches rows by a key column).")
+
+
+def test_compare_by_refuses_result_column_names(tmp_path, capsys):
+    """A --by column with the name of a column of the result is refused."""
+    _two_files(tmp_path, pvalue=1)
+    assert _error(capsys, tmp_path / "base.csv", tmp_path / "cand.csv", "--by", "pvalue") == (
+        "--by: the column 'pvalue' has the name of a column of the result; rename it in the "
+        "data.")
+
+
+def test_compare_one_file_validation_names_each_models_column(tmp_path, capsys):
+    """With one file, a bad probability is reported under the option of the model whose
+    column holds it (--p-baseline or --p-candidate), at its data row."""
+    base, _ = _two_files(tmp_path)
+    bad = base.assign(q=base["p"]).assign(p=base["p"].where(base.index != 4, 1.5))
+    bad.to_csv(tmp_path / "both.csv", index=False)
+    f = tmp_path / "both.csv"
+    err = _error(capsys, f, "--p-baseline", "p", "--p-candidate", "q")
+    assert err.startswith("--p-baseline") and "data row 5" in err, err
+    err = _error(capsys, f, "--p-baseline", "q", "--p-candidate", "p")
+    assert err.startswith("--p-candidate") and "data row 5" in err, err
+
+
+def test_compare_groups_sorted_with_missing_keys_and_observed_only(tmp_path, capsys):
+    """The groups of --by are in sorted key order, the rows with a missing key form a group
+    of their own (as the help says), and an unused category of a categorical key (from a
+    Parquet file) makes no group."""
+    seg = np.array(["v"] * 20 + ["u"] * 20 + [None] * 20, dtype=object)
+    base, _ = _two_files(tmp_path, seg=seg)
+    b, c = tmp_path / "base.csv", tmp_path / "cand.csv"
+    common = ("--by", "seg", "--n-resamples", "19", "-f", "csv")
+    status, out, err = _cli(capsys, b, c, *common)
+    assert status == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    assert got["seg"].iloc[:2].tolist() == ["u", "v"] and pd.isna(got["seg"].iloc[2])
+    assert got["n"].tolist() == [20, 20, 20]
+    base.assign(seg=pd.Categorical(seg, categories=["w", "v", "u"])).to_parquet(
+        tmp_path / "base.parquet")
+    status, out, err = _cli(capsys, tmp_path / "base.parquet", c, *common)
+    assert status == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    assert got["seg"].iloc[:2].tolist() == ["v", "u"] and got["n"].tolist() == [20, 20, 20]
+
+
+def test_compare_two_class_columns_and_a_column_named_one(tmp_path, capsys):
+    """--prob 0 1 names two class columns, matched to the labels 0 and 1 (a two-column
+    matrix, not its first column), and --prob 1 alone a binary column named "1": each
+    result is paired_bootstrap() of the same data."""
+    gen = np.random.default_rng(11)
+    n = 200
+    p = gen.random(n)
+    y = (gen.random(n) < p).astype(int)
+    q = p**2
+    pd.DataFrame({"0": 1 - p, "1": p, "y": y}).to_csv(tmp_path / "a.csv", index=False)
+    pd.DataFrame({"0": 1 - q, "1": q, "y": y}).to_csv(tmp_path / "b.csv", index=False)
+    status, out, err = _cli(capsys, tmp_path / "a.csv", tmp_path / "b.csv", "--prob",
+                                    "0", "1", "--n-resamples", "49", "-f", "csv")
+    assert status in (0, 1), err
+    want = calibr.paired_bootstrap(np.column_stack([1 - q, q]), np.column_stack([1 - p, p]),
+                                   y, n_resamples=49, alternative="greater", rng=0,
+                                   classes=[0, 1])
+    got = pd.read_csv(io.StringIO(out))
+    assert got["difference"].iloc[0] == pytest.approx(want.estimate, rel=1e-12)
+    assert got["pvalue"].iloc[0] == want.pvalue
+    status, out, err = _cli(capsys, tmp_path / "a.csv", tmp_path / "b.csv", "--prob",
+                                    "1", "--n-resamples", "49", "-f", "csv")
+    assert status in (0, 1), err
+    want = calibr.paired_bootstrap(q, p, y, n_resamples=49, alternative="greater", rng=0)
+    assert pd.read_csv(io.StringIO(out))["difference"].iloc[0] == pytest.approx(
+        want.estimate, rel=1e-12)
+
+
+def test_compare_table_names_the_worse_groups(tmp_path, capsys):
+    """The table's verdict line names the group of each worse comparison."""
+    seg = np.array(["u", "v"] * 200, dtype=object)
+    _two_files(tmp_path, n=400, power=3.0, seg=seg)
+    status, out, err = _cli(capsys, tmp_path / "base.csv", tmp_path / "cand.csv",
+                                    "--by", "seg", "--n-resamples", "199")
+    assert status == 1, err
+    assert out.endswith("\nresult: the candidate is significantly worse in 2 of 2 "
+                        "comparisons: ece (seg='u'); ece (seg='v') (exit status 1)\n"), out
 
 
 # --------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from oracles.skce import median_oracle, skce_oracle
 from tolerances import ORACLE_ATOL, SKCE_ATOL, SKCE_RTOL
 
 import calibr
-from calibr import _kernel_metrics
+from calibr import InputError, _kernel_metrics
 from calibr._kernel_metrics import mmce, skce
 from calibr._kernels import canonical, scalar_sums, vexp
 from calibr._kernels import scalar_median as smed
@@ -318,6 +318,17 @@ def test_canonical_fast_equals_oracle_hypothesis(rows, k, seed, h, block):
     assert (math.isnan(got) and math.isnan(want)) or got == want
 
 
+def test_hits_are_uint8_for_every_label_dtype():
+    """_as_hits() hands the compiled kernels exact 0/1 labels as uint8, whatever the dtype
+    of the validated labels (int64, float64, bool, uint8): one compiled specialisation
+    for all of them, and no bytes reinterpreted."""
+    for y in (np.array([0, 1, 1, 0], dtype=np.int64), np.array([0.0, 1.0, 1.0, 0.0]),
+              np.array([False, True, True, False]), np.array([0, 1, 1, 0], dtype=np.uint8)):
+        hits = _kernel_metrics._as_hits(y)
+        assert hits.dtype == np.uint8, y.dtype
+        assert hits.tolist() == [0, 1, 1, 0], y.dtype
+
+
 # ------------------------------------------------------- exact median heuristic
 
 
@@ -495,6 +506,16 @@ def test_docstring_examples(monkeypatch):
     monkeypatch.setattr(calibr, "mmce", mmce, raising=False)
     result = doctest.testmod(_kernel_metrics, raise_on_error=False)
     assert result.attempted >= 10 and result.failed == 0
+
+
+def test_mmce_refuses_missing_values_unless_na_rm():
+    """mmce() raises on a NaN unless ``na_rm=True``. Dropped on request: n = 2, e = (-0.2,
+    0.3), MMCE^2 = (e1^2 + e2^2 + 2 e1 e2 exp(-0.5 / 0.2)) / 4."""
+    p, y = [0.2, math.nan, 0.7], [0, 1, 1]
+    with pytest.raises(InputError, match=r"^`p` must not contain missing values"):
+        calibr.mmce(p, y)
+    want = math.sqrt((0.04 + 0.09 - 0.12 * math.exp(-2.5)) / 4)
+    assert calibr.mmce(p, y, na_rm=True) == pytest.approx(want, rel=1e-14)
 
 
 # ------------------------------------------------------------------- errors
@@ -763,6 +784,15 @@ def test_skce_and_mmce_share_the_rounding_bound():
     assert "0.0" in skce.__doc__ and "-1e-12" in skce.__doc__
 
 
+def test_a_negative_zero_biased_estimate_is_returned_as_zero():
+    """The clamp of the biased estimate returns +0.0 for a signed zero, as for every
+    rounding-level negative ("0.0, not -0.0")."""
+    for value in (-0.0, -1e-18, 0.0):
+        got = _kernel_metrics._clamp_biased(value)
+        assert got == 0.0 and math.copysign(1.0, got) == 1.0, value
+    assert _kernel_metrics._clamp_biased(0.25) == 0.25
+
+
 # ------------------------------------------------------------- median_bandwidth
 
 
@@ -941,6 +971,20 @@ def test_integer_p_and_object_labels_give_the_same_numbers():
         want = skce(onehot.astype(np.float64), codes, "uq", 0.3, form)
         assert skce(onehot, codes, "uq", 0.3, form) == want
         assert skce(onehot.astype(np.uint8), codes.astype(object), "uq", 0.3, form) == want
+
+
+def test_median_bandwidth_of_a_frame_with_default_column_names():
+    """Without ``y``, a DataFrame's stand-in labels name its first column. For pandas'
+    default names 0..K-1 that is the label 0 (0-based, matched by name); the label 1
+    alone would be refused as ambiguous (R's code 1 or the column named 1). By hand:
+    rows (0.5, 0.5), (0.2, 0.8), (0.5, 0.5) have the positive distances |(0.3, -0.3)|
+    twice (the tied pair is not counted), median sqrt(0.18)."""
+    prob = np.array([[0.5, 0.5], [0.2, 0.8], [0.5, 0.5]])
+    want = math.sqrt((0.5 - 0.2) ** 2 + (0.5 - 0.8) ** 2)
+    assert calibr.median_bandwidth(pd.DataFrame(prob)) == want
+    assert calibr.median_bandwidth(pd.DataFrame(prob), type="confidence") == 0.8 - 0.5
+    np.testing.assert_array_equal(calibr.median_bandwidth(pd.DataFrame(prob), type="classwise"),
+                                  [0.5 - 0.2, 0.8 - 0.5])
 
 
 # ------------------------------------------ the median bandwidth for every n

@@ -306,6 +306,59 @@ def test_curve_is_nan_only_where_there_is_no_density():
     assert np.all(curve.density >= 0)
 
 
+def test_grid_is_the_smallest_power_of_two_of_step_at_most_sigma_over_400():
+    """``nodes(sigma)`` is the smallest power of two m with 1/m <= sigma/400, and at least
+    1024 (docs/smece.md).
+
+    400 / 1024 = 0.390625 needs exactly 1024 intervals; a bandwidth just below it needs
+    2048; 400 / 2**19 is the smallest bandwidth's grid.
+    """
+    assert _smooth.nodes(0.390625) == 1024
+    assert _smooth.nodes(0.390625 * (1 - 2**-40)) == 2048
+    assert _smooth.nodes(400 / 2048) == 2048
+    assert _smooth.nodes(1.0) == 1024 and _smooth.nodes(50.0) == 1024
+    assert _smooth.nodes(400 / 2**19) == 2**19
+    assert _smooth.nodes(1e-3) == 2**19
+
+
+def test_smece_curve_density_floor_is_1e_8_of_the_maximum():
+    """smece_curve() is NaN exactly where the smoothed density is below 1e-8 of its
+    maximum.
+
+    One prediction at 0.2, sigma 0.05: the density is a Gaussian bump, at distance t
+    ``exp(-t^2 / (2 sigma^2))`` of its peak; the mesh of 2001 points has points whose
+    ratio lies in [1.2e-8, 1.9e-8), finite with a floor of 1e-8 and NaN with one of
+    2e-8.
+    """
+    curve = calibr.smece_curve([0.2], [1], bandwidth=0.05, points=2001)
+    ratio = curve.density / np.max(curve.density)
+    assert np.any((ratio >= 1.2e-8) & (ratio < 1.9e-8))
+    assert np.all(np.isfinite(curve.y[ratio >= 1.01e-8]))
+    assert np.all(np.isnan(curve.y[ratio < 0.99e-8]))
+    assert np.isnan(curve.y).sum() > 900  # beyond 0.2 + 6 sigma
+
+
+def test_smece_curve_points_bounds_and_default():
+    """smece_curve() evaluates 200 points unless told otherwise, and takes from 2 to
+    1,000,000."""
+    p, y = [0.2, 0.6, 0.7], [0, 1, 1]
+    assert calibr.smece_curve(p, y, bandwidth=0.1).x.shape == (200,)
+    assert calibr.smece_curve(p, y, bandwidth=0.1, points=2).x.tolist() == [0.0, 1.0]
+    assert calibr.smece_curve(p, y, bandwidth=0.1, points=1_000_000).y.shape == (1_000_000,)
+    with pytest.raises(InputError, match=r"^`points` must be an integer from 2 to 1,000,000; "
+                                         r"got 1000001\.$"):
+        calibr.smece_curve(p, y, bandwidth=0.1, points=1_000_001)
+
+
+def test_smece_curve_result_is_frozen():
+    """The curve smece_curve() returns is frozen: its fields cannot be reassigned."""
+    import dataclasses
+
+    curve = calibr.smece_curve([0.2, 0.6], [0, 1], bandwidth=0.1, points=5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        curve.bandwidth = 0.2
+
+
 # ------------------------------------------------------------------ inputs
 
 

@@ -16,6 +16,7 @@ from oracles.binned import bin_of_oracle
 from tolerances import ORACLE_ATOL, ORACLE_RTOL
 
 import calibr
+from calibr import InputError
 from calibr.datasets import load_breast_cancer_predictions, load_digits_predictions
 from calibr.table import TABLE_COLUMNS, calibration_table, wilson_interval
 
@@ -60,6 +61,51 @@ def test_wilson_against_r_prop_test(rref):
         lo, hi = wilson_interval([x], [n], level)
         assert lo[0] == pytest.approx(ci[0], rel=1e-9, abs=1e-12)
         assert hi[0] == pytest.approx(ci[1], rel=1e-9, abs=1e-12)
+
+
+def _wilson_by_hand(x, n, level=0.95):
+    """Wilson (1927): (x + z^2/2 -+ z sqrt(x (n - x) / n + z^2 / 4)) / (n + z^2)."""
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    half = z * math.sqrt(x * (n - x) / n + z * z / 4)
+    return (x + z * z / 2 - half) / (n + z * z), (x + z * z / 2 + half) / (n + z * z)
+
+
+def test_wilson_interval_takes_arrays_of_up_to_three_dimensions():
+    """wilson_interval() takes counts of 0 to 3 dimensions (``n`` a scalar or of the same
+    shape) and refuses 4-D arrays, naming the argument."""
+    lo1, hi1 = _wilson_by_hand(1, 4)
+    lo3, hi3 = _wilson_by_hand(3, 4)
+    for shape in ((2,), (1, 2), (1, 1, 2)):
+        x = np.array([1.0, 3.0]).reshape(shape)
+        for successes, n in ((x, 4), (x, np.full(shape, 4.0)), (1.0, np.full(shape, 4.0))):
+            lo, hi = wilson_interval(successes, n)
+            assert lo.shape == hi.shape == shape
+        lo, hi = wilson_interval(x, np.full(shape, 4.0))
+        assert lo.ravel() == pytest.approx([lo1, lo3], rel=1e-14)
+        assert hi.ravel() == pytest.approx([hi1, hi3], rel=1e-14)
+    four = np.ones((1, 1, 1, 2))
+    for successes, n, name in ((four, 4, "successes"), (1, 4 * four, "n")):
+        with pytest.raises(InputError, match=rf"^`{name}` must be a count or an array of "
+                                             r"counts; got an array of shape \(1, 1, 1, 2\)\.$"):
+            wilson_interval(successes, n)
+
+
+def test_wilson_interval_refuses_one_bad_count_among_good_ones():
+    """One non-finite count, or one ``n`` of 0, among good ones is refused at its position;
+    an ``n`` of 1 is positive and allowed."""
+    with pytest.raises(InputError, match=r"^`successes` must be finite numbers; 1 value does "
+                                         r"not, the first at position 1 \(nan\)\.$"):
+        wilson_interval([1, math.nan], [2, 2])
+    with pytest.raises(InputError, match=r"^`n` must be finite numbers; 1 value does not, the "
+                                         r"first at position 0 \(inf\)\.$"):
+        wilson_interval([1, 1], [math.inf, 2])
+    with pytest.raises(InputError, match=r"^`n` must be positive; 1 value does not, the first "
+                                         r"at position 2 \(0\.0\)\.$"):
+        wilson_interval([0, 1, 0], [2, 1, 0])
+    lo, hi = wilson_interval([0, 1], [2, 1])  # n = 1 is allowed
+    assert lo[0] == 0.0 and hi[1] == 1.0
+    assert hi[0] == pytest.approx(_wilson_by_hand(0, 2)[1], rel=1e-14)
+    assert lo[1] == pytest.approx(_wilson_by_hand(1, 1)[0], rel=1e-14)
 
 
 # --------------------------------------------------------------------------
@@ -233,6 +279,39 @@ def test_per_group_time_bins_leave_out_the_empty_bin():
                                       check_exact=True)
 
 
+def test_empty_grouped_multiclass_table_has_a_class_column_when_classwise():
+    """The table of a grouping without an observed group has the columns it would have with
+    groups: a ``class`` column for the classwise form of a multiclass ``p`` only, none
+    for the confidence form or a binary ``p``."""
+    df = pd.DataFrame({"k": pd.Series([], dtype=object), "p_a": pd.Series([], dtype=float),
+                       "p_b": pd.Series([], dtype=float), "y": pd.Series([], dtype=object)})
+    grouped = df.groupby("k", observed=True)
+    classwise = calibration_table(None, "y", data=grouped, p_prefix="p_")
+    assert list(classwise.columns) == ["k", "class", *TABLE_COLUMNS] and len(classwise) == 0
+    confidence = calibration_table(None, "y", data=grouped, p_prefix="p_", type="confidence")
+    assert list(confidence.columns) == ["k", *TABLE_COLUMNS] and len(confidence) == 0
+    binary = df[["k", "p_a"]].assign(y=pd.Series([], dtype=float)).groupby("k", observed=True)
+    for type_ in ("classwise", "confidence"):
+        table = calibration_table("p_a", "y", data=binary, type=type_)
+        assert list(table.columns) == ["k", *TABLE_COLUMNS]
+
+
+def test_grouped_table_rows_keep_their_group_across_kernel_batches(monkeypatch):
+    """When the groups' bin sums are made in several batches (GROUP_MEMORY made small: two
+    groups of 2 bins a batch), each row still belongs to its group. By hand: group g has
+    the one row p = (g + 1) / 10 with y = 1, in bin 1 of 2."""
+    from calibr._kernels import grouped
+
+    monkeypatch.setattr(grouped, "GROUP_MEMORY", 24 * 2 * 2)
+    df = pd.DataFrame({"g": [4, 3, 2, 1, 0], "p": [0.5, 0.4, 0.3, 0.2, 0.1], "y": 1})
+    for table in (calibration_table("p", "y", data=df.groupby("g"), bins=2),
+                  calibration_table("p", "y", data=df.groupby("g", as_index=False), bins=2)):
+        assert table["g"].tolist() == [0, 1, 2, 3, 4]
+        assert table["mean_confidence"].tolist() == pytest.approx([0.1, 0.2, 0.3, 0.4, 0.5],
+                                                                   abs=1e-15)
+        assert table["bin"].tolist() == [1] * 5 and table["n"].tolist() == [1] * 5
+
+
 # --------------------------------------------------------------------------
 # errors
 
@@ -265,6 +344,16 @@ def test_errors():
             lambda gb: gb.obj.rename(columns={"g": "bin"}).groupby("bin")))
     with pytest.raises(TypeError, match=r"`data` must be a pandas DataFrame or DataFrameGroupBy"):
         calibration_table("p", "y", data={"p": [0.5]})
+
+
+def test_a_table_of_data_that_is_not_a_frame_is_a_type_error():
+    """calibration_table(data=...) refuses a list, an ndarray or a Series with an
+    InputTypeError naming ``data`` and what it must be."""
+    for data, name in (([[0.2, 0]], "list"), (np.zeros((2, 2)), "ndarray"),
+                       (pd.Series([0.2, 0.7]), "Series")):
+        with pytest.raises(calibr.InputTypeError, match=r"^`data` must be a pandas DataFrame or "
+                           rf"DataFrameGroupBy \(df\.groupby\(\.\.\.\)\); got {name}\.$"):
+            calibration_table("p", "y", data=data)
 
 
 # --------------------------------------------------------------------------
@@ -336,6 +425,19 @@ def test_na_rm_drops_a_row_with_one_missing_probability_column():
     pd.testing.assert_frame_equal(
         whole, calibration_table(df[DIGITS], df["y"], bins=5, classes=range(10), na_rm=True),
         check_exact=True)
+
+
+@pytest.mark.parametrize("emptied", [["a"], ["a", "b"]])
+def test_the_error_of_groups_emptied_by_na_rm_names_the_first(emptied):
+    """Of the groups whose rows na_rm=True drops entirely, the table's error names the
+    first; without them the table is made."""
+    p = [math.nan if g in emptied else v for g, v in zip("aabbcc", [0.2, 0.7] * 3, strict=True)]
+    df = pd.DataFrame({"g": list("aabbcc"), "p": p, "y": [0, 1] * 3})
+    with pytest.raises(InputError, match=r"^`p` and `y` have no complete observations: "
+                                         r"na_rm=True dropped all 2\. \[group g='a'\]$"):
+        calibration_table("p", "y", data=df.groupby("g"), na_rm=True)
+    table = calibration_table("p", "y", data=df[~df["g"].isin(emptied)].groupby("g"), na_rm=True)
+    assert table["n"].sum() == 2 * (3 - len(emptied))
 
 
 # --------------------------------------------------------------------------
@@ -429,3 +531,34 @@ def test_multiindex_columns_and_as_index_false_with_a_key_named_size():
     pd.testing.assert_frame_equal(got.iloc[:, 1:], want.iloc[:, 1:], check_exact=True,
                                   check_column_type=False)
     assert got.iloc[:, 0].tolist() == want["size"].tolist()
+
+
+def test_grouped_table_bounds_the_bins_of_the_classwise_form_only(monkeypatch):
+    """The grouped path checks the bound on bins x K for the classwise form of a multiclass
+    ``p`` only: with the bound made 20, 7 bins of 3 classes (21) are refused for the
+    classwise form and taken for the confidence form, and 21 bins of a binary ``p`` are
+    not bounded by it; summarise() checks the same bound."""
+    import calibr._validation as validation
+
+    monkeypatch.setattr(validation, "MAX_BIN_CELLS", 20)
+    rng = np.random.default_rng(5)
+    pm = rng.dirichlet(np.ones(3), size=12)
+    df = pd.DataFrame({"g": np.repeat([1, 2], 6), "p_0": pm[:, 0], "p_1": pm[:, 1],
+                       "p_2": pm[:, 2], "y": rng.integers(0, 3, size=12), "p": pm[:, 0],
+                       "y2": rng.integers(0, 2, size=12)})
+    grouped = df.groupby("g")
+    with pytest.raises(InputError, match=r"got bins = 7 with K = 3 classes \(21 bins\)"):
+        calibration_table(None, "y", data=grouped, p_prefix="p_", bins=7)
+    table = calibration_table(None, "y", data=grouped, p_prefix="p_", bins=7, type="confidence")
+    assert table["n"].sum() == 12 and "class" not in table
+    assert calibration_table(None, "y", data=grouped, p_prefix="p_", bins=6)["n"].sum() == 36
+    for type_ in ("classwise", "confidence"):
+        binary = calibration_table("p", "y2", data=grouped, bins=21, type=type_)
+        assert binary["n"].sum() == 12
+    # and summarise(), whose all-groups kernels check the same bound
+    with pytest.raises(InputError, match=r"got bins = 7 with K = 3 classes \(21 bins\)"):
+        calibr.summarise(grouped, ["p_0", "p_1", "p_2"], "y", classes=range(3),
+                         metrics=[calibr.metric("ece", bins=7)])
+    got = calibr.summarise(grouped, ["p_0", "p_1", "p_2"], "y", classes=range(3),
+                           metrics={"e": calibr.metric("ece", bins=7, type="confidence")})["e"]
+    assert got[0] == calibr.ece(pm[:6], df["y"][:6], bins=7, type="confidence", classes=range(3))

@@ -25,9 +25,12 @@ with ``CALIBR_REQUIRE_R=1`` they fail instead.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import signal
 import warnings
 from fractions import Fraction
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -46,9 +49,16 @@ from tolerances import (
     VALPROB_RTOL,
 )
 
-from calibr import InputError, InputTypeError
+from calibr import InputError, InputTypeError, _valprob
 from calibr._lowess import lowess
-from calibr._valprob import VAL_PROB_NAMES, _concordance, _spiegelhalter, val_prob
+from calibr._valprob import (
+    VAL_PROB_NAMES,
+    _chi2_sf,
+    _concordance,
+    _quantile7,
+    _spiegelhalter,
+    val_prob,
+)
 
 #: The statistics compared with VALPROB_RTOL in every dataset.
 _SAME_FORMULA = ("R2", "D", "D:Chi-sq", "U", "U:Chi-sq", "Q", "Brier",
@@ -515,6 +525,252 @@ def test_concordance_against_every_pair(seed):
     c_exact, dxy_exact = oracle.concordance_pairs(p, y)
     c, dxy = _concordance(p, y)
     assert c == float(c_exact) and dxy == float(dxy_exact)
+
+
+# --------------------------------------------------------------------------
+# the statistics from their definitions
+
+
+def _definitions(p, y, a, b):
+    """val_prob's statistics from the formulas of rms::val.prob (docs/val_prob.md),
+    given the recalibration fit (a, b), which is checked separately."""
+    p = np.asarray(p, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n, n1 = len(p), int(y.sum())
+    n0 = n - n1
+    l01 = -2.0 * sum(math.log(pi) if yi else math.log(1.0 - pi) for pi, yi in zip(p, y,
+                                                                                  strict=True))
+    l0 = -2.0 * (n1 * math.log(n1 / n) + n0 * math.log(n0 / n))
+    dchi = l0 - l01
+    pairs = [(pi, pj) for pi, yi in zip(p, y, strict=True) if yi
+             for pj, yj in zip(p, y, strict=True) if not yj]
+    c = sum(1.0 if pi > pj else 0.5 if pi == pj else 0.0 for pi, pj in pairs) / len(pairs)
+    mu = _expit(a + b * np.log(p / (1 - p)))
+    lab = -2.0 * float(np.sum(y * np.log(mu) + (1 - y) * np.log(1 - mu)))
+    uchi = l01 - lab
+    d = (dchi - 1) / n
+    u = (uchi - 2) / n
+    _, fitted = lowess(p, y, iter=0)  # checked against R's lowess() below
+    err = np.abs(p - fitted[np.searchsorted(np.sort(p), p)])
+    num = float(np.sum((y - p) * (1 - 2 * p)))
+    z = num / math.sqrt(float(np.sum((1 - 2 * p) ** 2 * p * (1 - p))))
+    return {
+        "Dxy": 2 * c - 1, "C (ROC)": c,
+        "R2": (1 - math.exp(-dchi / n)) / (1 - math.exp(-l0 / n)),
+        "D": d, "D:Chi-sq": dchi, "D:p": 2 * NormalDist().cdf(-math.sqrt(dchi)),
+        "U": u, "U:Chi-sq": uchi, "U:p": math.exp(-uchi / 2), "Q": d - u,
+        "Brier": float(np.mean((p - y) ** 2)), "Intercept": a, "Slope": b,
+        "Emax": float(err.max()), "E90": float(np.quantile(err, 0.9)),
+        "Eavg": float(err.mean()), "S:z": z, "S:p": 2 * NormalDist().cdf(-abs(z)),
+    }
+
+
+#: rms::val.prob's numbers for the help-page example (calibr's docstring), 4 places
+_HELP_P = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.3]
+_HELP_Y = [0, 0, 1, 0, 0, 1, 1, 1, 1, 0]
+_HELP_R = {"Dxy": 0.8, "C (ROC)": 0.9, "R2": 0.5473, "D": 0.4285, "D:Chi-sq": 5.2847,
+           "U": -0.0867, "U:Chi-sq": 1.1331, "U:p": 0.5675, "Q": 0.5152, "Brier": 0.1340,
+           "Intercept": 0.3045, "Slope": 2.1024, "Emax": 0.2397, "E90": 0.2163,
+           "Eavg": 0.1216, "S:z": -0.8785, "S:p": 0.3797}
+
+
+def _datasets():
+    rng = np.random.default_rng(20240901)
+    p = rng.uniform(0.02, 0.98, size=57)
+    y = (rng.uniform(size=57) < _expit(1.7 * np.log(p / (1 - p)) - 0.4)).astype(int)
+    return [(_HELP_P, _HELP_Y), (p, y)]
+
+
+@pytest.mark.parametrize("case", [0, 1], ids=["help-page", "seeded"])
+def test_val_prob_statistics_follow_their_definitions(case):
+    """Every statistic of val_prob() equals its definition, recomputed here from the
+    formulas of rms::val.prob (docs/val_prob.md): the deviances and chi-square tails,
+    R2, D, U, Q, Brier, the lowess errors and their type-7 quantile, and Spiegelhalter's
+    z; the recalibration is the maximum-likelihood fit (both score equations are 0). On
+    the help-page example, R's printed numbers too."""
+    p, y = _datasets()[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # these data are not separated
+        got = val_prob(p, y)
+    a, b = got["Intercept"], got["Slope"]
+    # the fit is the maximum likelihood: both score equations are zero
+    x = np.log(np.asarray(p) / (1 - np.asarray(p)))
+    r = np.asarray(y) - _expit(a + b * x)
+    assert abs(r.sum()) < 1e-9 and abs((r * x).sum()) < 1e-9
+    want = _definitions(p, y, a, b)
+    for name, value in want.items():
+        assert got[name] == pytest.approx(value, rel=1e-10, abs=1e-12), name
+    if case == 0:  # and R's own numbers
+        for name, value in _HELP_R.items():
+            assert got[name] == pytest.approx(value, abs=5e-5), name
+
+
+def test_chi_square_tails():
+    """The chi-square tails of 1 and 2 degrees of freedom: P(chi2_1 > x) = 2 Phi(-sqrt x)
+    and P(chi2_2 > x) = exp(-x / 2), and 1 for x <= 0."""
+    for x in (0.25, 1.0, 3.841458820694124, 7.5):
+        assert _chi2_sf(x, 1) == pytest.approx(2 * NormalDist().cdf(-math.sqrt(x)), rel=1e-12)
+        assert _chi2_sf(x, 2) == pytest.approx(math.exp(-x / 2), rel=1e-12)
+    assert _chi2_sf(3.841458820694124, 1) == pytest.approx(0.05, rel=1e-12)
+    assert _chi2_sf(0.0, 1) == 1.0 and _chi2_sf(-2.0, 2) == 1.0
+
+
+def test_chi2_tail_refuses_other_degrees_of_freedom():
+    """Only 1 and 2 degrees of freedom have a tail here; another is a ValueError (after the
+    answers for NaN and x <= 0), not None."""
+    with pytest.raises(ValueError, match=r"^3$"):
+        _chi2_sf(1.5, 3)
+    assert _chi2_sf(math.nan, 3) != _chi2_sf(math.nan, 3)  # NaN before the check
+    assert _chi2_sf(-1.0, 3) == 1.0  # and a non-positive x
+
+
+def test_quantile_is_r_type_7():
+    """The quantile of the errors is R's type 7 (numpy's default "linear" method): the
+    index, the reads below and above it, and the interpolation."""
+    rng = np.random.default_rng(7)
+    for n in (2, 3, 10, 11, 57):
+        x = rng.normal(size=n)
+        for prob in (0.1, 0.5, 0.9):
+            assert _quantile7(x, prob) == pytest.approx(float(np.quantile(x, prob)), rel=1e-14)
+    assert _quantile7(np.array([4.0, 1.0, 2.0, 3.0]), 0.9) == pytest.approx(3.7, rel=1e-14)
+
+
+def test_type_7_quantile_does_not_interpolate_between_equal_values():
+    """R's quantile() interpolates only between different values, and so does calibr, since
+    in float64 (1 - h) q + h q need not be q: q = 0.45 and h = 0.7000000000000002 give
+    0.45000000000000007."""
+    assert (1.0 - 0.7000000000000002) * 0.45 + 0.7000000000000002 * 0.45 != 0.45
+    assert _quantile7(np.array([0.45, 0.1, 0.45, 0.2]), 0.9) == 0.45  # index 3.7
+    assert _quantile7(np.full(4, 0.45), 0.9) == 0.45
+
+
+#: Calibrated by construction: at p = 1/4 one event in four, at 3/4 three in
+#: four, at 1/2 one in two. logit(1/4) = -logit(3/4) in float64 and logit(1/2)
+#: = 0, so mean(logit p) is exactly 0 and equals the logit of the two rows at 1/2.
+CALIBRATED_P = [0.25, 0.75] * 4 + [0.5, 0.5]
+CALIBRATED_Y = [1, 1, 0, 1, 0, 1, 0, 0, 1, 0]
+
+
+def test_recalibration_of_calibrated_predictions_by_hand():
+    """Predictions calibrated by construction, whose lowest p is an event and highest a
+    non-event (not separated), and some of whose logits equal their mean 0: the
+    maximum-likelihood recalibration is Intercept 0, Slope 1, its deviance that of p
+    itself, so U:Chi-sq = 0, U = -2/n, Q = D + 2/n; Spiegelhalter's numerator is 0 in
+    every group. C: 25 pairs, 15 concordant, 7 tied: C = 18.5/25, Dxy = (15 - 3)/25.
+    Brier = (0.75 + 0.75 + 0.5)/10."""
+    p = np.array(CALIBRATED_P)
+    x = np.log(p / (1 - p))
+    assert float(np.mean(x)) == 0.0 and x[-1] == 0.0  # centred logits of 0: no division by them
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = val_prob(CALIBRATED_P, CALIBRATED_Y)
+    assert got["Intercept"] == pytest.approx(0.0, abs=1e-12)
+    assert got["Slope"] == pytest.approx(1.0, rel=1e-12)
+    assert got["U:Chi-sq"] == pytest.approx(0.0, abs=1e-12)
+    assert got["U"] == pytest.approx(-0.2, rel=1e-12)
+    assert got["Q"] == pytest.approx(got["D"] + 0.2, rel=1e-12)
+    assert got["U:p"] == pytest.approx(1.0, abs=1e-12)
+    assert got["S:z"] == pytest.approx(0.0, abs=1e-15) and got["S:p"] == pytest.approx(1.0)
+    assert got["C (ROC)"] == 0.74 and got["Dxy"] == pytest.approx(0.48, abs=1e-15)
+    assert got["Brier"] == pytest.approx(0.2, rel=1e-15)
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float):
+    """Fail (instead of hanging) if the block runs longer than ``seconds``: a
+    broken line search of the Newton fit can loop for ever."""
+    def expired(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_recalibration_halves_a_step_that_overshoots():
+    """From the null fit, the first Newton step raises the deviance (14 events at 0.2..0.8,
+    a non-event at 0.9999, an event at 1 - 1e-8), so the step must be shortened; the fit
+    still reaches the maximum, checked in 40-digit decimal arithmetic."""
+    p = np.array([0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8] * 2 + [1 - 1e-4, 1 - 1e-8])
+    y = np.array([1.0] * 14 + [0.0, 1.0])
+    with _deadline(20.0):
+        got = val_prob(p, y)
+    a, b = oracle.logistic_mle_decimal(p, y, (got["Intercept"], got["Slope"]))
+    assert got["Intercept"] == pytest.approx(a, rel=MLE_RTOL)
+    assert got["Slope"] == pytest.approx(b, rel=MLE_RTOL)
+
+
+# --------------------------------------------------------------------------
+# degenerate data, messages and warnings
+
+
+def test_one_distinct_p_statistics_by_hand():
+    """A single distinct ``p`` takes rms's branch of its own: p = 0.3 four times with one
+    event in four, every statistic worked by hand."""
+    p, y = [0.3] * 4, [0, 0, 0, 1]
+    got = val_prob(p, y)
+    l01 = -2 * (3 * math.log(0.7) + math.log(0.3))
+    l0 = -2 * (math.log(0.25) + 3 * math.log(0.75))
+    uchi = l01 - l0
+    z = (0.4 * (-0.3 * 3 + 0.7)) / math.sqrt(4 * 0.16 * 0.21)
+    want = {"Dxy": 0.0, "C (ROC)": 0.5, "R2": 0.0, "D": -0.25, "D:Chi-sq": 0.0, "D:p": 1.0,
+            "U": (uchi - 1) / 4, "U:Chi-sq": uchi, "U:p": 2 * NormalDist().cdf(-math.sqrt(uchi)),
+            "Q": -0.25 - (uchi - 1) / 4, "Brier": (3 * 0.09 + 0.49) / 4,
+            "Intercept": math.log(1 / 3), "Slope": 0.0, "Emax": 0.05, "E90": 0.05,
+            "Eavg": 0.05, "S:z": z, "S:p": 2 * NormalDist().cdf(-abs(z))}
+    for name, value in want.items():
+        assert got[name] == pytest.approx(value, rel=1e-12, abs=1e-15), name
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["events-above", "events-below"])
+def test_quasi_complete_separation_is_separation(reverse):
+    """p that separates the outcomes with a tie at the boundary (0.5 is both a y = 0 and a
+    y = 1), in either direction, is separation: the fit has no maximum-likelihood
+    estimate (Newton would stop at a huge slope), so its statistics are NaN, with a
+    warning; C needs no fit."""
+    p = [0.1, 0.2, 0.5, 0.5, 0.7, 0.8]
+    y = [1, 1, 1, 0, 0, 0] if reverse else [0, 0, 0, 1, 1, 1]
+    with pytest.warns(RuntimeWarning, match=r"`p` separates the outcomes"):
+        got = val_prob(p, y)
+    for name in ("U", "U:Chi-sq", "U:p", "Q", "Intercept", "Slope"):
+        assert math.isnan(got[name]), name
+    # the statistics that need no fit: of the 9 pairs, the tie at 0.5 counts 1/2
+    # and the other 8 are concordant (discordant when reversed)
+    assert got["C (ROC)"] == pytest.approx(1 / 18 if reverse else 17 / 18, rel=1e-15)
+
+
+def test_val_prob_one_event_is_enough():
+    """One event is enough (both outcomes are present); these data are separated, so with
+    the separation warning."""
+    with pytest.warns(RuntimeWarning, match="separates the outcomes"):
+        got = val_prob([0.2, 0.4, 0.6], [0, 0, 1])
+    assert got["C (ROC)"] == 1.0 and got["Dxy"] == 1.0
+
+
+def test_val_prob_one_outcome_message_for_two_values():
+    """The one-outcome message counts the values: "all 2 values are 1"."""
+    with pytest.raises(InputError, match=r"; all 2 values are 1\.$"):
+        val_prob([0.2, 0.4], [1, 1])
+
+
+def test_val_prob_warnings_point_at_the_caller():
+    """val_prob()'s warnings (here: variance 0) name the caller's file, not calibr's."""
+    with pytest.warns(RuntimeWarning, match="variance 0") as record:
+        val_prob([0.5, 0.5, 0.5], [0, 1, 1])
+    assert record[0].filename == __file__
+
+
+def test_a_matrix_past_the_shape_check_is_still_refused(monkeypatch):
+    """Should a matrix get past _refuse_matrix, the check of prepare()'s result still
+    refuses it, with the same message."""
+    monkeypatch.setattr(_valprob, "_refuse_matrix", lambda p: None)
+    with pytest.raises(InputError, match=r"^`p` must be a vector of probabilities P\(y = 1\) "
+                                         r"for val_prob\.$"):
+        val_prob(np.array([[0.2, 0.8], [0.6, 0.4]]), [1, 2])
 
 
 # --------------------------------------------------------------------------

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import require
 
 import calibr
+from calibr._params import (
+    BANDWIDTH,
+    BINS,
+    LEVEL,
+    Integer,
+    Options,
+    check_options,
+    validate_params,
+)
 from calibr._validation import (
     InputError,
     InputTypeError,
@@ -427,6 +438,101 @@ def test_bad_input_leaves_caller_objects_unchanged():
     assert y == [0, 1, 1]
 
 
+def test_integers_are_shown_up_to_30_digits():
+    """A refused integer is shown in the message up to 30 digits; a longer one is described
+    by its number of digits."""
+    with pytest.raises(InputError, match=r"got 1(0){29}\.$"):
+        calibr.ece([0.2, 0.4], [0, 1], bins=10**29)  # 30 digits: shown
+    with pytest.raises(InputError, match=r"got an integer of 31 digits\.$"):
+        calibr.ece([0.2, 0.4], [0, 1], bins=10**30)
+
+
+@pytest.mark.parametrize("k", [10, 11])
+def test_ten_class_labels_are_listed_then_an_ellipsis(k):
+    """A message lists at most ten class labels, then "..."."""
+    cols = [f"c{i}" for i in range(k)]
+    p = pd.DataFrame(np.full((2, k), 1 / k), columns=cols)
+    listed = ", ".join(repr(c) for c in cols[:10]) + (", ..." if k > 10 else "")
+    with pytest.raises(InputError, match=re.escape(f"one of the class labels ({listed});")):
+        calibr.ece(p, ["c0", "zz"])
+
+
+def test_object_codes_beyond_int64_are_refused_alone():
+    """Object integer labels too large for int64 are checked on a path of their own; there
+    too only the huge code is outside 1..K, and the code 1 stays valid."""
+    p = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4], [0.5, 0.25, 0.25]])
+    with pytest.raises(InputError, match=r"1 value does not, the first at position 3 "
+                                         r"\(an integer of 31 digits\)"):
+        calibr.ece(p, np.array([1, 2, 3, 10**30], dtype=object))
+
+
+def test_long_values_are_shortened_in_messages():
+    """A value whose repr is longer than 80 characters is shown cut to 77 characters and
+    "..."."""
+    with pytest.raises(InputError) as info:
+        calibr.ece([0.1, 0.2], [0, 1], type="x" * 200)
+    assert "'" + "x" * 76 + "..." in str(info.value)
+
+
+class _Unreadable:
+    """A sequence numpy cannot read (its ``__array__`` raises), not ragged."""
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError("boom")
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        if i >= 2:
+            raise IndexError(i)
+        return 0.5
+
+
+def test_an_object_numpy_cannot_read_is_a_type_error():
+    """An object numpy cannot read as an array is an InputTypeError whose message names
+    numpy's own error."""
+    with pytest.raises(calibr.InputTypeError, match=r"^`p` must be a vector or a matrix; got a "
+                       r"_Unreadable that numpy cannot read as an array \(RuntimeError: boom\)\.$"):
+        calibr.ece(_Unreadable(), [0, 1])
+
+
+@pytest.mark.parametrize("dtype", ["string", "category"])
+def test_a_non_numeric_column_of_missing_values_only_names_its_dtype(dtype):
+    """A non-numeric column of missing values only has no value to show: the message ends
+    after its dtype."""
+    with pytest.raises(calibr.InputTypeError, match=rf"^`p` must be numeric \(integer or float\); "
+                                                    rf"got dtype {dtype}\.$"):
+        calibr.ece(pd.Series([None, None], dtype=dtype), [0, 1])
+
+
+def test_the_refused_column_shown_is_the_one_with_the_earliest_value():
+    """Of several refused columns the message shows the first present value by row (then by
+    column); a column of missing values only is shown last of all."""
+    x = [0.2, 0.3]
+    flags = pd.array([pd.NA, True], dtype="boolean")  # first value at row 1
+    words = pd.array(["u", "v"], dtype="string")  # first value at row 0
+    msg = r"^`p` must be numeric \(integer or float\); got columns of dtype boolean, string, "
+    with pytest.raises(calibr.InputTypeError, match=msg + r"the first value at row 0, column 2 "
+                                                          r"\('u'\)\.$"):
+        calibr.ece(pd.DataFrame({"x": x, "a": flags, "b": words}), [0, 1])
+    none = pd.array([pd.NA, pd.NA], dtype="string")
+    with pytest.raises(calibr.InputTypeError, match=msg + r"the first value at row 1, column 1 "
+                                                          r"\(True\)\.$"):
+        calibr.ece(pd.DataFrame({"x": x, "a": flags, "b": none}), [0, 1])
+
+
+def test_out_of_range_probabilities_are_those_below_0_or_above_1():
+    """0 and 1 are in range; values below 0 and above 1 are counted together, and the first
+    by position is shown (in a vector and in a matrix)."""
+    with pytest.raises(InputError, match=r"^`p` must lie in \[0, 1\]; 2 values do not, the "
+                                         r"first at position 3 \(1\.5\)\.$"):
+        calibr.ece([0.0, 1.0, 0.5, 1.5, -0.5], [0, 1, 1, 0, 1])
+    with pytest.raises(InputError, match=r"^`p` must lie in \[0, 1\]; 2 values do not, the "
+                                         r"first at row 1, column 0 \(-0\.25\)\.$"):
+        calibr.ece([[0.0, 1.0], [-0.25, 1.25]], [1, 0])
+
+
 # ----------------------------------------------------------------- no silent mismatch
 
 PETS = pd.DataFrame(P3, columns=["cat", "dog", "bird"])
@@ -539,6 +645,19 @@ def test_integer_labels_against_default_columns_with_classes_or_a_zero():
     with pytest.raises(InputError, match=r"^`y` must be one of the class labels \(0, 1, 2\); 1 "
                        r"value does not, the first at position 1 \(1\.5\)\."):
         calibr.ece(DEFAULT_COLS, [1.0, 1.5, 2.0, 2.0])
+
+
+def test_mixed_object_labels_are_not_taken_for_r_codes():
+    """Object labels 1, "2", 2, 1 against columns named 0..2 are not "integers without a 0"
+    (the R-codes ambiguity): the string "2" is simply not a class label. The all-integer
+    object labels 1, 2, 2, 1 are ambiguous."""
+    p = pd.DataFrame([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4], [0.5, 0.25, 0.25]])
+    with pytest.raises(InputError, match=r"^`y` must be one of the class labels \(0, 1, 2\); 1 "
+                                         r"value does not, the first at position 1 \('2'\)\."):
+        calibr.ece(p, np.array([1, "2", 2, 1], dtype=object))
+    with pytest.raises(InputError, match=r"^`y` is ambiguous for a DataFrame `p` whose columns "
+                                         r"are named 0\.\.2"):
+        calibr.ece(p, np.array([1, 2, 2, 1], dtype=object))
 
 
 # ----------------------------------------------------------------- one exception contract
@@ -706,6 +825,15 @@ def test_bins_times_classes_is_bounded_before_any_allocation(monkeypatch):
     assert calibr.ece(p, y, bins=10**6, type="confidence") == pytest.approx(1 - 1e-3)
 
 
+def test_the_bin_cell_bound_is_inclusive():
+    """Exactly MAX_BIN_CELLS bins x classes are allowed; one bin more is refused."""
+    from calibr._validation import MAX_BIN_CELLS, check_bin_cells
+
+    check_bin_cells(MAX_BIN_CELLS // 4, 4, True)  # 10,000,000 cells: allowed
+    with pytest.raises(InputError, match=r"got bins = 2,500,001 with K = 4 classes"):
+        check_bin_cells(MAX_BIN_CELLS // 4 + 1, 4, True)
+
+
 # ----------------------------------------------------------------- row sums
 
 
@@ -770,6 +898,108 @@ def test_optional_and_string_rules():
         OPTIONAL_STRING(b"t", "title")
     with pytest.raises(TypeError, match=r"has no parameter 'nbins'"):
         validate_params(nbins=rule)(lambda bins=10: bins)
+
+
+def test_the_bins_and_bandwidth_rules_refuse_other_parameters():
+    """The BINS and BANDWIDTH rules check only a parameter of their own name (their
+    messages name it); given another, they raise a ValueError (a bug in calibr), not an
+    InputError."""
+    with pytest.raises(ValueError, match="the BINS rule is for `bins`, not `nbins`"):
+        BINS(5, "nbins")
+    with pytest.raises(ValueError, match="the BANDWIDTH rule is for `bandwidth`, not `h`"):
+        BANDWIDTH(1.0, "h")
+    assert BINS(5.0, "bins") == 5 and BANDWIDTH("median", "bandwidth") == "median"
+
+
+def test_a_level_is_strictly_between_zero_and_one():
+    """The LEVEL rule takes numbers strictly between 0 and 1: 0 and 1 themselves are
+    refused, also as calibration_table's ``ci_level``."""
+    for bad in (0.0, 1.0, 0, 1):
+        with pytest.raises(InputError, match=r"strictly between 0 and 1"):
+            LEVEL(bad, "level")
+    assert LEVEL(0.5, "level") == 0.5
+    with pytest.raises(InputError, match=r"^`ci_level` must be a number strictly between 0 "
+                       r"and 1; got 1\.$"):
+        calibr.calibration_table([0.2, 0.7], [0, 1], ci_level=1)
+
+
+def test_integer_rule_takes_integral_floats_only_when_allowed():
+    """The Integer rule refuses floats unless ``integral_float=True``; then it takes whole
+    floats (as an int) and still refuses 2.5, NaN, inf and booleans.
+    reliability_diagram's ``ncols`` takes no float."""
+    strict = Integer(1, 5)
+    with pytest.raises(InputError, match=r"^`n` must be an integer from 1 to 5; got 2\.0\.$"):
+        strict(2.0, "n")
+    loose = Integer(1, 5, integral_float=True)
+    assert loose(3.0, "n") == 3 and type(loose(3.0, "n")) is int
+    assert loose(np.float64(5.0), "n") == 5
+    for bad in (2.5, math.nan, math.inf, True, np.True_):
+        with pytest.raises(InputError, match=r"^`n` must be an integer from 1 to 5; got "):
+            loose(bad, "n")
+    # public: reliability_diagram's ncols takes no float
+    require("matplotlib").use("Agg")
+    from calibr.plot import reliability_diagram
+
+    table = calibr.calibration_table([0.2, 0.6, 0.7], [0, 1, 1], bins=2)
+    with pytest.raises(InputError, match=r"^`ncols` must be a single positive integer; "
+                       r"got 1\.0\.$"):
+        reliability_diagram(table, ncols=1.0)
+
+
+def test_integer_rule_bounds_are_inclusive_and_named():
+    """The Integer rule's bounds are inclusive, and its message states them: "from 2 to 4"
+    with both, "of at least 1,000" with a lower bound only."""
+    rule = Integer(2, 4)
+    assert [rule(v, "n") for v in (2, 3, 4)] == [2, 3, 4]
+    for bad in (1, 5):
+        with pytest.raises(InputError, match=rf"^`n` must be an integer from 2 to 4; got {bad}\.$"):
+            rule(bad, "n")
+    with pytest.raises(InputError, match=r"^`n` must be an integer of at least 1,000; got 999\.$"):
+        Integer(1000)(999, "n")
+    assert Integer(1000)(1000, "n") == 1000
+
+
+def test_the_lower_bound_of_an_integer_option_is_allowed():
+    """reliability_diagram's ``ncols`` of 1, the rule's lower bound, is taken; 0 is
+    refused."""
+    require("matplotlib").use("Agg")
+    from calibr.plot import reliability_diagram
+
+    table = calibr.calibration_table([0.2, 0.6, 0.7], [0, 1, 1], bins=2)
+    reliability_diagram(table, ncols=1)
+    with pytest.raises(InputError, match=r"`ncols` must be a single positive integer; got 0\."):
+        reliability_diagram(table, ncols=0)
+
+
+def test_a_float_bins_of_exactly_one_is_one_bin():
+    """A float ``bins`` of exactly 1.0 is one bin, as the integer 1; 0.999 is refused."""
+    assert calibr.ece([0.2, 0.4], [0, 1], bins=1.0) == calibr.ece([0.2, 0.4], [0, 1], bins=1)
+    with pytest.raises(InputError, match="`bins` must be a single positive integer"):
+        calibr.ece([0.2, 0.4], [0, 1], bins=0.999)
+
+
+def test_check_options_checks_the_given_names_only():
+    """check_options() applies the rules of the options given and passes the others
+    through; an option not given is not read."""
+    rules = {"bins": BINS, "type": Options("classwise", "confidence")}
+    assert check_options(rules, {"bins": 5.0, "other": "x"}) == {"bins": 5, "other": "x"}
+    assert check_options(rules, {}) == {}
+    with pytest.raises(InputError, match=r"`bins` must be a single positive integer"):
+        check_options(rules, {"bins": 2.5})
+
+
+def test_a_ruled_first_positional_parameter_is_checked():
+    """validate_params checks a ruled parameter passed by position, the first one included,
+    as well as one passed by keyword."""
+
+    @validate_params(bins=BINS)
+    def nbins(bins=10):
+        return bins
+
+    assert nbins(5.0) == 5 and type(nbins(5.0)) is int
+    with pytest.raises(InputError, match=r"`bins` must be a single positive integer; got 2\.5"):
+        nbins(2.5)
+    assert nbins() == 10 and nbins(bins=3.0) == 3
 
 
 # ----------------------------------------------------------------- convert, finish, direct

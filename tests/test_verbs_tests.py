@@ -216,6 +216,25 @@ def test_na_rm_drops_rows_as_calibration_test_does(binary):
         summarise(df.groupby("model"), p="p", y="y", tests="spiegelhalter")
 
 
+def test_importing_a_test_spec_into_a_test_module_collects_nothing(tmp_path):
+    """pytest does not take CalibrationTest for a test class of a module that imports it
+    (it would warn that it cannot collect a dataclass): pytest on such a module, with
+    that warning made an error, collects nothing and fails nothing."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "test_imports_a_spec.py").write_text(
+        "from calibr.frame import CalibrationTest  # noqa: F401\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(calibr.__file__).resolve().parent.parent))
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "-W", "error::pytest.PytestCollectionWarning", "test_imports_a_spec.py"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, run.stdout + run.stderr
+
+
 # --------------------------------------------------------------------------
 # errors
 
@@ -321,6 +340,27 @@ def test_input_is_not_modified(binary):
     df = binary.copy()
     summarise(df.groupby("model"), p="p", y="y", tests="skce_block")
     pd.testing.assert_frame_equal(df, binary)
+
+
+@pytest.mark.parametrize("options", [None, [("n_resamples", 5)], "n_resamples=5"])
+def test_the_options_of_a_test_spec_must_be_a_dict(options):
+    """summarise() refuses a CalibrationTest whose options are not a dict, naming the test
+    and the type."""
+    df = pd.DataFrame({"p": [0.2, 0.7, 0.4], "y": [0, 1, 1]})
+    with pytest.raises(InputError, match=r"^The options of test 'skce' must be a dict; got "
+                                         rf"{type(options).__name__}\.$"):
+        calibr.summarise(df, "p", "y", metrics="ece", tests=[CalibrationTest("skce", options)],
+                         rng=0)
+
+
+def test_a_generator_that_cannot_spawn_streams_is_refused_by_name():
+    """A Generator on a legacy-seeded bit generator (no seed sequence) cannot give each
+    group its own stream; summarise() refuses it and says so."""
+    legacy = np.random.Generator(np.random.RandomState(0)._bit_generator)
+    df = pd.DataFrame({"p": [0.2, 0.7, 0.4], "y": [0, 1, 1]})
+    with pytest.raises(calibr.InputTypeError, match=r"this Generator cannot spawn independent "
+                                                    r"streams for the groups\.$"):
+        calibr.summarise(df, "p", "y", metrics="ece", tests="spiegelhalter", rng=legacy)
 
 
 # --------------------------------------------------------------------------

@@ -52,12 +52,13 @@ except ImportError:  # pragma: no cover - the plot extra is part of the test ext
 
 VIGNETTE_DIR = Path(__file__).resolve().parent.parent / "vignettes"
 VIGNETTES = sorted(VIGNETTE_DIR.glob("*.md"))
-#: The vignettes the project promises (issue 5); more may be added.
+#: The vignettes that must exist: a first walk-through and the guide for R users
+#: (README.md points to it); more may be added.
 REQUIRED = {"getting-started.md", "migrating-from-r.md"}
 #: Fence languages a vignette may use: run (python, r) or shown only (text, bash).
 LANGUAGES = {"python", "r", "text", "bash"}
-#: R and calibr agree to about 1e-12 relative (spec section 1); the reasons are in
-#: tests/tolerances.py.
+#: R and calibr agree to about 1e-12 relative; the reasons are in tests/tolerances.py
+#: (R_RTOL, R_ATOL).
 RTOL, ATOL = R_RTOL, R_ATOL
 
 _FENCE = re.compile(r"^(`{3,})\s*([\w+-]*)[^\n]*$")

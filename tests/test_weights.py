@@ -401,3 +401,11 @@ def test_summarise_refuses_weights_instead_of_ignoring_them():
     for data in (df, df.groupby("g")):
         with pytest.raises(calibr.InputError, match=message):
             calibr.summarise(data, "p", "y", metrics=[calibr.metric("ece", weights=w)])
+
+
+def test_weights_totalling_two_are_enough_for_uq():
+    """skce uq needs weights totalling at least 2: exactly 2 (two rows of weight 1) make
+    one pair, and the estimate is that pair's kernel term (by hand: e = y - p, exp(-|0.2
+    - 0.7| / 0.5) e_1 e_2 = exp(-1) * (-0.2) * 0.3)."""
+    got = calibr.skce([0.2, 0.7], [0, 1], "uq", 0.5, weights=[1, 1])
+    assert got == pytest.approx(math.exp(-1.0) * (-0.2) * 0.3, rel=1e-14)

@@ -1,4 +1,4 @@
-# The Examples section of the mce() help page (r-docs/mce.txt), run against
+# The Examples section of the mce() help page (calibrRef/man/mce.Rd), run against
 # the reference package. The help page shows:
 #>    mce
 #> 1 0.15

@@ -1,4 +1,4 @@
-# The Examples section of the skce() help page (r-docs/skce.txt), run against
+# The Examples section of the skce() help page (calibrRef/man/skce.Rd), run against
 # the reference package. The help page shows output only for all.equal():
 #> [1] TRUE
 library(calibrRef)

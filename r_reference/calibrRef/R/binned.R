@@ -1,4 +1,5 @@
-# Binned metrics: ece() and mce() (spec section 2; r-docs/mce.txt).
+# Binned metrics: ece() and mce() (man/ece.Rd, man/mce.Rd; docs/definitions.md,
+# "Binned metrics: ece() and mce()").
 
 # Top-label reduction of a probability matrix: the confidence r_i = max_k p_ik
 # and the correctness c_i = 1{argmax_k p_ik = y_i}; ties in the argmax go to

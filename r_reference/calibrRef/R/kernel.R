@@ -1,4 +1,5 @@
-# Kernel metrics: skce() and mmce() (spec section 3; r-docs/skce.txt).
+# Kernel metrics: skce() and mmce() (man/skce.Rd, man/mmce.Rd; docs/definitions.md,
+# "Kernel metrics: skce() and mmce()").
 #
 # Every estimator is computed from two n x n matrices: D, the pairwise
 # distances between what the kernel sees (scalar confidences, or probability

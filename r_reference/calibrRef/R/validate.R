@@ -1,4 +1,5 @@
-# Input checks shared by every metric (spec section 4).
+# Input checks shared by every metric (the arguments of man/*.Rd;
+# docs/definitions.md, "Inputs").
 #
 # Each check either returns the canonical value or stops with a message that
 # names the argument, what was expected and what was found; for values it
