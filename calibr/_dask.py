@@ -10,7 +10,7 @@ for the verbs, whose ``.compute()`` gives the pandas result.
 
 * **Exact by merged sums** (``ece``, ``mce``, ``calibration_table``, and
   ``summarise`` when every metric is binned): each partition is validated by
-  the one input layer (``calibr._validation``, through ``_prepare_binned`` and
+  the one input layer (``calibr._validation``, through ``prepare_binned`` and
   the group layer ``calibr._groups``) and reduced to the kernels' per-(group,
   bin) statistics ``(count, sum_conf, sum_hit)``; the partitions' statistics are
   added in a fixed binary tree (partition 0 + 1, 2 + 3, ..., then the pairs of
@@ -193,21 +193,21 @@ def mergeable(bins: Any, binning: str) -> bool:
 
 
 def _stats(p, y, bins, type, classes, na_rm, w, binning, right) -> tuple:
-    """``_prepare_binned``, where kept weights that total 0 are not an error: a
+    """``prepare_binned``, where kept weights that total 0 are not an error: a
     partition (or a group's rows in it) may hold only rows of weight 0, which add
     nothing; the total is checked on the merged sums."""
-    from ._binned_metrics import _prepare_binned
+    from ._binned_metrics import prepare_binned
 
     try:
-        return _prepare_binned(p, y, bins, type, classes, na_rm, w, binning, right)
+        return prepare_binned(p, y, bins, type, classes, na_rm, w, binning, right)
     except InputError as err:
         if w is None or not str(err).startswith("`weights` must have a positive total"):
             raise
     # every kept weight is 0 (they are nonnegative): the sums are 0, of the shapes
     # that unit weights give (which also checks p and y)
     ones = pd.Series(1.0, index=w.index) if isinstance(w, pd.Series) else np.ones(len(w))
-    return tuple(np.zeros_like(s) for s in _prepare_binned(p, y, bins, type, classes, na_rm,
-                                                             ones, binning, right))
+    return tuple(np.zeros_like(s) for s in prepare_binned(p, y, bins, type, classes, na_rm,
+                                                            ones, binning, right))
 
 
 def _binned_part(i, p, y, w, bins, type, classes, na_rm, binning, right):
@@ -283,8 +283,7 @@ def _gathered_metric(func: Callable[..., float], p, y, w, options: dict) -> floa
 def _scalar_part(i, p, y, classes, na_rm) -> pd.DataFrame:
     """One partition's validated scalars: x (the binary p, or the top-label
     confidence) and c (the hit), for the global sort."""
-    from ._kernel_metrics import _as_hits
-    from ._kernels.top_label import top_label
+    from ._kernel_metrics import scalar_form
     from ._validation import prepare
 
     if len(p) == 0 or (na_rm and not _has_complete(p, y)):
@@ -293,10 +292,7 @@ def _scalar_part(i, p, y, classes, na_rm) -> pd.DataFrame:
         prep = prepare(p, y, classes=classes, na_rm=na_rm)
     except (ValueError, TypeError) as err:
         raise _in_partition(err, i) from None
-    if prep.binary:
-        x, c = prep.p, _as_hits(prep.y)
-    else:
-        x, c = top_label(prep.p, prep.y)
+    x, c = scalar_form(prep)
     return pd.DataFrame({"x": np.asarray(x, dtype=np.float64), "c": np.asarray(c, np.uint8)})
 
 
@@ -316,8 +312,7 @@ def _sorted_part_sums(part: pd.DataFrame, h: float) -> tuple | None:
 
 
 def _finish_sorted(sums: list, estimator: str, h: float, na_rm: bool) -> float:
-    from ._kernel_metrics import _check_n, _clamp_biased
-    from ._kernels.skce import estimate_from_sums
+    from ._kernel_metrics import skce_from_sums
 
     sums = [s for s in sums if s is not None]
     if not sums:
@@ -330,10 +325,7 @@ def _finish_sorted(sums: list, estimator: str, h: float, na_rm: bool) -> float:
         raise RuntimeError("calibr: the sorted partitions overlap.")
     bridge = np.triu(np.exp(-(lo[None, :] - hi[:, None]) / h), 1)  # a < b only
     pair = float(np.sum(within)) + float(left @ bridge @ right)
-    total = int(np.sum(n))
-    _check_n(estimator, total)
-    value = estimate_from_sums(estimator, total, pair, float(np.sum(diag)))
-    return _clamp_biased(value) if estimator == "biased" else value
+    return skce_from_sums(estimator, int(np.sum(n)), pair, float(np.sum(diag)))
 
 
 def exact_scalar(p, y, estimator: str, h: float, classes, na_rm, root: bool = False):
@@ -434,7 +426,7 @@ def _group_stats(i: int, part: pd.DataFrame, keys: list | None, dropna: bool, co
     row, its rows, its kept rows and the per-bin statistics of each binned spec
     ``(bins, type, binning, right)``; None for an empty partition. ``groups``:
     the partition's groups, if already found."""
-    from ._groups import _split, complete_rows, raise_per_group
+    from ._groups import complete_rows, split
 
     if len(part) == 0:
         return None
@@ -447,11 +439,7 @@ def _group_stats(i: int, part: pd.DataFrame, keys: list | None, dropna: bool, co
     if not kept_any:
         return out
     try:
-        try:
-            sp = _split(groups, cols, na_rm, weights)
-        except (ValueError, TypeError):
-            raise_per_group(groups, cols, na_rm, weights=weights)
-            raise
+        sp = split(groups, cols, na_rm, weights, partial=True)
         out["kept"] = sp.sizes
         out["classes"], out["binary"], out["k"] = sp.classes, sp.binary, sp.k
         extra = None if sp.binary else range(sp.k)
@@ -551,12 +539,12 @@ def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
     spec position); ``("group", None)`` for a column that is not a mergeable
     binned metric (computed group by group)."""
     from ._params import check_options
-    from .frame import _named
+    from .frame import metric_name
 
     specs: list[tuple] = []
     plan: list[tuple[str, int | None]] = []
     for _, spec, func in columns:
-        name = _named(spec, func)
+        name = metric_name(spec, func)
         if name not in ("ece", "mce"):
             plan.append(("group", None))
             continue
@@ -736,10 +724,10 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
     another metric, the rows are gathered to one worker and the pandas path
     runs there."""
     from ._groups import resolve_columns, weights_column
-    from .frame import _metric_columns, _test_column_names, _test_columns
+    from .frame import columns_of_tests, metric_columns, named_tests
 
     frame, keys, opts = _frame_of(data)
-    columns = _metric_columns(metrics, named_metrics)
+    columns = metric_columns(metrics, named_metrics)
     names = [name for name, _, _ in columns]
     cols = resolve_columns(frame._meta, p, y, p_prefix, classes)
     weights = weights_column(frame._meta, weights)
@@ -753,7 +741,7 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
         out_names = []
         for n in names:
             out_names += [n] if ci is None else [n, f"{n}_low", f"{n}_high"]
-        out_names += _test_column_names(_test_columns(tests))
+        out_names += columns_of_tests(named_tests(tests))
         parts = list(frame.to_delayed())
         result = delayed(_gathered_summary)(delayed(_concat)(parts), keys, opts, kwargs)
         return dd.from_delayed([result], meta=_result_meta(key_meta, out_names),
@@ -791,7 +779,7 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
 
 def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm):
     from . import _binning
-    from .table import TABLE_COLUMNS, _columns, _frame, _z
+    from .table import TABLE_COLUMNS, table_from_stats
 
     bins, type, binning, right = spec
     groups, ids, n_groups = _pandas_groups(merged, keys, opts, key_meta)
@@ -801,22 +789,16 @@ def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm):
         names = list(key_meta.columns) + list(TABLE_COLUMNS)
         return pd.DataFrame({c: [] for c in names})
     _check_kept(merged, groups, ids, na_rm)
-    z = _z(ci_level)
     edges = _binning.breaks(None, bins, "equal-width", right)
     classwise = not merged["binary"] and type == "classwise"
     by_group = sorted(range(len(merged["order"])), key=lambda r: ids[r])
-    parts, owner = [], []
-    for r in by_group:
-        stats = merged["rows"][merged["order"][r]][2][0]
-        count, sum_conf, sum_hit = (np.atleast_2d(s) for s in stats)
-        cls, b = np.nonzero(count > 0)
-        parts.append(_columns(cls, b, count[cls, b], sum_conf[cls, b], sum_hit[cls, b], edges,
-                              z, classwise, weighted=weighted))
-        owner.append(np.full(len(b), ids[r], dtype=np.int64))
-    table = _frame(parts, merged["classes"])
+    stats = [merged["rows"][merged["order"][r]][2][0] for r in by_group]
+    table, owner = table_from_stats(stats, edges, ci_level, classwise, weighted,
+                                    merged["classes"])
     if groups is None:
         return table
-    keys_frame = groups.keys.take(np.concatenate(owner)).reset_index(drop=True)
+    group_ids = np.array([ids[r] for r in by_group], dtype=np.int64)
+    keys_frame = groups.keys.take(group_ids[owner]).reset_index(drop=True)
     return pd.concat([keys_frame, table], axis=1)
 
 
