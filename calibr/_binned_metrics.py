@@ -25,10 +25,13 @@ __all__ = ["ece", "mce"]
 _TYPES = ("classwise", "confidence")
 
 
-def _prepare_binned(p, y, bins, type, classes, na_rm, weights=None, binning="equal-width",
-                    right=True):
-    """The per-bin statistics of checked options (``bins``, ``type``, ``na_rm``,
-    ``binning``, ``right``).
+def prepare_binned(p, y, bins, type, classes, na_rm, weights=None, binning="equal-width",
+                   right=True):
+    """The per-bin statistics ``(count, sum_conf, sum_hit)`` of ``ece()`` and
+    ``mce()`` for checked options (``bins``, ``type``, ``na_rm``, ``binning``,
+    ``right``): the input layer's validation and the binned kernels in one call,
+    for every caller that reduces data to per-bin sums (``ece``, ``mce``,
+    ``calibration_error``, the Dask backend's partitions).
 
     Options other than R's (``calibr._binning.is_default``) take the vectorised
     path of ``calibr._binning`` on the input layer's arrays, with or without
@@ -160,7 +163,7 @@ def ece(
         from . import _dask  # a lazy result: docs/dask.md
         return _dask.ece(p, y, bins, type, classes, na_rm, weights, binning, right)
     return binned.ece_from_stats(
-        *_prepare_binned(p, y, bins, type, classes, na_rm, weights, binning, right)
+        *prepare_binned(p, y, bins, type, classes, na_rm, weights, binning, right)
     )
 
 
@@ -238,5 +241,5 @@ def mce(
         from . import _dask  # a lazy result: docs/dask.md
         return _dask.mce(p, y, bins, type, classes, na_rm, weights, binning, right)
     return binned.mce_from_stats(
-        *_prepare_binned(p, y, bins, type, classes, na_rm, weights, binning, right)
+        *prepare_binned(p, y, bins, type, classes, na_rm, weights, binning, right)
     )

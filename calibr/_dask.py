@@ -10,7 +10,7 @@ for the verbs, whose ``.compute()`` gives the pandas result.
 
 * **Exact by merged sums** (``ece``, ``mce``, ``calibration_table``, and
   ``summarise`` when every metric is binned): each partition is validated by
-  the one input layer (``calibr._validation``, through ``_prepare_binned`` and
+  the one input layer (``calibr._validation``, through ``prepare_binned`` and
   the group layer ``calibr._groups``) and reduced to the kernels' per-(group,
   bin) statistics ``(count, sum_conf, sum_hit)``; the partitions' statistics are
   added in a fixed binary tree (partition 0 + 1, 2 + 3, ..., then the pairs of
@@ -52,8 +52,7 @@ from dask import delayed
 
 from ._validation import InputError, InputTypeError, _fmt
 
-__all__ = ["calibration_table", "ece", "exact_scalar", "mce", "mmce", "read_files",
-           "report_source", "skce", "summarise"]
+__all__ = ["calibration_table", "ece", "exact_scalar", "mce", "mmce", "skce", "summarise"]
 
 _COLLECTIONS = (dd.Series, dd.DataFrame)
 
@@ -193,21 +192,21 @@ def mergeable(bins: Any, binning: str) -> bool:
 
 
 def _stats(p, y, bins, type, classes, na_rm, w, binning, right) -> tuple:
-    """``_prepare_binned``, where kept weights that total 0 are not an error: a
+    """``prepare_binned``, where kept weights that total 0 are not an error: a
     partition (or a group's rows in it) may hold only rows of weight 0, which add
     nothing; the total is checked on the merged sums."""
-    from ._binned_metrics import _prepare_binned
+    from ._binned_metrics import prepare_binned
 
     try:
-        return _prepare_binned(p, y, bins, type, classes, na_rm, w, binning, right)
+        return prepare_binned(p, y, bins, type, classes, na_rm, w, binning, right)
     except InputError as err:
         if w is None or not str(err).startswith("`weights` must have a positive total"):
             raise
     # every kept weight is 0 (they are nonnegative): the sums are 0, of the shapes
     # that unit weights give (which also checks p and y)
     ones = pd.Series(1.0, index=w.index) if isinstance(w, pd.Series) else np.ones(len(w))
-    return tuple(np.zeros_like(s) for s in _prepare_binned(p, y, bins, type, classes, na_rm,
-                                                             ones, binning, right))
+    return tuple(np.zeros_like(s) for s in prepare_binned(p, y, bins, type, classes, na_rm,
+                                                            ones, binning, right))
 
 
 def _binned_part(i, p, y, w, bins, type, classes, na_rm, binning, right):
@@ -283,8 +282,7 @@ def _gathered_metric(func: Callable[..., float], p, y, w, options: dict) -> floa
 def _scalar_part(i, p, y, classes, na_rm) -> pd.DataFrame:
     """One partition's validated scalars: x (the binary p, or the top-label
     confidence) and c (the hit), for the global sort."""
-    from ._kernel_metrics import _as_hits
-    from ._kernels.top_label import top_label
+    from ._kernel_metrics import scalar_form
     from ._validation import prepare
 
     if len(p) == 0 or (na_rm and not _has_complete(p, y)):
@@ -293,10 +291,7 @@ def _scalar_part(i, p, y, classes, na_rm) -> pd.DataFrame:
         prep = prepare(p, y, classes=classes, na_rm=na_rm)
     except (ValueError, TypeError) as err:
         raise _in_partition(err, i) from None
-    if prep.binary:
-        x, c = prep.p, _as_hits(prep.y)
-    else:
-        x, c = top_label(prep.p, prep.y)
+    x, c = scalar_form(prep)
     return pd.DataFrame({"x": np.asarray(x, dtype=np.float64), "c": np.asarray(c, np.uint8)})
 
 
@@ -316,8 +311,7 @@ def _sorted_part_sums(part: pd.DataFrame, h: float) -> tuple | None:
 
 
 def _finish_sorted(sums: list, estimator: str, h: float, na_rm: bool) -> float:
-    from ._kernel_metrics import _check_n, _clamp_biased
-    from ._kernels.skce import estimate_from_sums
+    from ._kernel_metrics import skce_from_sums
 
     sums = [s for s in sums if s is not None]
     if not sums:
@@ -330,10 +324,7 @@ def _finish_sorted(sums: list, estimator: str, h: float, na_rm: bool) -> float:
         raise RuntimeError("calibr: the sorted partitions overlap.")
     bridge = np.triu(np.exp(-(lo[None, :] - hi[:, None]) / h), 1)  # a < b only
     pair = float(np.sum(within)) + float(left @ bridge @ right)
-    total = int(np.sum(n))
-    _check_n(estimator, total)
-    value = estimate_from_sums(estimator, total, pair, float(np.sum(diag)))
-    return _clamp_biased(value) if estimator == "biased" else value
+    return skce_from_sums(estimator, int(np.sum(n)), pair, float(np.sum(diag)))
 
 
 def exact_scalar(p, y, estimator: str, h: float, classes, na_rm, root: bool = False):
@@ -434,7 +425,7 @@ def _group_stats(i: int, part: pd.DataFrame, keys: list | None, dropna: bool, co
     row, its rows, its kept rows and the per-bin statistics of each binned spec
     ``(bins, type, binning, right)``; None for an empty partition. ``groups``:
     the partition's groups, if already found."""
-    from ._groups import _split, complete_rows, raise_per_group
+    from ._groups import complete_rows, split
 
     if len(part) == 0:
         return None
@@ -447,11 +438,7 @@ def _group_stats(i: int, part: pd.DataFrame, keys: list | None, dropna: bool, co
     if not kept_any:
         return out
     try:
-        try:
-            sp = _split(groups, cols, na_rm, weights)
-        except (ValueError, TypeError):
-            raise_per_group(groups, cols, na_rm, weights=weights)
-            raise
+        sp = split(groups, cols, na_rm, weights, partial=True)
         out["kept"] = sp.sizes
         out["classes"], out["binary"], out["k"] = sp.classes, sp.binary, sp.k
         extra = None if sp.binary else range(sp.k)
@@ -551,12 +538,12 @@ def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
     spec position); ``("group", None)`` for a column that is not a mergeable
     binned metric (computed group by group)."""
     from ._params import check_options
-    from .frame import _named
+    from .frame import metric_name
 
     specs: list[tuple] = []
     plan: list[tuple[str, int | None]] = []
     for _, spec, func in columns:
-        name = _named(spec, func)
+        name = metric_name(spec, func)
         if name not in ("ece", "mce"):
             plan.append(("group", None))
             continue
@@ -736,10 +723,10 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
     another metric, the rows are gathered to one worker and the pandas path
     runs there."""
     from ._groups import resolve_columns, weights_column
-    from .frame import _metric_columns, _test_column_names, _test_columns
+    from .frame import columns_of_tests, metric_columns, named_tests
 
     frame, keys, opts = _frame_of(data)
-    columns = _metric_columns(metrics, named_metrics)
+    columns = metric_columns(metrics, named_metrics)
     names = [name for name, _, _ in columns]
     cols = resolve_columns(frame._meta, p, y, p_prefix, classes)
     weights = weights_column(frame._meta, weights)
@@ -753,7 +740,7 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
         out_names = []
         for n in names:
             out_names += [n] if ci is None else [n, f"{n}_low", f"{n}_high"]
-        out_names += _test_column_names(_test_columns(tests))
+        out_names += columns_of_tests(named_tests(tests))
         parts = list(frame.to_delayed())
         result = delayed(_gathered_summary)(delayed(_concat)(parts), keys, opts, kwargs)
         return dd.from_delayed([result], meta=_result_meta(key_meta, out_names),
@@ -791,7 +778,7 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
 
 def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm):
     from . import _binning
-    from .table import TABLE_COLUMNS, _columns, _frame, _z
+    from .table import TABLE_COLUMNS, table_from_stats
 
     bins, type, binning, right = spec
     groups, ids, n_groups = _pandas_groups(merged, keys, opts, key_meta)
@@ -801,22 +788,16 @@ def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm):
         names = list(key_meta.columns) + list(TABLE_COLUMNS)
         return pd.DataFrame({c: [] for c in names})
     _check_kept(merged, groups, ids, na_rm)
-    z = _z(ci_level)
     edges = _binning.breaks(None, bins, "equal-width", right)
     classwise = not merged["binary"] and type == "classwise"
     by_group = sorted(range(len(merged["order"])), key=lambda r: ids[r])
-    parts, owner = [], []
-    for r in by_group:
-        stats = merged["rows"][merged["order"][r]][2][0]
-        count, sum_conf, sum_hit = (np.atleast_2d(s) for s in stats)
-        cls, b = np.nonzero(count > 0)
-        parts.append(_columns(cls, b, count[cls, b], sum_conf[cls, b], sum_hit[cls, b], edges,
-                              z, classwise, weighted=weighted))
-        owner.append(np.full(len(b), ids[r], dtype=np.int64))
-    table = _frame(parts, merged["classes"])
+    stats = [merged["rows"][merged["order"][r]][2][0] for r in by_group]
+    table, owner = table_from_stats(stats, edges, ci_level, classwise, weighted,
+                                    merged["classes"])
     if groups is None:
         return table
-    keys_frame = groups.keys.take(np.concatenate(owner)).reset_index(drop=True)
+    group_ids = np.array([ids[r] for r in by_group], dtype=np.int64)
+    keys_frame = groups.keys.take(group_ids[owner]).reset_index(drop=True)
     return pd.concat([keys_frame, table], axis=1)
 
 
@@ -901,116 +882,3 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, ci_level, data, p_pre
     result = delayed(_table_frame)(merged, keys, opts, key_meta, spec, ci_level,
                                    weights is not None, na_rm)
     return dd.from_delayed([result], meta=meta, verify_meta=False)
-
-
-# --------------------------------------------------------------------------
-# the command line: `calibr report DIRECTORY` or a glob (docs/cli.md, docs/dask.md)
-
-
-def read_files(file: str, names: list[str], kind: str, sep: str | None) -> dd.DataFrame:
-    """The files ``names`` of the directory or glob ``file`` (``calibr.cli._io``
-    lists them), all Parquet or all CSV (``kind``), as one Dask DataFrame."""
-    from .cli._errors import CLIError, _detail
-
-    try:
-        if kind == "parquet":
-            if sep is not None:
-                raise CLIError("--sep applies to CSV input; FILE holds Parquet files.")
-            return dd.read_parquet(names)
-        if sep is None and all(n.lower().endswith(".tsv") for n in names):
-            sep = "\t"
-        return dd.read_csv(names, sep=sep or ",", encoding="utf-8", blocksize=None)
-    except (OSError, ValueError) as err:
-        raise CLIError(f"{file}: cannot read it: {_detail(err)}.") from None
-
-
-def report_source(src, args, columns, tests, bins: int, type_: str,
-                  binning_options: dict | None = None):
-    """``calibr report`` of a Dask DataFrame (a directory or glob): the pandas
-    path's outputs (the summary with ``n``, the MCE's bin count, ``form`` and
-    ``bins``; the per-bin tables of --per-bin and --plot), computed from merged sums
-    where ``src.engine`` says (``calibr.cli._engine``: threads in this process, a local
-    cluster, or ``--scheduler``).
-    With ``--test``, ``--ci`` or ``--renormalize`` the rows are gathered to this
-    process (they must fit in its memory) and the pandas path reports them."""
-    import dask
-
-    from .cli import _report as rep
-    from .cli._args import MCE_MIN_BIN_COUNT
-    from .cli._columns import _check_key_names, _columns
-    from .cli._errors import CLIError, _cli_words, _library
-    from .cli._io import _Source
-    from .frame import summarise as _summarise
-    from .table import TABLE_COLUMNS
-    from .table import calibration_table as _table
-
-    if tests or args.ci is not None or args.renormalize:
-        # the tests' and intervals' random numbers follow each group's position,
-        # and --renormalize rewrites rows: the rows are gathered here, as
-        # summarise(tests=, ci=) gathers them to one worker, and the pandas path
-        # reports them (positions in its messages count the rows of all files)
-        with src.engine.compute():
-            frame = src.frame.compute()
-        frame = frame.reset_index(drop=True)
-        return rep._report_source(_Source(src.tag, src.label, frame, src.colargs), args,
-                                  columns, tests, bins, type_, binning_options)
-    cols, p_word = _columns(_Source(src.tag, src.label, src.frame._meta, src.colargs), args)
-    form = type_ if isinstance(cols.p, list) else "binary"
-    drawn = rep._plot_form(args.type, len(cols.p) if isinstance(cols.p, list) else 1)
-    plot_type = type_ if drawn == "binary" else drawn
-    by = src.colargs["by"]
-    show_form = any(c.default_type for c in columns)
-    show_bins = any(c.default_bins for c in columns)
-    if not args.per_bin:
-        added = [c.name for c in columns] + ["n"]
-        added += [rep._bin_n_column(c.name) for c in columns if c.spec.func == "mce"]
-        added += ["form"] * show_form + ["bins"] * show_bins
-        _check_key_names(by, added, "a column of the report")
-    if args.per_bin or args.plot:
-        _check_key_names(by, TABLE_COLUMNS, "a column of the per-bin table")
-    frame = src.frame
-    data = frame.groupby(by, sort=True, dropna=False, observed=True) if by else frame
-    common = {"classes": cols.classes, "na_rm": args.na_rm, "weights": args.weights}
-    lazy: dict[str, Any] = {}
-
-    def per_bin(type_of: str):
-        return _library(_table, p_word, cols.p, cols.y, bins=bins, type=type_of, data=data,
-                        **common, **(binning_options or {}))
-
-    if args.per_bin:
-        lazy["tab"] = per_bin(type_)
-    if args.plot and not (args.per_bin and plot_type == type_):  # else it draws "tab"
-        lazy["plot"] = per_bin(plot_type)
-    mces = [c for c in columns if c.spec.func == "mce"]
-    if not args.per_bin:
-        lazy["res"] = _library(_summarise, p_word, data, cols.p, cols.y,
-                               metrics={c.name: c.spec for c in columns}, **common)
-        # one bin of the top label: each group's kept rows (or total weight)
-        lazy["n"] = _library(_table, p_word, cols.p, cols.y, bins=1, type="confidence",
-                             data=data, **common)
-        for j, c in enumerate(mces):
-            lazy[f"mce{j}"] = _library(
-                _table, p_word, cols.p, cols.y, bins=c.spec.options.get("bins", 10),
-                type=c.spec.options.get("type", "classwise"), data=data, **common,
-                **{k: c.spec.options[k] for k in ("binning", "right") if k in c.spec.options})
-    try:
-        with src.engine.compute():
-            (got,) = dask.compute(lazy)
-    except (InputError, InputTypeError) as err:
-        raise CLIError(_cli_words(str(err), p_word)) from None
-    res = None
-    flags: dict[str, np.ndarray] = {}
-    for name in ("tab", "plot"):
-        if name in got:
-            got[name]["n"] = rep._counts(got[name]["n"].to_numpy())
-    tab = got.get("tab")
-    plot = got.get("plot", tab if args.plot else None)  # the printed table, if the same
-    if not args.per_bin:
-        res = got["res"]
-        res.insert(len(by or []), "n", rep._counts(got["n"]["n"].to_numpy()))
-        for j, c in enumerate(mces):
-            counts = rep._mce_bin_counts(got[f"mce{j}"], list(by or []), len(res))
-            res.insert(res.columns.get_loc(c.name) + 1, rep._bin_n_column(c.name), counts)
-            flags[c.name] = counts < MCE_MIN_BIN_COUNT
-        rep._insert_form_and_bins(res, show_form, form, show_bins, bins)
-    return rep._Reported(res, tab, plot, form, drawn, flags)

@@ -513,7 +513,8 @@ def weights_column(frame: pd.DataFrame, weights: Any) -> Hashable | None:
     return weights
 
 
-def split(groups: Groups, cols: Columns, na_rm: bool, weights: Hashable | None = None) -> Split:
+def split(groups: Groups, cols: Columns, na_rm: bool, weights: Hashable | None = None, *,
+          partial: bool = False) -> Split:
     """Validate every row of every group once: the canonical arrays, by group.
 
     Bad input raises the error of a metric called on the first failing group's
@@ -522,12 +523,19 @@ def split(groups: Groups, cols: Columns, na_rm: bool, weights: Hashable | None =
     checked as the metrics check them (``docs/definitions.md``, "Frequency
     weights"): every weight of a row in a group, also of a row that
     ``na_rm=True`` drops, and a positive total for each group's kept rows.
+
+    ``partial``: the rows are one part of the data (a Dask partition,
+    ``calibr._dask``), in which a group may have no kept rows, or kept weights
+    that total 0; those two checks are then left to the caller, on the parts'
+    merged counts.
     """
     try:
         sp = _split(groups, cols, na_rm, weights)
     except (ValueError, TypeError):
         raise_per_group(groups, cols, na_rm, weights=weights)
         raise
+    if partial:
+        return sp
     if sp.rows_p is None and (groups.sizes.any() or groups.keys is None):
         raise_per_group(groups, cols, na_rm, weights=weights)  # no complete rows, or empty
     if sp.rows_w is not None:

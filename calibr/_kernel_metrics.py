@@ -171,6 +171,24 @@ def _check_n(estimator: str, n: int) -> None:
         raise InputError(f'`estimator = "{estimator}"` needs at least 2 observations; got {n}.')
 
 
+def scalar_form(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
+    """The scalars of the binary (or top-label) SKCE of validated input: ``x``, the
+    binary ``p`` (or each row's top-label confidence), and ``c``, its hit as uint8."""
+    if prep.binary:
+        return prep.p, _as_hits(prep.y)
+    return top_label(prep.p, prep.y)
+
+
+def skce_from_sums(estimator: str, n: int, pair_sum: float, diag_sum: float) -> float:
+    """The ``"uq"`` or ``"biased"`` SKCE of ``n`` rows from the kernels' pair sums
+    (``calibr._kernels.skce.estimate_from_sums``), with the checks and the rounding
+    floor of :func:`skce`: for a backend that adds the sums of the parts of the data
+    (``calibr._dask``)."""
+    _check_n(estimator, n)
+    value = estimate_from_sums(estimator, n, pair_sum, diag_sum)
+    return _clamp_biased(value) if estimator == "biased" else value
+
+
 @validate_params(
     estimator=Options(*_ESTIMATORS), type=Options(*_TYPES), bandwidth=BANDWIDTH, na_rm=FLAG
 )
@@ -412,10 +430,7 @@ def mmce(
         prep = _prepare_weighted(p, y, "biased", bandwidth, classes, na_rm, weights)
         return math.sqrt(_weighted(prep, "biased", bandwidth, "confidence"))
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
-    if prep.binary:
-        x, c = prep.p, _as_hits(prep.y)
-    else:
-        x, c = top_label(prep.p, prep.y)
+    x, c = scalar_form(prep)
     value = _estimate(prep, x, c, "biased", bandwidth)  # rounding-level negatives are 0.0
     return math.sqrt(value)
 

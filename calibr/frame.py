@@ -250,10 +250,11 @@ def _named_spec(key: str, value: Any) -> Metric:
     )
 
 
-def _metric_columns(
+def metric_columns(
     metrics: Any, named: Mapping[str, Any]
 ) -> list[tuple[str, Metric, Callable[..., Any]]]:
-    """``[(column name, spec, function)]`` from ``metrics=`` and ``**named``."""
+    """``[(column name, spec, function)]`` from ``metrics=`` and ``**named``: the
+    columns of :func:`summarise` (and of its Dask backend), checked and resolved."""
     items: list[tuple[str, Metric]] = []
     if metrics is None and not named:
         metrics = ("ece", "mce")
@@ -406,7 +407,7 @@ def _as_test(value: Any) -> CalibrationTest:
     )
 
 
-def _test_columns(tests: Any) -> list[tuple[str, CalibrationTest]]:
+def named_tests(tests: Any) -> list[tuple[str, CalibrationTest]]:
     """``[(name, spec)]`` from ``tests=``; each test adds the columns
     ``<name>_statistic`` and ``<name>_pvalue``."""
     if tests is None:
@@ -439,7 +440,8 @@ def _test_columns(tests: Any) -> list[tuple[str, CalibrationTest]]:
     return items
 
 
-def _test_column_names(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
+def columns_of_tests(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
+    """The output columns of :func:`named_tests`' tests, in :func:`summarise`'s order."""
     return [f"{name}_{what}" for name, _ in tests for what in TEST_FIELDS]
 
 
@@ -655,17 +657,17 @@ def summarise(
                                na_rm=na_rm, tests=tests, rng=rng, weights=weights, ci=ci,
                                ci_method=ci_method, ci_resamples=ci_resamples,
                                named_metrics=named_metrics)
-    columns = _metric_columns(metrics, named_metrics)
-    test_columns = _test_columns(tests)
-    _check_unique([name for name, _, _ in columns], _test_column_names(test_columns))
+    columns = metric_columns(metrics, named_metrics)
+    test_columns = named_tests(tests)
+    _check_unique([name for name, _, _ in columns], columns_of_tests(test_columns))
     if ci is not None:
         _check_interval_names([name for name, _, _ in columns],
-                              _test_column_names(test_columns))
+                              columns_of_tests(test_columns))
     if weights is not None:
         _check_weighted(columns, test_columns, ci)
     groups = groups_of(data)
     if groups.keys is not None:
-        clash = [c for c in _test_column_names(test_columns) if c in groups.keys.columns]
+        clash = [c for c in columns_of_tests(test_columns) if c in groups.keys.columns]
         if clash:
             raise InputError(
                 f"The test column {clash[0]!r} has the name of a group key; name the test "
@@ -705,7 +707,7 @@ def summarise(
     if test_columns:
         tested = _run_tests(sp, test_columns, seeds, extra)
         result = pd.concat(
-            [result, pd.DataFrame(tested, columns=_test_column_names(test_columns))], axis=1)
+            [result, pd.DataFrame(tested, columns=columns_of_tests(test_columns))], axis=1)
     if groups.keys is None:
         return result
     clash = [c for c in result.columns if c in groups.keys.columns]
@@ -778,7 +780,7 @@ def _run_intervals(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any
     for part in sp.parts():
         child = children[part.g].spawn(1)[0]
         for j, (name, spec, func) in enumerate(columns):
-            metric = _named(spec, func) or func
+            metric = metric_name(spec, func) or func
             # a fresh copy of the child for each metric: bootstrap() spawns from it
             fresh = np.random.SeedSequence(child.entropy, spawn_key=child.spawn_key,
                                            pool_size=child.pool_size)
@@ -813,9 +815,10 @@ def _run_tests(sp: Split, tests: list[tuple[str, CalibrationTest]],
 # every group at once
 
 
-def _named(spec: Metric, func: Callable[..., Any]) -> str | None:
+def metric_name(spec: Metric, func: Callable[..., Any]) -> str | None:
     """The name of a calibr metric given by name or as the function itself; None for
-    any other callable (which is called per group)."""
+    any other callable (which is called per group). For :func:`summarise` and its
+    backends, which compute calibr's own metrics in their own ways."""
     if isinstance(spec.func, str):
         return spec.func
     return next((name for name, f in METRICS.items() if func is f), None)
@@ -837,7 +840,7 @@ def _all_groups(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any]]]
         return None
     done = set()
     for j, (_, spec, func) in enumerate(columns):
-        name = _named(spec, func)
+        name = metric_name(spec, func)
         if name is None:
             continue
         try:

@@ -344,9 +344,9 @@ class CalibrationRegressionFixture:
                classes: Any, settings: dict[str, Any]) -> pd.DataFrame:
         import pandas as pd
 
-        from .frame import _metric_columns, summarise
+        from .frame import metric_columns, summarise
 
-        columns = _metric_columns(metrics, {})
+        columns = metric_columns(metrics, {})
         names = [name for name, _, _ in columns]
         specs = {name: spec for name, spec, _ in columns}
         grouped = data.groupby(keys, sort=True, dropna=False, observed=True) if keys else None

@@ -180,13 +180,38 @@ def _rows(
     else:
         stats = weighted_bin_stats(p, y, w, binary, bins, type)
         edges = binned.breaks(bins)
-    count, sum_conf, sum_hit = (np.atleast_2d(s) for s in stats)
-    cls, b = np.nonzero(count > 0)  # row-major: by class, then by bin
-    out = _columns(cls, b, count[cls, b], sum_conf[cls, b], sum_hit[cls, b],
-                   edges, z, not binary and type == "classwise",
-                   weighted=w is not None)
+    out = _stats_rows(stats, edges, z, not binary and type == "classwise", w is not None)
     out["_edges"] = edges
     return out
+
+
+def _stats_rows(stats: tuple, edges: np.ndarray, z: float, classwise: bool,
+                weighted: bool) -> dict[str, np.ndarray]:
+    """The table's columns of one group's per-(class, bin) sums ``(count, sum_conf,
+    sum_hit)`` (each of shape (bins,) or (K, bins)): its non-empty bins."""
+    count, sum_conf, sum_hit = (np.atleast_2d(s) for s in stats)
+    cls, b = np.nonzero(count > 0)  # row-major: by class, then by bin
+    return _columns(cls, b, count[cls, b], sum_conf[cls, b], sum_hit[cls, b],
+                    edges, z, classwise, weighted=weighted)
+
+
+def table_from_stats(stats: list[tuple], edges: np.ndarray, ci_level: float, classwise: bool,
+                     weighted: bool, classes: tuple | None) -> tuple[pd.DataFrame, np.ndarray]:
+    """The table of groups given by their per-(class, bin) sums, for a backend
+    that adds the sums of the parts of the data (``calibr._dask``).
+
+    ``stats``: each group's ``(count, sum_conf, sum_hit)`` (the binned kernels'
+    statistics; counts are total weights when ``weighted``), in the table's order
+    of the groups; ``edges``: the breaks (the same for every group); ``classes``:
+    the class labels of a classwise table. Returns the table (no key columns) and,
+    for each of its rows, the position in ``stats`` of its group. The numbers are
+    those of :func:`calibration_table` on the groups' rows with the same sums.
+    """
+    z = _z(ci_level)
+    parts = [_stats_rows(s, edges, z, classwise, weighted) for s in stats]
+    owner = np.concatenate([np.full(len(part["bin"]), g, dtype=np.int64)
+                            for g, part in enumerate(parts)]) if parts else np.empty(0, np.int64)
+    return _frame(parts, classes), owner
 
 
 def _columns(cls: np.ndarray, b: np.ndarray, n: np.ndarray, sum_conf: np.ndarray,

@@ -51,6 +51,7 @@ from importlib import import_module
 from importlib.util import find_spec
 
 from ._args import MCE_MIN_BIN_COUNT, RENORMALIZE_TOL, _build_parser, parse_metrics
+from ._compare import add_parser as _add_compare_parser
 from ._errors import (
     EXIT_BROKEN_PIPE,
     EXIT_COMPARE_INTERNAL,
@@ -152,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv  # until the arguments are parsed
-    parser = _build_parser()
+    parser = _build_parser(_add_compare_parser)
     args = None
     try:
         args = parser.parse_args(argv)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -231,7 +232,10 @@ class _Parser(argparse.ArgumentParser):
 _DEBUG_HELP = "on an error, show Python's full traceback (to report a bug in calibr)"
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
+    """The parser of ``calibr`` and its ``report`` command; ``commands``: functions
+    that add another command's parser to the subparsers, after ``report``'s (such
+    as ``calibr.cli._compare.add_parser``, whose module imports this one)."""
     parser = _Parser(
         prog="calibr",
         description="Calibration-error metrics (ECE, MCE, MMCE, SKCE) for probabilistic "
@@ -369,9 +373,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "classwise), with the ECE of what is drawn in each panel's title; needs "
         "matplotlib (pip install matplotlib)",
     )
-    from ._compare import add_parser as _add_compare_parser
-
-    _add_compare_parser(sub)
+    for add_parser in commands:
+        add_parser(sub)
     return parser
 
 

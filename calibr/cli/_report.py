@@ -186,19 +186,29 @@ def _report_source(
     src: _Source, args, columns: list[_Column], tests: list, bins: int, type_: str,
     binning_options: dict | None = None,
 ) -> _Reported:
-    """One input's summary, per-bin tables and forms, and the MCEs from tiny bins."""
-    if src.frame.__class__.__module__.startswith("dask"):  # a directory or glob: docs/dask.md
-        from .._dask import report_source
+    """One input's summary, per-bin tables and forms, and the MCEs from tiny bins.
 
-        return report_source(src, args, columns, tests, bins, type_, binning_options)
-    cols, p_word = _columns(src, args)
+    The frame of ``src`` is a pandas DataFrame (a file, stdin, the bundled data)
+    or a Dask DataFrame (a directory or a glob: ``docs/dask.md``). The verbs take
+    either; a Dask frame's results are lazy, and computed together where
+    ``src.engine`` says (``calibr.cli._engine``), its rows checked by the verbs
+    partition by partition. With --test, --ci or --renormalize a Dask frame's rows
+    are first gathered into this process (they must fit in its memory), and
+    reported as a pandas frame's.
+    """
+    if _is_dask(src.frame) and (tests or args.ci is not None or args.renormalize):
+        src = _gathered(src)
+    lazy = _is_dask(src.frame)
     frame = src.frame
-    if len(frame) == 0:
-        raise CLIError(f"{src.label} has no data rows, only a header.")
-    if args.renormalize:
-        frame = _renormalize(frame, cols)
-    _check_row_sums(frame, cols, p_word)
-    _validate(frame, cols, args.na_rm, p_word, args.weights)
+    cols, p_word = _columns(_Source(src.tag, src.label, frame._meta, src.colargs) if lazy
+                            else src, args)
+    if not lazy:
+        if len(frame) == 0:
+            raise CLIError(f"{src.label} has no data rows, only a header.")
+        if args.renormalize:
+            frame = _renormalize(frame, cols)
+        _check_row_sums(frame, cols, p_word)
+        _validate(frame, cols, args.na_rm, p_word, args.weights)
     form = type_ if isinstance(cols.p, list) else "binary"
     drawn = _plot_form(args.type, len(cols.p) if isinstance(cols.p, list) else 1)
     for name, spec in tests:
@@ -225,47 +235,95 @@ def _report_source(
         _check_key_names(by, TABLE_COLUMNS, "a column of the per-bin table")
     data = _group(frame, by, src)
     common = {"classes": cols.classes, "na_rm": args.na_rm, "weights": args.weights}
-    tab = plot = res = None
-    flags: dict[str, np.ndarray] = {}
 
-    def per_bin(type_of: str) -> pd.DataFrame:
-        t = _library(calibration_table, p_word, cols.p, cols.y, bins=bins, type=type_of,
-                     data=data, **common, **(binning_options or {}))
-        t["n"] = _counts(t["n"].to_numpy())  # total weights: integers when whole
-        return t
+    def per_bin(type_of: str) -> Any:
+        return _library(calibration_table, p_word, cols.p, cols.y, bins=bins, type=type_of,
+                        data=data, **common, **(binning_options or {}))
 
+    # the verbs' results, in the order in which a pandas frame's are computed (and
+    # raise); a Dask frame's are lazy until _computed()
+    asked: dict[str, Any] = {}
+    plot_type = type_ if drawn == "binary" else drawn
     if args.per_bin:
-        tab = per_bin(type_)
-    if args.plot:
-        plot_type = type_ if drawn == "binary" else drawn
-        plot = tab if tab is not None and plot_type == type_ else per_bin(plot_type)
+        asked["tab"] = per_bin(type_)
+    if args.plot and not (args.per_bin and plot_type == type_):  # else it draws "tab"
+        asked["plot"] = per_bin(plot_type)
+    mces = [c for c in columns if c.spec.func == "mce"]
     if not args.per_bin:
-        metrics = {"n": _count, **{c.name: c.spec for c in columns}}
-        res = _library(summarise, p_word, data, cols.p, cols.y, metrics=metrics,
-                       tests=dict(tests) or None, rng=args.seed, **common)
-        res["n"] = _counts(res["n"].to_numpy())
-        for name, spec in tests:
-            if spec.method in RESAMPLING_TESTS:
-                res.insert(res.columns.get_loc(f"{name}_pvalue") + 1, f"{name}_n_resamples",
-                           _n_resamples(spec))
-        for c in columns:
-            if c.spec.func != "mce":
-                continue
-            mtab = _library(
+        metrics = {c.name: c.spec for c in columns}
+        if not lazy:
+            metrics = {"n": _count, **metrics}
+        asked["res"] = _library(summarise, p_word, data, cols.p, cols.y, metrics=metrics,
+                                tests=dict(tests) or None, rng=args.seed, **common)
+        if lazy:  # the callable _count would be computed group by group; one bin of the
+            # top label has each group's kept rows (or total weight), from merged sums
+            asked["n"] = _library(calibration_table, p_word, cols.p, cols.y, bins=1,
+                                  type="confidence", data=data, **common)
+        for j, c in enumerate(mces):
+            asked[f"mce{j}"] = _library(
                 calibration_table, p_word, cols.p, cols.y,
                 bins=c.spec.options.get("bins", 10),
                 type=c.spec.options.get("type", "classwise"), data=data, **common,
                 **{k: c.spec.options[k] for k in ("binning", "right") if k in c.spec.options},
             )
-            counts = _mce_bin_counts(mtab, list(by or []), len(res))
+        if args.ci is not None:
+            asked["ci"] = _library(summarise, p_word, data, cols.p, cols.y,
+                                   metrics={c.name: c.spec for c in columns}, ci=args.ci,
+                                   ci_method=args.ci_method, ci_resamples=args.ci_resamples,
+                                   rng=args.seed, **common)
+    got = _computed(asked, src, p_word)
+
+    for name in ("tab", "plot"):
+        if name in got:  # total weights: integers when whole
+            got[name]["n"] = _counts(got[name]["n"].to_numpy())
+    tab = got.get("tab")
+    plot = got.get("plot", tab if args.plot else None)  # the printed table, if the same
+    res = None
+    flags: dict[str, np.ndarray] = {}
+    if not args.per_bin:
+        res = got["res"]
+        if lazy:
+            res.insert(len(by or []), "n", got["n"]["n"].to_numpy())
+        res["n"] = _counts(res["n"].to_numpy())
+        for name, spec in tests:
+            if spec.method in RESAMPLING_TESTS:
+                res.insert(res.columns.get_loc(f"{name}_pvalue") + 1, f"{name}_n_resamples",
+                           _n_resamples(spec))
+        for j, c in enumerate(mces):
+            counts = _mce_bin_counts(got[f"mce{j}"], list(by or []), len(res))
             res.insert(res.columns.get_loc(c.name) + 1, _bin_n_column(c.name), counts)
             flags[c.name] = counts < MCE_MIN_BIN_COUNT
         if args.ci is not None:
-            res = _with_intervals(res, p_word, data, cols, columns, args, common)
+            res = _with_intervals(res, got["ci"], columns, args)
         if tests or args.ci is not None:
             res["seed"] = args.seed
         _insert_form_and_bins(res, show_form, form, show_bins, bins)
     return _Reported(res, tab, plot, form, drawn, flags)
+
+
+def _is_dask(frame: Any) -> bool:
+    """Whether ``frame`` is a Dask DataFrame (a directory or a glob of files)."""
+    return frame.__class__.__module__.startswith("dask")
+
+
+def _gathered(src: _Source) -> _Source:
+    """A Dask frame's rows gathered into this process, as one pandas frame (in the
+    files' order, numbered from 0: positions in messages count the rows of all files)."""
+    with src.engine.compute():
+        frame = src.frame.compute()
+    return _Source(src.tag, src.label, frame.reset_index(drop=True), src.colargs)
+
+
+def _computed(asked: dict[str, Any], src: _Source, p_word: str) -> dict[str, Any]:
+    """The verbs' results of one input: a pandas frame's as they are, a Dask frame's
+    computed in one pass over its files (``dask.compute``) on ``src.engine``."""
+    if not _is_dask(src.frame):
+        return asked
+    import dask
+
+    with src.engine.compute():
+        (got,) = _library(dask.compute, p_word, asked)
+    return got
 
 
 def _insert_form_and_bins(res: pd.DataFrame, show_form: bool, form: str, show_bins: bool,
@@ -300,14 +358,11 @@ def _check_ci(args) -> None:
                        "frequency weights themselves; repeat the rows instead.")
 
 
-def _with_intervals(res: pd.DataFrame, p_word: str, data, cols, columns: list[_Column],
-                    args, common: dict) -> pd.DataFrame:
+def _with_intervals(res: pd.DataFrame, bounds: pd.DataFrame, columns: list[_Column],
+                    args) -> pd.DataFrame:
     """The report with each metric's ``_low`` and ``_high`` columns after it (from
-    summarise(ci=...) on the same groups; the row count ``n`` has no interval)."""
-    bounds = _library(summarise, p_word, data, cols.p, cols.y,
-                      metrics={c.name: c.spec for c in columns}, ci=args.ci,
-                      ci_method=args.ci_method, ci_resamples=args.ci_resamples,
-                      rng=args.seed, **common)
+    ``bounds``, summarise(ci=...) on the same groups; the row count ``n`` has no
+    interval)."""
     for c in columns:
         for end in ("low", "high"):
             name = f"{c.name}_{end}"
@@ -350,6 +405,8 @@ def _group(frame: pd.DataFrame, by: list | None, src: _Source) -> Any:
     if not by:
         return frame
     grouped = frame.groupby(by, sort=True, dropna=False, observed=True)
+    if _is_dask(frame):  # its keys are grouped when it is computed
+        return grouped
     try:
         grouped.ngroups  # noqa: B018 - groups the keys now, to name a column that cannot be
     except TypeError:
