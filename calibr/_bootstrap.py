@@ -234,8 +234,11 @@ class _Plan:
             bandwidth = opts.get("bandwidth", 0.2)
             estimator = opts.get("estimator", "uq") if name == "skce" else "biased"
             if name in ("ece", "mce"):
-                if opts.get("binning", "equal-width") == "equal-width":  # data-free bins
-                    self._binned(opts.get("bins", 10), opts.get("right", True))
+                spec = _binning.BinSpec.from_options(opts.get("bins", 10),
+                                                     opts.get("binning", "equal-width"),
+                                                     opts.get("right", True))
+                if spec.data_free:
+                    self._binned(spec)
                 # equal-mass bins are the resample's own: the metric on each resample
             elif self.form != "canonical" and bandwidth != "median":
                 if estimator == "ul":
@@ -264,10 +267,10 @@ class _Plan:
         return [(np.ascontiguousarray(prep.p[:, k]), (prep.y == k).astype(np.uint8))
                 for k in range(prep.k)]
 
-    def _binned(self, bins: int | np.ndarray, right: bool) -> None:
+    def _binned(self, spec: _binning.BinSpec) -> None:
         """Fixed bins (equal-width, or explicit breaks), either closure: each row's
-        cell once, by the definition of calibr._binning."""
-        edges = _binning.breaks(None, bins, "equal-width", right)
+        cell once, by the rule of calibr._binning."""
+        edges, right = spec.edges(), spec.right
         bins = edges.shape[0] - 1
         # before any per-cell memory: bins x K cells for "classwise"
         check_bin_cells(bins, self.prep.k, not self.prep.binary and self.form == "classwise")

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _binning
 from ._docs import shared_docs
 from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.canonical import canonical_pair_sum
@@ -714,7 +715,9 @@ def _hosmer_lemeshow_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     probs[-1] = 1.0  # ... whose last value is below 1 for some g (49: 49 * (1/49) < 1)
     breaks = np.unique(_r_quantile7(xs, probs))
     # group of each row: breaks[g] < p <= breaks[g + 1], the lowest break in group 0
-    group = np.maximum(np.searchsorted(breaks, p, side="left"), 1) - 1
+    # (R's cut(include.lowest = TRUE)); one break (all p equal): one group
+    group = (_binning.bin_index(p, breaks, right=True) if breaks.size > 1
+             else np.zeros(p.shape, dtype=np.int64))
     size = np.bincount(group, minlength=breaks.size - 1)
     used = size > 0
     g = int(np.count_nonzero(used))

@@ -10,7 +10,7 @@ for the verbs, whose ``.compute()`` gives the pandas result.
 
 * **Exact by merged sums** (``ece``, ``mce``, ``calibration_table``, and
   ``summarise`` when every metric is binned): each partition is validated by
-  the one input layer (``calibr._validation``, through ``_prepare_binned`` and
+  the one input layer (``calibr._validation``, through ``_binning.binned_stats`` and
   the group layer ``calibr._groups``) and reduced to the kernels' per-(group,
   bin) statistics ``(count, sum_conf, sum_hit)``; the partitions' statistics are
   added in a fixed binary tree (partition 0 + 1, 2 + 3, ..., then the pairs of
@@ -193,21 +193,22 @@ def mergeable(bins: Any, binning: str) -> bool:
 
 
 def _stats(p, y, bins, type, classes, na_rm, w, binning, right) -> tuple:
-    """``_prepare_binned``, where kept weights that total 0 are not an error: a
-    partition (or a group's rows in it) may hold only rows of weight 0, which add
-    nothing; the total is checked on the merged sums."""
-    from ._binned_metrics import _prepare_binned
+    """``calibr._binning.binned_stats``, where kept weights that total 0 are not an
+    error: a partition (or a group's rows in it) may hold only rows of weight 0,
+    which add nothing; the total is checked on the merged sums."""
+    from ._binning import BinSpec, binned_stats
 
+    spec = BinSpec.from_options(bins, binning, right)
     try:
-        return _prepare_binned(p, y, bins, type, classes, na_rm, w, binning, right)
+        return binned_stats(p, y, spec, type=type, classes=classes, na_rm=na_rm, weights=w)
     except InputError as err:
         if w is None or not str(err).startswith("`weights` must have a positive total"):
             raise
     # every kept weight is 0 (they are nonnegative): the sums are 0, of the shapes
     # that unit weights give (which also checks p and y)
     ones = pd.Series(1.0, index=w.index) if isinstance(w, pd.Series) else np.ones(len(w))
-    return tuple(np.zeros_like(s) for s in _prepare_binned(p, y, bins, type, classes, na_rm,
-                                                             ones, binning, right))
+    return tuple(np.zeros_like(s) for s in binned_stats(p, y, spec, type=type, classes=classes,
+                                                        na_rm=na_rm, weights=ones))
 
 
 def _binned_part(i, p, y, w, bins, type, classes, na_rm, binning, right):
@@ -802,7 +803,7 @@ def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm):
         return pd.DataFrame({c: [] for c in names})
     _check_kept(merged, groups, ids, na_rm)
     z = _z(ci_level)
-    edges = _binning.breaks(None, bins, "equal-width", right)
+    edges = _binning.BinSpec.from_options(bins, binning, right).edges()
     classwise = not merged["binary"] and type == "classwise"
     by_group = sorted(range(len(merged["order"])), key=lambda r: ids[r])
     parts, owner = [], []

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._binned_metrics import _prepare_binned
+from ._binning import BinSpec, binned_stats
 from ._docs import shared_docs
 from ._params import BIN_SPEC, BINNING, FLAG, RIGHT, Options, validate_params
 from ._validation import InputError
@@ -149,7 +149,8 @@ def calibration_error(
             f'`debias = True` is defined for `norm = "l2"` only (Kumar et al.); got '
             f'`norm = "{norm}"`.'
         )
-    count, conf, hit = _prepare_binned(p, y, bins, type, classes, na_rm, None, binning, right)
+    count, conf, hit = binned_stats(p, y, BinSpec.from_options(bins, binning, right), type=type,
+                                    classes=classes, na_rm=na_rm)
     per = _per_row(count, conf, hit, norm, debias)
     if per.shape[0] == 1:
         return float(per[0])

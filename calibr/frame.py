@@ -879,7 +879,8 @@ class _AllGroups:
         }
         opts.update(check_options(getattr(func, "__calibr_rules__", {}), options))
         if name in ("ece", "mce"):
-            if not _binning.is_default(opts["bins"], opts["binning"], opts["right"]):
+            if not _binning.BinSpec.from_options(opts["bins"], opts["binning"],
+                                                 opts["right"]).is_default:
                 return _PER_GROUP  # the grouped kernels know R's bins only
             return self.binned(name, opts["bins"], opts["type"])
         if name == "skce":
