@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._binning import BinSpec, binned_stats
+from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
 from ._kernels import binned
 from ._params import BIN_SPEC, BINNING, FLAG, RIGHT, Options, validate_params
@@ -22,14 +23,14 @@ _TYPES = ("classwise", "confidence")
 def ece(
     p: Any,
     y: Any,
-    bins: int = 10,
-    type: str = "classwise",
+    bins: int = BINS_DEFAULT,
+    type: str = BINNED_TYPE_DEFAULT,
     *,
     classes: Sequence | None = None,
     na_rm: bool = False,
     weights: Any = None,
-    binning: str = "equal-width",
-    right: bool = True,
+    binning: str = BINNING_DEFAULT,
+    right: bool = RIGHT_DEFAULT,
 ) -> float:
     r"""Expected calibration error with binned confidences (R: equal-width bins).
 
@@ -121,14 +122,14 @@ def ece(
 def mce(
     p: Any,
     y: Any,
-    bins: int = 10,
-    type: str = "classwise",
+    bins: int = BINS_DEFAULT,
+    type: str = BINNED_TYPE_DEFAULT,
     *,
     classes: Sequence | None = None,
     na_rm: bool = False,
     weights: Any = None,
-    binning: str = "equal-width",
-    right: bool = True,
+    binning: str = BINNING_DEFAULT,
+    right: bool = RIGHT_DEFAULT,
 ) -> float:
     r"""Maximum calibration error with binned confidences (R: equal-width bins).
 

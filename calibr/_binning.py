@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._defaults import BINNING_DEFAULT, RIGHT_DEFAULT
 from ._kernels import binned
 from ._kernels.top_label import top_label
 from ._params import check_binning
@@ -132,7 +133,7 @@ def _group_starts(n: int, bins: int) -> np.ndarray:
     return i * q + np.minimum(i, r)
 
 
-def equal_mass_breaks(x: np.ndarray, bins: int, right: bool = True,
+def equal_mass_breaks(x: np.ndarray, bins: int, right: bool = RIGHT_DEFAULT,
                       weights: np.ndarray | None = None) -> np.ndarray:
     """Equal-mass breaks of the values ``x`` (1-d, in [0, 1]): the rule of
     uncertainty-calibration's ``get_equal_bins`` (Kumar, Liang & Ma 2019).
@@ -190,8 +191,8 @@ def equal_mass_breaks(x: np.ndarray, bins: int, right: bool = True,
     return np.append(np.unique(np.append(0.0, cuts)), 1.0)
 
 
-def breaks(x: np.ndarray | None, bins: int | np.ndarray, binning: str = "equal-width",
-           right: bool = True, weights: np.ndarray | None = None) -> np.ndarray:
+def breaks(x: np.ndarray | None, bins: int | np.ndarray, binning: str = BINNING_DEFAULT,
+           right: bool = RIGHT_DEFAULT, weights: np.ndarray | None = None) -> np.ndarray:
     """The breaks of one column of values ``x`` (1-d float64 in [0, 1]).
 
     Parameters
@@ -222,7 +223,7 @@ def breaks(x: np.ndarray | None, bins: int | np.ndarray, binning: str = "equal-w
     return equal_mass_breaks(x, bins, right, weights)
 
 
-def bin_index(x: np.ndarray, breaks: np.ndarray, right: bool = True) -> np.ndarray:
+def bin_index(x: np.ndarray, breaks: np.ndarray, right: bool = RIGHT_DEFAULT) -> np.ndarray:
     """The 0-based bin of each value of ``x`` (any shape) among ``breaks``.
 
     ``right=True`` (R's ``cut(right = TRUE, include.lowest = TRUE)``): bin ``b``

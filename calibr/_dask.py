@@ -40,7 +40,6 @@ for the verbs, whose ``.compute()`` gives the pandas result.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -551,7 +550,7 @@ def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
     """The binned specs ``(bins, type, binning, right)`` and each column's (metric,
     spec position); ``("group", None)`` for a column that is not a mergeable
     binned metric (computed group by group)."""
-    from ._params import check_options
+    from ._params import resolved_options
     from .frame import _named
 
     specs: list[tuple] = []
@@ -561,9 +560,7 @@ def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
         if name not in ("ece", "mce"):
             plan.append(("group", None))
             continue
-        opts = {k: prm.default for k, prm in inspect.signature(func).parameters.items()
-                if prm.default is not prm.empty}
-        opts.update(check_options(func.__calibr_rules__, spec.options))
+        opts = resolved_options(func, spec.options)
         if not mergeable(opts["bins"], opts["binning"]):
             plan.append(("group", None))
             continue
@@ -990,10 +987,8 @@ def report_source(src, args, columns, tests, bins: int, type_: str,
         lazy["n"] = _library(_table, p_word, cols.p, cols.y, bins=1, type="confidence",
                              data=data, **common)
         for j, c in enumerate(mces):
-            lazy[f"mce{j}"] = _library(
-                _table, p_word, cols.p, cols.y, bins=c.spec.options.get("bins", 10),
-                type=c.spec.options.get("type", "classwise"), data=data, **common,
-                **{k: c.spec.options[k] for k in ("binning", "right") if k in c.spec.options})
+            lazy[f"mce{j}"] = _library(_table, p_word, cols.p, cols.y, data=data, **common,
+                                       **rep._mce_bins(c.spec))
     try:
         with src.engine.compute():
             (got,) = dask.compute(lazy)

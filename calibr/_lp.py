@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ._binning import BinSpec, binned_stats
+from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
 from ._params import BIN_SPEC, BINNING, FLAG, RIGHT, Options, validate_params
 from ._validation import InputError
@@ -53,13 +54,13 @@ def _per_row(count: np.ndarray, conf: np.ndarray, hit: np.ndarray, norm: str,
 def calibration_error(
     p: Any,
     y: Any,
-    bins: int = 10,
-    type: str = "classwise",
+    bins: int = BINS_DEFAULT,
+    type: str = BINNED_TYPE_DEFAULT,
     *,
     norm: str = "l2",
     debias: bool = False,
-    binning: str = "equal-width",
-    right: bool = True,
+    binning: str = BINNING_DEFAULT,
+    right: bool = RIGHT_DEFAULT,
     classes: Sequence | None = None,
     na_rm: bool = False,
 ) -> float:

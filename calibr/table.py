@@ -18,6 +18,7 @@ from pandas.api.typing import DataFrameGroupBy
 
 from . import _binning
 from ._calibration_tests import MAX_RESAMPLES, _rng_rule
+from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
 from ._groups import Groups, Split, group_seeds, groups_of, resolve_columns, split, weights_column
 from ._kernel_metrics import _as_hits
@@ -316,8 +317,8 @@ def _frame(parts: list[dict[str, np.ndarray]], classes: tuple | None) -> pd.Data
 def calibration_table(
     p: Any,
     y: Any,
-    bins: int = 10,
-    type: str = "classwise",
+    bins: int = BINS_DEFAULT,
+    type: str = BINNED_TYPE_DEFAULT,
     *,
     classes: Sequence | None = None,
     na_rm: bool = False,
@@ -328,8 +329,8 @@ def calibration_table(
     consistency: float | None = None,
     n_resamples: int | None = None,
     rng: int | np.random.Generator | None = None,
-    binning: str = "equal-width",
-    right: bool = True,
+    binning: str = BINNING_DEFAULT,
+    right: bool = RIGHT_DEFAULT,
 ) -> pd.DataFrame:
     """The per-bin statistics behind ``ece()`` and ``mce()``, as a tidy DataFrame.
 
