@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._binning import BinSpec, binned_stats
+from . import _binning
 from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
 from ._kernels import binned
@@ -111,9 +111,9 @@ def ece(
     if any(a.__class__.__module__.startswith("dask") for a in (p, y, weights)):
         from . import _dask  # a lazy result: docs/dask.md
         return _dask.ece(p, y, bins, type, classes, na_rm, weights, binning, right)
-    spec = BinSpec.from_options(bins, binning, right)
-    return binned.ece_from_stats(*binned_stats(p, y, spec, type=type, classes=classes,
-                                                   na_rm=na_rm, weights=weights))
+    spec = _binning.BinSpec.from_options(bins, binning, right)
+    return binned.ece_from_stats(*_binning.binned_stats(p, y, spec, type=type, classes=classes,
+                                                            na_rm=na_rm, weights=weights))
 
 
 @validate_params(bins=BIN_SPEC, type=Options(*_TYPES), na_rm=FLAG, binning=BINNING,
@@ -189,6 +189,6 @@ def mce(
     if any(a.__class__.__module__.startswith("dask") for a in (p, y, weights)):
         from . import _dask  # a lazy result: docs/dask.md
         return _dask.mce(p, y, bins, type, classes, na_rm, weights, binning, right)
-    spec = BinSpec.from_options(bins, binning, right)
-    return binned.mce_from_stats(*binned_stats(p, y, spec, type=type, classes=classes,
-                                                   na_rm=na_rm, weights=weights))
+    spec = _binning.BinSpec.from_options(bins, binning, right)
+    return binned.mce_from_stats(*_binning.binned_stats(p, y, spec, type=type, classes=classes,
+                                                            na_rm=na_rm, weights=weights))

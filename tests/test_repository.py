@@ -176,13 +176,13 @@ def test_restated_defaults_are_found():
     options = _option_names()
     assert {"bins", "type", "binning", "right", "bandwidth", "estimator", "n_resamples",
             "confidence_level"} <= options
-    restated = """
-def ece(p, y, bins=10, *, binning="equal-width", right=True): ...
-bins = opts.get("bins", 10)
+    restated = f"""
+def ece(p, y, bins={BINS_DEFAULT}, *, binning="equal-width", right=True): ...
+bins = opts.get("bins", {BINS_DEFAULT})
 bandwidth = opts.get("bandwidth", 0.2)
 form = o.type or "classwise"
-table(p, y, bins=10)
-spec = {"bins": 10}
+table(p, y, bins={BINS_DEFAULT})
+spec = {{"bins": {BINS_DEFAULT}}}
 """
     found = restated_defaults(restated, options, BINS_DEFAULT)
     assert len(found) == 8 and {int(f.split(":")[0]) for f in found} == set(range(2, 8))
@@ -191,7 +191,7 @@ def ece(p, y, bins=BINS_DEFAULT, *, binning=BINNING_DEFAULT, right=RIGHT_DEFAULT
 bins = {**defaults(ece), **opts}["bins"]
 form = o.type or defaults(fn)["type"]
 table(p, y, bins=1)
-spec = {"bins": 5}
+spec = {"bins": BINS_DEFAULT + 1}
 """
     assert restated_defaults(read, options, BINS_DEFAULT) == []
 
