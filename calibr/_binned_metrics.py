@@ -7,65 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _binning
+from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
 from ._kernels import binned
-from ._kernels.weighted_metrics import weighted_bin_stats
-from ._params import BIN_SPEC, BINNING, FLAG, RIGHT, Options, check_binning, validate_params
-from ._validation import (
-    MAX_BIN_CELLS,
-    ROW_SUM_TOL,
-    check_bin_cells,
-    convert,
-    finish,
-    prepare,
-)
+from ._params import BIN_SPEC, BINNING, FLAG, RIGHT, Options, validate_params
 
 __all__ = ["ece", "mce"]
 
 _TYPES = ("classwise", "confidence")
-
-
-def prepare_binned(p, y, bins, type, classes, na_rm, weights=None, binning="equal-width",
-                   right=True):
-    """The per-bin statistics ``(count, sum_conf, sum_hit)`` of ``ece()`` and
-    ``mce()`` for checked options (``bins``, ``type``, ``na_rm``, ``binning``,
-    ``right``): the input layer's validation and the binned kernels in one call,
-    for every caller that reduces data to per-bin sums (``ece``, ``mce``,
-    ``calibration_error``, the Dask backend's partitions).
-
-    Options other than R's (``calibr._binning.is_default``) take the vectorised
-    path of ``calibr._binning`` on the input layer's arrays, with or without
-    weights; R's take the compiled kernels, as before.
-
-    Optimistic: input whose labels the kernels read directly is checked by the
-    binning pass itself, so that valid input is read once. Anything else, and
-    any input that pass refuses, goes through the input layer's own checks, which
-    raise its message (or drop incomplete rows under ``na_rm=True``). Weighted
-    input always does, and its statistics are weighted sums
-    (``docs/definitions.md``, "Frequency weights").
-    """
-    check_binning(bins, binning)
-    if not _binning.is_default(bins, binning, right):
-        prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
-        nb = bins if isinstance(bins, int) else bins.shape[0] - 1
-        check_bin_cells(nb, prep.k, not prep.binary and type == "classwise")
-        return _binning.stats(prep.p, prep.y, prep.weights, prep.binary, bins, type, binning,
-                              right)[:3]
-    if weights is not None:
-        prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
-        check_bin_cells(bins, prep.k, not prep.binary and type == "classwise")
-        return weighted_bin_stats(prep.p, prep.y, prep.weights, prep.binary, bins, type)
-    conv = convert(p, y, classes=classes, na_rm=na_rm)
-    classwise = not conv.binary and type == "classwise"
-    direct = conv.direct()
-    if direct is not None and not (classwise and bins * conv.k > MAX_BIN_CELLS):
-        stats = binned.checked_bin_stats(*direct, conv.binary, bins, type, ROW_SUM_TOL)
-        if stats is not None:
-            return stats
-    prep = finish(conv)
-    # before the per-bin sums are allocated: bins x K of them for "classwise"
-    check_bin_cells(bins, prep.k, classwise)
-    return binned.bin_stats(prep.p, prep.y, prep.binary, bins, type)
 
 
 @validate_params(bins=BIN_SPEC, type=Options(*_TYPES), na_rm=FLAG, binning=BINNING,
@@ -74,14 +23,14 @@ def prepare_binned(p, y, bins, type, classes, na_rm, weights=None, binning="equa
 def ece(
     p: Any,
     y: Any,
-    bins: int = 10,
-    type: str = "classwise",
+    bins: int = BINS_DEFAULT,
+    type: str = BINNED_TYPE_DEFAULT,
     *,
     classes: Sequence | None = None,
     na_rm: bool = False,
     weights: Any = None,
-    binning: str = "equal-width",
-    right: bool = True,
+    binning: str = BINNING_DEFAULT,
+    right: bool = RIGHT_DEFAULT,
 ) -> float:
     r"""Expected calibration error with binned confidences (R: equal-width bins).
 
@@ -162,9 +111,9 @@ def ece(
     if any(a.__class__.__module__.startswith("dask") for a in (p, y, weights)):
         from . import _dask  # a lazy result: docs/dask.md
         return _dask.ece(p, y, bins, type, classes, na_rm, weights, binning, right)
-    return binned.ece_from_stats(
-        *prepare_binned(p, y, bins, type, classes, na_rm, weights, binning, right)
-    )
+    spec = _binning.BinSpec.from_options(bins, binning, right)
+    return binned.ece_from_stats(*_binning.binned_stats(p, y, spec, type=type, classes=classes,
+                                                            na_rm=na_rm, weights=weights))
 
 
 @validate_params(bins=BIN_SPEC, type=Options(*_TYPES), na_rm=FLAG, binning=BINNING,
@@ -173,14 +122,14 @@ def ece(
 def mce(
     p: Any,
     y: Any,
-    bins: int = 10,
-    type: str = "classwise",
+    bins: int = BINS_DEFAULT,
+    type: str = BINNED_TYPE_DEFAULT,
     *,
     classes: Sequence | None = None,
     na_rm: bool = False,
     weights: Any = None,
-    binning: str = "equal-width",
-    right: bool = True,
+    binning: str = BINNING_DEFAULT,
+    right: bool = RIGHT_DEFAULT,
 ) -> float:
     r"""Maximum calibration error with binned confidences (R: equal-width bins).
 
@@ -240,6 +189,6 @@ def mce(
     if any(a.__class__.__module__.startswith("dask") for a in (p, y, weights)):
         from . import _dask  # a lazy result: docs/dask.md
         return _dask.mce(p, y, bins, type, classes, na_rm, weights, binning, right)
-    return binned.mce_from_stats(
-        *prepare_binned(p, y, bins, type, classes, na_rm, weights, binning, right)
-    )
+    spec = _binning.BinSpec.from_options(bins, binning, right)
+    return binned.mce_from_stats(*_binning.binned_stats(p, y, spec, type=type, classes=classes,
+                                                            na_rm=na_rm, weights=weights))

@@ -1,45 +1,122 @@
-"""Bins of the binned metrics beyond R's default: the breaks from the options and
-the data, the bin of each value, and the per-bin sums (``docs/definitions.md``,
+"""Binning: the bin specification of the binned functions, the breaks, the bin of
+each value, and the per-bin sums (``docs/definitions.md``, "Binned metrics" and
 "Binning options").
 
-The internal API (used by ``ece()``, ``mce()``, ``calibration_table()`` and the
-plots; meant for any other binned estimator, e.g. a debiased L2 / Lp error):
+The internal API (used by ``ece()``, ``mce()``, ``calibration_error()``,
+``calibration_table()``, the bootstrap, the plots and the Dask path; meant for any
+other binned estimator):
 
+* :class:`BinSpec`: the checked options ``bins``, ``binning`` and ``right`` as
+  one frozen, hashable value (:meth:`BinSpec.from_options`), with
+  :attr:`~BinSpec.is_default` (R's bins, which the compiled kernels of
+  ``calibr._kernels.binned`` serve), :attr:`~BinSpec.nbins` and
+  :meth:`~BinSpec.edges`;
 * :func:`breaks` ``(x, bins, binning, right, weights=None) -> ndarray``: the
   sorted breaks ``b_0 = 0 <= b_1 <= ... <= b_B = 1`` of one column of values;
 * :func:`bin_index` ``(x, breaks, right) -> ndarray``: the 0-based bin of each
-  value (int64, the shape of ``x``);
-* :func:`bin_sums` ``(j, x, c, w, nbins)``: per-bin ``(count, sum_x, sum_c)``;
-* :func:`is_default` ``(bins, binning, right)``: whether the options are R's
-  (equal-width, right-closed, a number of bins), which the compiled kernels of
-  ``calibr._kernels.binned`` serve bit for bit as before;
-* :func:`stats` ``(p, y, w, binary, bins, type, binning, right)``: the per-bin
-  statistics of a form and its breaks, for validated input;
-  :func:`column_breaks` ``(edges, col)`` the breaks of one column of them.
-
-R's default is never computed here: its kernels are untouched. Everything here is
-vectorised numpy (one ``searchsorted`` per value, then ``numpy.bincount``), also
-with weights.
+  value (int64, the shape of ``x``): THE bin rule of each closure. The compiled
+  kernels' ``calibr._kernels.binned._bin_right_closed`` is the same rule for R's
+  equal-width breaks, computed arithmetically (the tests check that the two
+  agree on every break and its neighbouring doubles);
+* :func:`binned_stats` ``(p, y, spec, *, type, classes, na_rm, weights)``: the
+  per-bin ``(count, sum_conf, sum_hit)`` of raw input, through the input layer;
+* :func:`validated_stats`: the same, and the breaks, for validated arrays: the
+  compiled kernels for R's bins without weights, :func:`stats` otherwise;
+* :func:`stats`: the one numpy path of per-bin sums (weighted or not, every form
+  and every binning), ``numpy.bincount`` in row order of ``1``, ``x``, ``c``
+  (weighted: ``w``, ``w x``, ``w c``); :func:`bin_sums` is its binary step and
+  :func:`column_breaks` ``(edges, col)`` the breaks of one column of its
+  classwise equal-mass breaks.
 """
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import numpy as np
 
-from ._kernels.binned import breaks as _linspace_breaks
+from ._defaults import BINNING_DEFAULT, RIGHT_DEFAULT
+from ._kernels import binned
 from ._kernels.top_label import top_label
-from ._validation import InputError, check_bin_cells
+from ._params import check_binning
+from ._validation import (
+    MAX_BIN_CELLS,
+    ROW_SUM_TOL,
+    InputError,
+    check_bin_cells,
+    convert,
+    finish,
+    prepare,
+)
 
-__all__ = ["BINNINGS", "bin_index", "bin_sums", "breaks", "column_breaks", "equal_mass_breaks",
-           "is_default", "stats"]
+__all__ = ["BINNINGS", "BinSpec", "bin_index", "bin_sums", "binned_stats", "breaks",
+           "column_breaks", "equal_mass_breaks", "stats", "validated_stats"]
 
 #: The choices of ``binning``, R's (equal-width) first.
 BINNINGS = ("equal-width", "equal-mass")
 
 
-def is_default(bins: int | np.ndarray, binning: str, right: bool) -> bool:
-    """True for R's bins: a number of equal-width bins, closed on the right."""
-    return isinstance(bins, int) and binning == "equal-width" and right is True
+@dataclass(frozen=True)
+class BinSpec:
+    """The bins of a binned function: its checked ``bins``, ``binning`` and ``right``.
+
+    Made by :meth:`from_options`; frozen and hashable (explicit breaks are kept
+    as a tuple of their doubles), so that it can key a cache.
+
+    Attributes
+    ----------
+    bins : int or tuple of float
+        A number of bins, or the breaks themselves (strictly increasing, 0 to 1).
+    binning : {"equal-width", "equal-mass"}
+        How a number of bins is placed (explicit breaks: always "equal-width").
+    right : bool
+        Closed on the right (0 in the first bin) or on the left (1 in the last).
+    """
+
+    bins: int | tuple[float, ...]
+    binning: str
+    right: bool
+
+    @classmethod
+    def from_options(cls, bins: int | np.ndarray, binning: str, right: bool) -> BinSpec:
+        """The spec of options that their rules have checked (``calibr._params``:
+        ``BIN_SPEC``, ``BINNING``, ``RIGHT``); refuses ``binning`` with breaks."""
+        check_binning(bins, binning)
+        if not isinstance(bins, int):
+            bins = tuple(np.asarray(bins, dtype=np.float64).tolist())  # exact doubles
+        return cls(bins, binning, right)
+
+    @property
+    def is_default(self) -> bool:
+        """R's bins: a number of equal-width bins, closed on the right (the compiled
+        kernels of ``calibr._kernels.binned`` and ``grouped``)."""
+        return isinstance(self.bins, int) and self.binning == "equal-width" and self.right is True
+
+    @property
+    def data_free(self) -> bool:
+        """Whether the breaks are known without the data (equal-width, or explicit)."""
+        return self.binning == "equal-width"
+
+    @property
+    def nbins(self) -> int:
+        """The number of bins; for equal-mass bins the most there can be (tied
+        values merge cut points: ``edges`` may give fewer)."""
+        return self.bins if isinstance(self.bins, int) else len(self.bins) - 1
+
+    @functools.cached_property
+    def _breaks(self) -> np.ndarray:
+        out = np.array(self.bins, dtype=np.float64)
+        out.flags.writeable = False
+        return out
+
+    def edges(self, x: np.ndarray | None = None,
+              weights: np.ndarray | None = None) -> np.ndarray:
+        """The breaks (:func:`breaks`); equal-mass bins need the values ``x`` (and
+        their frequency ``weights``, if any)."""
+        if not isinstance(self.bins, int):
+            return self._breaks
+        return breaks(x, self.bins, self.binning, self.right, weights)
 
 
 def _cut_points(xs: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -56,7 +133,7 @@ def _group_starts(n: int, bins: int) -> np.ndarray:
     return i * q + np.minimum(i, r)
 
 
-def equal_mass_breaks(x: np.ndarray, bins: int, right: bool = True,
+def equal_mass_breaks(x: np.ndarray, bins: int, right: bool = RIGHT_DEFAULT,
                       weights: np.ndarray | None = None) -> np.ndarray:
     """Equal-mass breaks of the values ``x`` (1-d, in [0, 1]): the rule of
     uncertainty-calibration's ``get_equal_bins`` (Kumar, Liang & Ma 2019).
@@ -114,8 +191,8 @@ def equal_mass_breaks(x: np.ndarray, bins: int, right: bool = True,
     return np.append(np.unique(np.append(0.0, cuts)), 1.0)
 
 
-def breaks(x: np.ndarray | None, bins: int | np.ndarray, binning: str = "equal-width",
-           right: bool = True, weights: np.ndarray | None = None) -> np.ndarray:
+def breaks(x: np.ndarray | None, bins: int | np.ndarray, binning: str = BINNING_DEFAULT,
+           right: bool = RIGHT_DEFAULT, weights: np.ndarray | None = None) -> np.ndarray:
     """The breaks of one column of values ``x`` (1-d float64 in [0, 1]).
 
     Parameters
@@ -142,11 +219,11 @@ def breaks(x: np.ndarray | None, bins: int | np.ndarray, binning: str = "equal-w
     if not isinstance(bins, int):
         return bins
     if binning == "equal-width":
-        return _linspace_breaks(bins)
+        return binned.breaks(bins)
     return equal_mass_breaks(x, bins, right, weights)
 
 
-def bin_index(x: np.ndarray, breaks: np.ndarray, right: bool = True) -> np.ndarray:
+def bin_index(x: np.ndarray, breaks: np.ndarray, right: bool = RIGHT_DEFAULT) -> np.ndarray:
     """The 0-based bin of each value of ``x`` (any shape) among ``breaks``.
 
     ``right=True`` (R's ``cut(right = TRUE, include.lowest = TRUE)``): bin ``b``
@@ -186,9 +263,10 @@ def column_breaks(edges: np.ndarray, col: int) -> np.ndarray:
     return row[~np.isnan(row)]
 
 
-def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool,
-          bins: int | np.ndarray, type: str, binning: str, right: bool):
-    """Per-bin ``(count, sum_conf, sum_hit)`` and the breaks, for validated input.
+def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool, spec: BinSpec,
+          type: str):
+    """Per-bin ``(count, sum_conf, sum_hit)`` and the breaks, for validated input, by
+    numpy: any bins, with or without weights.
 
     Shapes as ``calibr._kernels.binned.bin_stats`` (``(K, B)`` for a classwise
     matrix), and the breaks ``(B + 1,)``, or ``(K, B + 1)`` for classwise
@@ -196,17 +274,18 @@ def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool,
     cut points is padded with empty bins at the end, whose breaks are NaN:
     :func:`column_breaks` drops them).
     """
+    right = spec.right
     if binary or type == "confidence":
         if binary:
             x, c = p, y
         else:
             x, c = top_label(p, y)
-        edges = breaks(x, bins, binning, right, w)
+        edges = spec.edges(x, w)
         nb = edges.shape[0] - 1
         return (*bin_sums(bin_index(x, edges, right), x, c, w, nb), edges)
     n, k = p.shape
-    if binning == "equal-width" or not isinstance(bins, int):
-        edges = breaks(None, bins, "equal-width", right)
+    if spec.data_free:
+        edges = spec.edges()
         nb = edges.shape[0] - 1
         check_bin_cells(nb, k, True)
         cells = bin_index(p, edges, right) + np.arange(k) * nb  # class k's bins at k * nb
@@ -224,7 +303,7 @@ def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool,
     cols = []
     for col in range(k):
         x = np.ascontiguousarray(p[:, col])
-        edges = breaks(x, bins, binning, right, w)
+        edges = spec.edges(x, w)
         j = bin_index(x, edges, right)
         cols.append((*bin_sums(j, x, y == col, w, edges.shape[0] - 1), edges))
     nb = max(e.shape[0] - 1 for *_, e in cols)
@@ -235,3 +314,44 @@ def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool,
         out[0, col, :m], out[1, col, :m], out[2, col, :m] = count, conf, hit
         edges[col, :m + 1] = e
     return out[0], out[1], out[2], edges
+
+
+def validated_stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool,
+                    spec: BinSpec, type: str):
+    """Per-bin ``(count, sum_conf, sum_hit)`` and the breaks of validated input (the
+    input layer's canonical arrays): R's bins without weights by the compiled
+    kernels (``calibr._kernels.binned.bin_stats``), anything else by :func:`stats`.
+    The caller has checked the number of bin cells (``check_bin_cells``)."""
+    if spec.is_default and w is None:
+        return (*binned.bin_stats(p, y, binary, spec.bins, type), spec.edges())
+    return stats(p, y, w, binary, spec, type)
+
+
+def binned_stats(p, y, spec: BinSpec, *, type: str, classes=None, na_rm: bool = False,
+                 weights=None):
+    """The per-bin ``(count, sum_conf, sum_hit)`` of raw input ``p``, ``y`` (and
+    ``weights``) in the bins ``spec``, for the checked option ``type`` (and the data
+    arguments of the metrics, which the input layer checks).
+
+    R's bins without weights are optimistic: input whose labels the kernels read
+    directly is checked by the binning pass itself, so that valid input is read
+    once. Anything else, and any input that pass refuses, goes through the input
+    layer's own checks, which raise its message (or drop incomplete rows under
+    ``na_rm=True``), and then :func:`validated_stats`: weighted input gives
+    weighted sums (``docs/definitions.md``, "Frequency weights"), other bins the
+    numpy path (``docs/definitions.md``, "Binning options").
+    """
+    if spec.is_default and weights is None:
+        conv = convert(p, y, classes=classes, na_rm=na_rm)
+        classwise = not conv.binary and type == "classwise"
+        direct = conv.direct()
+        if direct is not None and not (classwise and spec.bins * conv.k > MAX_BIN_CELLS):
+            got = binned.checked_bin_stats(*direct, conv.binary, spec.bins, type, ROW_SUM_TOL)
+            if got is not None:
+                return got
+        prep = finish(conv)
+    else:
+        prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
+    # before the per-bin sums are allocated: bins x K of them for "classwise"
+    check_bin_cells(spec.nbins, prep.k, not prep.binary and type == "classwise")
+    return validated_stats(prep.p, prep.y, prep.weights, prep.binary, spec, type)[:3]

@@ -30,7 +30,7 @@ from ._kernels import bootstrap as kb
 from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.top_label import top_label
 from ._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
-from ._params import LEVEL, Integer, Options, check_options, validate_params
+from ._params import LEVEL, Integer, Options, check_options, defaults, validate_params
 from ._validation import (
     InputError,
     InputTypeError,
@@ -201,12 +201,13 @@ def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
     )
 
 
-def _form(name: str, prep: Prepared, opts: dict[str, Any]) -> str:
+def _form(prep: Prepared, full: dict[str, Any]) -> str:
+    """The form of a calibr metric with its options ``full`` (defaults included)."""
     if prep.binary:
         return "binary"
-    if name == "mmce":
+    if "type" not in full:  # mmce: no type, the top-label confidence
         return "confidence"
-    return opts.get("type", "canonical" if name == "skce" else "classwise")
+    return full["type"]
 
 
 def _labels(prep: Prepared) -> tuple[np.ndarray, dict[str, Any]]:
@@ -230,14 +231,17 @@ class _Plan:
         self.y = y
         self.kind = "generic"
         if name in _METRICS:
-            self.form = _form(name, prep, opts)
-            bandwidth = opts.get("bandwidth", 0.2)
-            estimator = opts.get("estimator", "uq") if name == "skce" else "biased"
+            full = {**defaults(fn), **opts}  # what the call fn(p, y, **opts) uses
+            self.form = _form(prep, full)
             if name in ("ece", "mce"):
-                if opts.get("binning", "equal-width") == "equal-width":  # data-free bins
-                    self._binned(opts.get("bins", 10), opts.get("right", True))
+                spec = _binning.BinSpec.from_options(full["bins"], full["binning"],
+                                                     full["right"])
+                if spec.data_free:
+                    self._binned(spec)
                 # equal-mass bins are the resample's own: the metric on each resample
-            elif self.form != "canonical" and bandwidth != "median":
+            elif self.form != "canonical" and full["bandwidth"] != "median":
+                bandwidth = full["bandwidth"]
+                estimator = full["estimator"] if name == "skce" else "biased"
                 if estimator == "ul":
                     self._ul(float(bandwidth))
                 else:
@@ -264,10 +268,10 @@ class _Plan:
         return [(np.ascontiguousarray(prep.p[:, k]), (prep.y == k).astype(np.uint8))
                 for k in range(prep.k)]
 
-    def _binned(self, bins: int | np.ndarray, right: bool) -> None:
+    def _binned(self, spec: _binning.BinSpec) -> None:
         """Fixed bins (equal-width, or explicit breaks), either closure: each row's
-        cell once, by the definition of calibr._binning."""
-        edges = _binning.breaks(None, bins, "equal-width", right)
+        cell once, by the rule of calibr._binning."""
+        edges, right = spec.edges(), spec.right
         bins = edges.shape[0] - 1
         # before any per-cell memory: bins x K cells for "classwise"
         check_bin_cells(bins, self.prep.k, not self.prep.binary and self.form == "classwise")

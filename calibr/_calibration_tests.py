@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _binning
+from ._defaults import BINS_DEFAULT
 from ._docs import shared_docs
 from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.canonical import canonical_pair_sum
@@ -31,7 +33,7 @@ from ._kernels.weighted_sums import (
     sorted_scalars,
     weighted_row_sums,
 )
-from ._params import BANDWIDTH, BINS, FLAG, Integer, Optional, Options, validate_params
+from ._params import BANDWIDTH, BINS, FLAG, Integer, Optional, Options, defaults, validate_params
 from ._validation import InputError, InputTypeError, Prepared, _fmt, prepare
 from ._valprob import _spiegelhalter
 
@@ -175,7 +177,7 @@ def calibration_test(
     bandwidth: float | str = 0.2,
     type: str | None = None,
     metric: str = "ece",
-    bins: int = 10,
+    bins: int = BINS_DEFAULT,
     estimator: str = "uq",
     groups: int = 10,
     ddof: int = 2,
@@ -215,8 +217,7 @@ def calibration_test(
         The statistic of consistency resampling, computed by the calibr
         function of that name with ``bins``, ``type``, ``estimator`` and
         ``bandwidth`` as they apply.
-    bins : int, default 10, keyword-only
-        ``bins`` of ``ece``/``mce`` in consistency resampling.
+    <calibr:test_bins>
     estimator : {"uq", "ul", "biased"}, default "uq", keyword-only
         ``estimator`` of ``skce`` in consistency resampling.
     groups : int, default 10, keyword-only
@@ -383,7 +384,14 @@ def _hits(y: np.ndarray) -> np.ndarray:
 
 
 def _form(prep: Prepared, type: str | None) -> str:
-    return "binary" if prep.binary else (type or "canonical")
+    """The form of the SKCE tests: ``type``, else that of ``calibr.skce()``."""
+    if prep.binary:
+        return "binary"
+    if type is not None:
+        return type
+    from ._kernel_metrics import skce
+
+    return defaults(skce)["type"]
 
 
 def _scalar_kernels(prep: Prepared, form: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -600,12 +608,12 @@ def _metric_call(prep: Prepared, o: _Options) -> tuple[Callable[[np.ndarray, np.
     if o.metric in ("ece", "mce"):
         fn = ece if o.metric == "ece" else mce
         kwargs["bins"] = o.bins
-        form = o.type or "classwise"
+        form = o.type or defaults(fn)["type"]
     elif o.metric == "skce":
         fn = skce
         kwargs.update(estimator=o.estimator, bandwidth=o.bandwidth)
         bandwidth = o.bandwidth
-        form = o.type or "canonical"
+        form = o.type or defaults(fn)["type"]
     else:
         fn = mmce
         kwargs["bandwidth"] = o.bandwidth
@@ -714,7 +722,9 @@ def _hosmer_lemeshow_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     probs[-1] = 1.0  # ... whose last value is below 1 for some g (49: 49 * (1/49) < 1)
     breaks = np.unique(_r_quantile7(xs, probs))
     # group of each row: breaks[g] < p <= breaks[g + 1], the lowest break in group 0
-    group = np.maximum(np.searchsorted(breaks, p, side="left"), 1) - 1
+    # (R's cut(include.lowest = TRUE)); one break (all p equal): one group
+    group = (_binning.bin_index(p, breaks, right=True) if breaks.size > 1
+             else np.zeros(p.shape, dtype=np.int64))
     size = np.bincount(group, minlength=breaks.size - 1)
     used = size > 0
     g = int(np.count_nonzero(used))

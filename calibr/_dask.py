@@ -10,7 +10,7 @@ for the verbs, whose ``.compute()`` gives the pandas result.
 
 * **Exact by merged sums** (``ece``, ``mce``, ``calibration_table``, and
   ``summarise`` when every metric is binned): each partition is validated by
-  the one input layer (``calibr._validation``, through ``prepare_binned`` and
+  the one input layer (``calibr._validation``, through ``_binning.binned_stats`` and
   the group layer ``calibr._groups``) and reduced to the kernels' per-(group,
   bin) statistics ``(count, sum_conf, sum_hit)``; the partitions' statistics are
   added in a fixed binary tree (partition 0 + 1, 2 + 3, ..., then the pairs of
@@ -40,7 +40,6 @@ for the verbs, whose ``.compute()`` gives the pandas result.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -192,21 +191,22 @@ def mergeable(bins: Any, binning: str) -> bool:
 
 
 def _stats(p, y, bins, type, classes, na_rm, w, binning, right) -> tuple:
-    """``prepare_binned``, where kept weights that total 0 are not an error: a
-    partition (or a group's rows in it) may hold only rows of weight 0, which add
-    nothing; the total is checked on the merged sums."""
-    from ._binned_metrics import prepare_binned
+    """``calibr._binning.binned_stats``, where kept weights that total 0 are not an
+    error: a partition (or a group's rows in it) may hold only rows of weight 0,
+    which add nothing; the total is checked on the merged sums."""
+    from ._binning import BinSpec, binned_stats
 
+    spec = BinSpec.from_options(bins, binning, right)
     try:
-        return prepare_binned(p, y, bins, type, classes, na_rm, w, binning, right)
+        return binned_stats(p, y, spec, type=type, classes=classes, na_rm=na_rm, weights=w)
     except InputError as err:
         if w is None or not str(err).startswith("`weights` must have a positive total"):
             raise
     # every kept weight is 0 (they are nonnegative): the sums are 0, of the shapes
     # that unit weights give (which also checks p and y)
     ones = pd.Series(1.0, index=w.index) if isinstance(w, pd.Series) else np.ones(len(w))
-    return tuple(np.zeros_like(s) for s in prepare_binned(p, y, bins, type, classes, na_rm,
-                                                            ones, binning, right))
+    return tuple(np.zeros_like(s) for s in binned_stats(p, y, spec, type=type, classes=classes,
+                                                        na_rm=na_rm, weights=ones))
 
 
 def _binned_part(i, p, y, w, bins, type, classes, na_rm, binning, right):
@@ -537,7 +537,7 @@ def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
     """The binned specs ``(bins, type, binning, right)`` and each column's (metric,
     spec position); ``("group", None)`` for a column that is not a mergeable
     binned metric (computed group by group)."""
-    from ._params import check_options
+    from ._params import resolved_options
     from .frame import metric_name
 
     specs: list[tuple] = []
@@ -547,9 +547,7 @@ def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
         if name not in ("ece", "mce"):
             plan.append(("group", None))
             continue
-        opts = {k: prm.default for k, prm in inspect.signature(func).parameters.items()
-                if prm.default is not prm.empty}
-        opts.update(check_options(func.__calibr_rules__, spec.options))
+        opts = resolved_options(func, spec.options)
         if not mergeable(opts["bins"], opts["binning"]):
             plan.append(("group", None))
             continue
@@ -788,7 +786,7 @@ def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm):
         names = list(key_meta.columns) + list(TABLE_COLUMNS)
         return pd.DataFrame({c: [] for c in names})
     _check_kept(merged, groups, ids, na_rm)
-    edges = _binning.breaks(None, bins, "equal-width", right)
+    edges = _binning.BinSpec.from_options(bins, binning, right).edges()
     classwise = not merged["binary"] and type == "classwise"
     by_group = sorted(range(len(merged["order"])), key=lambda r: ids[r])
     stats = [merged["rows"][merged["order"][r]][2][0] for r in by_group]

@@ -14,6 +14,8 @@ import textwrap
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ._defaults import BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
+
 __all__ = ["PARAMS", "shared_docs"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -30,24 +32,27 @@ y : array-like, pandas Series or Categorical
     1..K (as in R), a Categorical whose categories are the columns, labels
     equal to the column names of a DataFrame ``p`` (matched by name), or
     labels listed in ``classes``.""",
-    "bins": """\
-bins : int, default 10
+    "bins": f"""\
+bins : int, default {BINS_DEFAULT}
     Number of equal-width bins on [0, 1]; a single positive integer.""",
-    "binned_bins": """\
-bins : int or sequence of float, default 10
+    "test_bins": f"""\
+bins : int, default {BINS_DEFAULT}, keyword-only
+    ``bins`` of ``ece``/``mce`` in consistency resampling.""",
+    "binned_bins": f"""\
+bins : int or sequence of float, default {BINS_DEFAULT}
     The number of bins B (a single positive integer), or the breaks
     themselves, as R's ``cut(x, breaks = ...)``: a sorted sequence from 0 to
     1, strictly increasing (``bins=[0, 0.5, 0.8, 1]``: three bins).""",
-    "binning": """\
-binning : {"equal-width", "equal-mass"}, default "equal-width", keyword-only
+    "binning": f"""\
+binning : {{"equal-width", "equal-mass"}}, default "{BINNING_DEFAULT}", keyword-only
     How B bins are placed: R's equal-width bins
     (``seq(0, 1, length.out = B + 1)``), or equal-mass bins, B groups of
     nearly equal size by the values (in the classwise form, each column's
     own), the breaks at the midpoints between groups, as
     uncertainty-calibration's ``get_equal_bins`` (``docs/definitions.md``,
     "Binning options"). Only with a number of ``bins``.""",
-    "right": """\
-right : bool, default True, keyword-only
+    "right": f"""\
+right : bool, default {RIGHT_DEFAULT}, keyword-only
     Bins closed on the right, ``(a, b]`` with 0 in the first bin (R's
     ``cut(right = TRUE, include.lowest = TRUE)``), or with ``right=False``
     closed on the left, ``[a, b)`` with 1 in the last bin (``numpy.histogram``,

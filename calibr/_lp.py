@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ._binned_metrics import prepare_binned
+from ._binning import BinSpec, binned_stats
+from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
 from ._params import BIN_SPEC, BINNING, FLAG, RIGHT, Options, validate_params
 from ._validation import InputError
@@ -53,13 +54,13 @@ def _per_row(count: np.ndarray, conf: np.ndarray, hit: np.ndarray, norm: str,
 def calibration_error(
     p: Any,
     y: Any,
-    bins: int = 10,
-    type: str = "classwise",
+    bins: int = BINS_DEFAULT,
+    type: str = BINNED_TYPE_DEFAULT,
     *,
     norm: str = "l2",
     debias: bool = False,
-    binning: str = "equal-width",
-    right: bool = True,
+    binning: str = BINNING_DEFAULT,
+    right: bool = RIGHT_DEFAULT,
     classes: Sequence | None = None,
     na_rm: bool = False,
 ) -> float:
@@ -149,7 +150,8 @@ def calibration_error(
             f'`debias = True` is defined for `norm = "l2"` only (Kumar et al.); got '
             f'`norm = "{norm}"`.'
         )
-    count, conf, hit = prepare_binned(p, y, bins, type, classes, na_rm, None, binning, right)
+    count, conf, hit = binned_stats(p, y, BinSpec.from_options(bins, binning, right), type=type,
+                                    classes=classes, na_rm=na_rm)
     per = _per_row(count, conf, hit, norm, debias)
     if per.shape[0] == 1:
         return float(per[0])

@@ -53,6 +53,8 @@ __all__ = [
     "Rule",
     "check_binning",
     "check_options",
+    "defaults",
+    "resolved_options",
     "validate_params",
 ]
 
@@ -248,6 +250,32 @@ def check_options(rules: dict[str, Rule], values: dict[str, Any]) -> dict[str, A
     for name, rule in rules.items():
         if name in out:
             out[name] = rule(out[name], name)
+    return out
+
+
+def defaults(func: Callable[..., Any]) -> dict[str, Any]:
+    """The default of each parameter of ``func`` that has one, read from its
+    signature (through ``validate_params``' wrapper): the one place a default is
+    written; code that needs a function's default reads it here instead of
+    restating it.
+
+    Examples
+    --------
+    >>> from calibr._params import defaults
+    >>> def f(p, y, bins=10, *, right=True):
+    ...     pass
+    >>> defaults(f)
+    {'bins': 10, 'right': True}
+    """
+    return {name: prm.default for name, prm in inspect.signature(func).parameters.items()
+            if prm.default is not prm.empty}
+
+
+def resolved_options(func: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
+    """What a call ``func(p, y, **options)`` uses: ``func``'s defaults, overridden by
+    ``options`` checked by its rules (``__calibr_rules__``; canonical values)."""
+    out = defaults(func)
+    out.update(check_options(getattr(func, "__calibr_rules__", {}), options))
     return out
 
 

@@ -42,7 +42,16 @@ from ._groups import Split, group_seeds, groups_of, resolve_columns, split, weig
 from ._kernel_metrics import ROUNDING_FLOOR, _as_hits, mmce, skce
 from ._kernels import grouped
 from ._kernels.top_label import top_label
-from ._params import FLAG, LEVEL, Integer, Optional, Options, check_options, validate_params
+from ._params import (
+    FLAG,
+    LEVEL,
+    Integer,
+    Optional,
+    Options,
+    check_options,
+    resolved_options,
+    validate_params,
+)
 from ._validation import InputError, _fmt, check_bin_cells, metric_value
 
 __all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS", "TESTS"]
@@ -876,13 +885,10 @@ class _AllGroups:
     def metric(self, name: str, func: Callable[..., Any], options: dict) -> Any:
         """The metric ``name`` with ``options`` (checked as the metric checks them);
         ``_PER_GROUP`` for a binned metric with bins other than R's."""
-        opts = {
-            k: prm.default for k, prm in inspect.signature(func).parameters.items()
-            if prm.default is not prm.empty and k not in _DATA_ARGS
-        }
-        opts.update(check_options(getattr(func, "__calibr_rules__", {}), options))
+        opts = resolved_options(func, options)
         if name in ("ece", "mce"):
-            if not _binning.is_default(opts["bins"], opts["binning"], opts["right"]):
+            if not _binning.BinSpec.from_options(opts["bins"], opts["binning"],
+                                                 opts["right"]).is_default:
                 return _PER_GROUP  # the grouped kernels know R's bins only
             return self.binned(name, opts["bins"], opts["type"])
         if name == "skce":

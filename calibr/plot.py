@@ -214,7 +214,9 @@ def _bins_of(table: pd.DataFrame) -> int | None:
     bins = int(round(1.0 / width)) if width > 0 else 0
     ok = bins >= 1 and np.all(bin_ == np.floor(bin_)) and np.all((bin_ >= 1) & (bin_ <= bins))
     if ok:
-        edges = np.linspace(0.0, 1.0, bins + 1)  # the breaks of calibration_table()
+        from calibr._kernels.binned import breaks  # R's breaks: calibration_table()'s
+
+        edges = breaks(bins)
         b = bin_.astype(np.int64)
         ok = bool(np.array_equal(lower, edges[b - 1]) and np.array_equal(upper, edges[b]))
     return bins if ok else None

@@ -18,12 +18,12 @@ from pandas.api.typing import DataFrameGroupBy
 
 from . import _binning
 from ._calibration_tests import MAX_RESAMPLES, _rng_rule
+from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
 from ._groups import Groups, Split, group_seeds, groups_of, resolve_columns, split, weights_column
 from ._kernel_metrics import _as_hits
 from ._kernels import binned, grouped
 from ._kernels.top_label import top_label
-from ._kernels.weighted_metrics import weighted_bin_stats
 from ._params import (
     BIN_SPEC,
     BINNING,
@@ -33,7 +33,6 @@ from ._params import (
     Integer,
     Optional,
     Options,
-    check_binning,
     validate_params,
 )
 from ._validation import (
@@ -162,24 +161,18 @@ def _z(level: float) -> float:
 
 
 def _rows(
-    p: np.ndarray, y: np.ndarray, binary: bool, bins: int | np.ndarray, type: str, z: float,
-    w: np.ndarray | None = None, binning: str = "equal-width", right: bool = True,
+    p: np.ndarray, y: np.ndarray, binary: bool, spec: _binning.BinSpec, type: str, z: float,
+    w: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """The table's columns for one group's canonical arrays (non-empty bins only).
 
     The statistics are those of ``ece()``/``mce()``: the same kernels on the
-    same arrays (with weights ``w``, the weighted sums of ``ece(weights=)``;
-    with options other than R's, the sums of ``calibr._binning``).
-    ``"_class"`` holds 0-based class positions (classwise only); ``"_edges"``
-    the breaks (for the consistency band).
+    same arrays (``calibr._binning.validated_stats``: with weights ``w``, the
+    weighted sums of ``ece(weights=)``; with options other than R's, the numpy
+    sums). ``"_class"`` holds 0-based class positions (classwise only);
+    ``"_edges"`` the breaks (for the consistency band).
     """
-    if not _binning.is_default(bins, binning, right):
-        *stats, edges = _binning.stats(p, y, w, binary, bins, type, binning, right)
-    elif w is None:
-        stats, edges = binned.bin_stats(p, y, binary, bins, type), binned.breaks(bins)
-    else:
-        stats = weighted_bin_stats(p, y, w, binary, bins, type)
-        edges = binned.breaks(bins)
+    *stats, edges = _binning.validated_stats(p, y, w, binary, spec, type)
     out = _stats_rows(stats, edges, z, not binary and type == "classwise", w is not None)
     out["_edges"] = edges
     return out
@@ -349,8 +342,8 @@ def _frame(parts: list[dict[str, np.ndarray]], classes: tuple | None) -> pd.Data
 def calibration_table(
     p: Any,
     y: Any,
-    bins: int = 10,
-    type: str = "classwise",
+    bins: int = BINS_DEFAULT,
+    type: str = BINNED_TYPE_DEFAULT,
     *,
     classes: Sequence | None = None,
     na_rm: bool = False,
@@ -361,8 +354,8 @@ def calibration_table(
     consistency: float | None = None,
     n_resamples: int | None = None,
     rng: int | np.random.Generator | None = None,
-    binning: str = "equal-width",
-    right: bool = True,
+    binning: str = BINNING_DEFAULT,
+    right: bool = RIGHT_DEFAULT,
 ) -> pd.DataFrame:
     """The per-bin statistics behind ``ece()`` and ``mce()``, as a tidy DataFrame.
 
@@ -488,14 +481,14 @@ def calibration_table(
     0    1    0.0    0.5  2             0.15                 0.0  0.15    0.0000    0.6576
     1    2    0.5    1.0  2             0.85                 1.0  0.15    0.3424    1.0000
     """
-    check_binning(bins, binning)
+    spec = _binning.BinSpec.from_options(bins, binning, right)
     if any(a.__class__.__module__.startswith("dask") for a in (p, y, data, weights)):
         from . import _dask  # a lazy Dask DataFrame: docs/dask.md
         return _dask.calibration_table(
             p, y, bins, type, classes=classes, na_rm=na_rm, ci_level=ci_level, data=data,
             p_prefix=p_prefix, weights=weights, consistency=consistency,
             n_resamples=n_resamples, rng=rng, binning=binning, right=right)
-    nb = bins if isinstance(bins, int) else bins.shape[0] - 1
+    nb = spec.nbins
     z = _z(ci_level)
     band = _band_options(consistency, n_resamples, rng, weights)
     if data is None:
@@ -503,7 +496,7 @@ def calibration_table(
             raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.")
         prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
         check_bin_cells(nb, prep.k, not prep.binary and type == "classwise")
-        part = _rows(prep.p, prep.y, prep.binary, bins, type, z, prep.weights, binning, right)
+        part = _rows(prep.p, prep.y, prep.binary, spec, type, z, prep.weights)
         if band is not None:
             seeds, bitgen = group_seeds(band[2], 1)
             part = _consistency_band(prep.p, prep.binary, part["_edges"], right, type, part,
@@ -523,18 +516,17 @@ def calibration_table(
         parts, owner = [], []
         seeds, bitgen = group_seeds(band[2], groups.n_groups)
         for part in sp.parts():
-            rows = _rows(part.p, part.y, sp.binary, bins, type, z, None, binning, right)
+            rows = _rows(part.p, part.y, sp.binary, spec, type, z)
             parts.append(_consistency_band(part.p, sp.binary, rows["_edges"], right, type,
                                            rows, band[0],
                                            band[1], np.random.Generator(bitgen(seeds[part.g]))))
             owner.append(np.full(len(rows["bin"]), part.g, dtype=np.int64))
-    elif weights is None and _binning.is_default(bins, binning, right):
+    elif weights is None and spec.is_default:
         parts, owner = _group_rows(sp, bins, type, z)
     else:  # weighted, or bins other than R's: each group's slice, group by group
         parts, owner = [], []
         for part in sp.parts():
-            parts.append(_rows(part.p, part.y, sp.binary, bins, type, z, part.w, binning,
-                               right))
+            parts.append(_rows(part.p, part.y, sp.binary, spec, type, z, part.w))
             owner.append(np.full(len(parts[-1]["bin"]), part.g, dtype=np.int64))
     table = _frame(parts, sp.classes)
     if groups.keys is None:

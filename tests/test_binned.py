@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from oracles.binned import (
+    bin_among_oracle,
     bin_of_oracle,
     binary_stats_oracle,
     breaks_oracle,
@@ -603,12 +604,25 @@ def test_integer_p_and_object_labels_give_the_same_numbers():
 # its message: the messages, and every number, must be those of the checks.
 
 
+def _neighbours(edges, rng):
+    """The breaks, the two doubles on each side of each, the midpoints, random values
+    and the smallest subnormal: the values where a bin rule can go wrong."""
+    v = np.concatenate([edges, np.nextafter(edges, 2.0), np.nextafter(edges, -1.0),
+                        np.nextafter(np.nextafter(edges, 2.0), 2.0),
+                        np.nextafter(np.nextafter(edges, -1.0), -1.0),
+                        (edges[:-1] + edges[1:]) / 2, rng.random(50), [5e-324]])
+    return v[(v >= 0) & (v <= 1)]
+
+
 def test_bin_rule_on_every_break_and_its_neighbours():
-    """The kernels' bin rule (one comparison with the nearest break) against the
-    oracle's masks on every break, the doubles next to it, and random values, for
-    every bins up to 3000 and some up to the largest allowed."""
+    """One bin rule per closure: the compiled kernels' right-closed rule (one
+    comparison with the nearest break, ``_bin_right_closed``) and the numpy rule of
+    every other path (``calibr._binning.bin_index``) against the oracle's masks, on
+    every break, the doubles next to it, and random values, for every bins up to
+    3000 and some up to the largest allowed; ``bin_index`` closed on the left too."""
     import numba
 
+    from calibr._binning import bin_index
     from calibr._kernels.binned import _bin_right_closed
 
     @numba.njit(cache=False)
@@ -627,16 +641,38 @@ def test_bin_rule_on_every_break_and_its_neighbours():
         if bins > 300:  # every break of the largest would take long: many of them
             edges = np.unique(np.concatenate([edges[:50], edges[-50:],
                                               rng.choice(edges, 300)]))
-        v = np.concatenate([edges, np.nextafter(edges, 2.0), np.nextafter(edges, -1.0),
-                            np.nextafter(np.nextafter(edges, 2.0), 2.0),
-                            np.nextafter(np.nextafter(edges, -1.0), -1.0),
-                            (edges[:-1] + edges[1:]) / 2, rng.random(50), [5e-324]])
-        v = v[(v >= 0) & (v <= 1)]
-        if bins <= 300:
-            want = bin_of_oracle(v, bins)
-        else:  # the same rule as the oracle's masks: the breaks below v, less one
-            want = np.maximum(np.searchsorted(breaks_oracle(bins), v, side="left") - 1, 0)
-        np.testing.assert_array_equal(bins_of(v, bins), want, str(bins))
+        v = _neighbours(edges, rng)
+        # one mask per bin, or (many bins) the masks of the bins next to each value
+        for right in (True, False):
+            want = bin_among_oracle(v, breaks_oracle(bins), right, window=bins > 300)
+            np.testing.assert_array_equal(bin_index(v, binned.breaks(bins), right), want,
+                                          f"bin_index, {bins} bins, right={right}")
+            if right:
+                np.testing.assert_array_equal(bins_of(v, bins), want, f"compiled, {bins} bins")
+
+
+def test_bin_index_on_explicit_and_equal_mass_breaks():
+    """``bin_index`` on breaks other than R's, both closures, against the oracle's
+    masks: random strictly increasing breaks, and the zero-width bins of equal-mass
+    breaks ([0, 0] closed on the right, [1, 1] on the left), which hold their value."""
+    from calibr._binning import bin_index, equal_mass_breaks
+
+    rng = np.random.default_rng(62)
+    cases = [np.array([0.0, 1.0]), np.array([0.0, 0.3, 0.30000000000000004, 1.0])]
+    for _ in range(200):
+        inner = np.unique(rng.random(int(rng.integers(1, 40))))
+        cases.append(np.concatenate([[0.0], inner[(inner > 0) & (inner < 1)], [1.0]]))
+    ties = np.array([0.0, 0.0, 0.0, 0.0, 0.5, 0.9])
+    for right in (True, False):
+        for edges in cases:
+            v = _neighbours(edges, rng)
+            np.testing.assert_array_equal(bin_index(v, edges, right),
+                                          bin_among_oracle(v, edges, right))
+        for x in (ties, 1.0 - ties):
+            edges = equal_mass_breaks(x, 3, right)
+            v = np.concatenate([x, _neighbours(edges, rng)])
+            np.testing.assert_array_equal(bin_index(v, edges, right),
+                                          bin_among_oracle(v, edges, right))
 
 
 def _lane_order_oracle(p, y, bins):

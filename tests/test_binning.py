@@ -212,27 +212,53 @@ def test_binning_stats_shapes_and_sums_by_hand():
     1) in bin 1.
     """
     p, y = np.array([0.1, 0.5, 0.3, 1.0]), np.array([0, 1, 1, 1])
-    count, conf, hit, edges = _binning.stats(p, y, None, True, 2, "classwise",
-                                             "equal-width", False)
+    left = _binning.BinSpec.from_options
+    count, conf, hit, edges = _binning.stats(p, y, None, True, left(2, "equal-width", False),
+                                             "classwise")
     assert edges.tolist() == [0.0, 0.5, 1.0]
     assert count.tolist() == [2.0, 2.0] and hit.tolist() == [1.0, 2.0]
     assert conf.tolist() == pytest.approx([0.4, 1.5], rel=1e-15)
     pm = np.array([[0.7, 0.3], [0.2, 0.8], [0.4, 0.6]])
-    count, conf, hit, edges = _binning.stats(pm, np.array([0, 1, 1]), None, False, 3,
-                                             "confidence", "equal-width", False)
+    count, conf, hit, edges = _binning.stats(pm, np.array([0, 1, 1]), None, False,
+                                             left(3, "equal-width", False), "confidence")
     assert count.shape == (3,) and edges.shape == (4,)
     # top labels 0.7, 0.8 (bin [2/3, 1]) and 0.6 (bin [1/3, 2/3)), all right
     assert count.tolist() == [0.0, 1.0, 2.0] and hit.tolist() == [0.0, 1.0, 2.0]
     # classwise: (K, B) for 2 classes and 3 left-closed bins
     count, conf, hit, edges = _binning.stats(pm[:, :2] / pm[:, :2].sum(axis=1, keepdims=True),
-                                             np.array([0, 1, 1]), None, False, 3, "classwise",
-                                             "equal-width", False)
+                                             np.array([0, 1, 1]), None, False,
+                                             left(3, "equal-width", False), "classwise")
     assert count.shape == (2, 3) and edges.shape == (4,)
     assert count.sum(axis=1).tolist() == [3.0, 3.0] and hit.sum(axis=1).tolist() == [1.0, 2.0]
     # the last bins empty: still B of them
     count, conf, hit, edges = _binning.stats(np.array([0.1, 0.2]), np.array([0, 1]), None,
-                                             True, 4, "classwise", "equal-width", False)
+                                             True, left(4, "equal-width", False), "classwise")
     assert count.tolist() == [2.0, 0.0, 0.0, 0.0] and hit.tolist() == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_bin_spec_is_a_hashable_value_of_the_checked_options():
+    """``BinSpec``: R's bins only for a number of equal-width, right-closed bins; the
+    number of bins without the data; explicit breaks kept as their doubles, so that
+    equal specs are equal and hash alike (a cache key), and ``edges`` gives them back."""
+    spec = _binning.BinSpec.from_options
+    assert spec(10, "equal-width", True).is_default
+    for other in (spec(10, "equal-width", False), spec(10, "equal-mass", True),
+                  spec(np.linspace(0, 1, 11), "equal-width", True)):
+        assert not other.is_default
+    assert spec(7, "equal-mass", False).nbins == 7
+    breaks = np.array([0.0, 0.30000000000000004, 0.5, 1.0])
+    a, b = spec(breaks, "equal-width", True), spec(list(breaks), "equal-width", True)
+    assert a == b and hash(a) == hash(b) and a.nbins == 3 and a.data_free
+    assert a.edges().tobytes() == breaks.tobytes() and not a.edges().flags.writeable
+    assert len({a, b, spec(3, "equal-width", True)}) == 2
+    assert not spec(3, "equal-mass", True).data_free
+    assert spec(3, "equal-width", True).edges().tolist() == binned.breaks(3).tolist()
+    x = np.array([0.4, 0.1, 0.3, 0.2])
+    assert spec(2, "equal-mass", True).edges(x).tolist() == [0.0, 0.25, 1.0]
+    with pytest.raises(InputError, match=r"^`binning` must be 'equal-width' \(the default\) "
+                                         r"when `bins` gives the breaks; got 'equal-mass' "
+                                         r"with 4 breaks\."):
+        spec(breaks, "equal-mass", True)
 
 
 # --------------------------------------------------------------------------

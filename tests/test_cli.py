@@ -202,6 +202,22 @@ def test_help_and_version(capsys):
     assert code == 0 and out.strip() == f"calibr {calibr.__version__}"
 
 
+def test_help_says_the_defaults_of_ece(capsys):
+    """--bins, --type, --binning and --right default to ece()'s options, and the help
+    says so from calibr._defaults (the parser imports no numerics to read ece()), so
+    it follows them."""
+    from calibr._params import defaults
+
+    want = defaults(calibr.ece)
+    code, out, _ = run(capsys, "report", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert f"--plot (default: {want['bins']})" in text
+    assert f"(default: {want['type']}; --plot: confidence" in text
+    assert f"{want['binning']} (R's, the default)" in text
+    assert "(true, R's default)" in text and want["right"] is True
+
+
 def test_parse_metrics():
     specs = parse_metrics("ece, mce(bins=5),ece(type='confidence', bins=2)")
     assert specs == [("ece", Metric("ece")), ("mce(bins=5)", Metric("mce", {"bins": 5})),

@@ -10,10 +10,16 @@
   ``conftest.require`` (a failure under CI's variables), not
   ``pytest.importorskip``.
 * Every pytest marker declared in ``pyproject.toml`` is used.
+* A default lives in one place: the signature that defines it (the bin options'
+  in ``calibr/_defaults.py``, which the binned signatures read); code that needs
+  a function's default reads it from the signature (``calibr._params.defaults``)
+  instead of restating it.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
 import subprocess
 from pathlib import Path
@@ -100,3 +106,153 @@ def test_every_declared_marker_is_used():
     unused = [m for m in markers if not re.search(rf"\bpytest\.mark\.{m}\b", source)]
     assert unused == [], (f"markers declared in pyproject.toml but used by no test: {unused}; "
                           "use them or remove the declaration")
+
+
+# --------------------------------------------------------------------------
+# defaults written once
+
+#: The bin options: every signature that takes one reads its default from
+#: ``calibr/_defaults.py`` (``bins: int = BINS_DEFAULT``), never a literal.
+BIN_OPTIONS = ("bins", "binning", "right")
+
+
+def _option_names() -> set[str]:
+    """The options (parameters with a default, not the data) of calibr's public
+    metrics, verbs and tests: the names whose defaults the signatures define."""
+    import calibr
+
+    data = {"p", "y", "classes", "na_rm", "weights", "data", "p_prefix"}
+    functions = [getattr(calibr, name) for name in ("ece", "mce", "calibration_error", "skce",
+                                                    "mmce", "calibration_table", "summarise",
+                                                    "calibration_test", "bootstrap",
+                                                    "paired_bootstrap")]
+    return {name for fn in functions for name, prm in inspect.signature(fn).parameters.items()
+            if prm.default is not prm.empty and name not in data}
+
+
+def restated_defaults(source: str, options: set[str], bins_default: int) -> list[str]:
+    """The places in ``source`` (Python) that restate a default: a bin option with a
+    literal default in a signature; ``options.get("bins", 10)`` (an option and a
+    literal); ``args.type or "classwise"`` (an option's value, else a literal); and
+    ``bins=10`` / ``{"bins": 10}`` (the default number of bins as a literal)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = node.args
+            pos = a.posonlyargs + a.args
+            pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True),
+                     *((k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)
+                       if d is not None)]
+            found += [f"{d.lineno}: {arg.arg}={d.value!r} in a signature"
+                      for arg, d in pairs if arg.arg in BIN_OPTIONS
+                      and isinstance(d, ast.Constant) and d.value is not None]
+        elif isinstance(node, ast.Call):
+            f, args = node.func, node.args
+            if (isinstance(f, ast.Attribute) and f.attr == "get" and len(args) == 2
+                    and all(isinstance(v, ast.Constant) for v in args)
+                    and args[0].value in options):
+                found.append(f"{node.lineno}: .get({args[0].value!r}, {args[1].value!r})")
+            found += [f"{node.lineno}: bins={bins_default}" for kw in node.keywords
+                      if kw.arg == "bins" and isinstance(kw.value, ast.Constant)
+                      and kw.value.value == bins_default]
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            *first, last = node.values
+            names = [v.attr if isinstance(v, ast.Attribute) else v.id for v in first
+                     if isinstance(v, (ast.Attribute, ast.Name))]
+            if isinstance(last, ast.Constant) and set(names) & options:
+                found.append(f"{node.lineno}: {' or '.join(names)} or {last.value!r}")
+        elif isinstance(node, ast.Dict):
+            found += [f"{node.lineno}: {{'bins': {bins_default}}}"
+                      for k, v in zip(node.keys, node.values, strict=True)
+                      if isinstance(k, ast.Constant) and k.value == "bins"
+                      and isinstance(v, ast.Constant) and v.value == bins_default]
+    return found
+
+
+def test_restated_defaults_are_found():
+    """The scan finds each way of restating a default (and not reading one)."""
+    from calibr._defaults import BINS_DEFAULT
+
+    options = _option_names()
+    assert {"bins", "type", "binning", "right", "bandwidth", "estimator", "n_resamples",
+            "confidence_level"} <= options
+    restated = f"""
+def ece(p, y, bins={BINS_DEFAULT}, *, binning="equal-width", right=True): ...
+bins = opts.get("bins", {BINS_DEFAULT})
+bandwidth = opts.get("bandwidth", 0.2)
+form = o.type or "classwise"
+table(p, y, bins={BINS_DEFAULT})
+spec = {{"bins": {BINS_DEFAULT}}}
+"""
+    found = restated_defaults(restated, options, BINS_DEFAULT)
+    assert len(found) == 8 and {int(f.split(":")[0]) for f in found} == set(range(2, 8))
+    read = """
+def ece(p, y, bins=BINS_DEFAULT, *, binning=BINNING_DEFAULT, right=RIGHT_DEFAULT): ...
+bins = {**defaults(ece), **opts}["bins"]
+form = o.type or defaults(fn)["type"]
+table(p, y, bins=1)
+spec = {"bins": BINS_DEFAULT + 1}
+"""
+    assert restated_defaults(read, options, BINS_DEFAULT) == []
+
+
+def test_no_default_is_restated_outside_its_signature():
+    """Changing a default touches one line: the number of bins is
+    ``calibr._defaults.BINS_DEFAULT``, and nothing in calibr restates it or another
+    option's default (the bootstrap, the CLI, the Dask path and the tests' runners
+    read the signatures, ``calibr._params.defaults``)."""
+    from calibr._defaults import BINS_DEFAULT
+
+    options = _option_names()
+    found = [f"{path.relative_to(ROOT)}:{where}"
+             for path in sorted((ROOT / "calibr").rglob("*.py"))
+             for where in restated_defaults(path.read_text(encoding="utf-8"), options,
+                                            BINS_DEFAULT)]
+    assert found == [], ("read the default from the signature (calibr._params.defaults) or "
+                         "calibr/_defaults.py instead:\n" + "\n".join(found))
+
+
+#: Documented defaults that are not the signature's, with the reason.
+DOCUMENTED_OTHERWISE = {
+    ("summarise", "metrics"): 'None in the signature stands for ("ece", "mce")',
+}
+
+
+def _public_functions() -> list:
+    import calibr
+    import calibr.plot
+    import calibr.table
+
+    out = [getattr(calibr, name) for name in calibr.__all__]
+    out = [f for f in out if callable(f) and not isinstance(f, type)]
+    return out + [calibr.plot.reliability_diagram, calibr.table.wilson_interval]
+
+
+def test_documented_defaults_are_the_signatures():
+    """Each numpydoc line ``name : ..., default X`` of a public function says the
+    default of its signature (the shared paragraphs of ``calibr/_docs.py`` format
+    the bin options' from ``calibr/_defaults.py``), so that a changed default
+    cannot leave its documentation behind."""
+    from calibr._params import defaults
+
+    wrong, seen, excused = [], set(), set()
+    for fn in _public_functions():
+        doc = fn.__doc__ or ""
+        for name, value in defaults(fn).items():
+            m = re.search(rf"^\s*(?:\w+, )*{name}(?:, \w+)* : [^\n]*?, default (.+?)"
+                          r"(?:, keyword-only)?$", doc, re.MULTILINE)
+            if m is None:
+                continue
+            seen.add((fn.__name__, name))
+            said = f'"{value}"' if isinstance(value, str) else repr(value)
+            if m.group(1) == said:
+                continue
+            if (fn.__name__, name) in DOCUMENTED_OTHERWISE:
+                excused.add((fn.__name__, name))
+            else:
+                wrong.append(f"{fn.__name__}({name}): documented {m.group(1)}, signature {said}")
+    assert wrong == []
+    assert {("ece", "bins"), ("mce", "binning"), ("calibration_table", "right"),
+            ("calibration_error", "bins"), ("calibration_test", "bins"),
+            ("bootstrap", "n_resamples")} <= seen
+    assert excused == set(DOCUMENTED_OTHERWISE)  # each exception still needed

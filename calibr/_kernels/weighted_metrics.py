@@ -6,12 +6,9 @@ of the sample in which each row is repeated ``w_i`` times, to rounding.
 
 * Binned metrics: the per-bin statistics become weighted sums, ``count_b =
   sum w_i``, ``sum_conf_b = sum w_i x_i``, ``sum_hit_b = sum w_i c_i`` over the
-  rows in bin b, and :func:`calibr._kernels.binned.ece_from_stats` /
-  ``mce_from_stats`` turn them into the metrics unchanged (a bin is empty when
-  its total weight is 0). Bins are those of :mod:`calibr._kernels.binned`: the
-  row's bin is found among R's breaks (``numpy.linspace(0, 1, B + 1)``) by
-  ``searchsorted``, which is the definition; the sums are ``numpy.bincount``'s,
-  in row order. One vectorised pass, no loop per row or bin.
+  rows in bin b (``calibr._binning.stats``, the numpy path of every option), and
+  :func:`calibr._kernels.binned.ece_from_stats` / ``mce_from_stats`` turn them
+  into the metrics unchanged (a bin is empty when its total weight is 0).
 * Kernel metrics: ``W = sum_{i<j} w_i w_j h_ij``, ``D1 = sum_i w_i h_ii``,
   ``D2 = sum_i w_i^2 h_ii`` (:mod:`calibr._kernels.weighted_sums`), and with
   ``N = sum_i w_i``: ``"biased"`` ``(2 W + D2) / N^2``, ``"uq"``
@@ -30,12 +27,9 @@ import math
 
 import numpy as np
 
-from .binned import breaks
-from .top_label import top_label
 from .weighted_sums import gap_factors, sorted_scalars, weighted_pair_sum
 
 __all__ = [
-    "weighted_bin_stats",
     "weighted_canonical_sums",
     "weighted_estimate",
     "power_of_two_scale",
@@ -44,42 +38,6 @@ __all__ = [
 
 #: Rows of the canonical kernel matrix computed together (``BLOCK * n`` float64).
 BLOCK = 256
-
-
-# --------------------------------------------------------------------------
-# binned
-
-
-def _bin_of(v: np.ndarray, bins: int) -> np.ndarray:
-    """0-based bin of each value: ``breaks[b] < v <= breaks[b + 1]``, 0 in bin 0."""
-    j = np.searchsorted(breaks(bins), v, side="left") - 1
-    return np.maximum(j, 0)
-
-
-def _binary_weighted(x: np.ndarray, c: np.ndarray, w: np.ndarray, bins: int):
-    j = _bin_of(x, bins)
-    count = np.bincount(j, weights=w, minlength=bins)
-    conf = np.bincount(j, weights=w * x, minlength=bins)
-    hit = np.bincount(j, weights=w * np.asarray(c, dtype=np.float64), minlength=bins)
-    return count, conf, hit
-
-
-def weighted_bin_stats(p: np.ndarray, y: np.ndarray, w: np.ndarray, binary: bool, bins: int,
-                       type: str):
-    """Weighted per-bin ``(count, sum_conf, sum_hit)`` of validated input, shaped as
-    :func:`calibr._kernels.binned.bin_stats` shapes them ((K, bins) for classwise)."""
-    if binary:
-        return _binary_weighted(p, y, w, bins)
-    if type == "confidence":
-        rho, hit = top_label(p, y)
-        return _binary_weighted(rho, hit, w, bins)
-    n, k = p.shape
-    cells = _bin_of(p, bins) + np.arange(k) * bins  # (n, K): class k's bins at k * bins
-    count = np.bincount(cells.ravel(), weights=np.repeat(w, k), minlength=k * bins)
-    conf = np.bincount(cells.ravel(), weights=(w[:, None] * p).ravel(), minlength=k * bins)
-    own = cells[np.arange(n), y]  # the cell of each row's own class
-    hit = np.bincount(own, weights=w, minlength=k * bins)
-    return count.reshape(k, bins), conf.reshape(k, bins), hit.reshape(k, bins)
 
 
 # --------------------------------------------------------------------------

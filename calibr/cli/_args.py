@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
+from .._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._errors import EXIT_BROKEN_PIPE, CLIError, _cli_words
 
 if TYPE_CHECKING:
@@ -314,20 +315,23 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
         "-m", "--metrics", default="ece,mce", metavar="LIST",
         help='comma-separated metrics with options, e.g. "ece,mce(bins=5)" (default: ece,mce)',
     )
+    # the defaults are ece()'s (calibr._defaults: the parser imports no numerics)
     met.add_argument("--bins", type=int, default=None, metavar="B",
                      help="number of equal-width bins for ece, mce, --per-bin and --plot "
-                     "(default: 10)")
+                     f"(default: {BINS_DEFAULT})")
     met.add_argument("--type", choices=("classwise", "confidence"), default=None,
                      help="multiclass form of ece, mce, --per-bin and --plot "
-                     "(default: classwise; --plot: confidence, the top label, for more "
-                     "than 3 classes)")
+                     f"(default: {BINNED_TYPE_DEFAULT}; --plot: confidence, the top label, "
+                     "for more than 3 classes)")
     met.add_argument("--binning", choices=("equal-width", "equal-mass"), default=None,
-                     help="bins of ece, mce, --per-bin and --plot: equal-width (R's, the "
-                     "default) or equal-mass (B groups of nearly equal size, each group's "
-                     "and class's own breaks)")
+                     help="bins of ece, mce, --per-bin and --plot: equal-width (R's"
+                     f"{_the_default('equal-width', BINNING_DEFAULT)}) or equal-mass (B groups "
+                     "of nearly equal size, each group's and class's own breaks"
+                     f"{_the_default('equal-mass', BINNING_DEFAULT)})")
     met.add_argument("--right", choices=("true", "false"), default=None,
-                     help="bins closed on the right, (a, b] with 0 in the first bin (true, R's "
-                     "default), or on the left, [a, b) with 1 in the last bin (false)")
+                     help="bins closed on the right, (a, b] with 0 in the first bin (true, R's"
+                     f"{' default' if RIGHT_DEFAULT else ''}), or on the left, [a, b) with 1 "
+                     f"in the last bin (false{_the_default(False, RIGHT_DEFAULT)})")
     tst = rep.add_argument_group("calibration tests")
     tst.add_argument(
         "--test", action="append", default=None, metavar="LIST",
@@ -554,6 +558,11 @@ n_resamples=50)', CalibrationTest(method='consistency', options={'metric': 'mce'
                 raise CLIError(f"--test: {col!r} appears twice.")
             out.append((col, spec))
     return out
+
+
+def _the_default(choice: Any, default: Any) -> str:
+    """", the default" after the choice that is the default in a help text."""
+    return ", the default" if choice == default else ""
 
 
 def check_seed(seed: int) -> int:

@@ -86,9 +86,13 @@ _TEST_WORDS = {
 def _tests_header(tests: list, seed: int, several: bool) -> list[str]:
     """The header lines of --test (``[(name, spec, n_resamples)]``): each test, how it
     was run, and the seed."""
+    from .._calibration_tests import calibration_test
+    from .._params import defaults
+
+    metric = defaults(calibration_test)["metric"]  # of consistency resampling
     words = []
     for name, spec, n in tests:
-        text = _TEST_WORDS[spec.method].format(n=n, metric=spec.options.get("metric", "ece"))
+        text = _TEST_WORDS[spec.method].format(n=n, metric=spec.options.get("metric", metric))
         words.append(f"{name} = {text}")
     where = "of each data set " if several else ""
     return [

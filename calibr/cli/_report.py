@@ -3,7 +3,6 @@ per-bin table (``calibr.calibration_table``) and the plot, for each input."""
 
 from __future__ import annotations
 
-import inspect
 import io
 from collections.abc import Hashable
 from pathlib import Path
@@ -12,10 +11,11 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from .._binned_metrics import ece, mce
 from .._calibration_tests import _BINARY_ONLY as BINARY_ONLY_TESTS
 from .._calibration_tests import calibration_test
 from .._groups import by_columns, subframes
-from .._params import BINS
+from .._params import BINS, defaults
 from .._validation import InputError
 from ..frame import summarise
 from ..table import TABLE_COLUMNS, calibration_table
@@ -114,8 +114,9 @@ def report(args) -> int:
         raise CLIError("--weights cannot be combined with --test: the calibration tests have "
                        "no frequency weights.")
     _check_ci(args)
-    bins = args.bins or 10
-    type_ = args.type or "classwise"
+    metric_defaults = defaults(ece)  # --bins and --type default to ece()'s bins and type
+    bins = metric_defaults["bins"] if args.bins is None else args.bins
+    type_ = metric_defaults["type"] if args.type is None else args.type
 
     sources = _sources(args)
     results, tables, plots, forms, plot_forms = [], [], [], [], []
@@ -260,12 +261,8 @@ def _report_source(
             asked["n"] = _library(calibration_table, p_word, cols.p, cols.y, bins=1,
                                   type="confidence", data=data, **common)
         for j, c in enumerate(mces):
-            asked[f"mce{j}"] = _library(
-                calibration_table, p_word, cols.p, cols.y,
-                bins=c.spec.options.get("bins", 10),
-                type=c.spec.options.get("type", "classwise"), data=data, **common,
-                **{k: c.spec.options[k] for k in ("binning", "right") if k in c.spec.options},
-            )
+            asked[f"mce{j}"] = _library(calibration_table, p_word, cols.p, cols.y, data=data,
+                                        **common, **_mce_bins(c.spec))
         if args.ci is not None:
             asked["ci"] = _library(summarise, p_word, data, cols.p, cols.y,
                                    metrics={c.name: c.spec for c in columns}, ci=args.ci,
@@ -324,6 +321,13 @@ def _computed(asked: dict[str, Any], src: _Source, p_word: str) -> dict[str, Any
     with src.engine.compute():
         (got,) = _library(dask.compute, p_word, asked)
     return got
+
+
+def _mce_bins(spec) -> dict[str, Any]:
+    """The bin options (``bins``, ``type``, ``binning``, ``right``) of an mce column:
+    its own, else mce()'s defaults (the table of its bins counts the MCE's bin)."""
+    opts = {**defaults(mce), **spec.options}
+    return {k: opts[k] for k in ("bins", "type", "binning", "right")}
 
 
 def _insert_form_and_bins(res: pd.DataFrame, show_form: bool, form: str, show_bins: bool,
@@ -389,8 +393,7 @@ def _ci_header(args, seed: int, several: bool, tests: bool) -> list[str]:
 
 def _n_resamples(spec) -> int:
     """The resamples of a resampling test: its option, else calibration_test()'s default."""
-    default = inspect.signature(calibration_test).parameters["n_resamples"].default
-    return int(spec.options.get("n_resamples", default))
+    return int({**defaults(calibration_test), **spec.options}["n_resamples"])
 
 
 def _test_columns(name: str, spec) -> list[str]:
@@ -490,12 +493,20 @@ def _plot_format(path: str) -> str:
     return fmt
 
 
+def _bin_defaults() -> dict[str, Any]:
+    """``binning`` and ``right`` when --binning and --right are not given: ece()'s,
+    as for --bins and --type."""
+    opts = defaults(ece)
+    return {"binning": opts["binning"], "right": opts["right"]}
+
+
 def _bins_words(header: list[str], options: dict) -> list[str]:
     """The header's line of the bins, in the words of --binning and --right."""
     if not options:
         return header
-    kind = options.get("binning", "equal-width")
-    side = ("closed on the right, 0 in the first bin" if options.get("right", True)
+    options = {**_bin_defaults(), **options}
+    kind = options["binning"]
+    side = ("closed on the right, 0 in the first bin" if options["right"]
             else "closed on the left, 1 in the last bin")
     own = " (each group's and class's own breaks)" if kind == "equal-mass" else ""
     return [f"{line.split(' equal-width bins')[0]} {kind} bins{own}, {side}"
@@ -526,8 +537,9 @@ def _plot(table: pd.DataFrame, fmt: str, bins: int, sources: list[_Source],
     else:
         form = ", ".join(f"{w} ({s.tag or s.label})" for w, s in zip(words, sources, strict=True))
     curves = "; one curve per class" if "classwise" in forms else ""
-    kind = (binning_options or {}).get("binning", "equal-width")
-    closed = "" if (binning_options or {}).get("right", True) else ", closed on the left"
+    options = {**_bin_defaults(), **(binning_options or {})}
+    kind = options["binning"]
+    closed = "" if options["right"] else ", closed on the left"
     title = f"Reliability diagrams: {bins} {kind} bins{closed}; form: {form}{curves}"
     moved = [s for s, m in zip(sources, switched, strict=True) if m]
     if moved:

@@ -13,6 +13,7 @@ import numpy as np
 
 __all__ = [
     "binary_stats_oracle",
+    "bin_among_oracle",
     "bin_of_oracle",
     "breaks_oracle",
     "classwise_stats_oracle",
@@ -31,12 +32,47 @@ def breaks_oracle(bins: int) -> np.ndarray:
 
 def bin_of_oracle(v: np.ndarray, bins: int) -> np.ndarray:
     """0-based bin of each value: ``breaks[b] < v <= breaks[b+1]``, 0 in bin 0."""
-    edges = breaks_oracle(bins)
+    return bin_among_oracle(v, breaks_oracle(bins), right=True)
+
+
+def _member(v, edges, b, right):
+    """Whether v lies in bin b of the breaks ``edges`` (either closure)."""
+    last = edges.shape[0] - 2
+    if right:  # (a, b], and 0 in the first bin
+        return ((v > edges[b]) | ((b == 0) & (v == edges[0]))) & (v <= edges[b + 1])
+    # [a, b), and 1 in the last bin
+    return (v >= edges[b]) & ((v < edges[b + 1]) | ((b == last) & (v == edges[-1])))
+
+
+def bin_among_oracle(v: np.ndarray, edges: np.ndarray, right: bool = True,
+                     window: bool = False) -> np.ndarray:
+    """0-based bin of each value among the breaks ``edges`` (nondecreasing, 0 to 1), by
+    the definition: ``right=True``, ``edges[b] < v <= edges[b+1]`` with 0 in bin 0
+    (R's ``cut(right = TRUE, include.lowest = TRUE)``); ``right=False``,
+    ``edges[b] <= v < edges[b+1]`` with 1 in the last bin (``numpy.histogram``).
+
+    One mask per bin; with ``window`` (R's equal-width breaks of many bins), only
+    the bins ``floor(v B) - 2 .. floor(v B) + 2`` of each value are tried (its bin
+    is among them: a break is within a few ulps of ``m / B``). Either way each value
+    must fall in exactly one of the bins tried.
+    """
+    nb = edges.shape[0] - 1
     out = np.full(v.shape, -1, dtype=np.int64)
-    for b in range(bins):
-        lower_ok = (v > edges[b]) | ((b == 0) & (v == edges[0]))
-        out[lower_ok & (v <= edges[b + 1])] = b
-    assert (out >= 0).all()
+    hits = np.zeros(v.shape, dtype=np.int64)
+    if window:
+        centre = np.floor(v * nb).astype(np.int64)
+        for d in range(-2, 3):
+            b = np.clip(centre + d, 0, nb - 1)
+            fresh = (b != np.clip(centre + d - 1, 0, nb - 1)) | (d == -2)  # each bin once
+            inside = fresh & _member(v, edges, b, right)
+            out[inside] = b[inside]
+            hits += inside
+    else:
+        for b in range(nb):
+            inside = _member(v, edges, b, right)
+            out[inside] = b
+            hits += inside
+    assert (hits == 1).all(), "a value in no bin, or in two"
     return out
 
 

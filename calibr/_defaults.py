@@ -1,0 +1,25 @@
+"""The defaults of the bin options, shared by the signatures of every binned function
+(``ece``, ``mce``, ``calibration_error``, ``calibration_table``, and ``bins`` of
+``calibration_test``), written once.
+
+Each is R's (``docs/definitions.md``, "Binned metrics"): ``ece(p, y, bins = 10,
+type = c("classwise", "confidence"))`` with the breaks ``seq(0, 1, length.out =
+bins + 1)`` and ``cut(right = TRUE, include.lowest = TRUE)``. A signature reads
+its default from here (``bins: int = BINS_DEFAULT``); everything else reads it
+from the signature (``calibr._params.defaults``), or, where no signature can be
+reached without importing the numerics (the command line's ``--help``, the shared
+docstring paragraphs), from here. This module imports nothing.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BINNED_TYPE_DEFAULT", "BINNING_DEFAULT", "BINS_DEFAULT", "RIGHT_DEFAULT"]
+
+#: The number of bins (R's ``bins = 10``).
+BINS_DEFAULT = 10
+#: How the bins are placed: R's equal-width breaks.
+BINNING_DEFAULT = "equal-width"
+#: The closure: on the right, 0 in the first bin (R's ``cut(right = TRUE)``).
+RIGHT_DEFAULT = True
+#: The multiclass form of the binned metrics (R's ``type = c("classwise", ...)``).
+BINNED_TYPE_DEFAULT = "classwise"
