@@ -163,9 +163,9 @@ def val_prob(
       :math:`\operatorname{logit} P(y = 1) = a + b x`, R's
       ``glm(y ~ qlogis(p), binomial)``; computed by Newton-Raphson until a step
       moves the estimates by less than 1e-12 relative (exact to rounding).
-      ``method="rms"`` stops as rms's ``lrm.fit`` does, earlier (by up to
-      about 1e-5 relative on ordinary data), and close to separation
-      possibly far from the maximum (``docs/val_prob.md``).
+      ``method="rms"`` stops as rms's ``lrm.fit`` does, earlier (about 1e-6
+      relative from the maximum on ordinary data), and close to separation
+      possibly far from it (``docs/val_prob.md``).
     - **U:Chi-sq** :math:`= L_{01} - L_{ab}`, with :math:`L_{ab}` the deviance
       of that fit; **U** :math:`= (\text{U:Chi-sq} - 2)/n`, the unreliability
       index; **U:p**, the upper tail of :math:`\chi^2_2`;
