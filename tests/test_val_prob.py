@@ -647,6 +647,22 @@ def test_where_rms_gives_up_calibr_warns_and_carries_on(case):
     _assert_close(ours["D:Chi-sq"], want["D:Chi-sq"], "D:Chi-sq", VALPROB_RTOL, VALPROB_ATOL)
 
 
+def test_equal_logits_give_no_recalibration():
+    """Distinct p whose logits are equal doubles (1e-300 and the next double):
+    the information matrix is singular in exact arithmetic too, so the
+    recalibration is NaN (rms's val.prob stops in solvet())."""
+    tiny = np.array([1e-300, np.nextafter(1e-300, 1.0)] * 2)
+    with pytest.warns(RuntimeWarning) as record:
+        stats = val_prob(tiny, [0, 1, 1, 0])
+    assert [str(w.message) for w in record][1:] == [
+        "val_prob: the information matrix of the recalibration is singular; Intercept, "
+        "Slope, U, U:Chi-sq, U:p and Q are NaN."
+    ]
+    assert record[0].message.args[0].startswith("val_prob: rms's lrm.fit finds")
+    assert np.isnan(stats[["Intercept", "Slope", "U", "U:Chi-sq", "U:p", "Q"]]).all()
+    assert stats["C (ROC)"] == 0.5 and np.isfinite(stats["D:Chi-sq"])
+
+
 def test_a_wider_range_gives_no_singular_matrix():
     """Ten times the range of the "fixed-model" case: no warning."""
     p, y, _, _ = RMS_GIVES_UP["fixed-model"]
