@@ -5,7 +5,8 @@ Thin public functions: option checks, the shared input layer
 (:func:`calibr._validation.prepare`), then, per bandwidth, one compiled pass of
 linear binning (:func:`calibr._kernels.smooth.bin_residuals`) and numpy on the
 grid: the reflected Gaussian convolution as a circular convolution by FFT, and
-the integral of its absolute value.
+the integral of its absolute value. ``method="relplot"`` dispatches to relplot's
+discretisation instead (``calibr/_smooth_relplot.py``).
 """
 
 from __future__ import annotations
@@ -21,11 +22,15 @@ from ._kernel_metrics import _as_hits
 from ._kernels.smooth import bin_residuals
 from ._kernels.top_label import top_label
 from ._params import FLAG, Integer, Options, validate_params
+from ._smooth_relplot import RelplotGrids, relplot_curve, relplot_smece_at
 from ._validation import InputError, Prepared, _fmt, _real_value, prepare
 
 __all__ = ["SmoothCurve", "smece", "smece_curve"]
 
 _TYPES = ("confidence", "classwise")
+#: ``method=``: the continuous integral (the default) or relplot 1.0.3's
+#: discretisation of it (``docs/smece.md``).
+_METHODS = ("integral", "relplot")
 
 #: Grid nodes per bandwidth: the grid step is at most ``bandwidth / NODES_PER_SIGMA``.
 #: The error of linear binning plus the trapezoidal rule is at most about
@@ -193,15 +198,18 @@ def _search(value: Callable[[float], float]) -> float:
     return start
 
 
-def _binary_smece(binned: _Binned, bandwidth: float | str) -> tuple[float, float]:
-    """(smooth ECE, bandwidth used) of a binned sample."""
+def _binary_smece(binned: Any, bandwidth: float | str,
+                  at: Callable[[Any, float], float] | None = None) -> tuple[float, float]:
+    """(smooth ECE, bandwidth used) of a binned sample, ``at(binned, sigma)``
+    being the smooth ECE at one bandwidth (calibr's integral by default)."""
+    at = _smece_at if at is None else at
     if bandwidth != "auto":
-        return _smece_at(binned, bandwidth), bandwidth
+        return at(binned, bandwidth), bandwidth
     seen: dict[float, float] = {}
 
     def value(sigma: float) -> float:
         if sigma not in seen:
-            seen[sigma] = _smece_at(binned, sigma)
+            seen[sigma] = at(binned, sigma)
         return seen[sigma]
 
     sigma = _search(value)
@@ -211,6 +219,17 @@ def _binary_smece(binned: _Binned, bandwidth: float | str) -> tuple[float, float
 def _binned(x: np.ndarray, hits: np.ndarray, bandwidth: float | str) -> _Binned:
     fine = SEARCH_NODES if bandwidth == "auto" else 1
     return _Binned(np.ascontiguousarray(x, dtype=np.float64), hits, fine)
+
+
+def _relplot_grids(x: np.ndarray, hits: np.ndarray, bandwidth: float | str) -> RelplotGrids:
+    return RelplotGrids(x, hits)
+
+
+#: ``method`` -> (the binned sample of one column, the smooth ECE at one bandwidth)
+_METHOD_TABLE: dict[str, tuple[Callable[..., Any], Callable[[Any, float], float]]] = {
+    "integral": (_binned, _smece_at),
+    "relplot": (_relplot_grids, relplot_smece_at),
+}
 
 
 def _scores(prep: Prepared, type: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -223,13 +242,15 @@ def _scores(prep: Prepared, type: str) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(columns[k], (prep.y == k).view(np.uint8)) for k in range(prep.k)]
 
 
-@validate_params(bandwidth=_bandwidth, type=Options(*_TYPES), na_rm=FLAG)
+@validate_params(bandwidth=_bandwidth, type=Options(*_TYPES), method=Options(*_METHODS),
+                 na_rm=FLAG)
 def smece(
     p: Any,
     y: Any,
     *,
     bandwidth: float | str = "auto",
     type: str = "confidence",
+    method: str = "integral",
     classes: Sequence | None = None,
     na_rm: bool = False,
 ) -> float:
@@ -261,6 +282,14 @@ def smece(
         the correctness of the first maximal column (what relplot computes
         from ``multiclass_logits_to_confidences``); ``"classwise"``: the mean
         over the columns of the binary smooth ECE of column k against 1{y = k}.
+    method : {"integral", "relplot"}, default "integral", keyword-only
+        ``"integral"``: the continuous integral of the definition, to about
+        1e-6 (Notes). ``"relplot"``: relplot 1.0.3's discretisation of it, the
+        numbers ``relplot.smECE`` and ``relplot.smECE_sigma`` give (to
+        rounding: measured 5e-15 relative, the same automatic bandwidth),
+        with which published values were computed; they differ from the
+        integral by up to 1-3% at small bandwidths and more where
+        predictions lie at 0 or 1 (``docs/smece.md``, "relplot").
     classes : sequence, optional, keyword-only
         The label of each column of ``p`` (e.g. ``classes=range(K)`` for 0-based
         labels), or ``(negative, positive)`` for a vector ``p``.
@@ -276,7 +305,8 @@ def smece(
     ------
     ValueError
         (``calibr.InputError``) for bad values of any argument (``bandwidth``
-        neither ``"auto"`` nor a finite number of at least 0.001).
+        neither ``"auto"`` nor a finite number of at least 0.001, ``method``
+        neither ``"integral"`` nor ``"relplot"``).
     TypeError
         (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
         set, dict or string where a vector is expected.
@@ -333,6 +363,11 @@ def smece(
     >>> round(calibr.smece(p, y, bandwidth=0.05), 4)
     0.0845
 
+    relplot's numbers (``relplot.smECE(p, y)``):
+
+    >>> round(calibr.smece(p, y, method="relplot"), 4)
+    0.0814
+
     A probability matrix, its labels coded 1..K as in R:
 
     >>> prob = rng.dirichlet(np.ones(3), 500)
@@ -343,7 +378,8 @@ def smece(
     0.1635
     """
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
-    values = [_binary_smece(_binned(x, hits, bandwidth), bandwidth)[0]
+    binned, at = _METHOD_TABLE[method]
+    values = [_binary_smece(binned(x, hits, bandwidth), bandwidth, at)[0]
               for x, hits in _scores(prep, type)]
     return float(np.mean(values)) if len(values) > 1 else float(values[0])
 
@@ -376,22 +412,26 @@ class SmoothCurve:
     smece: float
 
 
-@validate_params(bandwidth=_bandwidth, points=Integer(2, 1_000_000), na_rm=FLAG)
+@validate_params(bandwidth=_bandwidth, points=Integer(2, 1_000_000),
+                 method=Options(*_METHODS), na_rm=FLAG)
 def smece_curve(
     p: Any,
     y: Any,
     *,
     bandwidth: float | str = "auto",
     points: int = 200,
+    method: str = "integral",
     classes: Sequence | None = None,
     na_rm: bool = False,
 ) -> SmoothCurve:
-    r"""The smoothed reliability curve of the smooth ECE, as relplot draws it.
+    r"""The smoothed reliability curve of the smooth ECE.
 
     The kernel-smoothed mean outcome as a function of the confidence, and the
     smoothed density of the predictions, with the kernel and bandwidth of
-    :func:`calibr.smece` (relplot's ``prepare_rel_diagram`` main line without
-    its bootstrap: ``mu`` and ``density`` on its mesh).
+    :func:`calibr.smece`. By default the smoothed residual added to the
+    diagonal (relplot's ``CenteredRegressor(KernelSmoother(...))``); with
+    ``method="relplot"``, relplot's ``prepare_rel_diagram`` main line without
+    its bootstrap (``mu``, ``density``, ``sigma`` and ``ce``).
 
     Parameters
     ----------
@@ -405,6 +445,14 @@ def smece_curve(
         As for :func:`calibr.smece`.
     points : int, default 200, keyword-only
         The number of mesh points from 0 to 1 (relplot's 200), 2 to 1,000,000.
+    method : {"integral", "relplot"}, default "integral", keyword-only
+        ``"integral"``: the sums of :func:`calibr.smece` on its grid,
+        ``y = x + A(x) / D(x)``. ``"relplot"``: relplot 1.0.3's
+        ``prepare_rel_diagram(p, y, plot_confidence_band=False)``: the
+        bandwidth and smooth ECE of ``smece(method="relplot")``, and on the
+        mesh the kernel-smoothed outcome ``Y(x) / (D(x) + 1e-4)`` on relplot's
+        grid, not centred on the diagonal (relplot's default bootstrap
+        bagging of that line is random, and left out).
     classes : sequence, optional, keyword-only
         The label of each column of ``p``, or ``(negative, positive)`` for a
         vector ``p``.
@@ -434,8 +482,10 @@ def smece_curve(
     The sums are those of :func:`calibr.smece` on its grid (step at most
     sigma/400), interpolated linearly to the mesh; the curve's ``y`` is
     ``x + A(x) / D(x)`` (``docs/smece.md``). relplot adds 1e-4 to ``D``, which
-    pulls its curve towards the diagonal where there are no predictions; calibr
-    does not, and reports NaN where the density is too small to divide by.
+    pulls its centred curve towards the diagonal (and its uncentred
+    ``prepare_rel_diagram`` line towards 0) where there are no predictions;
+    ``method="integral"`` does not, and reports NaN where the density is too
+    small to divide by.
 
     Examples
     --------
@@ -452,10 +502,16 @@ def smece_curve(
     """
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     ((x, hits),) = _scores(prep, "confidence")
+    mesh = np.linspace(0.0, 1.0, points)
+    if method == "relplot":
+        grids = RelplotGrids(x, hits)
+        value, sigma = _binary_smece(grids, bandwidth, relplot_smece_at)
+        mu, density = relplot_curve(grids, sigma, mesh)
+        return SmoothCurve(x=mesh, y=mu, density=density, bandwidth=float(sigma),
+                           smece=float(value))
     binned = _binned(x, hits, bandwidth)
     value, sigma = _binary_smece(binned, bandwidth)
     a, d, m = _smooth_on_grid(binned, sigma)
-    mesh = np.linspace(0.0, 1.0, points)
     grid = np.arange(m + 1) / m
     a_mesh = np.interp(mesh, grid, a)
     d_mesh = np.maximum(np.interp(mesh, grid, d), 0.0)  # the FFT's rounding can dip below 0

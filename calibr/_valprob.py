@@ -1,8 +1,11 @@
 """``val_prob()``: the statistics of R's ``rms::val.prob`` for binary predictions.
 
 Every statistic, its formula and how it relates to R's code are in
-``docs/val_prob.md``; the numbers agree with the real R package (the tests
-``tests/test_val_prob.py`` call it through rpy2).
+``docs/val_prob.md``. Two methods, dispatched by ``_GENERAL``: ``"rms"`` (the
+default) repeats the arithmetic of rms's Fortran ``lrm.fit`` (its binned rank
+statistics and its stopping rule, ``calibr/_kernels/rms.py``) and prints
+rms's numbers; ``"exact"`` computes the definitions. The tests
+``tests/test_val_prob.py`` call the real R package through rpy2.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import numpy as np
 import pandas as pd
 
 from ._docs import shared_docs
+from ._kernels import rms as rms_kernels
 from ._lowess import lowess
+from ._params import Options, validate_params
 from ._validation import InputError, prepare
 
 __all__ = ["VAL_PROB_NAMES", "val_prob"]
@@ -47,10 +52,26 @@ _DEV_SLACK = 1e-12
 #: among 20,000 observations, take about 30).
 _FIT_MAXIT = 100
 
+#: ``method=``: the first is the default. "rms" repeats rms's Fortran
+#: ``lrm.fit`` (binned C and Dxy, its stopping rule); "exact" computes the
+#: definitions (``docs/val_prob.md``).
+_METHODS = ("rms", "exact")
 
+#: rms's ``lrm.fit`` defaults (``maxit = 12``, ``eps = 0.025``, ``tol = 1e-7``):
+#: LRMFIT runs at most ``maxit - 1`` Newton-Raphson iterations, stops once -2LL
+#: changes by at most ``eps``, and calls the information matrix singular when
+#: its QR decomposition (R's ``dqrdc2``) finds a column below ``tol`` times its
+#: norm.
+_RMS_MAXIT = 12
+_RMS_EPS = 0.025
+_RMS_TOL = 1e-7
+
+
+@validate_params(method=Options(*_METHODS))
 @shared_docs
 def val_prob(
-    p: Any, y: Any, *, classes: Sequence | None = None, na_rm: bool = False
+    p: Any, y: Any, *, method: str = "rms", classes: Sequence | None = None,
+    na_rm: bool = False,
 ) -> pd.Series:
     r"""Validation statistics of predicted probabilities, as R's ``rms::val.prob``.
 
@@ -68,6 +89,16 @@ def val_prob(
     y : array-like or pandas Series
         Outcomes, 0/1 or booleans (or the two labels of ``classes``), with both
         outcomes present.
+    method : {"rms", "exact"}, default "rms", keyword-only
+        ``"rms"``: the numbers ``rms::val.prob`` prints, to 1e-9 relative
+        (measured: 1e-11), with the Fortran ``lrm.fit`` of rms 5.1-2 to
+        6.8-2 (Debian 12's rms 6.5): C and Dxy from predicted probabilities
+        rounded into bins of width 0.0002, and the Intercept and Slope (and
+        U, U:Chi-sq, U:p, Q) where its Newton-Raphson stops, once -2LL
+        changes by at most 0.025. ``"exact"``: the definitions below, C and
+        Dxy over the exact ``p``, the recalibration at the maximum likelihood
+        (rms >= 6.9 also computes C and Dxy exactly; see
+        ``docs/val_prob.md``).
     classes : sequence of two labels, optional, keyword-only
         ``(negative, positive)``: the labels of ``y`` for 0 and 1.
     <calibr:na_rm>
@@ -86,7 +117,8 @@ def val_prob(
     ValueError
         (``calibr.InputError``) for a matrix ``p``, values of ``p`` outside
         (0, 1) (0 and 1 included), ``y`` other than 0/1 or with one outcome
-        only, different lengths, or missing values without ``na_rm=True``.
+        only, different lengths, missing values without ``na_rm=True``, or a
+        ``method`` other than ``"rms"`` and ``"exact"``.
     TypeError
         (``calibr.InputTypeError``) for inputs that are not numeric vectors.
 
@@ -95,21 +127,30 @@ def val_prob(
     RuntimeWarning
         When ``p`` separates the outcomes (every ``y = 1`` has ``p`` at least
         as large as every ``y = 0``, or the reverse): the logistic
-        recalibration has no maximum-likelihood estimate, so Intercept, Slope,
-        U, U:Chi-sq, U:p and Q are NaN. When every ``p`` is 0.5: S:z and S:p
-        are NaN (the variance of Spiegelhalter's statistic is 0).
+        recalibration has no maximum-likelihood estimate, so with
+        ``method="exact"`` Intercept, Slope, U, U:Chi-sq, U:p and Q are NaN;
+        with ``method="rms"`` they are rms's, where its iterations stopped.
+        With ``method="rms"``, also when rms's ``lrm.fit`` runs out of its 11
+        iterations (rms's unconverged numbers, which ``val.prob`` reports
+        without a word), and when it finds an information matrix singular,
+        where rms's ``val.prob`` stops with an error (``p`` within a range so
+        narrow that its logits are nearly constant). When every ``p`` is 0.5:
+        S:z and S:p are NaN (the variance of Spiegelhalter's statistic is 0).
 
     Notes
     -----
-    Mirrors ``rms::val.prob(p, y, pl = FALSE)`` with its defaults. With
-    :math:`n` observations, :math:`n_1` of them with :math:`y = 1`,
-    :math:`n_0 = n - n_1` and :math:`x_i = \operatorname{logit} p_i`:
+    Mirrors ``rms::val.prob(p, y, pl = FALSE)`` with its defaults. The
+    definitions, which ``method="exact"`` computes, with :math:`n`
+    observations, :math:`n_1` of them with :math:`y = 1`, :math:`n_0 = n -
+    n_1` and :math:`x_i = \operatorname{logit} p_i`:
 
     - **C (ROC)**: the share of (:math:`y = 1`, :math:`y = 0`) pairs whose
       ``p`` are in the same order, ties counted 1/2;
-      **Dxy** :math:`= 2C - 1` (Somers' rank correlation). Exact, as in rms
-      6.9 and later; rms up to 6.8 first rounds ``p`` into bins of width
-      0.0002 (see ``docs/val_prob.md``).
+      **Dxy** :math:`= 2C - 1` (Somers' rank correlation). ``method="rms"``
+      counts the pairs of bins ``floor(5000 p) + 1`` instead, so that ``p``
+      closer than 0.0002 may count as tied (by up to 1e-4 relative on
+      continuous data, more where many ``p`` are below 0.0002 or above
+      0.9998).
     - :math:`L_{01} = -2 \sum_i [y_i \log p_i + (1 - y_i) \log(1 - p_i)]`, the
       deviance of the predictions; :math:`L_0 = -2 [n_1 \log(n_1/n) + n_0
       \log(n_0/n)]`, that of the overall rate.
@@ -121,9 +162,10 @@ def val_prob(
     - **Intercept**, **Slope**: the maximum-likelihood fit of
       :math:`\operatorname{logit} P(y = 1) = a + b x`, R's
       ``glm(y ~ qlogis(p), binomial)``; computed by Newton-Raphson until a step
-      moves the estimates by less than 1e-12 relative (exact to rounding);
-      rms's ``lrm.fit`` stops earlier, and close to separation may stop far
-      from the maximum (``docs/val_prob.md``).
+      moves the estimates by less than 1e-12 relative (exact to rounding).
+      ``method="rms"`` stops as rms's ``lrm.fit`` does, earlier (about 1e-6
+      relative from the maximum on ordinary data), and close to separation
+      possibly far from it (``docs/val_prob.md``).
     - **U:Chi-sq** :math:`= L_{01} - L_{ab}`, with :math:`L_{ab}` the deviance
       of that fit; **U** :math:`= (\text{U:Chi-sq} - 2)/n`, the unreliability
       index; **U:p**, the upper tail of :math:`\chi^2_2`;
@@ -136,6 +178,13 @@ def val_prob(
       p_i)^2 p_i (1 - p_i)}`, Spiegelhalter's z; **S:p**
       :math:`= 2 \Phi(-|z|)`.
 
+    ``method="rms"`` also computes D:Chi-sq, D and R2 with the linear
+    predictor clamped to [-30, 30] as rms's Fortran does (which matters only
+    for ``p`` within 1e-13 of 0 or 1). Both methods give D:p (NA in rms up to
+    6.8) and compute the tails of U:p, D:p and S:p without R's cancellation
+    in ``1 - pchisq()``; both give the same Brier score, lowess errors and
+    Spiegelhalter test.
+
     When every ``p`` is the same, R (and calibr) report Dxy = 0, C = 0.5,
     R2 = 0, D:Chi-sq = 0, D:p = 1, D = -1/n, Slope = 0, Intercept = logit of the
     event rate, U:Chi-sq = :math:`L_{01} - L_0` on 1 degree of freedom and
@@ -143,7 +192,8 @@ def val_prob(
 
     **Decisions** (``docs/val_prob.md`` gives the reasons): ``p`` equal to 0 or
     1 is refused (R drops those rows from some statistics and not others);
-    so is ``y`` with one outcome only (R fails or reports infinite values).
+    so is ``y`` with one outcome only (R fails or reports infinite values);
+    the default is rms's numbers, since the function's name promises them.
 
     References
     ----------
@@ -186,6 +236,13 @@ def val_prob(
     S:p          0.3797
     >>> float(stats["C (ROC)"])
     0.9
+
+    rms's Slope stops short of the maximum-likelihood one:
+
+    >>> round(float(stats["Slope"]), 7)
+    2.1023658
+    >>> round(float(val_prob(p, y, method="exact")["Slope"]), 7)
+    2.1023691
     """
     _refuse_matrix(p)
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
@@ -196,16 +253,14 @@ def val_prob(
     _check_open_unit(probs, _original_length(p))
     _check_both_outcomes(outcome)
     if bool(np.all(probs == probs[0])):
-        values = _constant_p(probs, outcome)
+        values, messages = _constant_p(probs, outcome), []
     else:
-        values = _general(probs, outcome)
+        values, messages = _general(probs, outcome, method)
     if math.isnan(values["S:z"]):
-        warnings.warn(
-            "val_prob: every `p` is 0.5, so Spiegelhalter's statistic has variance 0; "
-            "S:z and S:p are NaN.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+        messages.append("val_prob: every `p` is 0.5, so Spiegelhalter's statistic has "
+                        "variance 0; S:z and S:p are NaN.")
+    for message in messages:  # stacklevel 3: the caller of validate_params's wrapper
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
     return pd.Series([values[name] for name in VAL_PROB_NAMES],
                      index=pd.Index(VAL_PROB_NAMES), dtype=np.float64)
 
@@ -463,7 +518,24 @@ def _lowess_errors(p: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     return float(np.max(err)), _quantile7(err, 0.9), float(np.mean(err))
 
 
-def _general(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
+_SEPARATED = (
+    "val_prob: `p` separates the outcomes (no y = 1 has a smaller p than a y = 0, or no "
+    "y = 1 a larger one), so the logistic recalibration of y on logit(p) has no "
+    "maximum-likelihood estimate; "
+)
+
+
+def _fit_statistics(a: float, b: float, dev: float, l01: float, d: float,
+                    n: int) -> dict[str, float]:
+    """The six statistics of the recalibration fit ``(a, b)`` of deviance ``dev``."""
+    u_chisq = l01 - dev
+    u = (u_chisq - 2.0) / n
+    return {"Intercept": a, "Slope": b, "U:Chi-sq": u_chisq, "U": u,
+            "U:p": _chi2_sf(u_chisq, 2), "Q": d - u}
+
+
+def _exact_general(p: np.ndarray, y: np.ndarray) -> tuple[dict[str, float], list[str]]:
+    """``method="exact"``: the definitions of ``docs/val_prob.md``."""
     n = p.shape[0]
     x = _logit(p)
     l01 = _deviance_of_p(p, y)
@@ -472,29 +544,148 @@ def _general(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
     c_index, dxy = _concordance(p, y)
     r2 = math.expm1(-lr / n) / math.expm1(-l0 / n)
     d = (lr - 1.0) / n
-    out = {
-        "Dxy": dxy, "C (ROC)": c_index, "R2": r2, "D": d, "D:Chi-sq": lr,
-        "D:p": _chi2_sf(lr, 1), "Brier": float(np.mean((p - y) ** 2)),
-    }
+    out = {"Dxy": dxy, "C (ROC)": c_index, "R2": r2, "D": d, "D:Chi-sq": lr}
     fit = None if _separated(x, y) else _recalibration(x, y)
     if fit is None:
-        warnings.warn(
-            "val_prob: `p` separates the outcomes (no y = 1 has a smaller p than a y = 0, "
-            "or no y = 1 a larger one), so the logistic recalibration of y on logit(p) has "
-            "no maximum-likelihood estimate; Intercept, Slope, U, U:Chi-sq, U:p and Q are NaN.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
         out.update(dict.fromkeys(_FIT_NAMES, math.nan))
-    else:
-        a, b, dev = fit
-        u_chisq = l01 - dev
-        u = (u_chisq - 2.0) / n
-        out.update({"Intercept": a, "Slope": b, "U:Chi-sq": u_chisq, "U": u,
-                    "U:p": _chi2_sf(u_chisq, 2), "Q": d - u})
+        return out, [_SEPARATED + "Intercept, Slope, U, U:Chi-sq, U:p and Q are NaN."]
+    out.update(_fit_statistics(*fit, l01, d, n))
+    return out, []
+
+
+def _r_sum(terms: np.ndarray) -> float:
+    """R's ``sum()`` of doubles: left to right in long double, rounded to double
+    (where numpy's long double is wider than double, as on x86-64 Linux)."""
+    return float(np.cumsum(terms.astype(np.longdouble))[-1])
+
+
+def _rms_singular(v00: float, v10: float, v11: float) -> bool:
+    """Does rms find the 2 x 2 information matrix ``V`` singular? R's QR
+    decomposition ``dqrdc2``, which both LRMFIT (for each Newton step) and
+    ``lrm.fit``'s R code (``solvet``, for the variance of the estimates) use
+    with ``tol = _RMS_TOL``, calls the second column negligible when its norm
+    after the Householder reflection of the first, ``|det V| / |v_1|``, is below
+    ``tol`` times its original norm."""
+    det = v00 * v11 - v10 * v10
+    return not abs(det) / math.hypot(v00, v10) >= _RMS_TOL * math.hypot(v10, v11)
+
+
+def _rms_recalibration(x: np.ndarray, y: np.ndarray,
+                       n1: int) -> tuple[float, float, float, str, bool]:
+    """``(a, b, deviance, status, singular)`` of rms's ``lrm.fit(x, y)``: LRMFIT's
+    Newton-Raphson in ``src/lrmfit.f`` of rms 5.1-2 to 6.8-2.
+
+    From (logit of the event rate, 0), each iteration evaluates -2LL and its
+    derivatives at the current estimate; if -2LL rose, it halves the last step
+    (moves back by half of what remains) and goes on; else it takes the full
+    Newton step and stops if -2LL changed by at most ``eps = 0.025`` from the
+    previous accepted estimate: the step is taken, then the test made, so the
+    result is one Newton step beyond the estimate that passed. It also stops
+    when the score is below 1e-9 and -2LL changed by less than ``eps / 10``.
+    Then ``deviance`` is -2LL at the result and ``status`` "converged". After
+    ``maxit - 1 = 11`` iterations without stopping (``status`` "iterations",
+    rms's ``fail``), the result is the last estimate and ``deviance`` the -2LL
+    last evaluated, before the last step, as rms returns them. ``singular``:
+    rms found an information matrix singular on the way (:func:`_rms_singular`),
+    where it gives up; calibr carries on. ``status`` "singular": a Newton step
+    cannot be computed at all (the determinant is not positive).
+    """
+    n = x.shape[0]
+    pp = n1 / n
+    beta0, beta1 = math.log(pp / (1.0 - pp)), 0.0
+    oldl = 1e30
+    step0 = step1 = 0.0
+    curstp = 1.0
+    loglik = math.nan
+    singular = False
+    status = "iterations"
+    for _ in range(1, _RMS_MAXIT):
+        loglik, u0, u1, v00, v10, v11 = rms_kernels.llogit(beta0, beta1, x, y)
+        if max(abs(u0), abs(u1)) < 1e-9 and abs(loglik - oldl) < 0.1 * _RMS_EPS:
+            status = "converged"
+            break
+        if loglik > oldl:  # never at the first iteration: oldl is 1e30 there
+            curstp /= 2.0
+            beta0, beta1 = beta0 - curstp * step0, beta1 - curstp * step1
+            continue
+        curstp = 1.0
+        singular = singular or _rms_singular(v00, v10, v11)
+        det = v00 * v11 - v10 * v10
+        if not (math.isfinite(det) and det > 0.0):
+            return math.nan, math.nan, math.nan, "singular", True
+        step0, step1 = (v11 * u0 - v10 * u1) / det, (v00 * u1 - v10 * u0) / det
+        beta0, beta1 = beta0 + step0, beta1 + step1
+        if abs(oldl - loglik) <= _RMS_EPS:
+            status = "converged"
+            break
+        oldl = loglik
+    if status == "iterations":
+        return beta0, beta1, loglik, status, singular
+    loglik, _, _, v00, v10, v11 = rms_kernels.llogit(beta0, beta1, x, y)
+    return beta0, beta1, loglik, status, singular or _rms_singular(v00, v10, v11)
+
+
+_RMS_SINGULAR = (
+    "val_prob: rms's lrm.fit finds an information matrix singular (R's QR tolerance "
+    "1e-7: the logits of `p` vary too little), where rms's val.prob stops with an "
+    "error; these statistics carry on rms's computation without that check."
+)
+
+
+def _rms_general(p: np.ndarray, y: np.ndarray) -> tuple[dict[str, float], list[str]]:
+    """``method="rms"``: what ``rms::val.prob`` computes with the Fortran
+    ``lrm.fit`` of rms 5.1-2 to 6.8-2 (``docs/val_prob.md``, "method="rms"")."""
+    n = p.shape[0]
+    n1 = int(np.count_nonzero(y))
+    n0 = n - n1
+    x = rms_kernels.qlogis(p)
+    # the fixed model lrm.fit(x, y, initial = c(0, 1), maxit = 1): -2LL and the
+    # rank statistics at intercept 0, slope 1
+    fixed, _, _, v00, v10, v11 = rms_kernels.llogit(0.0, 1.0, x, y)
+    singular = _rms_singular(v00, v10, v11)
+    c_index, dxy = _concordance(rms_kernels.rank_bins(x), y)
+    # lrm.fit's R code: llnull, Model L.R. and R2 from sums of weights
+    llnull = -2.0 * _r_sum(np.array([n0 * math.log(n0 / n), n1 * math.log(n1 / n)]))
+    lr = llnull - fixed
+    r2 = (1.0 - math.exp(-lr / n)) / (1.0 - math.exp(-llnull / n))
+    d = (lr - 1.0) / n
+    l01 = -2.0 * _r_sum(rms_kernels.val_prob_l01_terms(x, y))
+    out = {"Dxy": dxy, "C (ROC)": c_index, "R2": r2, "D": d, "D:Chi-sq": lr}
+    a, b, dev, status, fit_singular = _rms_recalibration(x, y, n1)
+    messages = [_RMS_SINGULAR] if singular or fit_singular else []
+    if status == "singular":
+        out.update(dict.fromkeys(_FIT_NAMES, math.nan))
+        messages.append("val_prob: the information matrix of the recalibration is singular; "
+                        "Intercept, Slope, U, U:Chi-sq, U:p and Q are NaN.")
+        return out, messages
+    out.update(_fit_statistics(a, b, dev, l01, d, n))
+    if _separated(x, y):
+        messages.append(_SEPARATED + (
+            "Intercept, Slope, U, U:Chi-sq, U:p and Q are those of the estimate where "
+            "rms's Newton-Raphson stopped, as rms reports them (method=\"exact\" gives NaN)."
+        ))
+    elif status == "iterations":
+        messages.append(
+            "val_prob: rms's lrm.fit stopped after its 11 Newton-Raphson iterations "
+            "without converging (its fail flag, which rms's val.prob ignores); Intercept, "
+            "Slope, U, U:Chi-sq, U:p and Q are those of that estimate, as rms reports them. "
+            "method=\"exact\" gives the maximum-likelihood fit."
+        )
+    return out, messages
+
+
+#: ``method`` -> the statistics of the general branch (more than one distinct p)
+#: that depend on it, with the messages of the warnings to give.
+_GENERAL = {"rms": _rms_general, "exact": _exact_general}
+
+
+def _general(p: np.ndarray, y: np.ndarray, method: str) -> tuple[dict[str, float], list[str]]:
+    out, messages = _GENERAL[method](p, y)
+    out["D:p"] = _chi2_sf(out["D:Chi-sq"], 1)
+    out["Brier"] = float(np.mean((p - y) ** 2))
     out["Emax"], out["E90"], out["Eavg"] = _lowess_errors(p, y)
     out["S:z"], out["S:p"] = _spiegelhalter(p, y)
-    return out
+    return out, messages
 
 
 def _constant_p(p: np.ndarray, y: np.ndarray) -> dict[str, float]:

@@ -630,6 +630,16 @@ def smece_every_form():
             curve.y.tolist(), curve.density.tolist(), curve.smece)
 
 
+# --------------------------------------------------------------------------
+# VAL_PROB: rms's Fortran arithmetic (calibr._kernels.rms) of method="rms"
+
+
+@path
+def val_prob_rms():
+    p, y = _binary(n=300, seed=62)
+    return calibr.val_prob(np.clip(p, 0.01, 0.99), y).tolist()
+
+
 
 def _call(func: Callable[[], object]) -> str:
     try:

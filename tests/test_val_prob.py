@@ -1,11 +1,17 @@
 """``val_prob()`` against the real R package rms (``rms::val.prob``), through rpy2.
 
-Every statistic is compared on varied seeded data: calibrated, over- and
-under-confident and shifted predictions, n from 10 to 10,000, heavy ties, a
-grid of values, near separation and probabilities close to 0 and 1. Where rms
-6.5 (Debian's ``r-cran-rms``) computes something other than the definition,
-the test shows that the difference is exactly that, with an oracle of rms's
-Fortran (``tests/oracles/valprob_oracle.py``):
+The default, ``method="rms"``, must print rms's numbers: every statistic is
+compared with rms 6.5 (Debian's ``r-cran-rms``) to 1e-9 on varied seeded data
+(calibrated, over- and under-confident and shifted predictions, n from 5 to
+100,000, heavy ties, grids of values on rms's bin edges, near and complete
+separation, fits that run out of rms's iterations, probabilities close to 0
+and 1 and beyond rms's clamp, and ranges so narrow that rms gives up), and
+against the oracles of rms's Fortran (``tests/oracles/valprob_oracle.py``)
+without R.
+
+``method="exact"`` computes the definitions; where rms computes something
+else, the tests show that the difference is exactly that, with the same
+oracles:
 
 * C and Dxy: rms up to 6.8 rounds ``p`` into bins of width 0.0002; calibr's
   exact value equals ``Hmisc::somers2`` and, where no two distinct ``p`` share
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import signal
 import warnings
 from fractions import Fraction
@@ -56,6 +63,7 @@ from calibr._valprob import (
     _chi2_sf,
     _concordance,
     _quantile7,
+    _separated,
     _spiegelhalter,
     val_prob,
 )
@@ -111,6 +119,20 @@ class RmsSession:
     def val_prob(self, p, y) -> pd.Series:
         out = self._ro.r["calibr_vp"](self._vec(p), self._vec(y))
         return pd.Series(np.asarray(out, dtype=np.float64), index=list(out.names))
+
+    def val_prob_or_error(self, p, y) -> pd.Series | str:
+        """val.prob's result, or the message of the error it stops with."""
+        from rpy2.rinterface_lib import callbacks
+        from rpy2.rinterface_lib.embedded import RRuntimeError
+
+        quiet = callbacks.consolewrite_warnerror, callbacks.consolewrite_print
+        callbacks.consolewrite_warnerror = callbacks.consolewrite_print = lambda _: None
+        try:
+            return self.val_prob(p, y)
+        except RRuntimeError as exc:
+            return str(exc)
+        finally:
+            callbacks.consolewrite_warnerror, callbacks.consolewrite_print = quiet
 
     def val_prob_raw(self, p, y) -> tuple[np.ndarray, list]:
         """The vector and its names as R returns them (names may be NA)."""
@@ -238,29 +260,168 @@ def _assert_close(ours: float, ref: float, name: str, rtol: float, atol: float) 
 # parity with rms::val.prob
 
 
+_PVALUE_NAMES = ("D:p", "U:p", "S:p")
+
+
+def _require_fortran_rms(rms) -> None:
+    if not rms.legacy:  # pragma: no cover - rms >= 6.9 is not in Debian 12
+        pytest.fail(f"method='rms' reproduces rms 5.1-2 to 6.8-2 (Fortran lrm.fit); R has "
+                    f"rms {rms.version}")
+
+
+def _assert_matches_rms(ours: pd.Series, ref: pd.Series, rms) -> None:
+    """Every statistic of rms::val.prob to VALPROB_RTOL; D:p, NA in rms <= 6.8,
+    against R's chi-square tail at rms's D:Chi-sq."""
+    assert list(ref.index) == list(VAL_PROB_NAMES)
+    for stat in VAL_PROB_NAMES:
+        atol = PVALUE_ATOL if stat in _PVALUE_NAMES else VALPROB_ATOL
+        if stat == "D:p":
+            assert math.isnan(ref[stat])
+            _assert_close(ours[stat], rms.pchisq1(ref["D:Chi-sq"]), stat, VALPROB_RTOL, 0.0)
+        else:
+            _assert_close(ours[stat], ref[stat], stat, VALPROB_RTOL, atol)
+
+
 @pytest.mark.r
 @pytest.mark.parametrize("name", DATASETS)
 def test_every_statistic_matches_rms_val_prob(rms, name):
+    """The default, method="rms": rms's binned C and Dxy, its early-stopped
+    Intercept and Slope, and everything else, to 1e-9."""
+    _require_fortran_rms(rms)
     p, y = _dataset(name)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # none of these datasets is degenerate
         ours = val_prob(p, y)
+    pd.testing.assert_series_equal(ours, val_prob(p, y, method="rms"))
+    _assert_matches_rms(ours, rms.val_prob(p, y), rms)
+
+
+def _adversarial(i: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded data of 16 kinds (``i % 16``), n from 5 to 10,000: what rms's bins,
+    clamp and stopping rule are sensitive to."""
+    rng = np.random.default_rng([2_025, i])
+    kind = i % 16
+    n = int(rng.choice([5, 10, 30, 100, 500, 2000, 10_000]))
+    if kind == 0:  # uniform, calibrated
+        p = rng.uniform(0.01, 0.99, n)
+        y = rng.random(n) < p
+    elif kind == 1:  # overconfident
+        z = rng.normal(0.0, 1.5, n)
+        p, y = _expit(2.0 * z), rng.random(n) < _expit(z)
+    elif kind == 2:  # heavy ties on round values
+        p = rng.choice([0.05, 0.1, 0.2, 0.25, 0.3, 0.5, 0.7, 0.75, 0.9], n)
+        y = rng.random(n) < p
+    elif kind in (3, 4):  # grids of 0.001 and 0.0001: on and between rms's bin edges
+        p = np.round(rng.uniform(0.001, 0.999, n), kind)
+        y = rng.random(n) < p
+    elif kind == 5:  # many p near 0 and 1 (into rms's first and last bins)
+        z = rng.normal(0.0, 6.0, n)
+        p, y = _expit(z), rng.random(n) < _expit(0.7 * z)
+    elif kind == 6:  # near separation
+        z = rng.normal(0.0, 1.0, n)
+        p, y = _expit(3.0 * z), rng.random(n) < _expit(8.0 * z)
+    elif kind == 7:  # a narrow range of p (an ill-conditioned fit)
+        p = rng.uniform(0.3, 0.3 + 10.0 ** rng.uniform(-3.5, -1.0), n)
+        y = rng.random(n) < 0.3
+    elif kind == 8:  # exactly the bin edges k / 5000
+        p = rng.choice(np.arange(1, 5000) / 5000, n)
+        y = rng.random(n) < p
+    elif kind == 9:  # shifted and steeper
+        z = rng.normal(0.0, 1.0, n)
+        p, y = _expit(z), rng.random(n) < _expit(0.2 + 1.2 * z)
+    elif kind == 10:  # complete separation, either direction
+        p = np.sort(rng.uniform(0.01, 0.99, n))
+        y = np.arange(n) >= rng.integers(1, n)
+        y = ~y if rng.random() < 0.5 else y
+    elif kind == 11:  # one overlapping pair: rms runs out of iterations
+        p = np.sort(rng.uniform(0.01, 0.99, n))
+        y = (np.arange(n) >= n // 2).astype(np.float64)
+        y[n // 2 - 1], y[n // 2] = 1.0, 0.0
+    elif kind == 12:  # beyond rms's clamp of the linear predictor at +-30
+        z = rng.normal(0.0, 15.0, n)
+        p, y = _expit(z), rng.random(n) < _expit(0.5 * z)
+    elif kind == 13:  # p down to 1e-300
+        p = 10.0 ** rng.uniform(-300.0, -1.0, n)
+        y = rng.random(n) < 0.3
+    elif kind == 14:  # p up to 1 - 1e-15
+        p = 1.0 - 10.0 ** rng.uniform(-15.0, -1.0, n)
+        y = rng.random(n) < 0.7
+    else:  # quasi-complete separation: ties at the boundary
+        p = np.sort(rng.choice([0.1, 0.2, 0.4, 0.6, 0.8], n))
+        y = p > 0.4
+        y[p == 0.4] = rng.random(np.count_nonzero(p == 0.4)) < 0.5
+    p = np.clip(p, 1e-300, 1.0 - 2.0**-53)
+    y = np.asarray(y, dtype=np.float64)
+    if y.min() == y.max():
+        y[0] = 1.0 - y[0]
+    if np.all(p == p[0]):
+        p[0] = 0.5 * p[0]
+    return p, y
+
+
+_RMS_SINGULAR = r"^val_prob: rms's lrm\.fit finds an information matrix singular"
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("case", range(96))
+def test_rms_method_matches_val_prob_on_random_and_adversarial_data(rms, case):
+    """Every statistic to 1e-9, on 96 seeded datasets of 16 kinds. Where rms's
+    val.prob stops with an error (a narrow range of p: lrm.fit finds an
+    information matrix singular), calibr says so and gives rms's computation;
+    where p separates the outcomes, rms's numbers with a warning."""
+    _require_fortran_rms(rms)
+    p, y = _adversarial(case)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        ours = val_prob(p, y)
+    messages = [str(w.message) for w in record]
+    ref = rms.val_prob_or_error(p, y)
+    singular = [m for m in messages if re.match(_RMS_SINGULAR, m)]
+    if isinstance(ref, str):  # "apparently singular matrix", or val.prob's names() after
+        # lrm.fit printed "singular information matrix" and returned no fit
+        assert ("singular" in ref or "'names' attribute" in ref) and len(singular) == 1, (
+            ref, messages)
+        assert np.isfinite(ours.drop("D:p")).all()
+        return
+    assert not singular, messages
+    assert any("separates the outcomes" in m for m in messages) == _separated(p, y), messages
+    _assert_matches_rms(ours, ref, rms)
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("kind", ["calibrated", "overconfident", "rounded"])
+def test_rms_method_matches_val_prob_at_n_100000(rms, kind):
+    """Large n: rms's sums are long sequential double sums (and R's sum() long
+    double ones), whose rounding calibr repeats."""
+    _require_fortran_rms(rms)
+    rng = np.random.default_rng([100_000, len(kind)])
+    z = rng.normal(0.0, 1.5, 100_000)
+    p = _expit(2.0 * z if kind == "overconfident" else z)
+    y = (rng.random(z.size) < _expit(z)).astype(np.float64)
+    if kind == "rounded":
+        p = np.clip(np.round(p, 3), 0.001, 0.999)
+    _assert_matches_rms(val_prob(p, y), rms.val_prob(p, y), rms)
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("name", DATASETS)
+def test_exact_method_differs_from_rms_only_as_documented(rms, name):
+    """method="exact": the same numbers as rms but for C and Dxy (rms's bins),
+    Intercept and Slope (rms's stopping rule) and what depends on the fit."""
+    p, y = _dataset(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = val_prob(p, y, method="exact")
     ref = rms.val_prob(p, y)
-    assert list(ref.index) == list(VAL_PROB_NAMES)
     for stat in _SAME_FORMULA:
         atol = PVALUE_ATOL if stat in _PVALUES else VALPROB_ATOL
         _assert_close(ours[stat], ref[stat], stat, VALPROB_RTOL, atol)
     _assert_close(ours["U:p"], ref["U:p"], "U:p", VALPROB_RTOL, PVALUE_ATOL)
     for stat in ("Intercept", "Slope"):
         _assert_close(ours[stat], ref[stat], stat, RMS_FIT_RTOL, 0.0)
-    # D:p: NA in rms <= 6.8; calibr's is R's chi-square tail at R's D:Chi-sq
-    if rms.legacy:
-        assert math.isnan(ref["D:p"])
-    else:  # pragma: no cover - rms >= 6.9 is not in Debian 12
-        _assert_close(ours["D:p"], ref["D:p"], "D:p", VALPROB_RTOL, PVALUE_ATOL)
     _assert_close(ours["D:p"], rms.pchisq1(ref["D:Chi-sq"]), "D:p", VALPROB_RTOL, 0.0)
-    # C and Dxy: exact in calibr; rms <= 6.8 bins p, which matters only when
-    # two distinct p share a bin
+    # C and Dxy: exact; rms <= 6.8 bins p, which matters only when two
+    # distinct p share a bin
     if _bin_safe(p) or not rms.legacy:
         for stat in ("Dxy", "C (ROC)"):
             _assert_close(ours[stat], ref[stat], stat, VALPROB_RTOL, 0.0)
@@ -270,7 +431,7 @@ def test_every_statistic_matches_rms_val_prob(rms, name):
 @pytest.mark.parametrize("name", DATASETS)
 def test_c_and_dxy_are_exact_and_rms_bins_them(rms, name):
     p, y = _dataset(name)
-    ours = val_prob(p, y)
+    ours = val_prob(p, y, method="exact")
     c_ref, dxy_ref = rms.somers2(p, y)  # Hmisc: exact, from average ranks
     _assert_close(ours["C (ROC)"], c_ref, "C vs somers2", VALPROB_RTOL, 0.0)
     _assert_close(ours["Dxy"], dxy_ref, "Dxy vs somers2", VALPROB_RTOL, 0.0)
@@ -279,6 +440,8 @@ def test_c_and_dxy_are_exact_and_rms_bins_them(rms, name):
         c_bins, dxy_bins = oracle.rms65_concordance(p, y)
         _assert_close(ref["C (ROC)"], c_bins, "rms C vs its bins", RMS_ORACLE_RTOL, 0.0)
         _assert_close(ref["Dxy"], dxy_bins, "rms Dxy vs its bins", RMS_ORACLE_RTOL, 0.0)
+        rms_method = val_prob(p, y)
+        assert (rms_method["C (ROC)"], rms_method["Dxy"]) == (c_bins, dxy_bins)
 
 
 def test_bins_change_c_when_distinct_p_share_a_bin():
@@ -296,7 +459,7 @@ def test_bins_change_c_when_distinct_p_share_a_bin():
 @pytest.mark.parametrize("name", DATASETS)
 def test_recalibration_is_the_maximum_likelihood_fit(rms, name):
     p, y = _dataset(name)
-    ours = val_prob(p, y)
+    ours = val_prob(p, y, method="exact")
     a, b, deviance = rms.glm(p, y)  # glm run to convergence (epsilon 1e-14)
     _assert_close(ours["Intercept"], a, "Intercept vs glm", VALPROB_RTOL, 0.0)
     _assert_close(ours["Slope"], b, "Slope vs glm", VALPROB_RTOL, 0.0)
@@ -318,7 +481,7 @@ def test_recalibration_reaches_the_maximum_near_separation(n, seed):
     """Steep fits (slopes 18 to 1,364): equal to the maximum computed in
     40-digit decimal arithmetic, not just to a deviance that is flat to rounding."""
     p, y = _one_overlapping_pair(n, seed)
-    stats = val_prob(p, y)
+    stats = val_prob(p, y, method="exact")
     a, b = oracle.logistic_mle_decimal(p, y, (stats["Intercept"], stats["Slope"]))
     assert math.isclose(stats["Intercept"], a, rel_tol=MLE_RTOL)
     assert math.isclose(stats["Slope"], b, rel_tol=MLE_RTOL)
@@ -344,9 +507,10 @@ def test_rms_runs_out_of_iterations_near_separation(rms):
     """One overlapping pair among 200: the maximum is at Slope 157. rms's
     Newton-Raphson stops after its 11 iterations at 77 (lrm.fit's fail flag,
     which val.prob does not check), so its Intercept, Slope and U:Chi-sq are
-    those of an unconverged fit, reproduced by the oracle; calibr's equal glm()."""
+    those of an unconverged fit, reproduced by the oracle and by method="rms"
+    (with a warning); method="exact" equals glm()."""
     p, y = _one_overlapping_pair(200, 0)
-    ours = val_prob(p, y)
+    ours = val_prob(p, y, method="exact")
     a, b, deviance = rms.glm(p, y)
     _assert_close(ours["Intercept"], a, "Intercept vs glm", VALPROB_RTOL, 0.0)
     _assert_close(ours["Slope"], b, "Slope vs glm", VALPROB_RTOL, 0.0)
@@ -363,17 +527,40 @@ def test_rms_runs_out_of_iterations_near_separation(rms):
     for stat in ("Dxy", "C (ROC)", "R2", "D", "D:Chi-sq", "Brier", "Emax", "E90", "Eavg",
                  "S:z", "S:p"):
         _assert_close(ours[stat], ref[stat], stat, VALPROB_RTOL, VALPROB_ATOL)
+    _require_fortran_rms(rms)
+    with pytest.warns(RuntimeWarning, match="stopped after its 11 Newton-Raphson iterations"):
+        _assert_matches_rms(val_prob(p, y), ref, rms)
+
+
+def test_rms_method_warns_when_rms_runs_out_of_iterations():
+    """The case above without R: method="rms" gives the oracle's unconverged
+    fit, and says so."""
+    p, y = _one_overlapping_pair(200, 0)
+    with pytest.warns(RuntimeWarning) as record:
+        ours = val_prob(p, y)
+    assert [str(w.message) for w in record] == [
+        "val_prob: rms's lrm.fit stopped after its 11 Newton-Raphson iterations without "
+        "converging (its fail flag, which rms's val.prob ignores); Intercept, Slope, U, "
+        "U:Chi-sq, U:p and Q are those of that estimate, as rms reports them. "
+        'method="exact" gives the maximum-likelihood fit.'
+    ]
+    assert record[0].filename == __file__
+    want = _rms_oracle_statistics(p, y)
+    for stat in ("Intercept", "Slope", "U:Chi-sq"):
+        _assert_close(ours[stat], want[stat], stat, VALPROB_RTOL, 0.0)
+    assert abs(ours["Slope"] - val_prob(p, y, method="exact")["Slope"]) > 1.0
 
 
 @pytest.mark.r
 def test_probabilities_beyond_rms_clamp(rms):
     """rms's Fortran clamps the linear predictor to [-30, 30], so for p within
     1e-13 of 0 or 1 its D:Chi-sq (and D, R2) differ from the definition;
-    calibr's equal the exact deviance computed in R with dbinom()."""
+    method="exact" equals the exact deviance computed in R with dbinom(),
+    method="rms" rms's."""
     p, y = _dataset("calibrated")
     p = np.concatenate([p, [1e-15, 2e-14, 1.0 - 1e-14, 1.0 - 2e-15, 1e-16]])
     y = np.concatenate([y, [1.0, 0.0, 0.0, 1.0, 0.0]])
-    ours = val_prob(p, y)
+    ours = val_prob(p, y, method="exact")
     ref = rms.val_prob(p, y)
     n1 = y.sum()
     n0 = y.size - n1
@@ -389,6 +576,110 @@ def test_probabilities_beyond_rms_clamp(rms):
     _assert_close(ours["Slope"], b, "Slope vs glm", VALPROB_RTOL, 0.0)
     for stat in ("Brier", "Emax", "E90", "Eavg", "S:z", "S:p"):
         _assert_close(ours[stat], ref[stat], stat, VALPROB_RTOL, VALPROB_ATOL)
+    _require_fortran_rms(rms)
+    _assert_matches_rms(val_prob(p, y), ref, rms)
+
+
+def _narrow(width: float, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """10 p within ``width`` above 0.3: the two largest events (``seed`` None:
+    the outcomes are separated), or random outcomes."""
+    if seed is None:
+        return np.linspace(0.3, 0.3 + width, 10), np.array([0.0] * 8 + [1.0, 1.0])
+    rng = np.random.default_rng([7, seed])
+    return 0.3 + width * rng.random(10), (rng.random(10) < 0.3).astype(np.float64)
+
+
+def _two_clusters(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A narrow cluster of p and a few p near 0 or 1, whose weight in the
+    information matrix depends on the estimate: at some estimates only the
+    cluster counts, and the matrix is nearly singular there."""
+    rng = np.random.default_rng([3, seed])
+    na, nb = int(rng.integers(4, 30)), int(rng.integers(1, 6))
+    width, centre = 10.0 ** rng.uniform(-6.0, -2.0), rng.uniform(0.05, 0.95)
+    cluster = centre + width * rng.uniform(-1.0, 1.0, na)
+    far = 10.0 ** rng.uniform(-15.0, -1.0, nb)
+    far = np.where(rng.random(nb) < 0.5, far, 1.0 - far)
+    p = np.concatenate([cluster, far])
+    y = (rng.random(p.size) < p).astype(np.float64)
+    if rng.random() < 0.5:
+        y[na:] = far > 0.5
+    return p, y
+
+
+#: Data on which rms's lrm.fit finds an information matrix singular: (p, y,
+#: the error that stops rms's val.prob, the number of calibr's warnings).
+RMS_GIVES_UP = {
+    # lrm.fit's R code calls solvet() on the fixed model's information matrix ...
+    "fixed-model": (np.linspace(0.3, 0.3001, 10), np.array([0.0, 0, 0, 1, 0, 0, 0, 0, 0, 1]),
+                    "apparently singular matrix", 1),
+    "fixed-model-only": (*_two_clusters(0), "apparently singular matrix", 1),
+    # ... and on the recalibration's at its estimate
+    "final-estimate-only": (*_two_clusters(9013), "apparently singular matrix", 1),
+    # LRMFIT's QR of a Newton step: lrm.fit prints "singular information
+    # matrix", returns no fit, and val.prob's names() fails
+    "newton-step": (*_narrow(2.8e-4, 0), "'names' attribute", 1),
+    "newton-step-only": (*_two_clusters(5282), "'names' attribute", 2),  # + out of iterations
+    "newton-step-separated": (*_narrow(1e-3), "'names' attribute", 2),  # + separated
+}
+
+
+@pytest.mark.r
+@pytest.mark.parametrize("case", RMS_GIVES_UP)
+def test_rms_val_prob_gives_up_on_a_singular_information_matrix(rms, case):
+    """rms's lrm.fit calls an information matrix singular (R's QR tolerance
+    1e-7) and rms's val.prob stops with an error (calibr warns, below)."""
+    _require_fortran_rms(rms)
+    p, y, error, _ = RMS_GIVES_UP[case]
+    ref = rms.val_prob_or_error(p, y)
+    assert isinstance(ref, str) and error in ref, ref
+
+
+@pytest.mark.parametrize("case", RMS_GIVES_UP)
+def test_where_rms_gives_up_calibr_warns_and_carries_on(case):
+    """Where rms's val.prob stops with an error (above), method="rms" warns and
+    carries on rms's computation without the check: C, Dxy and D:Chi-sq as the
+    oracles of rms's Fortran compute them. (Its fit has no rms to compare with,
+    and near-singular steps amplify rounding: 1e-9 from the oracle's here.)"""
+    p, y, _, count = RMS_GIVES_UP[case]
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        ours = val_prob(p, y)
+    messages = [str(w.message) for w in record]
+    assert messages[0] == (
+        "val_prob: rms's lrm.fit finds an information matrix singular (R's QR tolerance "
+        "1e-7: the logits of `p` vary too little), where rms's val.prob stops with an "
+        "error; these statistics carry on rms's computation without that check."
+    )
+    assert record[0].filename == __file__
+    assert len(messages) == count, messages
+    assert np.isfinite(ours).all()
+    want = _rms_oracle_statistics(p, y)
+    assert (ours["C (ROC)"], ours["Dxy"]) == (want["C (ROC)"], want["Dxy"])
+    _assert_close(ours["D:Chi-sq"], want["D:Chi-sq"], "D:Chi-sq", VALPROB_RTOL, VALPROB_ATOL)
+
+
+def test_equal_logits_give_no_recalibration():
+    """Distinct p whose logits are equal doubles (1e-300 and the next double):
+    the information matrix is singular in exact arithmetic too, so the
+    recalibration is NaN (rms's val.prob stops in solvet())."""
+    tiny = np.array([1e-300, np.nextafter(1e-300, 1.0)] * 2)
+    with pytest.warns(RuntimeWarning) as record:
+        stats = val_prob(tiny, [0, 1, 1, 0])
+    assert [str(w.message) for w in record][1:] == [
+        "val_prob: the information matrix of the recalibration is singular; Intercept, "
+        "Slope, U, U:Chi-sq, U:p and Q are NaN."
+    ]
+    assert record[0].message.args[0].startswith("val_prob: rms's lrm.fit finds")
+    assert np.isnan(stats[["Intercept", "Slope", "U", "U:Chi-sq", "U:p", "Q"]]).all()
+    assert stats["C (ROC)"] == 0.5 and np.isfinite(stats["D:Chi-sq"])
+
+
+def test_a_wider_range_gives_no_singular_matrix():
+    """Ten times the range of the "fixed-model" case: no warning."""
+    p, y, _, _ = RMS_GIVES_UP["fixed-model"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        val_prob(0.3 + 10.0 * (p - 0.3), y)
 
 
 # --------------------------------------------------------------------------
@@ -440,18 +731,26 @@ _SEPARATION_WARNING = (
     r"val_prob: `p` separates the outcomes .* no maximum-likelihood estimate; "
     r"Intercept, Slope, U, U:Chi-sq, U:p and Q are NaN\."
 )
+_SEPARATION_WARNING_RMS = (
+    r"^val_prob: `p` separates the outcomes .* no maximum-likelihood estimate; "
+    r"Intercept, Slope, U, U:Chi-sq, U:p and Q are those of the estimate where rms's "
+    r"Newton-Raphson stopped, as rms reports them \(method=\"exact\" gives NaN\)\.$"
+)
 
 
 @pytest.mark.r
 @pytest.mark.parametrize("case", SEPARATED)
 def test_separated_outcomes_give_nan_fit_and_rms_values_otherwise(rms, case):
-    """rms reports the unconverged values of 12 Newton iterations there;
-    calibr reports NaN for the six statistics of the fit and R's value for
-    the other twelve."""
+    """rms reports the unconverged values of its Newton iterations there, and
+    so does method="rms" (with a warning); method="exact" reports NaN for the
+    six statistics of the fit and R's value for the other twelve."""
     p, y = (np.asarray(v, dtype=np.float64) for v in SEPARATED[case])
     with pytest.warns(RuntimeWarning, match=_SEPARATION_WARNING):
-        ours = val_prob(p, y)
+        ours = val_prob(p, y, method="exact")
     ref = rms.val_prob(p, y)
+    _require_fortran_rms(rms)
+    with pytest.warns(RuntimeWarning, match=_SEPARATION_WARNING_RMS):
+        _assert_matches_rms(val_prob(p, y), ref, rms)
     for stat in VAL_PROB_NAMES:
         if stat in ("U", "U:Chi-sq", "U:p", "Q", "Intercept", "Slope"):
             assert math.isnan(ours[stat]), stat
@@ -591,7 +890,7 @@ def test_val_prob_statistics_follow_their_definitions(case):
     p, y = _datasets()[case]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # these data are not separated
-        got = val_prob(p, y)
+        got = val_prob(p, y, method="exact")
     a, b = got["Intercept"], got["Slope"]
     # the fit is the maximum likelihood: both score equations are zero
     x = np.log(np.asarray(p) / (1 - np.asarray(p)))
@@ -663,7 +962,7 @@ def test_recalibration_of_calibrated_predictions_by_hand():
     assert float(np.mean(x)) == 0.0 and x[-1] == 0.0  # centred logits of 0: no division by them
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        got = val_prob(CALIBRATED_P, CALIBRATED_Y)
+        got = val_prob(CALIBRATED_P, CALIBRATED_Y, method="exact")
     assert got["Intercept"] == pytest.approx(0.0, abs=1e-12)
     assert got["Slope"] == pytest.approx(1.0, rel=1e-12)
     assert got["U:Chi-sq"] == pytest.approx(0.0, abs=1e-12)
@@ -698,7 +997,7 @@ def test_recalibration_halves_a_step_that_overshoots():
     p = np.array([0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8] * 2 + [1 - 1e-4, 1 - 1e-8])
     y = np.array([1.0] * 14 + [0.0, 1.0])
     with _deadline(20.0):
-        got = val_prob(p, y)
+        got = val_prob(p, y, method="exact")
     a, b = oracle.logistic_mle_decimal(p, y, (got["Intercept"], got["Slope"]))
     assert got["Intercept"] == pytest.approx(a, rel=MLE_RTOL)
     assert got["Slope"] == pytest.approx(b, rel=MLE_RTOL)
@@ -735,7 +1034,7 @@ def test_quasi_complete_separation_is_separation(reverse):
     p = [0.1, 0.2, 0.5, 0.5, 0.7, 0.8]
     y = [1, 1, 1, 0, 0, 0] if reverse else [0, 0, 0, 1, 1, 1]
     with pytest.warns(RuntimeWarning, match=r"`p` separates the outcomes"):
-        got = val_prob(p, y)
+        got = val_prob(p, y, method="exact")
     for name in ("U", "U:Chi-sq", "U:p", "Q", "Intercept", "Slope"):
         assert math.isnan(got[name]), name
     # the statistics that need no fit: of the 9 pairs, the tie at 0.5 counts 1/2
@@ -981,12 +1280,92 @@ def test_errors_of_the_input_layer(p, y, kwargs, error, message):
         val_prob(p, y, **kwargs)
 
 
-def test_separation_warning_is_exactly_worded():
+@pytest.mark.parametrize("method", ["glm", "RMS", None, 1])
+def test_unknown_method_is_refused(method):
+    shown = repr(method) if isinstance(method, str) else str(method)
+    with pytest.raises(InputError, match=(
+        r"^`method` must be one of 'rms', 'exact'; got " + re.escape(shown) + r"\.$"
+    )):
+        val_prob(HAND_P, HAND_Y, method=method)
+
+
+@pytest.mark.parametrize("method", ["exact", "rms"])
+def test_separation_warning_is_exactly_worded(method):
     with pytest.warns(RuntimeWarning) as record:
-        val_prob([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1])
-    assert str(record[0].message) == (
+        stats = val_prob([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], method=method)
+    head = (
         "val_prob: `p` separates the outcomes (no y = 1 has a smaller p than a y = 0, or no "
         "y = 1 a larger one), so the logistic recalibration of y on logit(p) has no "
-        "maximum-likelihood estimate; Intercept, Slope, U, U:Chi-sq, U:p and Q are NaN."
+        "maximum-likelihood estimate; "
     )
+    assert [str(w.message) for w in record] == [head + (
+        "Intercept, Slope, U, U:Chi-sq, U:p and Q are NaN." if method == "exact" else
+        "Intercept, Slope, U, U:Chi-sq, U:p and Q are those of the estimate where rms's "
+        'Newton-Raphson stopped, as rms reports them (method="exact" gives NaN).'
+    )]
     assert record[0].filename == __file__  # points at the caller's line
+    assert math.isnan(stats["Slope"]) == (method == "exact")
+
+
+# --------------------------------------------------------------------------
+# method="rms" against the oracles of rms's Fortran (no R needed)
+
+
+def _oracle_case(i: int) -> tuple[np.ndarray, np.ndarray]:
+    """The adversarial datasets, cut to 600 rows (the oracles are scalar loops)."""
+    p, y = _adversarial(i)
+    p, y = p[:600].copy(), y[:600].copy()
+    if y.min() == y.max():
+        y[0] = 1.0 - y[0]
+    if np.all(p == p[0]):
+        p[0] = 0.5 * p[0]
+    return p, y
+
+
+#: Three steps of the recalibration: 14 events at 0.2..0.8, a non-event at
+#: 0.9999, an event at 1 - 1e-8: rms's first Newton step raises -2LL, and
+#: its step halving brings it back.
+OVERSHOOT_P = np.array([0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8] * 2 + [1 - 1e-4, 1 - 1e-8])
+OVERSHOOT_Y = np.array([1.0] * 14 + [0.0, 1.0])
+
+
+def _rms_oracle_statistics(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """C, Dxy, D:Chi-sq, R2, Intercept, Slope and U:Chi-sq as rms <= 6.8 computes
+    them: the oracles of its Fortran, and val.prob's R code in exact sums."""
+    n = y.size
+    n1 = float(y.sum())
+    n0 = n - n1
+    null = -2.0 * math.fsum([n0 * math.log(n0 / n), n1 * math.log(n1 / n)])
+    lr = null - oracle.rms65_fixed_deviance(p, y)
+    c_bins, dxy_bins = oracle.rms65_concordance(p, y)
+    a, b, dev = oracle.rms65_lrm_fit(p, y)
+    x = [math.log(v / (1.0 - v)) for v in p]
+    l01 = -2.0 * math.fsum(o * v - math.log(1.0 + math.exp(v)) for v, o in zip(x, y, strict=True))
+    return {"C (ROC)": c_bins, "Dxy": dxy_bins, "D:Chi-sq": lr, "D": (lr - 1.0) / n,
+            "R2": (1.0 - math.exp(-lr / n)) / (1.0 - math.exp(-null / n)),
+            "Intercept": a, "Slope": b, "U:Chi-sq": l01 - dev}
+
+
+@pytest.mark.parametrize("case", [*range(48), "overshoot"])
+def test_rms_method_equals_the_oracles_of_rms_fortran(case):
+    """Bins, clamp, stopping rule, step halving and the order of rms's sums,
+    against a scalar transcription of lrmfit.f (``tests/oracles``): C and Dxy
+    equal (integer counts), the rest to rounding (the 2 x 2 solve differs:
+    Cramer's rule against LAPACK, amplified by ill-conditioned fits)."""
+    p, y = (OVERSHOOT_P, OVERSHOOT_Y) if case == "overshoot" else _oracle_case(case)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # separation, unconverged and singular fits included
+        ours = val_prob(p, y)
+    want = _rms_oracle_statistics(p, y)
+    assert (ours["C (ROC)"], ours["Dxy"]) == (want["C (ROC)"], want["Dxy"])
+    for stat in ("D:Chi-sq", "D", "R2", "Intercept", "Slope", "U:Chi-sq"):
+        _assert_close(ours[stat], want[stat], stat, VALPROB_RTOL, VALPROB_ATOL)
+
+
+@pytest.mark.r
+def test_rms_method_halves_a_step_as_rms_does(rms):
+    _require_fortran_rms(rms)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = val_prob(OVERSHOOT_P, OVERSHOOT_Y)
+    _assert_matches_rms(ours, rms.val_prob(OVERSHOOT_P, OVERSHOOT_Y), rms)

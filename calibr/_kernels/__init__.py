@@ -7,6 +7,8 @@
   ``vexp`` (a vectorisable exp);
 * ``top_label`` -- the one top-label rule (first maximal column);
 * ``scans`` -- the input layer's one-pass checks;
+* ``rms`` -- the arithmetic of rms's Fortran ``lrm.fit`` for
+  ``val_prob(method="rms")``;
 * ``torchmetrics_kernels`` -- ``calibr.torchmetrics`` (left-closed bins on
   torch.linspace boundaries, torch's order of additions);
 * ``_threads`` -- the one chunk runner; ``_jit`` -- the compiler and its cache.
