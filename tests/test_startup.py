@@ -287,6 +287,74 @@ def test_warm_cache_process_compiles_nothing_for_each_public_call(warm_cache, wa
     assert _cache_files(warm_cache) == before
 
 
+_SIGNATURES = """
+import json, sys
+import calibr
+""" + _SETUP + """
+CALL
+from numba.core.registry import CPUDispatcher
+sigs = {}
+for modname, mod in sorted(sys.modules.items()):
+    if modname.startswith("calibr._kernels") and mod is not None:
+        for attr, obj in vars(mod).items():
+            if isinstance(obj, CPUDispatcher) and obj.__module__ == modname and obj.signatures:
+                sigs[modname + "." + attr] = [[str(t) for t in sig] for sig in obj.signatures]
+json.dump(sigs, open(RESULT, "w"))
+"""
+
+#: Calls that each run many kernels, some of them from several places.
+_ONE_SIGNATURE_CALLS = {
+    "bootstrap_ece": "calibr.bootstrap(p, y, 'ece', n_resamples=50, method='bca')",
+    "bootstrap_skce": "calibr.bootstrap(p, y, 'skce', n_resamples=50, method='bca')",
+    "paired_bootstrap_mmce": "calibr.paired_bootstrap(p ** 2, p, y, 'mmce', n_resamples=50)",
+    "skce_scalar_median": CALLS["skce_scalar_median"],
+    "summarise": CALLS["summarise"],
+    "summarise_median": (
+        "import pandas as pd\n"
+        "df = pd.DataFrame({'g': np.arange(300) % 3, 'p': p, 'y': y})\n"
+        "calibr.summarise(df.sort_values('g').groupby('g'), 'p', 'y', "
+        "ul=calibr.metric('skce', estimator='ul', bandwidth='median'))\n"
+        "calibr.summarise(df.groupby('g'), 'p', 'y', "
+        "uq=calibr.metric('skce', bandwidth='median'), ece='ece')"),
+    "summarise_canonical_median": (
+        "import pandas as pd\n"
+        "df = pd.DataFrame(P, columns=[f'p_{k}' for k in range(1, 5)])\n"
+        "df['y'], df['g'] = Y, np.arange(300) % 2\n"
+        "calibr.summarise(df.groupby('g'), y='y', p_prefix='p_', "
+        "skce=calibr.metric('skce', bandwidth='median'))"),
+    "cli_report": CALLS["cli_report"],
+}
+
+
+@pytest.mark.parametrize("name", list(_ONE_SIGNATURE_CALLS))
+def test_cold_process_compiles_each_kernel_once(tmp_path, name):
+    """A cold call compiles each kernel it runs for one signature: numba compiles a
+    kernel again for every new combination of argument types, and a literal
+    constant (``False``, ``0``), a read-only array beside a writable one, or the
+    rare path's int32 counts beside the common uint8 ones would each double that
+    kernel's compile time. Only the kernel that moves rows by group has one
+    signature per item size (and dimension) of what it moves. The checks of
+    these small inputs compile no scan kernel at all."""
+    code = _SIGNATURES.replace("\nCALL\n", f"\n{_ONE_SIGNATURE_CALLS[name]}\n")
+    sigs = _report(code, _env(tmp_path / "cache"), tmp_path / "sigs.json")
+    assert sigs
+    several = {}
+    for kernel, found in sigs.items():
+        if kernel == "calibr._kernels.grouped._scatter":
+            # the bits that it moves: read-only unsigned integers of the item size
+            # (one signature each), whatever the dtype
+            sources = [t[0] for t in found]
+            if all(a.startswith("readonly array(uint") for a in sources):
+                continue
+        if len(found) > 1:
+            several[kernel] = found
+    assert not several, several
+    # and a small input's checks are numpy's, not compiled scans
+    scans = [k for k in sigs if k.rsplit(".", 1)[1] in ("_count_outside_unit",
+                                                        "_count_not_binary")]
+    assert not scans, scans
+
+
 def test_cold_process_compiles_only_what_the_call_runs(tmp_path):
     """With an empty cache, ``ece()`` on a binary vector compiles (and saves) its
     own kernels and none of the kernel metrics' or torchmetrics' ones; the next

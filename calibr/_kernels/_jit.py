@@ -42,7 +42,7 @@ from numba.core import caching, config
 from numba.core.dispatcher import Dispatcher
 from numba.misc.appdirs import AppDirs
 
-__all__ = ["cache_dir", "jit"]
+__all__ = ["cache_dir", "jit", "read_only"]
 
 #: Every compiled function of calibr lives in this directory (``calibr/_kernels``).
 _KERNELS = Path(__file__).resolve().parent
@@ -166,6 +166,19 @@ class _LazyCache:
 def _attach_cache(dispatcher: Dispatcher) -> None:
     _source_digest()  # the stamp of the sources as imported, before any of them changes
     dispatcher._cache = _LazyCache(dispatcher.py_func)
+
+
+def read_only(a):
+    """A read-only view of the array ``a`` (no copy).
+
+    numba compiles a kernel once per combination of argument types, and whether
+    an array is writable is part of its type: an input that a kernel only reads
+    is passed read-only, so that one compiled copy serves every caller (a
+    pandas column's values are often read-only, a fresh numpy array is not).
+    """
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def jit(*, nogil: bool = False, inline: str = "never"):
