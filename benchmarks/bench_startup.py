@@ -37,6 +37,7 @@ import argparse
 import compileall
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -64,7 +65,21 @@ _DATA = {
         "p = rng.dirichlet(np.ones(4), 1000)\n"
         "y = rng.integers(1, 5, 1000)\n"
     ),
+    "predictions": (
+        "from calibr.datasets import load_breast_cancer_predictions\n"
+        "predictions = load_breast_cancer_predictions()\n"
+    ),
 }
+
+#: The median-bandwidth block of vignettes/migrating-from-r.md ("Several grouping
+#: columns"), as it stands there.
+_VIGNETTE_MEDIAN = """by_fold = calibr.summarise(
+    predictions.groupby(["model", "fold"]), p="p", y="y",
+    ece15=calibr.metric("ece", bins=15),
+    skce_ul=calibr.metric("skce", estimator="ul",
+                          bandwidth="median"),
+    mmce=calibr.metric("mmce", bandwidth=0.1),
+)"""
 
 #: name -> (module to import, data, the call). The call's names come from the import.
 CALLS: dict[str, tuple[str, str, str]] = {
@@ -77,6 +92,10 @@ CALLS: dict[str, tuple[str, str, str]] = {
     "skce canonical median": ("calibr", "multi", "calibr.skce(p, y, bandwidth='median')"),
     "mmce": ("calibr", "binary", "calibr.mmce(p, y, bandwidth=0.2)"),
     "calibration_table": ("calibr", "binary", "calibr.calibration_table(p, y)"),
+    "bootstrap ece": ("calibr", "binary", "calibr.bootstrap(p, y, 'ece')"),
+    "bootstrap skce": ("calibr", "binary", "calibr.bootstrap(p, y, 'skce')"),
+    "paired_bootstrap": ("calibr", "binary", "calibr.paired_bootstrap(p ** 2, p, y)"),
+    "vignette median": ("calibr", "predictions", _VIGNETTE_MEDIAN),
     "torchmetrics binary": (
         "calibr.torchmetrics", "binary", "calibr.torchmetrics.binary_calibration_error(p, y)"),
     "torchmetrics multiclass": (
@@ -151,15 +170,20 @@ def _env(src: Path, cache: Path) -> dict[str, str]:
     return env
 
 
-def _run(args: list[str], env: dict[str, str]) -> tuple[float, str]:
-    """Wall time of a fresh ``python *args`` process, and its stdout."""
+def _run(args: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall time and CPU time (user + system) of a fresh ``python *args`` process,
+    and its stdout. The CPU time is what the process itself computed: on a shared
+    machine it varies less than the wall time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
                          cwd=tempfile.gettempdir())
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if out.returncode != 0:
         raise RuntimeError(f"{args} failed:\n{out.stderr[-3000:]}")
-    return wall, out.stdout
+    return wall, cpu, out.stdout
 
 
 def _child(name: str) -> list[str]:
@@ -183,27 +207,32 @@ def measure(sources: dict[str, Path], names: list[str], repeat: int) -> dict:
                     cache = Path(tmp) / f"{rep}-{i}-{name.replace(' ', '_')}"
                     env = _env(src, cache)
                     if name in FLOORS:
-                        wall, _ = _run(["-c", FLOORS[name]], env)
+                        wall, cpu, _ = _run(["-c", FLOORS[name]], env)
                         add(label, name, "wall", wall)
+                        add(label, name, "cpu", cpu)
                     elif name == "import":
-                        wall, out = _run(["-c", _IMPORT_CHILD.format(heavy=HEAVY)], env)
+                        wall, cpu, out = _run(["-c", _IMPORT_CHILD.format(heavy=HEAVY)], env)
                         got = json.loads(out)
                         add(label, name, "wall", wall)
+                        add(label, name, "cpu", cpu)
                         add(label, name, "import", got["import"])
                         add(label, name, "modules", got["after_import"])
                     elif name == "cli help":
-                        wall, _ = _run(HELP, env)
+                        wall, cpu, _ = _run(HELP, env)
                         add(label, name, "wall", wall)
+                        add(label, name, "cpu", cpu)
                     elif name == "report":
                         for state in ("cold", "warm"):
-                            wall, _ = _run(REPORT, env)
+                            wall, cpu, _ = _run(REPORT, env)
                             add(label, f"report {state}", "wall", wall)
+                            add(label, f"report {state}", "cpu", cpu)
                     else:
                         for state in ("cold", "warm"):
-                            wall, out = _run(_child(name), env)
+                            wall, cpu, out = _run(_child(name), env)
                             got = json.loads(out)
                             key = f"{name} {state}"
                             add(label, key, "wall", wall)
+                            add(label, key, "cpu", cpu)
                             for field in ("import", "first", "second"):
                                 add(label, key, field, got[field])
                             add(label, key, "total", got["import"] + got["first"])
@@ -223,7 +252,7 @@ def _ms(values: list[float]) -> str:
 
 def _summary(rows: dict) -> None:
     print(f"{'case':<30} {'import':>17} {'first call':>19} {'import + 1st':>19} "
-          f"{'2nd call':>9} {'process':>19}  loaded/compiled")
+          f"{'2nd call':>9} {'process':>19} {'process CPU':>19}  loaded/compiled")
     for key, r in rows.items():
         cells = [_ms(r[f]) if f in r else "" for f in ("import", "first", "total")]
         second = (f"{statistics.median(r['second']) * 1e3:9.2f}" if "second" in r else "")
@@ -232,7 +261,7 @@ def _summary(rows: dict) -> None:
             last = r["kernels"][-1]
             kern = f"{sum(h for h, _ in last.values())}/{sum(m for _, m in last.values())}"
         print(f"{key:<30} {cells[0]:>17} {cells[1]:>19} {cells[2]:>19} {second:>9} "
-              f"{_ms(r['wall']):>19}  {kern}")
+              f"{_ms(r['wall']):>19} {_ms(r['cpu']):>19}  {kern}")
     print()
     print("modules imported (last repeat; import: by the import, calls: by the end):")
     for key, r in rows.items():
@@ -248,19 +277,97 @@ def _summary(rows: dict) -> None:
 
 def _compare(rows: dict) -> None:
     """Medians side by side: what a user waits for (in-process import + first call for
-    the calls, the whole process for the floors, the import and the CLI)."""
+    the calls, the whole process for the floors, the import and the CLI), then each
+    process's wall and CPU time."""
     labels = list(rows)
     first = rows[labels[0]]
     head = "".join(f"{label:>22}" for label in labels)
-    print(f"{'case (median ms, min-max)':<30}{head}{'ratio':>8}")
-    for key, r in first.items():
-        field = "total" if "total" in r else "wall"
-        what = "import + 1st call" if field == "total" else "process"
-        cells = [rows[label][key][field] for label in labels]
-        meds = [statistics.median(c) for c in cells]
-        ratio = meds[-1] / meds[0] if meds[0] else float("nan")
-        body = "".join(f"{_ms(c):>22}" for c in cells)
-        print(f"{key + ' (' + what + ')':<30}{body}{ratio:8.2f}")
+    for title, pick in (("", lambda r: "total" if "total" in r else "wall"),
+                        ("process ", lambda r: "wall"), ("process CPU ", lambda r: "cpu")):
+        print(f"{title + 'case (median ms, min-max)':<42}{head}{'ratio':>8}")
+        for key, r in first.items():
+            field = pick(r)
+            what = {"total": "import + 1st call", "wall": "process", "cpu": "CPU"}[field]
+            cells = [rows[label][key][field] for label in labels]
+            meds = [statistics.median(c) for c in cells]
+            ratio = meds[-1] / meds[0] if meds[0] else float("nan")
+            body = "".join(f"{_ms(c):>22}" for c in cells)
+            print(f"{key + ' (' + what + ')':<42}{body}{ratio:8.2f}")
+        print()
+
+
+# --------------------------------------------------------------------------
+# --breakdown: what a cold process compiles, kernel by kernel
+
+#: Prepended to a child: records numba's compile events (``numba.core.event``) and
+#: writes, at exit, each compiled function's time (its own, without the functions it
+#: compiles while typing its calls) and signatures to the file ``$CALIBR_BENCH_OUT``.
+_RECORDER = """
+import atexit, json, os, time
+from numba.core import event as _event
+
+_stack, _own, _sigs = [], {}, {}
+
+class _Listener(_event.Listener):
+    def on_start(self, ev):
+        _stack.append([time.perf_counter(), 0.0])
+
+    def on_end(self, ev):
+        t0, inner = _stack.pop()
+        took = time.perf_counter() - t0
+        func = ev.data["dispatcher"].py_func
+        mod = func.__module__ or "?"
+        name = (mod.rsplit(".", 1)[1] + "." + func.__name__ if mod.startswith("calibr.")
+                else "numba's " + mod.rsplit(".", 1)[-1] + " overloads")
+        _own[name] = _own.get(name, 0.0) + took - inner
+        _sigs.setdefault(name, set()).add(str(ev.data["args"]))
+        if _stack:
+            _stack[-1][1] += took
+
+_event.register("numba:compile", _Listener())
+
+@atexit.register
+def _write():
+    with open(os.environ["CALIBR_BENCH_OUT"], "w") as fh:
+        json.dump({k: [_own[k], sorted(_sigs[k])] for k in _own}, fh)
+"""
+
+_REPORT_CHILD = """
+import runpy, sys
+sys.argv = ["calibr", "report", "--example", "breast_cancer"]
+try:
+    runpy.run_module("calibr.cli", run_name="__main__")
+except SystemExit as exc:
+    assert not exc.code, exc.code
+"""
+
+
+def breakdown(src: Path, names: list[str]) -> None:
+    """One cold process per case; print each compiled function's own compile time
+    (largest first) and its number of signatures, and the signatures where there
+    are several."""
+    with tempfile.TemporaryDirectory(prefix="calibr-breakdown-") as tmp:
+        for name in names:
+            if name == "report":
+                code = _REPORT_CHILD
+            elif name in CALLS:
+                code = _child(name)[1]
+            else:
+                continue
+            env = _env(src, Path(tmp) / name.replace(" ", "_"))
+            env["CALIBR_BENCH_OUT"] = out = str(Path(tmp) / "out.json")
+            wall, cpu, _ = _run(["-c", _RECORDER + code], env)
+            got = json.loads(Path(out).read_text())
+            total = sum(t for t, _ in got.values())
+            nsig = sum(len(s) for _, s in got.values())
+            print(f"\n== {name}: process {wall:.2f} s (CPU {cpu:.2f} s), compiling "
+                  f"{total:.2f} s, {len(got)} functions, {nsig} signatures")
+            for fname, (t, sigs) in sorted(got.items(), key=lambda kv: -kv[1][0]):
+                print(f"  {t:6.2f} s  {len(sigs):2d}  {fname}")
+                if len(sigs) > 1 and fname.startswith("numba's"):
+                    continue
+                for sig in sigs if len(sigs) > 1 else ():
+                    print(f"{'':16}{sig}")
 
 
 def _source(text: str) -> tuple[str, Path]:
@@ -280,6 +387,10 @@ def main() -> None:
     ap.add_argument("--only", nargs="+", metavar="CASE",
                     help=f"a subset of the cases ({', '.join(repr(c) for c in cases)})")
     ap.add_argument("--json", type=Path, help="also write the raw numbers here")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="instead of the timings: one cold process per call (and report) "
+                    "that lists the functions numba compiles, each with its own compile "
+                    "time and its signatures")
     args = ap.parse_args()
     names = cases if not args.only else [c for c in cases if c in args.only]
     if args.only and len(names) != len(args.only):
@@ -293,6 +404,11 @@ def main() -> None:
         # calibr's sources to bytecode (a setting of this shell must not either)
         compileall.compile_dir(src / "calibr", quiet=1)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    if args.breakdown:
+        for label, src in sources.items():
+            print(f"{label}: calibr from {src}, load average {load:.2f} at start")
+            breakdown(src, names)
+        return
     print(f"{os.cpu_count()} cores, load average {load:.2f} at start; {args.repeat} repeats, "
           "median (min-max) in ms")
     for label, src in sources.items():

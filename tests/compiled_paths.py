@@ -224,6 +224,14 @@ def fail_median_bandwidth_constant_column():
 
 
 @path
+def scans_of_a_large_input():
+    # the input scans run compiled from scans.NUMPY_MAX_N values on
+    gen = np.random.default_rng(8)
+    p = gen.random(1 << 16)
+    return calibr.skce(p, (gen.random(1 << 16) < p).astype(np.int64), bandwidth=0.2)
+
+
+@path
 def fail_p_out_of_range():
     return calibr.ece([0.2, 1.5, 0.3], [0, 1, 1])
 

@@ -536,6 +536,31 @@ def test_threaded_scans_find_a_bad_value_in_every_chunk():
         assert scans.count_bad_row_sums(p, 1e-6) == 1, row
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint8, np.bool_, np.int8])
+def test_small_scans_by_numpy_count_as_the_kernels(dtype):
+    """Below scans.NUMPY_MAX_N values the scans are numpy's: on the edge values
+    (0, 1, their neighbours, -0.0, NaN, inf) and every label dtype they count
+    what the compiled scans count, and the boundary itself switches paths."""
+    from calibr._kernels import scans
+
+    edges = np.array([0.0, -0.0, 1.0, np.nextafter(0, -1), np.nextafter(1, 2),
+                      np.nextafter(0, 1), np.nextafter(1, 0), np.nan, np.inf, -np.inf, 0.5,
+                      2.0, -1.0])
+    rng = np.random.default_rng(5)
+    for n in (len(edges), 1000, scans.NUMPY_MAX_N - 1, scans.NUMPY_MAX_N):
+        x = rng.choice(edges, n)
+        kernel = scans._count(scans._count_outside_unit, x)
+        assert scans.count_outside_unit(x) == kernel == int(np.sum(~((x >= 0) & (x <= 1))))
+        labels = np.array([0, 1, 2, -1, 3, 0, 1]) if dtype is not np.bool_ else np.array([0, 1])
+        y = rng.choice(labels, n).astype(dtype)
+        if dtype is np.float64:
+            y[::7] = np.nan
+            y[1::11] = 0.5
+        kernel = scans._count(scans._count_not_binary, y)
+        assert scans.count_not_binary(y) == kernel
+        assert kernel == int(np.sum(~np.isin(y, [0, 1])))
+
+
 @pytest.mark.parametrize("where", ["middle", "last"])
 def test_threaded_checks_of_the_public_functions(where):
     """The same through ece(): the message names the only bad value (or row)."""
@@ -735,7 +760,7 @@ def test_the_compiled_routine_for_one_chunk():
     nl = binned.lanes(bins)
     out = np.zeros((3, bins))
     scratch = (np.zeros(2 * nl * bins, np.int64), np.zeros(nl * bins),
-               np.zeros(binned.BLOCK, np.int32))
+               np.zeros(binned.BLOCK, np.uint32))
     assert binned.binary_rows(p, y, 100, 4000, bins, nl, *scratch, out[0], out[1], out[2])
     for g, w in zip(out, binned.binary_stats(p[100:4000], y[100:4000], bins), strict=True):
         np.testing.assert_array_equal(g, w)

@@ -779,7 +779,13 @@ def test_tally_and_carry_directly():
         for _ in range(draws):
             ok &= kb._tally(np.random.default_rng(0), 1, 256, counts, carry)
         assert ok == (draws < 256)
-        assert kb._with_carry(counts, carry, 256)[0] == draws and carry[0] == 0
+        assert counts[0] + 256 * carry[0] == draws
+        # the cells' sums read the carry when told so, and reset it
+        x, cells, c = np.array([[0.25]]), np.zeros((1, 1), np.int32), np.ones((1, 1), np.uint8)
+        count, conf, hit = np.empty(1), np.empty(1), np.empty(1)
+        kb._binned_from_counts(counts, carry, 256, not ok, x, cells, c, count, conf, hit)
+        assert (count[0], conf[0], hit[0]) == (draws, 0.25 * draws, draws)
+        assert carry[0] == 0
 
 
 # ------------------------------------------------------------------ summarise(ci=...)

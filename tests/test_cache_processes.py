@@ -137,6 +137,83 @@ def test_cache_lives_under_numba_cache_dir_and_never_beside_the_source(tmp_path)
     assert {p for p in (ROOT / "calibr").rglob("*.nb[ic]")} == before == set()
 
 
+_OWN_DIR = """
+import json, os
+from calibr._kernels import _jit, binned
+print(json.dumps(_jit._subdir(binned.__file__)))
+"""
+
+
+def test_first_compilation_removes_the_stale_cache_directories_and_nothing_else(tmp_path):
+    """A cold process removes, on its first compilation, the directories of this copy
+    of calibr at other versions (both layouts) and those of copies that no longer
+    exist; it keeps those of other existing copies, those it cannot attribute and
+    anything not named like calibr's. A warm process removes nothing."""
+    root = tmp_path / "calibr"
+    out = subprocess.run([sys.executable, "-c", _OWN_DIR], env=_env(tmp_path), text=True,
+                         capture_output=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    own = json.loads(out.stdout)
+    copy = own.split("-")[0]  # _kernels_<sha1 of the kernels' directory>
+    other = "_kernels_" + "ab" * 20
+    elsewhere = tmp_path / "another_copy" / "_kernels"
+    elsewhere.mkdir(parents=True)
+
+    def made(name: str, source: Path | None = None) -> Path:
+        path = root / name
+        path.mkdir(parents=True)
+        (path / "x.nbi").write_bytes(b"old")
+        if source is not None:
+            (path / "source").write_text(f"{source}\n")
+        return path
+
+    stale = [made(copy + "-" + "0" * 16), made(copy),  # this copy, other versions
+             made(other + "-" + "1" * 16, tmp_path / "uninstalled" / "_kernels")]
+    kept = [made(other + "-" + "2" * 16, elsewhere), made(other),  # live, or not known
+            made("_kernels_" + "cd" * 20 + "-" + "3" * 16),  # no source file
+            made("notes"), made(copy + "-" + "4" * 15)]  # not calibr's names
+    (root / (copy + "-" + "5" * 16 + ".txt")).write_text("a user's file")
+    _run(["ece_binary_int64"], _env(tmp_path))
+    assert not [p for p in stale if p.exists()]
+    assert all((p / "x.nbi").read_bytes() == b"old" for p in kept)
+    assert (root / (copy + "-" + "5" * 16 + ".txt")).read_text() == "a user's file"
+    assert (root / own / "source").read_text().strip() == str(
+        Path(compiled_paths.__file__).resolve().parents[1] / "calibr" / "_kernels")
+    assert list((root / own).glob("*.nbc"))
+
+    again = made(copy + "-" + "6" * 16)  # a warm process compiles nothing: removes nothing
+    _run(["ece_binary_int64"], _env(tmp_path))
+    assert (again / "x.nbi").exists()
+
+
+def test_a_removed_cache_directory_does_not_break_a_running_process(tmp_path):
+    """A process whose cache directory disappears (removed by a newer calibr) keeps
+    computing: the load finds nothing and the save is skipped."""
+    code = """
+import json, shutil
+import numpy as np
+import calibr
+from calibr._kernels import _jit
+p = np.linspace(0, 1, 50); y = (p > 0.5).astype(np.int64)
+a = calibr.ece(p, y)
+shutil.rmtree(_jit.cache_dir())
+b = calibr.skce(p, y, bandwidth=0.3)
+print(json.dumps([a, b, _jit.cache_dir().exists()]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], env=_env(tmp_path), text=True,
+                         capture_output=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    a, b, exists = json.loads(out.stdout)
+    import numpy as np
+
+    import calibr
+
+    p = np.linspace(0, 1, 50)
+    y = (p > 0.5).astype(np.int64)
+    assert [a, b] == [calibr.ece(p, y), calibr.skce(p, y, bandwidth=0.3)]
+    assert not exists
+
+
 def _copy_project(dest: Path) -> Path:
     dest.mkdir()
     for name in ("pyproject.toml", "README.md"):

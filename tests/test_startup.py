@@ -234,6 +234,10 @@ CALLS = {
                   "calibr.summarise(df.groupby('g'), 'p', 'y', "
                   "metrics=['ece', 'mce', 'skce', 'mmce'])"),
     "val_prob": "calibr.val_prob(p, y)",
+    # the input scans run compiled from scans.NUMPY_MAX_N values on (numpy below)
+    "input_scans": ("from calibr._kernels.scans import NUMPY_MAX_N\n"
+                    "calibr.mmce(np.resize(p, NUMPY_MAX_N), np.resize(y, NUMPY_MAX_N), "
+                    "bandwidth=0.2)"),
     "torchmetrics_binary": ("import calibr.torchmetrics as ctm\n"
                             "ctm.binary_calibration_error(p, y)"),
     "torchmetrics_multiclass": ("import calibr.torchmetrics as ctm\n"
@@ -242,6 +246,10 @@ CALLS = {
                    "assert main(['report', '--example', 'breast_cancer', '-o', "
                    "RESULT + '.csv']) == 0"),
 }
+
+#: Calls that run no compiled code at all on these small inputs (val_prob's only
+#: kernels are the input scans, which numpy does below scans.NUMPY_MAX_N values).
+NO_KERNELS = {"val_prob"}
 
 _CALL = """
 import json, sys
@@ -289,7 +297,8 @@ def test_warm_cache_process_compiles_nothing_for_each_public_call(warm_cache, wa
                                                                  tmp_path):
     """With the cache warm, a fresh process per public call loads every kernel it
     runs from the cache: numba counts no cache miss (a compilation) for any of
-    them, NUMBA_DEBUG_CACHE reports loads and no save, and no cache file changes.
+    them, NUMBA_DEBUG_CACHE reports loads and no save, and no cache file changes
+    (the calls of NO_KERNELS load nothing: they run no compiled code).
     None of these calls imports matplotlib, torch, torchmetrics or rpy2."""
     before = _cache_files(warm_cache)
 
@@ -308,7 +317,8 @@ def test_warm_cache_process_compiles_nothing_for_each_public_call(warm_cache, wa
         unexplained = {k: v for k, v in stats.items() if v[0] != v[1] + v[2]}
         saved = [line for line in debug.splitlines() if "saved" in line]
         reported = debug.count("data loaded")
-        if (compiled or not loaded or unexplained or saved or got["modules"]
+        if (compiled or (not loaded) != (name in NO_KERNELS) or unexplained or saved
+                or got["modules"]
                 or reported != sum(v[1] for v in stats.values())):
             problems[name] = {"compiled": compiled, "loaded": sorted(loaded),
                               "unexplained": unexplained, "saved": saved,
@@ -317,6 +327,74 @@ def test_warm_cache_process_compiles_nothing_for_each_public_call(warm_cache, wa
         "calibr/_kernels changed while the test ran: run it again")
     assert not problems, problems
     assert _cache_files(warm_cache) == before
+
+
+_SIGNATURES = """
+import json, sys
+import calibr
+""" + _SETUP + """
+CALL
+from numba.core.registry import CPUDispatcher
+sigs = {}
+for modname, mod in sorted(sys.modules.items()):
+    if modname.startswith("calibr._kernels") and mod is not None:
+        for attr, obj in vars(mod).items():
+            if isinstance(obj, CPUDispatcher) and obj.__module__ == modname and obj.signatures:
+                sigs[modname + "." + attr] = [[str(t) for t in sig] for sig in obj.signatures]
+json.dump(sigs, open(RESULT, "w"))
+"""
+
+#: Calls that each run many kernels, some of them from several places.
+_ONE_SIGNATURE_CALLS = {
+    "bootstrap_ece": "calibr.bootstrap(p, y, 'ece', n_resamples=50, method='bca')",
+    "bootstrap_skce": "calibr.bootstrap(p, y, 'skce', n_resamples=50, method='bca')",
+    "paired_bootstrap_mmce": "calibr.paired_bootstrap(p ** 2, p, y, 'mmce', n_resamples=50)",
+    "skce_scalar_median": CALLS["skce_scalar_median"],
+    "summarise": CALLS["summarise"],
+    "summarise_median": (
+        "import pandas as pd\n"
+        "df = pd.DataFrame({'g': np.arange(300) % 3, 'p': p, 'y': y})\n"
+        "calibr.summarise(df.sort_values('g').groupby('g'), 'p', 'y', "
+        "ul=calibr.metric('skce', estimator='ul', bandwidth='median'))\n"
+        "calibr.summarise(df.groupby('g'), 'p', 'y', "
+        "uq=calibr.metric('skce', bandwidth='median'), ece='ece')"),
+    "summarise_canonical_median": (
+        "import pandas as pd\n"
+        "df = pd.DataFrame(P, columns=[f'p_{k}' for k in range(1, 5)])\n"
+        "df['y'], df['g'] = Y, np.arange(300) % 2\n"
+        "calibr.summarise(df.groupby('g'), y='y', p_prefix='p_', "
+        "skce=calibr.metric('skce', bandwidth='median'))"),
+    "cli_report": CALLS["cli_report"],
+}
+
+
+@pytest.mark.parametrize("name", list(_ONE_SIGNATURE_CALLS))
+def test_cold_process_compiles_each_kernel_once(tmp_path, name):
+    """A cold call compiles each kernel it runs for one signature: numba compiles a
+    kernel again for every new combination of argument types, and a literal
+    constant (``False``, ``0``), a read-only array beside a writable one, or the
+    rare path's int32 counts beside the common uint8 ones would each double that
+    kernel's compile time. Only the kernel that moves rows by group has one
+    signature per item size (and dimension) of what it moves. The checks of
+    these small inputs compile no scan kernel at all."""
+    code = _SIGNATURES.replace("\nCALL\n", f"\n{_ONE_SIGNATURE_CALLS[name]}\n")
+    sigs = _report(code, _env(tmp_path / "cache"), tmp_path / "sigs.json")
+    assert sigs
+    several = {}
+    for kernel, found in sigs.items():
+        if kernel == "calibr._kernels.grouped._scatter":
+            # the bits that it moves: read-only unsigned integers of the item size
+            # (one signature each), whatever the dtype
+            sources = [t[0] for t in found]
+            if all(a.startswith("readonly array(uint") for a in sources):
+                continue
+        if len(found) > 1:
+            several[kernel] = found
+    assert not several, several
+    # and a small input's checks are numpy's, not compiled scans
+    scans = [k for k in sigs if k.rsplit(".", 1)[1] in ("_count_outside_unit",
+                                                        "_count_not_binary")]
+    assert not scans, scans
 
 
 def test_cold_process_compiles_only_what_the_call_runs(tmp_path):

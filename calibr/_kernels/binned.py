@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, read_only
 from ._threads import chunk_bounds, num_threads, run_chunks
 from .top_label import row_scan_pair
 
@@ -189,7 +189,7 @@ def _lane_totals(counts, sums, bins, nlanes, count, conf, hit):  # pragma: no co
         hit[j] = h
 
 
-@jit(nogil=True)
+@jit(nogil=True, inline="always")
 def binary_rows(p, y, lo, hi, bins, nlanes, counts, sums, idx,
                 count, conf, hit):  # pragma: no cover - compiled
     """Per-bin count, sum of p and sum of y of rows ``lo..hi-1`` into ``count``,
@@ -225,8 +225,10 @@ def binary_rows(p, y, lo, hi, bins, nlanes, counts, sums, idx,
     return True
 
 
-@jit(nogil=True)
-def _binary_chunk(p, y, bins, nlanes, lo, hi):  # pragma: no cover - compiled
+def _binary_chunk(p, y, bins, nlanes, lo, hi):
+    """:func:`binary_rows` of rows ``lo..hi-1`` into a fresh (3, bins) array. The
+    scratch is numpy's (not allocated in compiled code), so that ``ece()``
+    compiles one kernel, not a second one around it."""
     out = np.empty((3, bins))
     ok = binary_rows(p, y, lo, hi, bins, nlanes, np.empty(2 * nlanes * bins, np.int64),
                      np.empty(nlanes * bins), np.empty(BLOCK, np.uint32),
@@ -362,6 +364,7 @@ def _run(chunk, args, n, bins, chunk_bytes):
     """
     nchunks = CHUNKS if n >= PARALLEL_MIN_N else 1
     nlanes = lanes(bins)
+    args = tuple(read_only(a) if isinstance(a, np.ndarray) else a for a in args)
     calls = [(*args, bins, nlanes, lo, hi) for lo, hi in chunk_bounds(n, nchunks)]
     window = min(num_threads(), CHUNK_MEMORY // chunk_bytes - 1)
     total = None

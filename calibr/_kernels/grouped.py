@@ -50,7 +50,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import binned, canonical
-from ._jit import jit
+from ._jit import jit, read_only
 from ._threads import chunk_bounds, num_threads, run_chunks
 from .binned import _bin_right_closed
 from .scalar_median import median_of_sorted
@@ -89,10 +89,9 @@ def _non_decreasing(ids):  # pragma: no cover - compiled
 
 
 @jit(nogil=True)
-def _scatter(src, ids, start, dst):  # pragma: no cover - compiled
+def _scatter(src, ids, pos, dst):  # pragma: no cover - compiled
     """dst = src (values, or rows of a matrix) sorted by group, stably: row i goes to
-    the next free row of group ids[i], from start[ids[i]] on."""
-    pos = start[:-1].copy()
+    row pos[ids[i]] of dst, which then advances (pos: the groups' first rows)."""
     if src.ndim == 1:
         for i in range(src.shape[0]):
             g = ids[i]
@@ -108,6 +107,14 @@ def _scatter(src, ids, start, dst):  # pragma: no cover - compiled
     return 0
 
 
+def _bits(a: np.ndarray) -> np.ndarray:
+    """``a`` seen as unsigned integers of its item size (C-contiguous ``a``): moving
+    values needs only their bits, so the kernels that move them compile once per
+    item size (and number of dimensions), not once per dtype."""
+    size = a.dtype.itemsize
+    return a.view(np.dtype(f"u{size}")) if size in (1, 2, 4, 8) else a
+
+
 def by_group(a: np.ndarray, ids: np.ndarray, start: np.ndarray) -> np.ndarray:
     """``a`` (a value or a row per row of the frame) with its rows
     sorted by group, stably (each group's rows in the frame's order), as a new
@@ -115,10 +122,11 @@ def by_group(a: np.ndarray, ids: np.ndarray, start: np.ndarray) -> np.ndarray:
     C-contiguous. ``ids`` in [0, groups) with ``start`` their offsets
     (``start[g + 1] - start[g]`` rows of group g)."""
     a = np.ascontiguousarray(a)
+    ids = read_only(np.ascontiguousarray(ids, dtype=np.int64))
     if _non_decreasing(ids):
         return a
     out = np.empty_like(a)
-    _scatter(a, ids, start, out)
+    _scatter(read_only(_bits(a)), ids, np.array(start[:-1], dtype=np.int64), _bits(out))
     return out
 
 
@@ -162,14 +170,12 @@ def _pair_work(start: np.ndarray) -> np.ndarray:
 
 
 @jit(nogil=True)
-def _binary_groups(p, y, start, skip, bins, nlanes, count, conf, hit, base,
-                   g0, g1):  # pragma: no cover - compiled
+def _binary_groups(p, y, start, skip, bins, nlanes, count, conf, hit, base, g0, g1, counts,
+                   sums, idx):  # pragma: no cover - compiled
     """Per group g0 <= g < g1 (rows sorted by group; not those marked in ``skip``):
-    ``binned.binary_rows`` of its rows into row g - base of the (groups, bins) sums.
-    Returns the number of groups that routine refused (0 for validated input)."""
-    counts = np.empty(2 * nlanes * bins, np.int64)
-    sums = np.empty(nlanes * bins)
-    idx = np.empty(binned.BLOCK, np.int32)
+    ``binned.binary_rows`` of its rows into row g - base of the (groups, bins) sums
+    (``counts``, ``sums``, ``idx``: its scratch). Returns the number of groups that
+    routine refused (0 for validated input)."""
     refused = 0
     for g in range(g0, g1):
         a = start[g]
@@ -181,6 +187,14 @@ def _binary_groups(p, y, start, skip, bins, nlanes, count, conf, hit, base,
                                   count[r], conf[r], hit[r]):
             refused += 1
     return refused
+
+
+def _binary_groups_scratch(p, y, start, skip, bins, nlanes, count, conf, hit, base, g0, g1):
+    """:func:`_binary_groups` with its scratch, allocated by numpy (an allocation
+    in compiled code compiles numba's code for it too)."""
+    return _binary_groups(p, y, start, skip, bins, nlanes, count, conf, hit, base, g0, g1,
+                          np.empty(2 * nlanes * bins, np.int64), np.empty(nlanes * bins),
+                          np.empty(binned.BLOCK, np.uint32))
 
 
 @jit(nogil=True)
@@ -224,11 +238,12 @@ def binary_stat_batches(x: np.ndarray, y: np.ndarray, start: np.ndarray, bins: i
     """
     large = np.diff(start) >= binned.PARALLEL_MIN_N  # the per-call kernel cuts these in chunks
     nlanes = binned.lanes(bins)
+    x, y = read_only(x), read_only(y)
     for g0, g1 in _batches(start, bins):
         count, conf, hit = (np.zeros((g1 - g0, bins)) for _ in range(3))
         calls = [(x, y, start, large, bins, nlanes, count, conf, hit, g0, a, b)
                  for a, b in _group_splits(start, g0, g1)]
-        if any(refused for refused in run_chunks(_binary_groups, calls)):
+        if any(refused for refused in run_chunks(_binary_groups_scratch, calls)):
             raise RuntimeError("calibr: a binned kernel refused input that calibr had validated.")
         for g in np.flatnonzero(large[g0:g1]) + g0:
             a, b = start[g], start[g + 1]
@@ -249,6 +264,7 @@ def classwise_stat_batches(p: np.ndarray, codes: np.ndarray, ids: np.ndarray,
     k = p.shape[1]
     step = 1.0 / bins
     large = np.diff(start) >= binned.PARALLEL_MIN_N
+    p, codes, ids = read_only(p), read_only(codes), read_only(ids)
     for g0, g1 in _batches(start, bins * k):
         count, conf, hit = (np.zeros((g1 - g0, k, bins)) for _ in range(3))
         # (each call reads every row and keeps its groups' ones: one call per thread)
@@ -380,7 +396,7 @@ def scalar_pair_sums(x: np.ndarray, c: np.ndarray, start: np.ndarray, h: float |
     group (group g: rows ``start[g]:start[g + 1]``).
     """
     n_groups = start.shape[0] - 1
-    keys = sorted_by_group(_pack_keys(x, c), start)
+    keys = sorted_by_group(_pack_keys(read_only(x), read_only(c)), start)
     hs = _bandwidths(keys, start, h)
     total = np.full(n_groups, np.nan)
     diag = np.full(n_groups, np.nan)
@@ -405,8 +421,9 @@ def scalar_ul(x: np.ndarray, c: np.ndarray, start: np.ndarray, h: float | str) -
     """Per group, ``scalar_sums.scalar_ul`` of its rows (NaN: fewer than 2 rows, or
     no median bandwidth); arguments as for :func:`scalar_pair_sums`."""
     n_groups = start.shape[0] - 1
+    x, c = read_only(x), read_only(c)
     if h == "median":
-        keys = sorted_by_group(_pack_keys(x, np.zeros(x.shape[0], np.uint8)), start)
+        keys = sorted_by_group(_pack_keys(x, read_only(np.zeros(x.shape[0], np.uint8))), start)
         hs = _bandwidths(keys, start, h)
     else:
         hs = np.full(n_groups, float(h))
@@ -461,8 +478,10 @@ def _canonical_groups(p, codes, start, todo, median, h, total, diag, block,
             if np.isnan(h[g]):
                 continue
         pt, e, sorted_codes, run_end, sq, dg = canonical._by_class(p[a:b], codes[a:b])
+        # chunk 0 of 1, as run-time integers: the literals 0 and 1 would compile the
+        # chunk kernel a second time beside the per-call kernel's signature
         total[g] = canonical._pair_sum_chunk(pt, e, sorted_codes, run_end, sq, h[g], block,
-                                             0, 1)
+                                             np.int64(0), np.int64(1))
         diag[g] = dg
     return 0
 

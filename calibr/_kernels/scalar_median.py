@@ -193,7 +193,7 @@ def _ptr_pass(x, t, out):  # pragma: no cover - compiled
     bnd[4] = r_end
     ptr = np.zeros(5, np.int64)
     if r_end > 0:
-        base = _first_above(x, 0, t)
+        base = _first_above(x, np.int64(0), t)
         total = (r_end - 1) + _first_above(x, r_end - 1, t)
         for s in range(1, 4):
             target = base + (total - base) * s // 4
@@ -614,7 +614,7 @@ def _subsample_pivots(x, k, tune, state):  # pragma: no cover - compiled
     half = max(1, np.int64(tune[8] * 0.5 * npairs / p))  # rank half-width in y
     sample_max = max(tune[2], min(tune[4], np.int64(tune[3] * p)))
     hit, v, w, lo, hi, tmp, le_a, lt_b, state = _rounds(
-        y, k_y, False, 4 * half, np.int64(tune[2]), np.int64(sample_max), tune[5], state,
+        y, k_y, np.bool_(False), 4 * half, np.int64(tune[2]), np.int64(sample_max), tune[5], state,
         lo, hi, tmp, zeros, 0.0, npairs, np.inf, np.nan, np.nan)
     if hit:
         return v, v, state  # branch: subsample hit

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, read_only
 from .scalar_median import scalar_median
 from .vexp import f64_as_i64, i64_as_f64, vexp
 
@@ -99,7 +99,7 @@ def scalar_pair_sum(x: np.ndarray, c: np.ndarray, h: float | str) -> tuple[float
     ``x``: float64 in [0, 1]; ``c``: 0/1 values; ``h``: a bandwidth or
     ``"median"`` (resolved here; NaN when all x are equal). O(n log n).
     """
-    keys = _pack_keys(x, c)
+    keys = _pack_keys(read_only(x), read_only(c))
     keys.sort()
     if h == "median":
         h = scalar_median(_keys_values(keys), presorted=True)
@@ -128,4 +128,4 @@ def scalar_ul(x: np.ndarray, c: np.ndarray, h: float | str) -> float:
         h = scalar_median(x)
         if math.isnan(h):
             return math.nan
-    return float(_scalar_ul(x, c, float(h)))
+    return float(_scalar_ul(read_only(x), read_only(c), float(h)))

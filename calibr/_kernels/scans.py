@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, read_only
 from ._threads import chunk_bounds, run_chunks
 
 __all__ = ["count_bad_row_sums", "count_not_binary", "count_outside_unit"]
@@ -18,6 +18,10 @@ __all__ = ["count_bad_row_sums", "count_not_binary", "count_outside_unit"]
 #: Inputs with at least this many values are scanned in ``CHUNKS`` threads.
 PARALLEL_MIN_N = 1 << 20
 CHUNKS = 4
+#: Vectors of fewer values are scanned by numpy: microseconds either way, and a
+#: small input's first call then compiles no scan kernel (a few tenths of a
+#: second each, per dtype).
+NUMPY_MAX_N = 1 << 16
 
 
 @jit(nogil=True)
@@ -51,6 +55,7 @@ def _count_bad_row_sums(p, tol, lo, hi):  # pragma: no cover - compiled
 
 
 def _count(kernel, x: np.ndarray, *args) -> int:
+    x = read_only(x)
     nchunks = CHUNKS if x.size >= PARALLEL_MIN_N else 1
     calls = [(x, *args, lo, hi) for lo, hi in chunk_bounds(x.shape[0], nchunks)]
     return sum(run_chunks(kernel, calls))
@@ -58,11 +63,15 @@ def _count(kernel, x: np.ndarray, *args) -> int:
 
 def count_outside_unit(x: np.ndarray) -> int:
     """Values of the vector ``x`` outside [0, 1], NaN and inf included."""
+    if x.size < NUMPY_MAX_N:
+        return int(np.count_nonzero(~((x >= 0.0) & (x <= 1.0))))
     return _count(_count_outside_unit, x)
 
 
 def count_not_binary(y: np.ndarray) -> int:
     """Values of the vector ``y`` other than 0 and 1."""
+    if y.size < NUMPY_MAX_N:
+        return int(np.count_nonzero((y != 0) & (y != 1)))
     return _count(_count_not_binary, y)
 
 

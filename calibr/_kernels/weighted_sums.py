@@ -61,6 +61,7 @@ __all__ = [
     "gap_factors",
     "skce_test_replicates",
     "sorted_scalars",
+    "pair_sum_of_counts",
     "weighted_pair_sum",
     "weighted_row_sums",
 ]
@@ -94,6 +95,43 @@ def gap_factors(xs, h):  # pragma: no cover - compiled
     return g
 
 
+@jit(nogil=True, inline="always")
+def _weight(w, carry, base, carried, j):  # pragma: no cover - compiled
+    """Row j's weight as a float: ``w[j]``, plus ``base * carry[j]`` when ``carried``."""
+    wj = float(w[j])
+    if carried:
+        wj += float(base * carry[j])
+    return wj
+
+
+@jit(nogil=True, inline="always")
+def pair_sum_of_counts(e, w, carry, base, carried, order, g):  # pragma: no cover - compiled
+    """:func:`weighted_pair_sum` with the weights ``w[j] + base * carry[j]``, the
+    carry read only when ``carried`` (a bootstrap replicate's resampling counts,
+    kept in uint8 with the rare multiples of ``base`` in an int32 carry:
+    ``calibr._kernels.bootstrap``). The weights enter as the exact floats of
+    those integers, so the sums are those of :func:`weighted_pair_sum` on the
+    counts."""
+    n = e.shape[0]
+    s = 0.0
+    total = 0.0
+    d1 = 0.0
+    d2 = 0.0
+    if n == 0:
+        return total, d1, d2
+    we_next = _weight(w, carry, base, carried, order[n - 1]) * e[n - 1]
+    d1 += we_next * e[n - 1]
+    d2 += we_next * we_next
+    for i in range(n - 2, -1, -1):
+        we = _weight(w, carry, base, carried, order[i]) * e[i]
+        s = g[i] * (we_next + s)
+        total += we * s
+        d1 += we * e[i]
+        d2 += we * we
+        we_next = we
+    return total, d1, d2
+
+
 @jit(nogil=True)
 def weighted_pair_sum(e, w, order, g):  # pragma: no cover - compiled
     """``(W, D1, D2)``: ``W = sum_{i<j} w_i w_j e_i e_j k_ij``,
@@ -102,24 +140,7 @@ def weighted_pair_sum(e, w, order, g):  # pragma: no cover - compiled
     in the original row order, read through the sort (``w[order[i]]`` at
     sorted position i: a bootstrap replicate's resampling counts need no
     gathered copy). Any numeric dtype of ``w``. O(n)."""
-    n = e.shape[0]
-    s = 0.0
-    total = 0.0
-    d1 = 0.0
-    d2 = 0.0
-    if n == 0:
-        return total, d1, d2
-    we_next = w[order[n - 1]] * e[n - 1]
-    d1 += we_next * e[n - 1]
-    d2 += we_next * we_next
-    for i in range(n - 2, -1, -1):
-        we = w[order[i]] * e[i]
-        s = g[i] * (we_next + s)
-        total += we * s
-        d1 += we * e[i]
-        d2 += we * we
-        we_next = we
-    return total, d1, d2
+    return pair_sum_of_counts(e, w, w, 0, False, order, g)
 
 
 @jit()
