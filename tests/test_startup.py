@@ -247,9 +247,10 @@ CALLS = {
                    "RESULT + '.csv']) == 0"),
 }
 
-#: Calls that run no compiled code at all on these small inputs (val_prob's only
-#: kernels are the input scans, which numpy does below scans.NUMPY_MAX_N values).
-NO_KERNELS = {"val_prob"}
+#: Calls that run no compiled code at all on these small inputs (none today: val_prob
+#: runs rms's binning kernels of calibr/_kernels/rms.py; the input scans are numpy's
+#: below scans.NUMPY_MAX_N values).
+NO_KERNELS: set[str] = set()
 
 _CALL = """
 import json, sys
