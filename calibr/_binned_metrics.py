@@ -8,17 +8,23 @@ from typing import Any
 
 from . import _binning
 from ._docs import shared_docs
-from ._kernels import binned
-from ._kernels.weighted_metrics import weighted_bin_stats
-from ._params import BIN_SPEC, BINNING, FLAG, RIGHT, Options, check_binning, validate_params
-from ._validation import (
+from ._input import (
+    BIN_SPEC,
+    BINNING,
+    FLAG,
     MAX_BIN_CELLS,
+    RIGHT,
     ROW_SUM_TOL,
+    Options,
     check_bin_cells,
+    check_binning,
     convert,
     finish,
     prepare,
+    validate_params,
 )
+from ._kernels import binned
+from ._kernels.weighted_metrics import weighted_bin_stats
 
 __all__ = ["ece", "mce"]
 

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._input import InputError, check_bin_cells
 from ._kernels.binned import breaks as _linspace_breaks
 from ._kernels.top_label import top_label
-from ._validation import InputError, check_bin_cells
 
 __all__ = ["BINNINGS", "bin_index", "bin_sums", "breaks", "column_breaks", "equal_mass_breaks",
            "is_default", "stats"]
@@ -124,7 +124,7 @@ def breaks(x: np.ndarray | None, bins: int | np.ndarray, binning: str = "equal-w
         The values to bin (only ``"equal-mass"`` reads them).
     bins : int or ndarray
         A number of bins, or the breaks themselves (checked by
-        ``calibr._params.BIN_SPEC``: float64, strictly increasing, 0 to 1),
+        ``calibr._input.BIN_SPEC``: float64, strictly increasing, 0 to 1),
         returned as they are.
     binning : {"equal-width", "equal-mass"}
         ``"equal-width"``: R's ``seq(0, 1, length.out = bins + 1)``

@@ -23,23 +23,28 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _binning
-from ._calibration_tests import MAX_RESAMPLES, _rng_rule
 from ._docs import shared_docs
 from ._groups import group_seeds
+from ._input import (
+    LEVEL,
+    MAX_RESAMPLES,
+    RNG,
+    InputError,
+    InputTypeError,
+    Integer,
+    Options,
+    Prepared,
+    check_bin_cells,
+    check_options,
+    fmt,
+    metric_value,
+    prepare,
+    validate_params,
+)
 from ._kernels import bootstrap as kb
 from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.top_label import top_label
 from ._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
-from ._params import LEVEL, Integer, Options, check_options, validate_params
-from ._validation import (
-    InputError,
-    InputTypeError,
-    Prepared,
-    _fmt,
-    check_bin_cells,
-    metric_value,
-    prepare,
-)
 
 __all__ = [
     "BootstrapResult",
@@ -182,7 +187,7 @@ def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
         if metric not in _METRICS:
             raise InputError(
                 "`metric` must be one of " + ", ".join(f'"{m}"' for m in _METRICS)
-                + f", or a callable; got {_fmt(metric)}."
+                + f", or a callable; got {fmt(metric)}."
             )
         fn = _metric_functions()[metric]
         known_options = _metric_options(fn)
@@ -484,7 +489,7 @@ _RULES = dict(
     n_resamples=Integer(1, MAX_RESAMPLES),
     confidence_level=LEVEL,
     method=Options(*_METHODS, "BCa"),
-    rng=_rng_rule,
+    rng=RNG,
 )
 
 

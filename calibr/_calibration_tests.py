@@ -10,7 +10,6 @@ replicate after one sort.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,20 @@ from typing import Any
 import numpy as np
 
 from ._docs import shared_docs
+from ._input import (
+    BANDWIDTH,
+    BINS,
+    FLAG,
+    MAX_RESAMPLES,
+    RNG,
+    InputError,
+    Integer,
+    Optional,
+    Options,
+    Prepared,
+    prepare,
+    validate_params,
+)
 from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.canonical import canonical_pair_sum
 from ._kernels.scalar_sums import scalar_pair_sum
@@ -31,8 +44,6 @@ from ._kernels.weighted_sums import (
     sorted_scalars,
     weighted_row_sums,
 )
-from ._params import BANDWIDTH, BINS, FLAG, Integer, Optional, Options, validate_params
-from ._validation import InputError, InputTypeError, Prepared, _fmt, prepare
 from ._valprob import _spiegelhalter
 
 __all__ = ["CalibrationTestResult", "calibration_test"]
@@ -45,9 +56,6 @@ _BINARY_ONLY = ("spiegelhalter", "hosmer_lemeshow")
 #: Uniform numbers drawn and held at once (float64, 32 MB): the replicates of
 #: the scalar SKCE test go to the kernel in batches of this many values.
 _IDX_BATCH = 1 << 22
-#: At most this many resamples: a p-value resolution of 1e-7 is past any use, and
-#: an accidental 10**12 would otherwise run for days instead of being refused.
-MAX_RESAMPLES = 10**7
 #: At most this many Hosmer-Lemeshow groups (R's quantile() of that many
 #: probabilities; far more than rows is meaningless: groups of tied p merge).
 MAX_GROUPS = 10**5
@@ -116,22 +124,7 @@ class CalibrationTestResult:
 
 
 # --------------------------------------------------------------------------
-# option rules
-
-
-_RNG_EXPECTED = "None, a nonnegative integer seed or a numpy.random.Generator"
-
-
-def _rng_rule(value: Any, name: str) -> Any:
-    """``rng``: None, an integer seed >= 0 or a ``numpy.random.Generator`` (used as
-    is, so its state advances, as in scipy)."""
-    if value is None or isinstance(value, np.random.Generator):
-        return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
-        if int(value) < 0:
-            raise InputError(f"`{name}` must be {_RNG_EXPECTED}; got {_fmt(value)}.")
-        return int(value)
-    raise InputTypeError(f"`{name}` must be {_RNG_EXPECTED}; got {type(value).__name__}.")
+# options
 
 
 @dataclass(frozen=True)
@@ -154,7 +147,7 @@ class _Options:
 @validate_params(
     method=Options(*_METHODS),
     n_resamples=Integer(1, MAX_RESAMPLES),
-    rng=_rng_rule,
+    rng=RNG,
     bandwidth=BANDWIDTH,
     type=Optional(Options(*_TYPES)),
     metric=Options(*_METRICS),

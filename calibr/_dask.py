@@ -10,7 +10,7 @@ for the verbs, whose ``.compute()`` gives the pandas result.
 
 * **Exact by merged sums** (``ece``, ``mce``, ``calibration_table``, and
   ``summarise`` when every metric is binned): each partition is validated by
-  the one input layer (``calibr._validation``, through ``_prepare_binned`` and
+  the one input layer (``calibr._input``, through ``_prepare_binned`` and
   the group layer ``calibr._groups``) and reduced to the kernels' per-(group,
   bin) statistics ``(count, sum_conf, sum_hit)``; the partitions' statistics are
   added in a fixed binary tree (partition 0 + 1, 2 + 3, ..., then the pairs of
@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 from dask import delayed
 
-from ._validation import InputError, InputTypeError, _fmt
+from ._input import InputError, InputTypeError, fmt
 
 __all__ = ["calibration_table", "ece", "exact_scalar", "mce", "mmce", "read_files",
            "report_source", "skce", "summarise"]
@@ -283,9 +283,9 @@ def _gathered_metric(func: Callable[..., float], p, y, w, options: dict) -> floa
 def _scalar_part(i, p, y, classes, na_rm) -> pd.DataFrame:
     """One partition's validated scalars: x (the binary p, or the top-label
     confidence) and c (the hit), for the global sort."""
+    from ._input import prepare
     from ._kernel_metrics import _as_hits
     from ._kernels.top_label import top_label
-    from ._validation import prepare
 
     if len(p) == 0 or (na_rm and not _has_complete(p, y)):
         return pd.DataFrame({"x": np.empty(0), "c": np.empty(0, np.uint8)})
@@ -403,7 +403,7 @@ def _frame_of(data: Any) -> tuple[dd.DataFrame, list | None, dict]:
         raise InputTypeError(
             "`data` must be grouped by column names for calibr's Dask path "
             "(ddf.groupby('model') or ddf.groupby(['model', 'fold'])); got a grouping by "
-            f"{_fmt(by)}."
+            f"{fmt(by)}."
         )
     opts = {
         "sort": True if data.sort is None else bool(data.sort),
@@ -550,7 +550,7 @@ def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
     """The binned specs ``(bins, type, binning, right)`` and each column's (metric,
     spec position); ``("group", None)`` for a column that is not a mergeable
     binned metric (computed group by group)."""
-    from ._params import check_options
+    from ._input import check_options
     from .frame import _named
 
     specs: list[tuple] = []

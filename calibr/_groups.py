@@ -16,7 +16,7 @@ with ``data=``, the command line (``calibr.cli``) and the plots
         with part.errors("metric 'ece'"):         # errors name the group (and metric)
             value = ece(part.p, part.y)
 
-How it is fast and still exact: ``calibr._validation.prepare()`` works row by
+How it is fast and still exact: ``calibr._input.prepare()`` works row by
 row, so a group's rows validate and convert exactly as they would alone. The
 rows of all groups are therefore validated once and sorted by group
 (:func:`split`); each group is then a contiguous slice of the canonical
@@ -48,16 +48,16 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
-from ._kernels.grouped import by_group
-from ._validation import (
+from ._input import (
     InputError,
     InputTypeError,
-    _check_weight_values,
-    _class_list,
-    _convert_weights,
-    _fmt,
+    check_weight_values,
+    class_list,
+    convert_weights,
+    fmt,
     prepare,
 )
+from ._kernels.grouped import by_group
 
 __all__ = [
     "Columns",
@@ -119,17 +119,17 @@ def resolve_columns(
     no string).
     """
     if classes is not None:
-        classes = tuple(_class_list(classes))
+        classes = tuple(class_list(classes))
     if y is None:
         raise InputError("`y` must name the label column; got None.")
     if not _is_key(frame, y):
-        raise InputError(f"`y` must name a column of the data; got {_fmt(y)}.")
-    _check_one_column(frame, y, "y", f"`y` must name a column of the data; got {_fmt(y)}.")
+        raise InputError(f"`y` must name a column of the data; got {fmt(y)}.")
+    _check_one_column(frame, y, "y", f"`y` must name a column of the data; got {fmt(y)}.")
     if p_prefix is not None:
         if p is not None:
             raise InputError("Give the probability columns by `p` or by `p_prefix`, not both.")
         if not isinstance(p_prefix, str) or not p_prefix:
-            raise InputError(f"`p_prefix` must be a non-empty string; got {_fmt(p_prefix)}.")
+            raise InputError(f"`p_prefix` must be a non-empty string; got {fmt(p_prefix)}.")
         cols = [c for c in frame.columns if isinstance(c, str) and c.startswith(p_prefix)]
         if y in cols:
             raise InputError(
@@ -143,7 +143,7 @@ def resolve_columns(
                 + (f" ({cols[0]!r})." if cols else ".")
             )
         for c in cols:
-            _check_one_column(frame, c, "p_prefix", f"`p_prefix` matched {_fmt(c)}, not a column.")
+            _check_one_column(frame, c, "p_prefix", f"`p_prefix` matched {fmt(c)}, not a column.")
         if classes is None:
             classes = classes_from_names(
                 [c[len(p_prefix):] for c in cols], frame[y], f"the columns with prefix {p_prefix!r}"
@@ -152,14 +152,14 @@ def resolve_columns(
     if p is None:
         raise InputError("`p` must name the probability column(s), or give `p_prefix`; got None.")
     if _is_key(frame, p):
-        _check_one_column(frame, p, "p", f"`p` must name a column of the data; got {_fmt(p)}.")
+        _check_one_column(frame, p, "p", f"`p` must name a column of the data; got {fmt(p)}.")
         return Columns(p=p, y=y, classes=classes)
     if isinstance(p, Sequence) and not isinstance(p, (str, bytes)):
         cols = list(p)
         for c in cols:
             if not _is_key(frame, c):
-                raise InputError(f"`p` must name columns of the data; {_fmt(c)} is not one.")
-            _check_one_column(frame, c, "p", f"`p` must name columns of the data; {_fmt(c)} is "
+                raise InputError(f"`p` must name columns of the data; {fmt(c)} is not one.")
+            _check_one_column(frame, c, "p", f"`p` must name columns of the data; {fmt(c)} is "
                                              "not one.")
         if len(cols) < 2:
             raise InputError(
@@ -201,7 +201,7 @@ def _check_one_column(frame: pd.DataFrame, key: Any, name: str, missing: str) ->
         else "rename the columns so that each name is unique"
     )
     raise InputError(
-        f"`{name}` must name one column each; {_fmt(key)} names {count} columns of the data: "
+        f"`{name}` must name one column each; {fmt(key)} names {count} columns of the data: "
         f"{fix}."
     )
 
@@ -263,7 +263,7 @@ class Groups:
         if self.keys is None:
             return ""
         row = self.keys.iloc[g]
-        return ", ".join(f"{k}={_fmt(v)}" for k, v in row.items())
+        return ", ".join(f"{k}={fmt(v)}" for k, v in row.items())
 
     def rows(self) -> Iterator[tuple[int, np.ndarray]]:
         """``(g, positions in frame)`` of each observed group, in pandas' order."""
@@ -506,7 +506,7 @@ def weights_column(frame: pd.DataFrame, weights: Any) -> Hashable | None:
     """Check the verbs' ``weights=``: None, or the name of one column of ``frame``."""
     if weights is None:
         return None
-    missing = f"`weights` must name a column of the data; got {_fmt(weights)}."
+    missing = f"`weights` must name a column of the data; got {fmt(weights)}."
     if not _is_key(frame, weights):
         raise InputError(missing)
     _check_one_column(frame, weights, "weights", missing)
@@ -553,8 +553,8 @@ def _split(groups: Groups, cols: Columns, na_rm: bool, weights: Hashable | None)
     if weights is not None:
         # every weight of a row in a group is checked, also of one na_rm drops
         w_obj = frame[weights] if bool(member.all()) else frame[weights][member]
-        w_member = _convert_weights(w_obj, None, len(w_obj))
-        _check_weight_values(w_member, None)
+        w_member = convert_weights(w_obj, None, len(w_obj))
+        check_weight_values(w_member, None)
         rows_w = w_member if all_kept else w_member[keep[member]]
     if ids.shape[0] == 0:
         return Split(groups, cols, na_rm, None, None, None, None, ids, start, None, weights)

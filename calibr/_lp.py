@@ -16,8 +16,7 @@ import numpy as np
 
 from ._binned_metrics import _prepare_binned
 from ._docs import shared_docs
-from ._params import BIN_SPEC, BINNING, FLAG, RIGHT, Options, validate_params
-from ._validation import InputError
+from ._input import BIN_SPEC, BINNING, FLAG, RIGHT, InputError, Options, validate_params
 
 __all__ = ["calibration_error"]
 

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from ._docs import shared_docs
+from ._input import InputError, prepare
 from ._lowess import lowess
-from ._validation import InputError, prepare
 
 __all__ = ["VAL_PROB_NAMES", "val_prob"]
 

@@ -36,14 +36,27 @@ from . import _binning
 from ._binned_metrics import ece, mce
 from ._bootstrap import _METHODS as _CI_METHODS
 from ._bootstrap import bootstrap
-from ._calibration_tests import _METHODS, MAX_RESAMPLES, _rng_rule, calibration_test
+from ._calibration_tests import _METHODS, calibration_test
 from ._docs import shared_docs
 from ._groups import Split, group_seeds, groups_of, resolve_columns, split, weights_column
+from ._input import (
+    FLAG,
+    LEVEL,
+    MAX_RESAMPLES,
+    RNG,
+    InputError,
+    Integer,
+    Optional,
+    Options,
+    check_bin_cells,
+    check_options,
+    fmt,
+    metric_value,
+    validate_params,
+)
 from ._kernel_metrics import ROUNDING_FLOOR, _as_hits, mmce, skce
 from ._kernels import grouped
 from ._kernels.top_label import top_label
-from ._params import FLAG, LEVEL, Integer, Optional, Options, check_options, validate_params
-from ._validation import InputError, _fmt, check_bin_cells, metric_value
 
 __all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS", "TESTS"]
 
@@ -150,7 +163,7 @@ def _unknown_metric(value: Any, specs: bool = False) -> InputError:
         + ", ".join(repr(m) for m in METRICS)
         + ") or be callables"
         + (" or calibr.metric(...) specs" if specs else "")
-        + f"; got {_fmt(value)}."
+        + f"; got {fmt(value)}."
     )
 
 
@@ -236,16 +249,16 @@ def _named_spec(key: str, value: Any) -> Metric:
     guess = _ALIASES.get(lower) or next(iter(difflib.get_close_matches(lower, _VERB_PARAMS,
                                                                       n=1)), None)
     if lower in _GROUP_WORDS:
-        keys = _fmt(value) if isinstance(value, (str, list, tuple)) else "keys"
+        keys = fmt(value) if isinstance(value, (str, list, tuple)) else "keys"
         hint = f"; for metrics per group, pass data.groupby({keys}) as `data`."
     elif guess is not None:
         hint = f"; did you mean `{guess}=`?"
     else:
         hint = "."
     raise InputError(
-        f"`{key}={_fmt(value)}` was taken as an output column named {key!r} (keyword "
+        f"`{key}={fmt(value)}` was taken as an output column named {key!r} (keyword "
         "arguments of summarise() that are not its parameters name metric columns), but "
-        f"{_fmt(value)} is not a calibr metric ({', '.join(repr(m) for m in METRICS)}), a "
+        f"{fmt(value)} is not a calibr metric ({', '.join(repr(m) for m in METRICS)}), a "
         "callable or a calibr.metric(...) spec" + hint
     )
 
@@ -368,7 +381,7 @@ def _check_test(spec: CalibrationTest, argument: str) -> None:
         raise InputError(
             f"`{argument}` must name calibration tests ("
             + ", ".join(repr(m) for m in TESTS)
-            + f"); got {_fmt(spec.method)}."
+            + f"); got {fmt(spec.method)}."
         )
     if not isinstance(spec.options, Mapping):
         raise InputError(
@@ -402,7 +415,7 @@ def _as_test(value: Any) -> CalibrationTest:
     raise InputError(
         "`tests` must hold calibration test names ("
         + ", ".join(repr(m) for m in TESTS)
-        + f") or calibr.test(...) specs; got {_fmt(value)}."
+        + f") or calibr.test(...) specs; got {fmt(value)}."
     )
 
 
@@ -416,7 +429,7 @@ def _test_columns(tests: Any) -> list[tuple[str, CalibrationTest]]:
         for k, v in tests.items():
             if not isinstance(k, str) or not k:
                 raise InputError(f"`tests` must map non-empty strings to tests; got the key "
-                                 f"{_fmt(k)}.")
+                                 f"{fmt(k)}.")
             items.append((k, _as_test(v)))
     elif isinstance(tests, (str, CalibrationTest)):
         spec = _as_test(tests)
@@ -447,7 +460,7 @@ def _test_column_names(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
 # the verb
 
 
-@validate_params(na_rm=FLAG, rng=_rng_rule, ci=Optional(LEVEL),
+@validate_params(na_rm=FLAG, rng=RNG, ci=Optional(LEVEL),
                  ci_method=Options(*_CI_METHODS, "BCa"), ci_resamples=Integer(1, MAX_RESAMPLES))
 @shared_docs
 def summarise(

@@ -17,8 +17,18 @@ import numpy as np
 import pandas as pd
 
 from calibr._groups import subframes
-from calibr._params import FLAG, OPTIONAL_STRING, Integer, Optional, Options, validate_params
-from calibr._validation import InputError, InputTypeError, _count_phrase, _fmt
+from calibr._input import (
+    FLAG,
+    OPTIONAL_STRING,
+    InputError,
+    InputTypeError,
+    Integer,
+    Optional,
+    Options,
+    count_phrase,
+    fmt,
+    validate_params,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.figure import Figure
@@ -103,8 +113,8 @@ def _check_table(table: Any) -> list[str]:
             first = int(np.flatnonzero(bad)[0])
             raise InputError(
                 f"`table` column {name!r} must be finite numbers; "
-                f"{_count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
-                f"the first at position {first} ({_fmt(table[name].iloc[first])})."
+                f"{count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
+                f"the first at position {first} ({fmt(table[name].iloc[first])})."
             )
     for name in ("ci_lower", "ci_upper"):
         values = pd.to_numeric(table[name], errors="coerce")
@@ -113,8 +123,8 @@ def _check_table(table: Any) -> list[str]:
             first = int(np.flatnonzero(bad)[0])
             raise InputError(
                 f"`table` column {name!r} must be numbers (or missing); "
-                f"{_count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
-                f"the first at position {first} ({_fmt(table[name].iloc[first])})."
+                f"{count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
+                f"the first at position {first} ({fmt(table[name].iloc[first])})."
             )
     return group_cols
 
@@ -125,7 +135,7 @@ def _consistency_rule(value: Any, name: str) -> bool | str:
         return value
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise InputError(f"`{name}` must be True, False or 'auto'; got {_fmt(value)}.")
+    raise InputError(f"`{name}` must be True, False or 'auto'; got {fmt(value)}.")
 
 
 def _draw_band(table: pd.DataFrame, consistency: bool | str) -> bool:
@@ -146,8 +156,8 @@ def _draw_band(table: pd.DataFrame, consistency: bool | str) -> bool:
             first = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(
                 f"`table` column {name!r} must be numbers (or missing); "
-                f"{_count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
-                f"the first at position {first} ({_fmt(table[name].iloc[first])})."
+                f"{count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
+                f"the first at position {first} ({fmt(table[name].iloc[first])})."
             )
     return True
 
@@ -183,7 +193,7 @@ def _all_missing(key: tuple[Hashable, ...]) -> bool:
 def _panel_size(panel_size: Any, name: str) -> tuple[float, float]:
     """The rule of ``panel_size``: two positive finite numbers, as floats."""
     msg = (f"`{name}` must be two positive finite numbers (width, height) in inches; "
-           f"got {_fmt(panel_size)}.")
+           f"got {fmt(panel_size)}.")
     if isinstance(panel_size, (str, bytes)) or not isinstance(panel_size, (Sequence, np.ndarray)):
         raise InputTypeError(msg)
     values = list(panel_size)

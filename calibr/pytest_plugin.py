@@ -54,13 +54,13 @@ SHOWN = "{:.6g}"
 
 
 def _input_error(message: str) -> Exception:
-    from ._validation import InputError
+    from ._input import InputError
 
     return InputError(message)
 
 
 def _type_error(message: str) -> Exception:
-    from ._validation import InputTypeError
+    from ._input import InputTypeError
 
     return InputTypeError(message)
 
@@ -284,12 +284,11 @@ class CalibrationRegressionFixture:
     @staticmethod
     def _settings(mode: Any, tolerance: Any, level: Any, n_resamples: Any,
                   rng: Any) -> dict[str, Any]:
-        from ._params import LEVEL, Integer
-        from ._validation import _fmt, _real_value
+        from ._input import LEVEL, Integer, fmt, real_value
 
         if not isinstance(mode, str) or mode not in MODES:
             raise _input_error(
-                f'`mode` must be "absolute" or "statistical"; got {_fmt(mode)}.')
+                f'`mode` must be "absolute" or "statistical"; got {fmt(mode)}.')
         if mode == "absolute":
             for name, value in (("level", level), ("n_resamples", n_resamples), ("rng", rng)):
                 if value is not None:
@@ -298,17 +297,17 @@ class CalibrationRegressionFixture:
                         "with `tolerance`.")
             if tolerance is None:
                 tolerance = DEFAULT_TOLERANCE
-            real = None if isinstance(tolerance, bool) else _real_value(tolerance)
+            real = None if isinstance(tolerance, bool) else real_value(tolerance)
             if real is None or not math.isfinite(real) or real < 0:
                 raise _input_error(
-                    f"`tolerance` must be a finite number >= 0; got {_fmt(tolerance)}.")
+                    f"`tolerance` must be a finite number >= 0; got {fmt(tolerance)}.")
             return {"mode": mode, "tolerance": real}
         if tolerance is not None:
             raise _input_error(
                 '`tolerance` applies to mode="absolute"; the statistical mode compares with '
                 "the snapshot's bootstrap interval (`level`).")
         level = LEVEL(DEFAULT_LEVEL if level is None else level, "level")
-        from ._calibration_tests import MAX_RESAMPLES
+        from ._input import MAX_RESAMPLES
 
         n_resamples = Integer(1, MAX_RESAMPLES)(
             DEFAULT_RESAMPLES if n_resamples is None else n_resamples, "n_resamples")
@@ -372,7 +371,7 @@ class CalibrationRegressionFixture:
     def _interval(frame: pd.DataFrame, p: Any, y: Any, spec: Any, classes: Any,
                   settings: dict[str, Any], where: str, name: str) -> dict[str, Any]:
         from ._bootstrap import bootstrap
-        from ._validation import InputError, InputTypeError
+        from ._input import InputError, InputTypeError
 
         cols = list(p) if isinstance(p, (list, tuple)) else p
         try:

@@ -17,32 +17,31 @@ import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
 from . import _binning
-from ._calibration_tests import MAX_RESAMPLES, _rng_rule
 from ._docs import shared_docs
 from ._groups import Groups, Split, group_seeds, groups_of, resolve_columns, split, weights_column
-from ._kernel_metrics import _as_hits
-from ._kernels import binned, grouped
-from ._kernels.top_label import top_label
-from ._kernels.weighted_metrics import weighted_bin_stats
-from ._params import (
+from ._input import (
     BIN_SPEC,
     BINNING,
     FLAG,
     LEVEL,
+    MAX_RESAMPLES,
     RIGHT,
+    RNG,
+    InputError,
     Integer,
     Optional,
     Options,
+    as_float_array,
+    bad_values_message,
+    check_bin_cells,
     check_binning,
+    prepare,
     validate_params,
 )
-from ._validation import (
-    InputError,
-    _as_float_array,
-    _bad_values_message,
-    check_bin_cells,
-    prepare,
-)
+from ._kernel_metrics import _as_hits
+from ._kernels import binned, grouped
+from ._kernels.top_label import top_label
+from ._kernels.weighted_metrics import weighted_bin_stats
 
 __all__ = ["calibration_table", "wilson_interval", "TABLE_COLUMNS", "CONSISTENCY_COLUMNS",
            "CONSISTENCY_RESAMPLES"]
@@ -114,8 +113,8 @@ def wilson_interval(
     """
     z = _z(level)
     what = "a count or an array of counts"
-    x = _as_float_array(successes, "successes", what, ndims=(0, 1, 2, 3))
-    m = _as_float_array(n, "n", what, ndims=(0, 1, 2, 3))
+    x = as_float_array(successes, "successes", what, ndims=(0, 1, 2, 3))
+    m = as_float_array(n, "n", what, ndims=(0, 1, 2, 3))
     try:
         x, m = np.broadcast_arrays(x, m)
     except ValueError:
@@ -125,12 +124,12 @@ def wilson_interval(
     for name, values in (("successes", x), ("n", m)):
         bad = ~np.isfinite(values)
         if bad.any():
-            raise InputError(_bad_values_message(name, "be finite numbers", bad, values))
+            raise InputError(bad_values_message(name, "be finite numbers", bad, values))
     if (m <= 0).any():
-        raise InputError(_bad_values_message("n", "be positive", m <= 0, m))
+        raise InputError(bad_values_message("n", "be positive", m <= 0, m))
     bad = (x < 0) | (x > m)
     if bad.any():
-        raise InputError(_bad_values_message("successes", "lie in [0, n]", bad, x))
+        raise InputError(bad_values_message("successes", "lie in [0, n]", bad, x))
     return _wilson(x, m, z)
 
 
@@ -319,7 +318,7 @@ def _frame(parts: list[dict[str, np.ndarray]], classes: tuple | None) -> pd.Data
 
 @validate_params(bins=BIN_SPEC, type=Options(*_TYPES), ci_level=LEVEL, na_rm=FLAG,
                  consistency=Optional(LEVEL), n_resamples=Optional(Integer(1, MAX_RESAMPLES)),
-                 rng=_rng_rule, binning=BINNING, right=RIGHT)
+                 rng=RNG, binning=BINNING, right=RIGHT)
 @shared_docs
 def calibration_table(
     p: Any,

@@ -56,9 +56,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ._input import MAX_BINS, InputError, InputTypeError, validate_params
 from ._kernels import torchmetrics_kernels as _k
-from ._params import validate_params
-from ._validation import MAX_BINS, InputError, InputTypeError
 
 __all__ = [
     "binary_calibration_error",

@@ -534,7 +534,7 @@ def test_integer_p_and_object_labels_give_the_same_numbers():
 # ----------------------------------------------------------------- one pass: check and bin
 #
 # ece()/mce() take the binning pass's own checks optimistically and fall back to
-# the input layer (calibr._validation.finish) only when they refuse something, for
+# the input layer (calibr._input.finish) only when they refuse something, for
 # its message: the messages, and every number, must be those of the checks.
 
 
@@ -667,7 +667,7 @@ def test_binary_fast_path_messages_are_the_checks_messages(n):
     """A bad value anywhere (first, middle or last chunk, block edges): the same
     message as the input layer's checks, naming that position; NaN dropped by
     na_rm=True gives the number of the complete rows."""
-    from calibr._validation import prepare
+    from calibr._input import prepare
 
     rng = np.random.default_rng(n)
     p0 = rng.random(n)
@@ -701,7 +701,7 @@ def test_binary_fast_path_messages_are_the_checks_messages(n):
 
 @pytest.mark.parametrize("n", [4, 3000, binned.PARALLEL_MIN_N + 5])
 def test_multiclass_fast_path_messages_are_the_checks_messages(n):
-    from calibr._validation import prepare
+    from calibr._input import prepare
 
     rng = np.random.default_rng(n + 1)
     k = 3

@@ -456,7 +456,7 @@ def test_split_sorts_the_canonical_arrays_by_group_with_codes_and_offsets():
     group of row i, and each slice is exactly the canonical arrays of the group's
     own rows (pandas' order of groups, the frame's order within a group)."""
     from calibr._groups import groups_of, resolve_columns, split
-    from calibr._validation import prepare
+    from calibr._input import prepare
 
     df = keyed_frame()
     df.loc[4, "p"] = np.nan

@@ -19,16 +19,8 @@ from conftest import require
 
 import calibr
 from calibr import InputError
+from calibr._input import BANDWIDTH, BINS, LEVEL, Integer, Options, check_options, validate_params
 from calibr._lowess import lowess
-from calibr._params import (
-    BANDWIDTH,
-    BINS,
-    LEVEL,
-    Integer,
-    Options,
-    check_options,
-    validate_params,
-)
 from calibr._valprob import _chi2_sf, _quantile7, val_prob
 from calibr.table import TABLE_COLUMNS, calibration_table
 
@@ -420,7 +412,7 @@ def test_calibr_own_groupings_keep_only_observed_combinations():
 
 def test_the_bin_cell_bound_is_inclusive():
     """_validation 273 (`bins * k > MAX_BIN_CELLS` -> `>=`): exactly the bound is allowed."""
-    from calibr._validation import MAX_BIN_CELLS, check_bin_cells
+    from calibr._input import MAX_BIN_CELLS, check_bin_cells
 
     check_bin_cells(MAX_BIN_CELLS // 4, 4, True)  # 10,000,000 cells: allowed
     with pytest.raises(InputError, match=r"got bins = 2,500,001 with K = 4 classes"):
@@ -690,9 +682,9 @@ def test_grouped_table_bounds_the_bins_of_the_classwise_form_only(monkeypatch):
     the real bound): with the bound on bins x K made 20, 7 bins of 3 classes
     (21) are refused for the classwise form only, and 21 bins of a binary p are
     not bounded by it."""
-    import calibr._validation as validation
+    import calibr._input.params as params
 
-    monkeypatch.setattr(validation, "MAX_BIN_CELLS", 20)
+    monkeypatch.setattr(params, "MAX_BIN_CELLS", 20)
     rng = np.random.default_rng(5)
     pm = rng.dirichlet(np.ones(3), size=12)
     df = pd.DataFrame({"g": np.repeat([1, 2], 6), "p_0": pm[:, 0], "p_1": pm[:, 1],
@@ -1091,9 +1083,9 @@ def test_weighted_binned_metrics_bound_the_bins_of_the_classwise_form_only(monke
     for the classwise form only; a binary p in 21 bins is not bounded by it. By
     hand, one row of weight 2 with p = 0.2 (y = 0) and one of weight 1 with p = 0.7
     (y = 1): ECE (2 * 0.2 + 1 * 0.3) / 3."""
-    import calibr._validation as validation
+    import calibr._input.params as params
 
-    monkeypatch.setattr(validation, "MAX_BIN_CELLS", 20)
+    monkeypatch.setattr(params, "MAX_BIN_CELLS", 20)
     pm = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4]])
     ym, w = [3, 3, 1], [1, 2, 1]  # R's 1-based codes
     with pytest.raises(InputError, match=r"got bins = 7 with K = 3 classes \(21 bins\)"):

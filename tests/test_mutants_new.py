@@ -568,7 +568,7 @@ def test_compare_level_and_resamples_bounds(tmp_path, capsys, monkeypatch):
     """_compare 173: ``0.0 < level`` -> ``<=``, ``level < 1.0`` -> ``<=`` (0 or 1 passed
     on to the bootstrap, whose message names ``confidence_level``), ``and`` -> ``or``;
     175: ``1 <= n_resamples`` -> ``<``, ``1`` -> ``2``, ``<= MAX_RESAMPLES`` -> ``<``."""
-    from calibr import _calibration_tests
+    from calibr import _input
 
     _two_files(tmp_path)
     files = (tmp_path / "base.csv", tmp_path / "cand.csv")
@@ -576,7 +576,7 @@ def test_compare_level_and_resamples_bounds(tmp_path, capsys, monkeypatch):
         assert _error(capsys, *files, "--level", level) == (
             f"--level must be a number strictly between 0 and 1; got {shown}.")
     assert _compare_cli(capsys, *files, "--n-resamples", "1")[0] in (0, 1)
-    monkeypatch.setattr(_calibration_tests, "MAX_RESAMPLES", 5)
+    monkeypatch.setattr(_input, "MAX_RESAMPLES", 5)
     assert _error(capsys, *files, "--n-resamples", "6") == (
         "--n-resamples must be an integer from 1 to 5; got 6.")
     status, out, _ = _compare_cli(capsys, *files, "--n-resamples", "5")

@@ -1,15 +1,16 @@
-"""The input layer (calibr._validation): conversions, labels, and every error, pinned."""
+"""The input layer (calibr._input): conversions, labels, and every error, pinned."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import calibr
-from calibr._validation import (
+from calibr._input import (
     InputError,
     InputTypeError,
     check_bandwidth,
@@ -757,7 +758,7 @@ def test_the_options_of_the_verbs_table_and_plots_are_declared_once():
 
 
 def test_optional_and_string_rules():
-    from calibr._params import OPTIONAL_STRING, Integer, Optional, validate_params
+    from calibr._input import OPTIONAL_STRING, Integer, Optional, validate_params
 
     rule = Optional(Integer(1, what="a single positive integer"))
     assert rule(None, "ncols") is None and rule(np.int64(3), "ncols") == 3
@@ -803,7 +804,7 @@ def _direct_cases():
 
 
 def test_prepare_is_convert_then_finish_and_direct_offers_only_what_finish_returns():
-    from calibr._validation import convert, finish
+    from calibr._input import convert, finish
 
     direct, full = _direct_cases()
     for p, y, kw in direct + full:
@@ -834,7 +835,7 @@ def test_prepare_is_convert_then_finish_and_direct_offers_only_what_finish_retur
 def test_convert_raises_what_needs_no_pass_over_the_values():
     """Types, shapes, lengths and indexes are refused by convert() with prepare()'s
     messages; bad values pass convert() and are refused by finish()."""
-    from calibr._validation import convert, finish
+    from calibr._input import convert, finish
 
     with pytest.raises(InputError, match=r"^`p` and `y` must have the same length; got 3 and 2"):
         convert([0.1, 0.2, 0.3], [0, 1])
@@ -846,3 +847,60 @@ def test_convert_raises_what_needs_no_pass_over_the_values():
     with pytest.raises(InputError, match=r"^`p` must lie in \[0, 1\]; 1 value does not, the "
                        r"first at position 1 \(1\.5\)\.$"):
         finish(conv)
+
+
+# ----------------------------------------------------------------- the layer itself
+
+_INPUT_DIR = Path(calibr.__file__).parent / "_input"
+
+
+def _imported_modules(path):
+    """(level, module) of each import statement of a source file."""
+    import ast
+
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            yield from ((0, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            yield node.level, node.module or ""
+
+
+def test_the_input_layer_imports_only_the_kernels_numpy_pandas_and_the_stdlib():
+    """calibr._input sits below every other part of calibr: it imports its own
+    modules, calibr._kernels (the one-pass scans), numpy, pandas and the standard
+    library, never a metric, a verb or the command line."""
+    import sys
+
+    allowed = set(sys.stdlib_module_names) | {"numpy", "pandas"}
+    files = sorted(_INPUT_DIR.glob("*.py"))
+    assert len(files) >= 9
+    for path in files:
+        for level, module in _imported_modules(path):
+            if level == 1:
+                continue  # a module of the layer
+            if level == 2:
+                assert module.split(".")[0] == "_kernels", (path.name, module)
+                continue
+            assert level == 0 and module.split(".")[0] in allowed, (path.name, module)
+
+
+def test_the_input_layer_exports_each_modules_names_once():
+    """``calibr._input`` lists each public name of its modules (their ``__all__``)
+    and resolves it to that module's object; nothing else is exported."""
+    import importlib
+
+    import calibr._input as layer
+
+    seen = {}
+    for path in sorted(_INPUT_DIR.glob("*.py")):
+        if path.stem == "__init__":
+            continue
+        module = importlib.import_module(f"calibr._input.{path.stem}")
+        for name in module.__all__:
+            assert name not in seen, (name, seen.get(name), path.stem)
+            seen[name] = path.stem
+            assert getattr(layer, name) is getattr(module, name)
+    assert layer._SOURCES == seen
+    assert sorted(layer.__all__) == sorted(seen)
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        layer.nope  # noqa: B018

@@ -61,7 +61,7 @@ def _detail(err: BaseException) -> str:
 
 def _library(func, p_word: str, *args: Any, **kwargs: Any) -> Any:
     """Call calibr's Python API; its input errors become command-line errors."""
-    from .._validation import InputError, InputTypeError  # imported by the API already
+    from .._input import InputError, InputTypeError  # imported by the API already
 
     try:
         return func(*args, **kwargs)

@@ -15,8 +15,7 @@ import pandas as pd
 from .._calibration_tests import _BINARY_ONLY as BINARY_ONLY_TESTS
 from .._calibration_tests import calibration_test
 from .._groups import by_columns, subframes
-from .._params import BINS
-from .._validation import InputError
+from .._input import BINS, InputError
 from ..frame import summarise
 from ..table import TABLE_COLUMNS, calibration_table
 from ._args import (
@@ -283,8 +282,7 @@ def _check_ci(args) -> None:
     """--ci LEVEL, --ci-resamples B and what they cannot be combined with."""
     if args.ci is None:
         return
-    from .._calibration_tests import MAX_RESAMPLES
-    from .._params import LEVEL, Integer
+    from .._input import LEVEL, MAX_RESAMPLES, Integer
 
     try:
         LEVEL(args.ci, "ci")
