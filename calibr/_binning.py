@@ -91,13 +91,15 @@ def equal_mass_breaks(x: np.ndarray, bins: int, right: bool = True,
             raise InputError(
                 '`weights` must be whole numbers for binning = "equal-mass": its groups '
                 "are those of the sample with each row repeated w times, which a "
-                "fractional weight does not define."
+                "fractional weight does not define.",
+                param="weights"
             )
         total = float(np.sum(weights))
         if total >= 2.0**53:
             raise InputError(
                 '`weights` must total less than 2**53 for binning = "equal-mass" (so '
-                f"that the ranks are exact); got {total:g}."
+                f"that the ranks are exact); got {total:g}.",
+                param="weights"
             )
         order = np.argsort(x, kind="stable")
         xs = x[order]

@@ -39,6 +39,7 @@ from ._input import (
     fmt,
     metric_value,
     prepare,
+    reworded,
     validate_params,
 )
 from ._kernels import bootstrap as kb
@@ -181,13 +182,15 @@ def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
     if "weights" in options:
         raise InputError(
             f"`weights` is not an option of {function}(): its replicates are resampling "
-            "counts themselves; repeat the rows instead."
+            "counts themselves; repeat the rows instead.",
+            param="weights"
         )
     if isinstance(metric, str):
         if metric not in _METRICS:
             raise InputError(
                 "`metric` must be one of " + ", ".join(f'"{m}"' for m in _METRICS)
-                + f", or a callable; got {fmt(metric)}."
+                + f", or a callable; got {fmt(metric)}.",
+                param="metric"
             )
         fn = _metric_functions()[metric]
         known_options = _metric_options(fn)
@@ -196,13 +199,15 @@ def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
             known = ", ".join(known_options)
             raise InputTypeError(
                 f"{function}() got the option `{bad[0]}`, which {metric}() does not take; "
-                f"its options are {known}."
+                f"its options are {known}.",
+                param=bad[0]
             )
         return metric, fn, check_options(fn.__calibr_rules__, options)
     if callable(metric):
         return getattr(metric, "__name__", type(metric).__name__), metric, dict(options)
     raise InputTypeError(
-        f"`metric` must be a metric name or a callable; got {type(metric).__name__}."
+        f"`metric` must be a metric name or a callable; got {type(metric).__name__}.",
+        param="metric"
     )
 
 
@@ -228,7 +233,8 @@ class _Plan:
                  prep: Prepared) -> None:
         if prep.n > MAX_ROWS:  # the kernels count draws per row in int32
             raise InputError(
-                f"The bootstrap takes at most {MAX_ROWS:,} observations; got {prep.n:,}."
+                f"The bootstrap takes at most {MAX_ROWS:,} observations; got {prep.n:,}.",
+                param="p"
             )
         self.name, self.fn, self.opts, self.prep = name, fn, opts, prep
         y, self.label_kwargs = _labels(prep)
@@ -643,7 +649,8 @@ def _same_rows(p_a: Any, p_b: Any) -> None:
         return
     if na != nb:
         raise InputError(
-            f"`p_a` and `p_b` must be predictions for the same rows; got {na} and {nb} rows."
+            f"`p_a` and `p_b` must be predictions for the same rows; got {na} and {nb} rows.",
+            param="p_b"
         )
 
 
@@ -653,7 +660,7 @@ def _prepare_as(name: str, p: Any, y: Any, **kwargs: Any) -> Prepared:
         return prepare(p, y, **kwargs)
     except (InputError, InputTypeError) as err:
         msg = str(err).replace("`p`", f"`{name}`")
-        raise type(err)(msg) from None
+        raise reworded(err, msg, param=name if err.param == "p" else None) from None
 
 
 @validate_params(**_RULES, alternative=Options(*_ALTERNATIVES))
@@ -747,7 +754,8 @@ def paired_bootstrap(
         what = lambda prep: "a vector" if prep.binary else f"{prep.k} columns"  # noqa: E731
         raise InputError(
             "`p_a` and `p_b` must be predictions of the same kind for the same rows; got "
-            f"{what(prep_a)} ({prep_a.n} rows used) and {what(prep_b)} ({prep_b.n} rows used)."
+            f"{what(prep_a)} ({prep_a.n} rows used) and {what(prep_b)} ({prep_b.n} rows used).",
+            param="p_b"
         )
     plans = [_Plan(name, fn, opts, prep_a), _Plan(name, fn, opts, prep_b)]
     _warn_cost(plans, n_resamples)

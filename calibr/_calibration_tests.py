@@ -366,7 +366,8 @@ def _refuse_matrix(p: Any, method: str) -> None:
                 "(e.g. p[:, 1])." if len(shape) == 2 else "")
         raise InputError(
             f'`method = "{method}"` is for binary outcomes only: `p` must be a vector '
-            f"of probabilities P(y = 1); got an array of shape {tuple(shape)}.{hint}"
+            f"of probabilities P(y = 1); got an array of shape {tuple(shape)}.{hint}",
+            param="p"
         )
 
 
@@ -445,7 +446,8 @@ def _normal_upper(z: float) -> float:
 def _check_n(prep: Prepared, method: str, least: int) -> None:
     if prep.n < least:
         raise InputError(
-            f'`method = "{method}"` needs at least {least} observations; got {prep.n}.'
+            f'`method = "{method}"` needs at least {least} observations; got {prep.n}.',
+            param="method"
         )
 
 
@@ -716,7 +718,8 @@ def _hosmer_lemeshow_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
         raise InputError(
             f'`method = "hosmer_lemeshow"` needs at least 3 groups of distinct risk; the '
             f"{o.groups} quantile groups of `p` merge into {g} ({distinct} distinct "
-            f"value{'s' if distinct != 1 else ''} of `p` among {prep.n} observations)."
+            f"value{'s' if distinct != 1 else ''} of `p` among {prep.n} observations).",
+            param="p"
         )
     obs1 = np.bincount(group, weights=y, minlength=used.size)[used]
     exp1 = np.bincount(group, weights=p, minlength=used.size)[used]
@@ -732,7 +735,8 @@ def _hosmer_lemeshow_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     if df < 1:
         raise InputError(
             f"`ddof` must leave at least 1 degree of freedom; got ddof = {o.ddof} with "
-            f"{g} groups."
+            f"{g} groups.",
+            param="ddof"
         )
     return CalibrationTestResult(
         statistic=statistic, pvalue=_chi2_upper(statistic, df), estimate=statistic,

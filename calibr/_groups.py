@@ -56,6 +56,7 @@ from ._input import (
     convert_weights,
     fmt,
     prepare,
+    reworded,
 )
 from ._kernels.grouped import by_group
 
@@ -121,26 +122,30 @@ def resolve_columns(
     if classes is not None:
         classes = tuple(class_list(classes))
     if y is None:
-        raise InputError("`y` must name the label column; got None.")
+        raise InputError("`y` must name the label column; got None.", param="y")
     if not _is_key(frame, y):
-        raise InputError(f"`y` must name a column of the data; got {fmt(y)}.")
+        raise InputError(f"`y` must name a column of the data; got {fmt(y)}.", param="y")
     _check_one_column(frame, y, "y", f"`y` must name a column of the data; got {fmt(y)}.")
     if p_prefix is not None:
         if p is not None:
-            raise InputError("Give the probability columns by `p` or by `p_prefix`, not both.")
+            raise InputError("Give the probability columns by `p` or by `p_prefix`, not both.",
+                             param="p_prefix")
         if not isinstance(p_prefix, str) or not p_prefix:
-            raise InputError(f"`p_prefix` must be a non-empty string; got {fmt(p_prefix)}.")
+            raise InputError(f"`p_prefix` must be a non-empty string; got {fmt(p_prefix)}.",
+                             param="p_prefix")
         cols = [c for c in frame.columns if isinstance(c, str) and c.startswith(p_prefix)]
         if y in cols:
             raise InputError(
                 f"The label column {y!r} also starts with p_prefix {p_prefix!r}; "
-                "list the probability columns with `p` instead."
+                "list the probability columns with `p` instead.",
+                param="p_prefix"
             )
         if len(cols) < 2:
             raise InputError(
                 f"`p_prefix` must match at least two columns (one per class); "
                 f"{p_prefix!r} matches {len(cols)}"
-                + (f" ({cols[0]!r})." if cols else ".")
+                + (f" ({cols[0]!r})." if cols else "."),
+                param="p_prefix"
             )
         for c in cols:
             _check_one_column(frame, c, "p_prefix", f"`p_prefix` matched {fmt(c)}, not a column.")
@@ -150,7 +155,8 @@ def resolve_columns(
             )
         return Columns(p=cols, y=y, classes=tuple(classes))
     if p is None:
-        raise InputError("`p` must name the probability column(s), or give `p_prefix`; got None.")
+        raise InputError("`p` must name the probability column(s), or give `p_prefix`; got None.",
+                         param="p")
     if _is_key(frame, p):
         _check_one_column(frame, p, "p", f"`p` must name a column of the data; got {fmt(p)}.")
         return Columns(p=p, y=y, classes=classes)
@@ -158,17 +164,20 @@ def resolve_columns(
         cols = list(p)
         for c in cols:
             if not _is_key(frame, c):
-                raise InputError(f"`p` must name columns of the data; {fmt(c)} is not one.")
+                raise InputError(f"`p` must name columns of the data; {fmt(c)} is not one.",
+                                 param="p")
             _check_one_column(frame, c, "p", f"`p` must name columns of the data; {fmt(c)} is "
                                              "not one.")
         if len(cols) < 2:
             raise InputError(
                 "`p` must name one column (binary) or at least two (one per class); "
-                f"got a list of {len(cols)}."
+                f"got a list of {len(cols)}.",
+                param="p"
             )
         return Columns(p=cols, y=y, classes=classes)
     raise InputError(
-        f"`p` must be a column name or a list of column names; got {type(p).__name__}."
+        f"`p` must be a column name or a list of column names; got {type(p).__name__}.",
+        param="p"
     )
 
 
@@ -191,7 +200,7 @@ def _check_one_column(frame: pd.DataFrame, key: Any, name: str, missing: str) ->
     try:
         loc = frame.columns.get_loc(key)
     except (KeyError, TypeError, pd.errors.InvalidIndexError):
-        raise InputError(missing) from None
+        raise InputError(missing, param=name) from None
     if isinstance(loc, (int, np.integer)):
         return
     count = int(np.count_nonzero(loc)) if isinstance(loc, np.ndarray) else len(
@@ -202,7 +211,8 @@ def _check_one_column(frame: pd.DataFrame, key: Any, name: str, missing: str) ->
     )
     raise InputError(
         f"`{name}` must name one column each; {fmt(key)} names {count} columns of the data: "
-        f"{fix}."
+        f"{fix}.",
+        param=name
     )
 
 
@@ -229,7 +239,8 @@ def classes_from_names(names: list[str], y: pd.Series, source: str) -> list:
         raise InputError(
             f"The labels in {y.name!r} are numbers, but {source} "
             f"name the classes {', '.join(repr(s) for s in names[:5])}"
-            f"{', ...' if len(names) > 5 else ''}; pass classes= to give the label of each column."
+            f"{', ...' if len(names) > 5 else ''}; pass classes= to give the label of each column.",
+            param="y"
         )
     return names
 
@@ -283,7 +294,8 @@ def groups_of(data: Any) -> Groups:
     if not isinstance(data, DataFrameGroupBy):
         raise InputTypeError(
             "`data` must be a pandas DataFrame or DataFrameGroupBy (df.groupby(...)); "
-            f"got {type(data).__name__}."
+            f"got {type(data).__name__}.",
+            param="data"
         )
     frame = data.obj
     if getattr(data, "as_index", True):
@@ -295,7 +307,8 @@ def groups_of(data: Any) -> Groups:
         # add a column "size" (an error if a key has that name); a named
         # aggregation with a fresh name counts the same rows of the same groups.
         if len(frame.columns) == 0:
-            raise InputError("`data` has no columns, so it has no probability column.")
+            raise InputError("`data` has no columns, so it has no probability column.",
+                             param="data")
         fresh = "__calibr_size__"
         while fresh in frame.columns:
             fresh += "_"
@@ -372,7 +385,8 @@ def group_seeds(rng: Any, n_groups: int,
             raise InputTypeError(
                 "`rng` must be None, a nonnegative integer seed or a numpy.random.Generator "
                 "made from a seed (numpy.random.default_rng(seed)); this Generator cannot "
-                f"spawn independent streams for the {what}."
+                f"spawn independent streams for the {what}.",
+                param="rng"
             ) from None
     return np.random.SeedSequence(rng).spawn(n_groups), np.random.PCG64
 
@@ -508,7 +522,7 @@ def weights_column(frame: pd.DataFrame, weights: Any) -> Hashable | None:
         return None
     missing = f"`weights` must name a column of the data; got {fmt(weights)}."
     if not _is_key(frame, weights):
-        raise InputError(missing)
+        raise InputError(missing, param="weights")
     _check_one_column(frame, weights, "weights", missing)
     return weights
 
@@ -598,8 +612,4 @@ def with_context(err: Exception, groups: Groups, g: int, what: str = "") -> Exce
     parts = [p for p in (what, groups.describe(g) and f"group {groups.describe(g)}") if p]
     if not parts:
         return err
-    msg = f"{err} [{'; '.join(parts)}]"
-    try:
-        return type(err)(msg)
-    except Exception:  # noqa: BLE001 - an exception type with another constructor
-        return (InputTypeError if isinstance(err, TypeError) else InputError)(msg)
+    return reworded(err, f"{err} [{'; '.join(parts)}]")

@@ -49,7 +49,8 @@ def _median_error(prep: Prepared, column: int | None) -> InputError:
     if column is None:
         return InputError(
             '`bandwidth = "median"` needs at least two distinct predictions; '
-            "all pairwise distances are 0."
+            "all pairwise distances are 0.",
+            param="bandwidth"
         )
     which = (
         f"of class {fmt(prep.classes[column])}"
@@ -59,7 +60,8 @@ def _median_error(prep: Prepared, column: int | None) -> InputError:
     return InputError(
         '`bandwidth = "median"` with `type = "classwise"` needs at least two distinct '
         f"predictions in every column of `p`; the column {which} has all its values "
-        f"equal ({fmt(prep.p[0, column])})."
+        f"equal ({fmt(prep.p[0, column])}).",
+        param="bandwidth"
     )
 
 
@@ -171,7 +173,8 @@ def _prepare_weighted(p, y, estimator, bandwidth, classes, na_rm, weights) -> Pr
 
 def _check_n(estimator: str, n: int) -> None:
     if estimator != "biased" and n < 2:
-        raise InputError(f'`estimator = "{estimator}"` needs at least 2 observations; got {n}.')
+        raise InputError(f'`estimator = "{estimator}"` needs at least 2 observations; got {n}.',
+                         param="estimator")
 
 
 @validate_params(

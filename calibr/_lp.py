@@ -146,7 +146,8 @@ def calibration_error(
     if debias and norm != "l2":
         raise InputError(
             f'`debias = True` is defined for `norm = "l2"` only (Kumar et al.); got '
-            f'`norm = "{norm}"`.'
+            f'`norm = "{norm}"`.',
+            param="debias"
         )
     count, conf, hit = _prepare_binned(p, y, bins, type, classes, na_rm, None, binning, right)
     per = _per_row(count, conf, hit, norm, debias)

@@ -66,7 +66,8 @@ def _bandwidth(value: Any, name: str) -> float | str:
             return h
     raise InputError(
         f'`{name}` must be "auto" or a finite number of at least {MIN_BANDWIDTH}; '
-        f"got {fmt(value)}."
+        f"got {fmt(value)}.",
+        param=name
     )
 
 

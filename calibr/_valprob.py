@@ -190,7 +190,7 @@ def val_prob(
     _refuse_matrix(p)
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     if not prep.binary:  # pragma: no cover - _refuse_matrix refused every matrix
-        raise InputError("`p` must be a vector of probabilities P(y = 1) for val_prob.")
+        raise InputError("`p` must be a vector of probabilities P(y = 1) for val_prob.", param="p")
     probs = prep.p
     outcome = np.asarray(prep.y, dtype=np.float64)
     _check_open_unit(probs, _original_length(p))
@@ -229,7 +229,8 @@ def _refuse_matrix(p: Any) -> None:
                 "(e.g. p[:, 1])." if len(shape) == 2 else "")
         raise InputError(
             f"`p` must be a vector of probabilities P(y = 1) for val_prob, which is for "
-            f"binary outcomes only; got {what} of shape {tuple(shape)}.{hint}"
+            f"binary outcomes only; got {what} of shape {tuple(shape)}.{hint}",
+            param="p"
         )
 
 
@@ -254,7 +255,8 @@ def _check_open_unit(probs: np.ndarray, original_n: int | None) -> None:
     raise InputError(
         f"`p` must lie strictly between 0 and 1 for val_prob (its statistics use "
         f"logit(p)); {count} {'value does' if count == 1 else 'values do'} not, the first "
-        f"at {where} ({float(probs[first])!r})."
+        f"at {where} ({float(probs[first])!r}).",
+        param="p"
     )
 
 
@@ -266,7 +268,8 @@ def _check_both_outcomes(outcome: np.ndarray) -> None:
     which = 1 if n1 else 0
     every = f"all {n} values are" if n > 1 else "its one value is"
     raise InputError(
-        f"`y` must contain both outcomes (0 and 1) for val_prob; {every} {which}."
+        f"`y` must contain both outcomes (0 and 1) for val_prob; {every} {which}.",
+        param="y"
     )
 
 

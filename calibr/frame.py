@@ -163,7 +163,8 @@ def _unknown_metric(value: Any, specs: bool = False) -> InputError:
         + ", ".join(repr(m) for m in METRICS)
         + ") or be callables"
         + (" or calibr.metric(...) specs" if specs else "")
-        + f"; got {fmt(value)}."
+        + f"; got {fmt(value)}.",
+        param="metrics"
     )
 
 
@@ -181,13 +182,15 @@ def _resolve(spec: Metric) -> Callable[..., Any]:
         raise InputError(
             f"The option 'weights' of metric {getattr(spec.func, '__name__', spec.func)!r} "
             "is one weight per row of the data; name the weights column with "
-            "summarise(..., weights='column') instead, which gives each group its rows' weights."
+            "summarise(..., weights='column') instead, which gives each group its rows' weights.",
+            param="metrics"
         )
     clash = [k for k in spec.options if k in _DATA_ARGS]
     if clash:
         raise InputError(
             f"The option {clash[0]!r} of metric {spec.default_name!r} is set by the data "
-            "arguments of summarise(); pass it there instead."
+            "arguments of summarise(); pass it there instead.",
+            param="metrics"
         )
     try:
         sig = inspect.signature(func)
@@ -204,7 +207,8 @@ def _resolve(spec: Metric) -> Callable[..., Any]:
         bad = [k for k in spec.options if k not in sig.parameters]
         raise InputError(
             f"The metric {spec.default_name!r} has no option {bad[0] if bad else '?'!r}; "
-            f"its options are {', '.join(known) if known else 'none'}."
+            f"its options are {', '.join(known) if known else 'none'}.",
+            param="metrics"
         ) from None
     return func
 
@@ -259,7 +263,8 @@ def _named_spec(key: str, value: Any) -> Metric:
         f"`{key}={fmt(value)}` was taken as an output column named {key!r} (keyword "
         "arguments of summarise() that are not its parameters name metric columns), but "
         f"{fmt(value)} is not a calibr metric ({', '.join(repr(m) for m in METRICS)}), a "
-        "callable or a calibr.metric(...) spec" + hint
+        "callable or a calibr.metric(...) spec" + hint,
+        param=key
     )
 
 
@@ -283,18 +288,20 @@ def _metric_columns(
         else:
             raise InputError(
                 "`metrics` must be a metric, a list of metrics or a dict of them; "
-                f"got {type(metrics).__name__}."
+                f"got {type(metrics).__name__}.",
+                param="metrics"
             )
     items += [(k, _named_spec(k, v)) for k, v in named.items()]
     if not items:
-        raise InputError("`metrics` must name at least one metric; got none.")
+        raise InputError("`metrics` must name at least one metric; got none.", param="metrics")
     names = [name for name, _ in items]
     dup = [n for n in names if names.count(n) > 1]
     if dup:
         raise InputError(
             f"Metric column names must be unique; {dup[0]!r} appears {names.count(dup[0])} "
             "times. Name the columns with a dict or keyword arguments, e.g. "
-            "mce2=calibr.metric('mce', bins=2)."
+            "mce2=calibr.metric('mce', bins=2).",
+            param="metrics"
         )
     return [(name, spec, _resolve(spec)) for name, spec in items]
 
@@ -381,12 +388,14 @@ def _check_test(spec: CalibrationTest, argument: str) -> None:
         raise InputError(
             f"`{argument}` must name calibration tests ("
             + ", ".join(repr(m) for m in TESTS)
-            + f"); got {fmt(spec.method)}."
+            + f"); got {fmt(spec.method)}.",
+            param=argument
         )
     if not isinstance(spec.options, Mapping):
         raise InputError(
             f"The options of test {spec.method!r} must be a dict; got "
-            f"{type(spec.options).__name__}."
+            f"{type(spec.options).__name__}.",
+            param="tests"
         )
     known = _test_options()
     for key in spec.options:
@@ -394,12 +403,14 @@ def _check_test(spec: CalibrationTest, argument: str) -> None:
             where = "`rng`" if key == "rng" else "its data arguments"
             raise InputError(
                 f"The option {key!r} of test {spec.method!r} is set by summarise() "
-                f"({where}); pass it there instead."
+                f"({where}); pass it there instead.",
+                param="tests"
             )
         if key not in known:
             raise InputError(
                 f"The test {spec.method!r} has no option {key!r}; its options are "
-                f"{', '.join(known)}."
+                f"{', '.join(known)}.",
+                param="tests"
             )
     check_options(_TEST_RULES, spec.options)
 
@@ -415,7 +426,8 @@ def _as_test(value: Any) -> CalibrationTest:
     raise InputError(
         "`tests` must hold calibration test names ("
         + ", ".join(repr(m) for m in TESTS)
-        + f") or calibr.test(...) specs; got {fmt(value)}."
+        + f") or calibr.test(...) specs; got {fmt(value)}.",
+        param="tests"
     )
 
 
@@ -429,7 +441,7 @@ def _test_columns(tests: Any) -> list[tuple[str, CalibrationTest]]:
         for k, v in tests.items():
             if not isinstance(k, str) or not k:
                 raise InputError(f"`tests` must map non-empty strings to tests; got the key "
-                                 f"{fmt(k)}.")
+                                 f"{fmt(k)}.", param="tests")
             items.append((k, _as_test(v)))
     elif isinstance(tests, (str, CalibrationTest)):
         spec = _as_test(tests)
@@ -439,7 +451,8 @@ def _test_columns(tests: Any) -> list[tuple[str, CalibrationTest]]:
     else:
         raise InputError(
             "`tests` must be a test name, a calibr.test(...) spec, a list or a dict of "
-            f"them; got {type(tests).__name__}."
+            f"them; got {type(tests).__name__}.",
+            param="tests"
         )
     names = [name for name, _ in items]
     dup = [n for n in names if names.count(n) > 1]
@@ -447,7 +460,8 @@ def _test_columns(tests: Any) -> list[tuple[str, CalibrationTest]]:
         raise InputError(
             f"`tests` must name each test once; {dup[0]!r} appears {names.count(dup[0])} "
             "times. Name them with a dict, e.g. tests={'consistency_mce': "
-            "calibr.test('consistency', metric='mce')}."
+            "calibr.test('consistency', metric='mce')}.",
+            param="tests"
         )
     return items
 
@@ -682,7 +696,8 @@ def summarise(
         if clash:
             raise InputError(
                 f"The test column {clash[0]!r} has the name of a group key; name the test "
-                "differently with a dict, e.g. tests={'t': ...}."
+                "differently with a dict, e.g. tests={'t': ...}.",
+                param="tests"
             )
     cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
     weights = weights_column(groups.frame, weights)
@@ -702,7 +717,7 @@ def summarise(
                 with part.errors(f"metric {name!r}"):
                     values[part.g, j] = metric_value(
                         func(part.p, part.y, **spec.options, **extra, **weighted),
-                        f"The metric {name!r}")
+                        f"The metric {name!r}", param="metrics")
 
     result = pd.DataFrame(values, columns=[name for name, _, _ in columns])
     seeds = group_seeds(rng, sp.groups.n_groups) if (test_columns or ci is not None) else None
@@ -725,7 +740,8 @@ def summarise(
     if clash:
         raise InputError(
             f"The metric column {clash[0]!r} has the name of a group key; name it "
-            "differently with a dict or a keyword argument."
+            "differently with a dict or a keyword argument.",
+            param="metrics"
         )
     keys = groups.keys.reset_index(drop=True)
     return pd.concat([keys, result], axis=1)
@@ -738,13 +754,15 @@ def _check_weighted(columns: list[tuple[str, Metric, Callable[..., Any]]],
         raise InputError(
             "`weights` cannot be combined with `ci`: the bootstrap's replicates are "
             "resampling counts themselves; for whole-number weights, repeat the rows "
-            "(numpy.repeat) instead."
+            "(numpy.repeat) instead.",
+            param="weights"
         )
     if tests:
         raise InputError(
             "`weights` cannot be combined with `tests`: calibr.calibration_test() has no "
             "frequency weights. Run the tests without weights, or on the rows repeated "
-            "(numpy.repeat) for whole-number weights."
+            "(numpy.repeat) for whole-number weights.",
+            param="weights"
         )
     for name, _, func in columns:
         try:
@@ -754,7 +772,8 @@ def _check_weighted(columns: list[tuple[str, Metric, Callable[..., Any]]],
         if not any(prm.name == "weights" or prm.kind is prm.VAR_KEYWORD for prm in params):
             raise InputError(
                 f"`weights` needs metrics that take frequency weights; the metric {name!r} "
-                "has no parameter 'weights'."
+                "has no parameter 'weights'.",
+                param="weights"
             )
 
 
@@ -764,7 +783,8 @@ def _check_unique(metric_names: list[str], test_names: list[str]) -> None:
     if clash:
         raise InputError(
             f"The test column {clash[0]!r} has the name of a metric column; name the test "
-            "differently with a dict, e.g. tests={'t': ...}."
+            "differently with a dict, e.g. tests={'t': ...}.",
+            param="tests"
         )
 
 
@@ -776,7 +796,8 @@ def _check_interval_names(metric_names: list[str], test_names: list[str]) -> Non
     if clash:
         raise InputError(
             f"The interval column {clash[0]!r} of `ci` has the name of a metric or test "
-            "column; name the metrics differently with a dict."
+            "column; name the metrics differently with a dict.",
+            param="ci"
         )
 
 

@@ -94,16 +94,18 @@ def _check_table(table: Any) -> list[str]:
     if not isinstance(table, pd.DataFrame):
         raise InputTypeError(
             "`table` must be a pandas DataFrame from calibr.calibration_table(); "
-            f"got {type(table).__name__}."
+            f"got {type(table).__name__}.",
+            param="table"
         )
     missing = [c for c in _NEEDED if c not in table.columns]
     if missing:
         raise InputError(
             "`table` must have the columns of calibr.calibration_table(); "
-            f"missing: {', '.join(repr(c) for c in missing)}."
+            f"missing: {', '.join(repr(c) for c in missing)}.",
+            param="table"
         )
     if len(table) == 0:
-        raise InputError("`table` must have at least one row; got an empty table.")
+        raise InputError("`table` must have at least one row; got an empty table.", param="table")
     cols = list(table.columns)
     group_cols = cols[: cols.index("bin")]
     for name in ("lower", "upper", "n", "mean_confidence", "observed_frequency"):
@@ -114,7 +116,8 @@ def _check_table(table: Any) -> list[str]:
             raise InputError(
                 f"`table` column {name!r} must be finite numbers; "
                 f"{count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
-                f"the first at position {first} ({fmt(table[name].iloc[first])})."
+                f"the first at position {first} ({fmt(table[name].iloc[first])}).",
+                param="table"
             )
     for name in ("ci_lower", "ci_upper"):
         values = pd.to_numeric(table[name], errors="coerce")
@@ -124,7 +127,8 @@ def _check_table(table: Any) -> list[str]:
             raise InputError(
                 f"`table` column {name!r} must be numbers (or missing); "
                 f"{count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
-                f"the first at position {first} ({fmt(table[name].iloc[first])})."
+                f"the first at position {first} ({fmt(table[name].iloc[first])}).",
+                param="table"
             )
     return group_cols
 
@@ -135,7 +139,7 @@ def _consistency_rule(value: Any, name: str) -> bool | str:
         return value
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise InputError(f"`{name}` must be True, False or 'auto'; got {fmt(value)}.")
+    raise InputError(f"`{name}` must be True, False or 'auto'; got {fmt(value)}.", param=name)
 
 
 def _draw_band(table: pd.DataFrame, consistency: bool | str) -> bool:
@@ -145,7 +149,8 @@ def _draw_band(table: pd.DataFrame, consistency: bool | str) -> bool:
         raise InputError(
             "`consistency` needs the columns 'consistency_lower' and 'consistency_upper' of "
             "calibr.calibration_table(..., consistency=LEVEL); `table` has "
-            + ("only one of them." if any(c in table.columns for c in _BAND) else "neither.")
+            + ("only one of them." if any(c in table.columns for c in _BAND) else "neither."),
+            param="consistency"
         )
     if not (present and consistency):
         return False
@@ -157,7 +162,8 @@ def _draw_band(table: pd.DataFrame, consistency: bool | str) -> bool:
             raise InputError(
                 f"`table` column {name!r} must be numbers (or missing); "
                 f"{count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
-                f"the first at position {first} ({fmt(table[name].iloc[first])})."
+                f"the first at position {first} ({fmt(table[name].iloc[first])}).",
+                param="table"
             )
     return True
 
@@ -173,10 +179,11 @@ def _check_by(by: Any, group_cols: list[str]) -> list[str]:
         allowed = ", ".join(repr(c) for c in group_cols) if group_cols else "none"
         raise InputError(
             "`by` must name grouping columns of `table` (the columns before 'bin': "
-            f"{allowed}); got {', '.join(repr(u) for u in unknown)}."
+            f"{allowed}); got {', '.join(repr(u) for u in unknown)}.",
+            param="by"
         )
     if len(set(by)) != len(by):
-        raise InputError(f"`by` must not repeat a column; got {by!r}.")
+        raise InputError(f"`by` must not repeat a column; got {by!r}.", param="by")
     return by
 
 
@@ -195,16 +202,16 @@ def _panel_size(panel_size: Any, name: str) -> tuple[float, float]:
     msg = (f"`{name}` must be two positive finite numbers (width, height) in inches; "
            f"got {fmt(panel_size)}.")
     if isinstance(panel_size, (str, bytes)) or not isinstance(panel_size, (Sequence, np.ndarray)):
-        raise InputTypeError(msg)
+        raise InputTypeError(msg, param=name)
     values = list(panel_size)
     if len(values) != 2:
-        raise InputError(msg)
+        raise InputError(msg, param=name)
     for v in values:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
                                                                np.floating)):
-            raise InputTypeError(msg)
+            raise InputTypeError(msg, param=name)
         if not (np.isfinite(v) and v > 0):
-            raise InputError(msg)
+            raise InputError(msg, param=name)
     return float(values[0]), float(values[1])
 
 
@@ -244,7 +251,7 @@ def _other_bins(curve: pd.DataFrame) -> int:
               and np.all((lower >= 0) & (lower <= upper) & (upper <= 1))
               and np.all(upper[:-1] <= lower[1:]))
     if not ok:
-        raise InputError(_NOT_BINS)
+        raise InputError(_NOT_BINS, param="table")
     return int(b[-1])
 
 
@@ -341,7 +348,8 @@ def _smooth_rule(value: Any, name: str) -> Any:
         return dict(value)
     raise InputTypeError(
         f"`{name}` must be None, a calibr.SmoothCurve (calibr.smece_curve(p, y)) or a dict "
-        f"of them by panel; got {type(value).__name__}."
+        f"of them by panel; got {type(value).__name__}.",
+        param=name
     )
 
 
@@ -352,7 +360,8 @@ def _ece_label_rule(value: Any, name: str) -> str | dict:
     if isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values()):
         return dict(value)
     raise InputTypeError(
-        f"`{name}` must be a string or a dict of strings by panel; got {type(value).__name__}."
+        f"`{name}` must be a string or a dict of strings by panel; got {type(value).__name__}.",
+        param=name
     )
 
 
@@ -580,7 +589,8 @@ def reliability_diagram(
         raise InputError(
             "`show_ece` needs one group per panel: `by` must name every grouping column "
             f"except 'class'; {', '.join(repr(c) for c in series_by if c != 'class')} "
-            "would mix groups in one panel."
+            "would mix groups in one panel.",
+            param="show_ece"
         )
     band = _draw_band(table, consistency)
     figure_mod = _require_matplotlib()

@@ -119,17 +119,19 @@ def wilson_interval(
         x, m = np.broadcast_arrays(x, m)
     except ValueError:
         raise InputError(
-            f"`successes` and `n` must have shapes that broadcast; got {x.shape} and {m.shape}."
+            f"`successes` and `n` must have shapes that broadcast; got {x.shape} and {m.shape}.",
+            param="successes"
         ) from None
     for name, values in (("successes", x), ("n", m)):
         bad = ~np.isfinite(values)
         if bad.any():
-            raise InputError(bad_values_message(name, "be finite numbers", bad, values))
+            raise InputError(bad_values_message(name, "be finite numbers", bad, values), param=name)
     if (m <= 0).any():
-        raise InputError(bad_values_message("n", "be positive", m <= 0, m))
+        raise InputError(bad_values_message("n", "be positive", m <= 0, m), param="n")
     bad = (x < 0) | (x > m)
     if bad.any():
-        raise InputError(bad_values_message("successes", "lie in [0, n]", bad, x))
+        raise InputError(bad_values_message("successes", "lie in [0, n]", bad, x),
+                         param="successes")
     return _wilson(x, m, z)
 
 
@@ -474,7 +476,8 @@ def calibration_table(
     band = _band_options(consistency, n_resamples, rng, weights)
     if data is None:
         if p_prefix is not None:
-            raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.")
+            raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.",
+                             param="p_prefix")
         prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
         check_bin_cells(nb, prep.k, not prep.binary and type == "classwise")
         part = _rows(prep.p, prep.y, prep.binary, bins, type, z, prep.weights, binning, right)
@@ -517,7 +520,8 @@ def calibration_table(
     clash = [c for c in keys.columns if c in table.columns]
     if clash:
         raise InputError(
-            f"The group key {clash[0]!r} has the name of a column of the table; rename it."
+            f"The group key {clash[0]!r} has the name of a column of the table; rename it.",
+            param="data"
         )
     return pd.concat([keys, table], axis=1)
 
@@ -530,14 +534,16 @@ def _band_options(consistency: float | None, n_resamples: int | None, rng: Any,
             if value is not None:
                 raise InputError(
                     f"`{name}` applies to the consistency band only; pass `consistency` "
-                    f"(a level, e.g. 0.9) too, or leave `{name}` out."
+                    f"(a level, e.g. 0.9) too, or leave `{name}` out.",
+                    param=name
                 )
         return None
     if weights is not None:
         raise InputError(
             "`consistency` cannot be combined with `weights`: the consistency resampling "
             "draws rows of an unweighted sample. Pass the rows repeated (numpy.repeat) for "
-            "whole-number weights."
+            "whole-number weights.",
+            param="consistency"
         )
     return consistency, CONSISTENCY_RESAMPLES if n_resamples is None else n_resamples, rng
 

@@ -41,6 +41,7 @@ _SOURCES = {
     # errors
     "InputError": "errors",
     "InputTypeError": "errors",
+    "reworded": "errors",
     # messages
     "bad_values_message": "messages",
     "count_phrase": "messages",

@@ -41,13 +41,14 @@ def refuse_non_array(values: Any, name: str, what: str) -> None:
             raise InputTypeError(
                 f"`{name}` must not be a masked array with masked values (calibr would read "
                 f"the values under the mask); fill them with NaN ({name}.filled(np.nan)) "
-                "and pass na_rm=True to drop them."
+                "and pass na_rm=True to drop them.",
+                param=name
             )
         return
     if isinstance(values, (np.ndarray, *_PANDAS)):
         return
     if isinstance(values, (str, bytes)):
-        raise InputTypeError(f"`{name}` must be {what}; got a string ({fmt(values)}).")
+        raise InputTypeError(f"`{name}` must be {what}; got a string ({fmt(values)}).", param=name)
     if isinstance(values, types.GeneratorType):
         kind = "a generator"
     elif isinstance(values, Iterator):
@@ -56,7 +57,7 @@ def refuse_non_array(values: Any, name: str, what: str) -> None:
         kind = f"a {type(values).__name__}"
     else:
         return
-    raise InputTypeError(f"`{name}` must be {_ARRAY_LIKE}; got {kind}.")
+    raise InputTypeError(f"`{name}` must be {_ARRAY_LIKE}; got {kind}.", param=name)
 
 
 def _ragged_text(values: Any) -> str | None:
@@ -89,15 +90,18 @@ def as_array(values: Any, name: str, what: str) -> np.ndarray:
         ragged = _ragged_text(values)
         if ragged is not None:
             raise InputError(
-                f"`{name}` must be {what}; got a ragged sequence ({ragged})."
+                f"`{name}` must be {what}; got a ragged sequence ({ragged}).",
+                param=name
             ) from None
         raise InputTypeError(
             f"`{name}` must be {what}; got a {type(values).__name__} that numpy cannot read "
-            f"as an array ({type(err).__name__}: {err})."
+            f"as an array ({type(err).__name__}: {err}).",
+            param=name
         ) from None
     if arr.ndim == 0 and arr.dtype == object and isinstance(values, Iterable):
         # a collection numpy does not unpack (e.g. dict.values()): one opaque object
-        raise InputTypeError(f"`{name}` must be {_ARRAY_LIKE}; got a {type(values).__name__}.")
+        raise InputTypeError(f"`{name}` must be {_ARRAY_LIKE}; got a {type(values).__name__}.",
+                             param=name)
     return arr
 
 
@@ -151,7 +155,8 @@ def _object_to_float(arr: np.ndarray, name: str) -> np.ndarray:
             f"`{name}` must hold real numbers; {count_phrase(bad.size, 'value', 'values')} "
             f"{'is' if bad.size == 1 else 'are'} not, the first at "
             f"{position_text(first, arr.shape)} ({fmt(flat[first])} of type "
-            f"{type(flat[first]).__name__})."
+            f"{type(flat[first]).__name__}).",
+            param=name
         )
     values = [np.nan if v is None or v is pd.NA else v for v in flat]
     try:
@@ -159,7 +164,8 @@ def _object_to_float(arr: np.ndarray, name: str) -> np.ndarray:
     except OverflowError:
         big = np.fromiter((_overflows(v) for v in values), dtype=bool, count=len(values))
         raise InputError(
-            bad_values_message(name, "hold real numbers that fit in a float64", big, arr)
+            bad_values_message(name, "hold real numbers that fit in a float64", big, arr),
+            param=name
         ) from None
     return out.reshape(arr.shape)
 
@@ -186,7 +192,8 @@ def _pandas_to_float(values: pd.Series | pd.DataFrame, name: str) -> np.ndarray:
             return _object_to_float(values.to_numpy(dtype=object), name)
         if not _is_real_dtype(values.dtype):
             raise InputTypeError(
-                _not_numeric(name, f"dtype {values.dtype}", values.to_numpy(dtype=object))
+                _not_numeric(name, f"dtype {values.dtype}", values.to_numpy(dtype=object)),
+                param=name
             )
         return values.to_numpy(dtype=np.float64, na_value=np.nan)
     dtypes = list(values.dtypes)
@@ -201,7 +208,8 @@ def _pandas_to_float(values: pd.Series | pd.DataFrame, name: str) -> np.ndarray:
         found = ", ".join(sorted({str(dtypes[c]) for c in refused}))
         raise InputTypeError(
             _not_numeric(name, f"columns of dtype {found}",
-                         values.iloc[:, j].to_numpy(dtype=object), column=j)
+                         values.iloc[:, j].to_numpy(dtype=object), column=j),
+            param=name
         )
     if any(pd.api.types.is_object_dtype(d) for d in dtypes):
         return _object_to_float(values.to_numpy(dtype=object), name)
@@ -228,7 +236,8 @@ def as_float_array(
         except Exception as err:  # noqa: BLE001 - pandas cannot convert the caller's column
             raise InputTypeError(
                 f"`{name}` must be numeric (integer or float); pandas cannot convert it to "
-                f"float64 ({type(err).__name__}: {err})."
+                f"float64 ({type(err).__name__}: {err}).",
+                param=name
             ) from None
     if isinstance(values, (pd.Index, pd.api.extensions.ExtensionArray)):
         # read as a column, so that categories, booleans and dates are refused alike
@@ -244,12 +253,12 @@ def as_float_array(
             arr = as_object
     if arr.ndim not in ndims:
         if arr.ndim == 0:
-            raise InputError(f"`{name}` must be {what}; got a scalar.")
-        raise InputError(f"`{name}` must be {what}; got an array of shape {arr.shape}.")
+            raise InputError(f"`{name}` must be {what}; got a scalar.", param=name)
+        raise InputError(f"`{name}` must be {what}; got an array of shape {arr.shape}.", param=name)
     if arr.dtype == np.float64 and arr.dtype.isnative:
         return arr
     if arr.dtype.kind in "iuf":
         return arr.astype(np.float64)  # native float64; float16/32 and integers exactly
     if arr.dtype.kind == "O":
         return _object_to_float(arr, name)
-    raise InputTypeError(_not_numeric(name, f"dtype {arr.dtype}", arr))
+    raise InputTypeError(_not_numeric(name, f"dtype {arr.dtype}", arr), param=name)

@@ -143,14 +143,16 @@ def convert(
         if not p.index.equals(y_index):
             raise InputError(
                 "`p` and `y` are pandas objects with different indexes; calibr pairs them by "
-                "position, so pass aligned objects (e.g. columns of one DataFrame) or arrays."
+                "position, so pass aligned objects (e.g. columns of one DataFrame) or arrays.",
+                param="y"
             )
 
     n = arr.shape[0]
     if y_values.shape[0] != n:
-        raise InputError(f"`p` and `y` must have the same length; got {n} and {y_values.shape[0]}.")
+        raise InputError(f"`p` and `y` must have the same length; got {n} and {y_values.shape[0]}.",
+                         param="y")
     if n == 0:
-        raise InputError("`p` and `y` must not be empty; got 0 observations.")
+        raise InputError("`p` and `y` must not be empty; got 0 observations.", param="p")
     w = None if weights is None else convert_weights(weights, p, n)
     return Converted(p=arr, y=y_values, categories=categories, codes=codes, columns=columns,
                      classes=classes, na_rm=na_rm, weights=w, counts_for=counts_for)
@@ -232,8 +234,8 @@ def finish(conv: Converted) -> Prepared:
     if p_missing_rows is not None or y_missing is not None:
         if not na_rm:
             if p_missing is not None:
-                raise InputError(missing_message("p", p_missing, arr.shape))
-            raise InputError(missing_message("y", y_missing, y_values.shape))
+                raise InputError(missing_message("p", p_missing, arr.shape), param="p")
+            raise InputError(missing_message("y", y_missing, y_values.shape), param="y")
         drop = np.zeros(n, dtype=bool)
         if p_missing_rows is not None:
             drop |= p_missing_rows
@@ -249,7 +251,8 @@ def finish(conv: Converted) -> Prepared:
             weights = weights[keep]
         if arr.shape[0] == 0:
             raise InputError(
-                f"`p` and `y` have no complete observations: na_rm=True dropped all {n}."
+                f"`p` and `y` have no complete observations: na_rm=True dropped all {n}.",
+                param="p"
             )
 
     if suspicious and (p_missing is None or any_outside_unit(arr)):

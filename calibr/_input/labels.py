@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._kernels import scans
 from .arrays import as_array, refuse_non_array
-from .errors import InputError, InputTypeError
+from .errors import InputError, InputTypeError, reworded
 from .messages import bad_values_message, count_phrase, fmt, position_text
 
 __all__ = [
@@ -58,7 +58,8 @@ def convert_y(y: Any, binary: bool):
         except Exception as err:  # noqa: BLE001 - pandas cannot convert the caller's column
             raise InputTypeError(
                 f"`y` must be a vector of labels; pandas cannot convert it to an array "
-                f"({type(err).__name__}: {err})."
+                f"({type(err).__name__}: {err}).",
+                param="y"
             ) from None
     else:
         y_values = as_array(y, "y", "a vector of labels")
@@ -71,9 +72,11 @@ def convert_y(y: Any, binary: bool):
     if y_values.ndim != 1:
         if y_values.ndim == 0:
             raise InputError(
-                f"`y` must be a vector of labels; got a scalar ({fmt(y_values[()])})."
+                f"`y` must be a vector of labels; got a scalar ({fmt(y_values[()])}).",
+                param="y"
             )
-        raise InputError(f"`y` must be a vector of labels; got an array of shape {y_values.shape}.")
+        raise InputError(f"`y` must be a vector of labels; got an array of shape {y_values.shape}.",
+                         param="y")
     return native_labels(y_values), categories, codes, y_index
 
 
@@ -88,7 +91,8 @@ def native_labels(y: np.ndarray) -> np.ndarray:
             lost = ~((as64 == y) | np.isnan(y))
             if lost.any():
                 raise InputError(
-                    bad_values_message("y", "hold labels that a float64 holds exactly", lost, y)
+                    bad_values_message("y", "hold labels that a float64 holds exactly", lost, y),
+                    param="y"
                 )
         y = as64
     return y
@@ -136,21 +140,25 @@ def class_list(classes: Any) -> list:
     if not ordered or isinstance(classes, (str, bytes)):
         raise InputError(
             "`classes` must be an ordered sequence of labels (a list, tuple, range, array "
-            f"or pandas Index), one per column of `p`; got a {type(classes).__name__}."
+            f"or pandas Index), one per column of `p`; got a {type(classes).__name__}.",
+            param="classes"
         )
     if isinstance(classes, np.ndarray) and classes.ndim != 1:
         raise InputError(
-            f"`classes` must be a vector of labels; got an array of shape {classes.shape}."
+            f"`classes` must be a vector of labels; got an array of shape {classes.shape}.",
+            param="classes"
         )
     labels = list(classes)
     unhashable = [v for v in labels if not _hashable(v)]
     if unhashable:
         raise InputTypeError(
             f"`classes` must hold labels that can be compared (hashable values); got "
-            f"{fmt(unhashable[0])} of type {type(unhashable[0]).__name__}."
+            f"{fmt(unhashable[0])} of type {type(unhashable[0]).__name__}.",
+            param="classes"
         )
     if not pd.Index(labels, tupleize_cols=False).is_unique:
-        raise InputError(f"`classes` must be unique to identify the classes; got {labels!r}.")
+        raise InputError(f"`classes` must be unique to identify the classes; got {labels!r}.",
+                         param="classes")
     return labels
 
 
@@ -170,7 +178,8 @@ def binary_labels(
         if len(classes) != 2:
             raise InputError(
                 "`classes` must name the two labels (negative, positive) for a vector `p`; "
-                f"got {len(classes)}."
+                f"got {len(classes)}.",
+                param="classes"
             )
         return _labels_against(y_values, classes, rows)
     kind = y_values.dtype.kind
@@ -182,7 +191,8 @@ def binary_labels(
                 bad_values_message(
                     "y", "be 0/1 or boolean for a vector `p`",
                     (y_values != 0) & (y_values != 1), y_values, rows,
-                )
+                ),
+                param="y"
             )
         return y_values
     # object / strings: accept Python bools and numbers that are exactly 0 or 1
@@ -197,7 +207,8 @@ def binary_labels(
         ok = np.zeros(y_values.size, dtype=bool)
     raise InputError(
         bad_values_message("y", "be 0/1 or boolean for a vector `p`", ~ok, y_values, rows)
-        + " Pass classes=(negative, positive) to name other labels."
+        + " Pass classes=(negative, positive) to name other labels.",
+        param="y"
     )
 
 
@@ -223,14 +234,16 @@ def _labels_against(
             f"`y` must hold labels that can be compared (hashable values); "
             f"{count_phrase(bad.size, 'value', 'values')} {'is' if bad.size == 1 else 'are'} "
             f"not, the first at {position_text(first, y_values.shape, rows)} "
-            f"({fmt(y_values[first])} of type {type(y_values[first]).__name__})."
+            f"({fmt(y_values[first])} of type {type(y_values[first]).__name__}).",
+            param="y"
         ) from None
     bad = codes < 0
     if bad.any():
         raise InputError(
             bad_values_message(
                 "y", f"be one of the class labels ({_labels_text(labels)})", bad, y_values, rows
-            )
+            ),
+            param="y"
         )
     return codes.astype(np.int64)
 
@@ -251,7 +264,8 @@ def _categorical_against(
         raise InputError(
             bad_values_message(
                 "y", f"be one of the class labels ({_labels_text(columns)})", bad, y_values, rows
-            )
+            ),
+            param="y"
         )
     return codes.astype(np.int64)
 
@@ -312,7 +326,8 @@ def _check_not_r_codes_by_name(
         f"are integers with no 0, so they may be 0-based labels matched to these column names "
         f"(label 1 is column 1) or R's 1-based codes 1..{k} (label 1 is column 0). Pass "
         f"classes=range({k}) for 0-based labels matched to these columns, or "
-        f"classes=range(1, {k + 1}) for R's 1-based codes."
+        f"classes=range(1, {k + 1}) for R's 1-based codes.",
+        param="y"
     )
 
 
@@ -326,7 +341,7 @@ def _r_codes(y_values: np.ndarray, k: int, rows: np.ndarray | None) -> np.ndarra
     elif kind == "O" and all(_is_integer_label(v) for v in y_values):  # beyond int64
         bad = np.fromiter((not 1 <= v <= k for v in y_values), dtype=bool, count=y_values.size)
     elif kind == "b":
-        raise InputError(f"`y` must {expected}; got booleans.")
+        raise InputError(f"`y` must {expected}; got booleans.", param="y")
     else:
         integral = np.fromiter((_is_integer_label(v) for v in y_values), dtype=bool,
                                count=y_values.size) if kind == "O" else np.zeros(1, dtype=bool)
@@ -334,13 +349,14 @@ def _r_codes(y_values: np.ndarray, k: int, rows: np.ndarray | None) -> np.ndarra
         where = "" if first == 0 else f", at {position_text(first, y_values.shape, rows)}"
         raise InputError(
             f"`y` must {expected}; got values of dtype {y_values.dtype} (first "
-            f"{fmt(y_values[first])}{where}). Pass classes= to give the label of each column."
+            f"{fmt(y_values[first])}{where}). Pass classes= to give the label of each column.",
+            param="y"
         )
     if bad.any():
         msg = bad_values_message("y", expected, bad, y_values, rows)
         if bool(np.any(y_values == 0)):
             msg += f" Codes are 1-based as in R; for 0-based labels pass classes=range({k})."
-        raise InputError(msg)
+        raise InputError(msg, param="y")
     return y_values.astype(np.int64) - 1
 
 
@@ -363,14 +379,16 @@ def multiclass_labels(
         classes = class_list(classes)
         if len(classes) != k:
             raise InputError(
-                f"`classes` must give one label per column of `p` ({k}); got {len(classes)}."
+                f"`classes` must give one label per column of `p` ({k}); got {len(classes)}.",
+                param="classes"
             )
         return _labels_against(y_values, classes, rows), tuple(classes)
     if columns is not None:
         if not columns.is_unique:
             raise InputError(
                 "The columns of `p` must be unique to identify the classes; got "
-                f"{list(columns)!r}. Pass classes= to give the label of each column."
+                f"{list(columns)!r}. Pass classes= to give the label of each column.",
+                param="p"
             )
         _check_not_r_codes_by_name(y_values, categories, cat_codes, columns, k)
         try:
@@ -379,8 +397,8 @@ def multiclass_labels(
             else:
                 codes = _labels_against(y_values, columns, rows)
         except InputError as err:
-            raise InputError(
-                f"{err} Labels are matched to the column names of the DataFrame `p`; "
+            raise reworded(
+                err, f"{err} Labels are matched to the column names of the DataFrame `p`; "
                 "pass classes= to give the label of each column."
             ) from None
         return codes, tuple(columns)
@@ -388,7 +406,8 @@ def multiclass_labels(
         if len(categories) != k:
             raise InputError(
                 f"`y` is categorical with {len(categories)} categories, but `p` has {k} "
-                "columns; they must be equal (the categories are the columns, in order)."
+                "columns; they must be equal (the categories are the columns, in order).",
+                param="y"
             )
         return cat_codes.astype(np.int64), tuple(categories)
     return _r_codes(y_values, k, rows), tuple(range(1, k + 1))

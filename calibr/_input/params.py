@@ -85,25 +85,28 @@ def real_value(value: Any) -> float | None:
         return None
 
 
-def metric_value(value: Any, what: str = "`metric`", finite: bool = False) -> float:
+def metric_value(value: Any, what: str = "`metric`", finite: bool = False,
+                 param: str = "metric") -> float:
     """What a callable metric returned, as a float: a real number (a Python or
     numpy integer or float, or a 0-d array of one; NaN and, unless ``finite``,
     infinities are numbers too). None, booleans, complex numbers, strings and
     arrays of any other shape are refused: ``float()`` would raise on some and
     quietly read others (``"0.5"``, ``True``). ``what`` names the metric in the
-    message.
+    message, ``param`` the argument that gave it.
     """
     number = real_value(value[()] if isinstance(value, np.ndarray) and value.ndim == 0
                          else value)
     if number is None:
         raise InputError(
             f"{what} must return a real number (a float, an int or a numpy scalar); it "
-            f"returned {fmt(value)} ({type(value).__name__})."
+            f"returned {fmt(value)} ({type(value).__name__}).",
+            param=param,
         )
     if finite and math.isinf(number):
         raise InputError(
             f"{what} must return a finite number or NaN here (quantiles of infinite "
-            f"values are undefined); it returned {fmt(value)}."
+            f"values are undefined); it returned {fmt(value)}.",
+            param=param,
         )
     return number
 
@@ -120,14 +123,14 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     if isinstance(value, str) and value in choices:
         return str(value)
     options = ", ".join(repr(c) for c in choices)
-    raise InputError(f"`{name}` must be one of {options}; got {fmt(value)}.")
+    raise InputError(f"`{name}` must be one of {options}; got {fmt(value)}.", param=name)
 
 
 def check_flag(value: Any, name: str) -> bool:
     """Return ``value`` as a bool if it is True or False (numpy booleans too)."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise InputError(f"`{name}` must be True or False; got {fmt(value)}.")
+    raise InputError(f"`{name}` must be True or False; got {fmt(value)}.", param=name)
 
 
 #: Upper bound for ``bins``: the kernels keep per-bin sums (per class and per
@@ -157,12 +160,14 @@ def check_bins(bins: Any) -> int:
         b = real_value(bins)
         ok = b is not None and math.isfinite(b) and b >= 1 and b == math.floor(b)
     if not ok:
-        raise InputError(f"`bins` must be a single positive integer; got {fmt(bins)}.")
+        raise InputError(f"`bins` must be a single positive integer; got {fmt(bins)}.",
+                         param="bins")
     value = int(bins)  # exact: an integer, or an integral finite float
     if value > MAX_BINS:
         raise InputError(
             f"`bins` must be a single positive integer no larger than {MAX_BINS:,}; "
-            f"got {fmt(bins)}."
+            f"got {fmt(bins)}.",
+            param="bins"
         )
     return value
 
@@ -179,7 +184,8 @@ def check_bin_cells(bins: int, k: int, classwise: bool) -> None:
             f"`bins` times the number of classes must be at most {MAX_BIN_CELLS:,} for "
             f'type = "classwise" (one set of bins per class); got bins = {bins:,} with '
             f"K = {k:,} classes ({bins * k:,} bins). Use fewer bins, or "
-            'type = "confidence".'
+            'type = "confidence".',
+            param="bins"
         )
 
 
@@ -193,7 +199,8 @@ def check_bandwidth(bandwidth: Any) -> float | str:
         if h is not None and math.isfinite(h) and h > 0:
             return h
     raise InputError(
-        f'`bandwidth` must be a positive finite number or "median"; got {fmt(bandwidth)}.'
+        f'`bandwidth` must be a positive finite number or "median"; got {fmt(bandwidth)}.',
+        param="bandwidth"
     )
 
 
@@ -212,9 +219,10 @@ def _rng(value: Any, name: str) -> Any:
         return value
     if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
         if int(value) < 0:
-            raise InputError(f"`{name}` must be {_RNG_EXPECTED}; got {fmt(value)}.")
+            raise InputError(f"`{name}` must be {_RNG_EXPECTED}; got {fmt(value)}.", param=name)
         return int(value)
-    raise InputTypeError(f"`{name}` must be {_RNG_EXPECTED}; got {type(value).__name__}.")
+    raise InputTypeError(f"`{name}` must be {_RNG_EXPECTED}; got {type(value).__name__}.",
+                         param=name)
 
 
 # --------------------------------------------------------------------------
@@ -255,33 +263,35 @@ def _breaks(value: Any, name: str) -> np.ndarray:
     arr = value if isinstance(value, np.ndarray) else np.asarray(
         value.to_numpy() if hasattr(value, "to_numpy") else list(value), dtype=object)
     if arr.ndim != 1:
-        raise InputError(f"{head} be a 1-d sequence of numbers; it has {arr.ndim} dimensions.")
+        raise InputError(f"{head} be a 1-d sequence of numbers; it has {arr.ndim} dimensions.",
+                         param=name)
     if arr.shape[0] > MAX_BINS + 1:
         raise InputError(f"{head} hold at most {MAX_BINS + 1:,} values (at most {MAX_BINS:,} "
-                         f"bins); it has {arr.shape[0]:,}.")
+                         f"bins); it has {arr.shape[0]:,}.", param=name)
     if arr.dtype.kind not in "iuf":
         for i, v in enumerate(arr.tolist()):
             if real_value(v) is None:
                 raise InputTypeError(f"{head} be real numbers; the value at position {i} is "
-                                     f"{fmt(v)}.")
+                                     f"{fmt(v)}.", param=name)
         arr = np.array([real_value(v) for v in arr.tolist()], dtype=np.float64)
     out = np.array(arr, dtype=np.float64)
     if out.shape[0] < 2:
-        raise InputError(f"{head} hold at least 2 values (one bin); it has {out.shape[0]}.")
+        raise InputError(f"{head} hold at least 2 values (one bin); it has {out.shape[0]}.",
+                         param=name)
     bad = ~np.isfinite(out)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(f"{head} be finite numbers; the value at position {i} is "
-                         f"{fmt(out[i])}.")
+                         f"{fmt(out[i])}.", param=name)
     if out[0] != 0.0 or out[-1] != 1.0:
         raise InputError(f"{head} start at 0 and end at 1; it runs from {fmt(out[0])} to "
-                         f"{fmt(out[-1])}.")
+                         f"{fmt(out[-1])}.", param=name)
     down = np.flatnonzero(np.diff(out) <= 0)
     if down.shape[0]:
         i = int(down[0]) + 1
         raise InputError(f"{head} be strictly increasing (as R's cut() requires); the value "
                          f"at position {i} ({fmt(out[i])}) is not above the one before "
-                         f"({fmt(out[i - 1])}).")
+                         f"({fmt(out[i - 1])}).", param=name)
     out.flags.writeable = False
     return out
 
@@ -297,7 +307,7 @@ def _bin_spec(value: Any, name: str) -> int | np.ndarray:
     if hasattr(value, "__iter__") and not isinstance(value, (str, bytes, np.ndarray)):
         raise InputTypeError(f"`{name}` must be a single positive integer or a sorted "
                              "sequence of breaks from 0 to 1 (a list, tuple or array); got a "
-                             f"{type(value).__name__}.")
+                             f"{type(value).__name__}.", param=name)
     return _bins(value, name)
 
 
@@ -311,7 +321,8 @@ def check_binning(bins: int | np.ndarray, binning: str) -> None:
         raise InputError(
             f"`binning` must be 'equal-width' (the default) when `bins` gives the breaks; "
             f"got {binning!r} with {bins.shape[0]} breaks. Pass a number of bins for "
-            "equal-mass bins."
+            "equal-mass bins.",
+            param="binning"
         )
 
 
@@ -330,7 +341,8 @@ def _level(value: Any, name: str) -> float:
     real = None if isinstance(value, (bool, np.bool_)) else real_value(value)
     if real is not None and math.isfinite(real) and 0.0 < real < 1.0:
         return real
-    raise InputError(f"`{name}` must be a number strictly between 0 and 1; got {fmt(value)}.")
+    raise InputError(f"`{name}` must be a number strictly between 0 and 1; got {fmt(value)}.",
+                     param=name)
 
 
 class Integer:
@@ -353,10 +365,10 @@ class Integer:
             else f"an integer from {self.low:,} to {self.high:,}"
         )
         if not ok:
-            raise InputError(f"`{name}` must be {what}; got {fmt(value)}.")
+            raise InputError(f"`{name}` must be {what}; got {fmt(value)}.", param=name)
         out = int(value)
         if out < self.low or (self.high is not None and out > self.high):
-            raise InputError(f"`{name}` must be {what}; got {fmt(value)}.")
+            raise InputError(f"`{name}` must be {what}; got {fmt(value)}.", param=name)
         return out
 
     def __repr__(self) -> str:
@@ -379,7 +391,8 @@ class Optional:
 def _optional_string(value: Any, name: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    raise InputTypeError(f"`{name}` must be a string or None; got {type(value).__name__}.")
+    raise InputTypeError(f"`{name}` must be a string or None; got {type(value).__name__}.",
+                         param=name)
 
 
 #: ``bins``: a single positive integer (integral floats too, as R's ``10`` is a

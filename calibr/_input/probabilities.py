@@ -53,7 +53,8 @@ def convert_p(p: Any) -> tuple[np.ndarray, pd.Index | None]:
                 "`p` must have at least two columns (one per class), or be a vector "
                 f"for binary problems; got {arr.shape[1]} column."
                 if arr.shape[1] == 1
-                else f"`p` must have at least two columns (one per class); got {arr.shape[1]}."
+                else f"`p` must have at least two columns (one per class); got {arr.shape[1]}.",
+                param="p"
             )
         arr = np.ascontiguousarray(arr)
     return arr, columns
@@ -63,8 +64,9 @@ def check_p_values(arr: np.ndarray, rows: np.ndarray | None) -> None:
     """Raise for non-finite or out-of-range probabilities (missing values handled before)."""
     inf = np.isinf(arr)
     if inf.any():
-        raise InputError(bad_values_message("p", "be finite", inf, arr, rows))
-    raise InputError(bad_values_message("p", "lie in [0, 1]", (arr < 0) | (arr > 1), arr, rows))
+        raise InputError(bad_values_message("p", "be finite", inf, arr, rows), param="p")
+    raise InputError(bad_values_message("p", "lie in [0, 1]", (arr < 0) | (arr > 1), arr, rows),
+                     param="p")
 
 
 #: The fix suggested when every bad row sum is within ROUNDED_SUM_TOL of 1.
@@ -94,5 +96,6 @@ def check_row_sums(arr: np.ndarray, rows: np.ndarray | None) -> None:
             f"`p` rows must sum to 1 (within {ROW_SUM_TOL:g}); "
             f"{count_phrase(bad_rows.size, 'row', 'rows')} {verb}, the first at row "
             f"{first if rows is None else int(rows[first])} (sum {fmt(sums[first])}, "
-            f"{fmt(dist[first])} away from 1).{hint}"
+            f"{fmt(dist[first])} away from 1).{hint}",
+            param="p"
         )

@@ -41,11 +41,13 @@ def convert_weights(weights: Any, p: Any, n: int) -> np.ndarray:
     ):
         raise InputError(
             "`weights` and `p` are pandas objects with different indexes; calibr pairs them "
-            "by position, so pass aligned objects (e.g. columns of one DataFrame) or arrays."
+            "by position, so pass aligned objects (e.g. columns of one DataFrame) or arrays.",
+            param="weights"
         )
     if w.shape[0] != n:
         raise InputError(
-            f"`weights` must have one value per observation ({n}); got {w.shape[0]}."
+            f"`weights` must have one value per observation ({n}); got {w.shape[0]}.",
+            param="weights"
         )
     return w
 
@@ -62,12 +64,15 @@ def check_weight_values(w: np.ndarray, counts_for: str | None) -> None:
                 f"`weights` must not contain missing values; "
                 f"{count_phrase(positions.size, 'value', 'values')} {verb} missing, the first "
                 f"at position {int(positions[0])}. na_rm=True drops observations with a "
-                "missing `p` or `y`, never a missing weight."
+                "missing `p` or `y`, never a missing weight.",
+                param="weights"
             )
-        raise InputError(bad_values_message("weights", "be finite", np.isinf(w), w))
+        raise InputError(bad_values_message("weights", "be finite", np.isinf(w), w),
+                         param="weights")
     negative = w < 0
     if negative.any():
-        raise InputError(bad_values_message("weights", "be nonnegative", negative, w))
+        raise InputError(bad_values_message("weights", "be nonnegative", negative, w),
+                         param="weights")
     if counts_for is not None:
         fractional = w != np.floor(w)
         if fractional.any():
@@ -77,7 +82,8 @@ def check_weight_values(w: np.ndarray, counts_for: str | None) -> None:
                     fractional, w,
                 )
                 + ' Real-valued weights are accepted by estimator = "biased", mmce(), ece() '
-                "and mce()."
+                "and mce().",
+                param="weights"
             )
 
 
@@ -87,22 +93,26 @@ def check_weight_total(w: np.ndarray, counts_for: str | None, dropped: bool) -> 
     with np.errstate(over="ignore"):
         total = float(np.sum(w))
     if not math.isfinite(total):
-        raise InputError("`weights` must have a finite total; their sum overflows a float64.")
+        raise InputError("`weights` must have a finite total; their sum overflows a float64.",
+                         param="weights")
     if total == 0.0:
         kept = " (of the observations kept by na_rm=True)" if dropped else ""
         raise InputError(
-            f"`weights` must have a positive total; all {w.size:,} weights{kept} are 0."
+            f"`weights` must have a positive total; all {w.size:,} weights{kept} are 0.",
+            param="weights", code="zero_total"
         )
     if counts_for is not None:
         if total < 2.0:
             raise InputError(
                 f"`weights` must total at least 2 for {counts_for} (the size of the repeated "
-                f"sample); got {fmt(total)}."
+                f"sample); got {fmt(total)}.",
+                param="weights"
             )
         if total >= MAX_COUNT_TOTAL:
             raise InputError(
                 f"`weights` must total less than 2**53 for {counts_for} (the size of the "
-                f"repeated sample, exact in a float64); got {fmt(total)}."
+                f"repeated sample, exact in a float64); got {fmt(total)}.",
+                param="weights"
             )
 
 
@@ -113,11 +123,13 @@ def check_kernel_weights(estimator: str, bandwidth: float | str) -> None:
         raise InputError(
             '`weights` cannot be used with estimator = "ul": its disjoint pairs (1, 2), '
             "(3, 4), ... depend on the order of the rows, which weights do not give; use "
-            'estimator = "uq" or "biased".'
+            'estimator = "uq" or "biased".',
+            param="weights"
         )
     if bandwidth == "median":
         raise InputError(
             '`weights` cannot be used with bandwidth = "median"; pass a positive number as '
             "`bandwidth`, e.g. calibr.median_bandwidth() of the repeated rows "
-            "(np.repeat(p, weights, axis=0) for whole-number weights)."
+            "(np.repeat(p, weights, axis=0) for whole-number weights).",
+            param="weights"
         )
