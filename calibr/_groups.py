@@ -136,7 +136,7 @@ def resolve_columns(
         cols = [c for c in frame.columns if isinstance(c, str) and c.startswith(p_prefix)]
         if y in cols:
             raise InputError(
-                f"The label column {y!r} also starts with p_prefix {p_prefix!r}; "
+                f"The label column {y!r} also starts with `p_prefix` {p_prefix!r}; "
                 "list the probability columns with `p` instead.",
                 param="p_prefix"
             )

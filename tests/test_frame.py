@@ -597,7 +597,7 @@ def test_errors_on_arguments():
     with pytest.raises(ValueError, match=r"`p_prefix` must match at least two columns .*'zz' "
                        r"matches 0\."):
         summarise(gb, y="y", p_prefix="zz")
-    with pytest.raises(ValueError, match=r"The label column 'p_y' also starts with p_prefix "
+    with pytest.raises(ValueError, match=r"The label column 'p_y' also starts with `p_prefix` "
                        r"'p_'; list the probability columns with `p` instead\."):
         summarise(multiclass_frame().rename(columns={"y": "p_y"}), y="p_y", p_prefix="p_")
     with pytest.raises(ValueError, match=r"`na_rm` must be True or False; got 'yes'\."):

@@ -29,7 +29,8 @@ class InputError(ValueError):
     code : str, optional
         A short name of the rule broken, for the few callers that handle one
         rule differently: ``"zero_total"`` (weights whose total is 0; the Dask
-        backend adds nothing for such a partition).
+        backend adds nothing for such a partition) and ``"row_sums"`` (rows of
+        ``p`` that do not sum to 1; the command line names its own fix).
 
     Examples
     --------

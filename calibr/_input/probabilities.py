@@ -97,5 +97,5 @@ def check_row_sums(arr: np.ndarray, rows: np.ndarray | None) -> None:
             f"{count_phrase(bad_rows.size, 'row', 'rows')} {verb}, the first at row "
             f"{first if rows is None else int(rows[first])} (sum {fmt(sums[first])}, "
             f"{fmt(dist[first])} away from 1).{hint}",
-            param="p"
+            param="p", code="row_sums"
         )

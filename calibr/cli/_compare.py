@@ -402,9 +402,9 @@ def _run(args: argparse.Namespace) -> int:
                                        **spec.options)
             except (InputError, InputTypeError) as err:
                 group = ", ".join(f"{c}={v!r}" for c, v in zip(by, key, strict=True))
-                msg = str(err).replace("`p_a`", "the candidate's probabilities").replace(
-                    "`p_b`", "the baseline's probabilities")
-                raise CLIError(f"--metrics {name}: {_cli_words(msg)}"
+                msg = _cli_words(str(err), names={"p_a": "the candidate's probabilities",
+                                                  "p_b": "the baseline's probabilities"})
+                raise CLIError(f"--metrics {name}: {msg}"
                                + (f" [group {group}]" if group else "")) from None
             rows.append({**dict(zip(by, key, strict=True)), "metric": name, "n": res.n,
                          "baseline": res.estimate_b, "candidate": res.estimate_a,
