@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -41,6 +40,7 @@ from ._input import (
     prepare,
     reworded,
     validate_params,
+    warn,
 )
 from ._kernels import bootstrap as kb
 from ._kernels._threads import chunk_bounds, run_chunks
@@ -452,12 +452,12 @@ def _interval(dist: np.ndarray, estimate: float, level: float, method: str,
     else:
         lo_q, hi_q = alpha, 1.0 - alpha
     if math.isnan(lo_q) or math.isnan(hi_q):
-        warnings.warn(
+        warn(
             "The BCa confidence interval cannot be calculated: the estimate lies outside "
             "the bootstrap distribution (every replicate above it, or every one below), "
             "or the jackknife values (the metric without each row) are all equal or "
             "undefined (as for \"uq\" on 2 rows); the interval is NaN.",
-            RuntimeWarning, stacklevel=4,
+            RuntimeWarning,
         )
         low = high = math.nan
     else:
@@ -483,11 +483,11 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 def _warn_cost(plans: Sequence[_Plan], n_resamples: int) -> None:
     cost = sum(plan.cost() for plan in plans) * (n_resamples + 1)
     if cost > CANONICAL_WARN_COST:
-        warnings.warn(
+        warn(
             f"The canonical SKCE costs O(n^2 K) per replicate: about {cost:.1e} kernel "
             "evaluations in all here (a minute or more); type='confidence' or "
             "'classwise' is O(n) per replicate.",
-            UserWarning, stacklevel=4,
+            UserWarning,
         )
 
 

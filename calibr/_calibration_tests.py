@@ -10,7 +10,6 @@ replicate after one sort.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +30,7 @@ from ._input import (
     Prepared,
     prepare,
     validate_params,
+    warn,
 )
 from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.canonical import canonical_pair_sum
@@ -502,12 +502,11 @@ def _skce_canonical(
 ) -> tuple[float, float, np.ndarray]:
     n, k = prep.n, prep.k
     if float(n) * n * (k + o.n_resamples) > CANONICAL_WARN_COST:
-        warnings.warn(
+        warn(
             f'calibration_test: the canonical SKCE test costs O(n^2 (K + n_resamples)) '
             f"operations, here n = {n:,}, K = {k}, n_resamples = {o.n_resamples:,}; "
             f'type="confidence" or "classwise" costs O(n) per resample.',
             UserWarning,
-            stacklevel=5,  # the caller of calibration_test (through validate_params)
         )
     pair, diag, _ = canonical_pair_sum(prep.p, prep.y, h)  # the sums of skce() itself
     uq = estimate_from_sums("uq", n, pair, diag)
@@ -566,11 +565,10 @@ def _skce_block_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     else:
         z = estimate / stderr
     if math.isnan(z):
-        warnings.warn(
+        warn(
             'calibration_test: every pair gives the same kernel term 0, so the block '
             "statistic is 0/0; statistic and p-value are NaN.",
             RuntimeWarning,
-            stacklevel=4,  # the caller of calibration_test (through validate_params)
         )
     return CalibrationTestResult(
         statistic=z, pvalue=math.nan if math.isnan(z) else _normal_upper(z),
@@ -650,11 +648,10 @@ def _spiegelhalter_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     y = np.asarray(prep.y, dtype=np.float64)
     z, pvalue = _spiegelhalter(p, y)
     if math.isnan(z):
-        warnings.warn(
+        warn(
             "calibration_test: every `p` is 0, 0.5 or 1 and agrees with its outcome where "
             "it is 0 or 1, so Spiegelhalter's statistic is 0/0; statistic and p-value are NaN.",
             RuntimeWarning,
-            stacklevel=4,  # the caller of calibration_test (through validate_params)
         )
     estimate = float(np.mean((y - p) * (1.0 - 2.0 * p)))
     return CalibrationTestResult(statistic=z, pvalue=pvalue, estimate=estimate,

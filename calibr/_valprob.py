@@ -8,7 +8,6 @@ Every statistic, its formula and how it relates to R's code are in
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ._docs import shared_docs
-from ._input import InputError, prepare
+from ._input import InputError, prepare, warn
 from ._lowess import lowess
 
 __all__ = ["VAL_PROB_NAMES", "val_prob"]
@@ -200,11 +199,10 @@ def val_prob(
     else:
         values = _general(probs, outcome)
     if math.isnan(values["S:z"]):
-        warnings.warn(
+        warn(
             "val_prob: every `p` is 0.5, so Spiegelhalter's statistic has variance 0; "
             "S:z and S:p are NaN.",
             RuntimeWarning,
-            stacklevel=2,
         )
     return pd.Series([values[name] for name in VAL_PROB_NAMES],
                      index=pd.Index(VAL_PROB_NAMES), dtype=np.float64)
@@ -481,12 +479,11 @@ def _general(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
     }
     fit = None if _separated(x, y) else _recalibration(x, y)
     if fit is None:
-        warnings.warn(
+        warn(
             "val_prob: `p` separates the outcomes (no y = 1 has a smaller p than a y = 0, "
             "or no y = 1 a larger one), so the logistic recalibration of y on logit(p) has "
             "no maximum-likelihood estimate; Intercept, Slope, U, U:Chi-sq, U:p and Q are NaN.",
             RuntimeWarning,
-            stacklevel=3,
         )
         out.update(dict.fromkeys(_FIT_NAMES, math.nan))
     else:

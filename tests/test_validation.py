@@ -990,3 +990,69 @@ def test_zero_total_weights_have_a_code_and_reworded_errors_keep_it():
             super().__init__(a, b)
 
     assert type(reworded(Picky(1, 2), "m")) is InputTypeError
+
+
+# ----------------------------------------------------------------- warnings
+
+_PM = np.random.default_rng(3).dirichlet(np.ones(4), 30)
+_YM = np.arange(30) % 4
+_ONE = pd.DataFrame({"p": [0.3], "y": [1]})
+_BLOCK = pd.DataFrame({"p": [0.0, 1.0, 0.0, 1.0, 0.0], "y": [0, 1, 0, 1, 1]})
+_SPIEGEL = pd.DataFrame({"p": [0.5, 0.5, 0.0], "y": [1, 0, 0]})
+_MULTI = pd.DataFrame(_PM, columns=[f"p_{k}" for k in range(4)]).assign(y=_YM)
+_SEPARATES = "`p` separates the outcomes"
+_BCA = "The BCa confidence interval cannot be calculated"
+_COST = r"The canonical SKCE costs O\(n\^2 K\) per replicate"
+_TEST_COST = r"calibration_test: the canonical SKCE test costs"
+_BLOCK_NAN = "the block statistic is 0/0"
+_SPIEGEL_NAN = "so Spiegelhalter's statistic is 0/0"
+
+#: Every warning calibr emits, by each public path that reaches it, as a one-line
+#: call (its line is where the warning must point).
+_WARNINGS = {
+    "val_prob variance 0": (lambda: calibr.val_prob([0.5, 0.5, 0.5], [0, 1, 1]), RuntimeWarning, "variance 0"),  # noqa: E501
+    "val_prob separation": (lambda: calibr.val_prob([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1]), RuntimeWarning, _SEPARATES),  # noqa: E501
+    "bootstrap BCa": (lambda: calibr.bootstrap([0.3], [1], n_resamples=5, rng=0, method="bca"), RuntimeWarning, _BCA),  # noqa: E501
+    "paired_bootstrap BCa": (lambda: calibr.paired_bootstrap([0.3], [0.4], [1], n_resamples=5, rng=0, method="bca"), RuntimeWarning, _BCA),  # noqa: E501
+    "summarise BCa": (lambda: calibr.summarise(_ONE, "p", "y", "ece", ci=0.9, ci_method="BCa", ci_resamples=5, rng=0), RuntimeWarning, _BCA),  # noqa: E501
+    "bootstrap cost": (lambda: calibr.bootstrap(_PM, _YM, "skce", n_resamples=3, rng=0, classes=range(4)), UserWarning, _COST),  # noqa: E501
+    "paired_bootstrap cost": (lambda: calibr.paired_bootstrap(_PM, _PM[::-1], _YM, "skce", n_resamples=3, rng=0, classes=range(4)), UserWarning, _COST),  # noqa: E501
+    "calibration_test cost": (lambda: calibr.calibration_test(_PM, _YM + 1, rng=1, n_resamples=10), UserWarning, _TEST_COST),  # noqa: E501
+    "summarise test cost": (lambda: calibr.summarise(_MULTI, y="y", p_prefix="p_", metrics="ece", tests="skce", rng=1, classes=range(4)), UserWarning, _TEST_COST),  # noqa: E501
+    "calibration_test block": (lambda: calibr.calibration_test(_BLOCK["p"], _BLOCK["y"], "skce_block"), RuntimeWarning, _BLOCK_NAN),  # noqa: E501
+    "summarise block": (lambda: calibr.summarise(_BLOCK, "p", "y", "ece", tests="skce_block"), RuntimeWarning, _BLOCK_NAN),  # noqa: E501
+    "calibration_test spiegelhalter": (lambda: calibr.calibration_test(_SPIEGEL["p"], _SPIEGEL["y"], "spiegelhalter"), RuntimeWarning, _SPIEGEL_NAN),  # noqa: E501
+    "summarise spiegelhalter": (lambda: calibr.summarise(_SPIEGEL, "p", "y", "ece", tests="spiegelhalter"), RuntimeWarning, _SPIEGEL_NAN),  # noqa: E501
+}
+
+
+@pytest.mark.parametrize("case", list(_WARNINGS), ids=list(_WARNINGS))
+def test_every_warning_points_at_the_callers_line(case, monkeypatch):
+    """calibr._input.warn names the first frame outside calibr: the line that
+    called the public function, whatever wrappers (validate_params), verbs
+    (summarise running a test or an interval) and helpers lie between."""
+    import calibr._bootstrap as bt
+    import calibr._calibration_tests as ct
+
+    monkeypatch.setattr(bt, "CANONICAL_WARN_COST", 1.0)
+    monkeypatch.setattr(ct, "CANONICAL_WARN_COST", 1e4)
+    call, category, match = _WARNINGS[case]
+    with pytest.warns(category, match=match) as caught:
+        call()
+    ours = [w for w in caught if re.search(match, str(w.message))]
+    assert ours and all(w.filename == __file__ for w in ours), [w.filename for w in ours]
+    assert {w.lineno for w in ours} == {call.__code__.co_firstlineno}
+
+
+def test_warn_names_the_first_frame_outside_calibr():
+    """A warning from calibr's own frames only would name a frame in calibr; one
+    frame of another file in between is the one named (a user's callable that a
+    verb calls, which then calls calibr)."""
+    from calibr._input import warn
+
+    with pytest.warns(UserWarning, match="^here$") as caught:
+        warn("here")
+    assert caught[0].filename == __file__
+    with pytest.warns(RuntimeWarning) as caught:
+        calibr.bootstrap([0.3], [1], lambda p, y: calibr.val_prob([0.5, 0.5, 0.5], [0, 1, 1])["Brier"], n_resamples=2, rng=0)  # noqa: E501
+    assert {w.filename for w in caught if "variance 0" in str(w.message)} == {__file__}

@@ -26,7 +26,8 @@ One job per module:
 * :mod:`.params`: the rule of each option, and the bounds several functions share;
 * :mod:`.arrays`: reading the caller's objects (lists, arrays, pandas) into numpy;
 * :mod:`.probabilities`, :mod:`.labels`, :mod:`.weights`: ``p``, ``y`` and ``weights``;
-* :mod:`.canonical`: :func:`prepare`, the entry point of the metrics.
+* :mod:`.canonical`: :func:`prepare`, the entry point of the metrics;
+* :mod:`.warning`: :func:`warn`, warnings that point at the caller's line.
 
 The layer imports only :mod:`calibr._kernels` (its one-pass scans), numpy and
 pandas. Its names are imported from this package (``from calibr._input import
@@ -107,6 +108,8 @@ _SOURCES = {
     "convert": "canonical",
     "finish": "canonical",
     "prepare": "canonical",
+    # warning
+    "warn": "warning",
 }
 
 __all__ = sorted(_SOURCES)
