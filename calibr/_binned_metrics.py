@@ -20,6 +20,7 @@ from ._input import (
     check_binning,
     convert,
     finish,
+    lazy_backend,
     prepare,
     validate_params,
 )
@@ -162,9 +163,9 @@ def ece(
     >>> round(calibr.ece(p, [1, 3, 3], bins=5, type="confidence"), 6)
     0.333333
     """
-    if any(a.__class__.__module__.startswith("dask") for a in (p, y, weights)):
-        from . import _dask  # a lazy result: docs/dask.md
-        return _dask.ece(p, y, bins, type, classes, na_rm, weights, binning, right)
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.ece(p, y, bins, type, classes, na_rm, weights, binning, right)
     return binned.ece_from_stats(
         *_prepare_binned(p, y, bins, type, classes, na_rm, weights, binning, right)
     )
@@ -240,9 +241,9 @@ def mce(
     >>> round(calibr.mce([0.10, 0.20, 0.80, 0.90], [0, 0, 1, 1], bins=2), 12)
     0.15
     """
-    if any(a.__class__.__module__.startswith("dask") for a in (p, y, weights)):
-        from . import _dask  # a lazy result: docs/dask.md
-        return _dask.mce(p, y, bins, type, classes, na_rm, weights, binning, right)
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.mce(p, y, bins, type, classes, na_rm, weights, binning, right)
     return binned.mce_from_stats(
         *_prepare_binned(p, y, bins, type, classes, na_rm, weights, binning, right)
     )

@@ -24,6 +24,7 @@ from ._input import (
     check_kernel_weights,
     convert_p,
     fmt,
+    lazy_backend,
     prepare,
     validate_params,
 )
@@ -312,9 +313,9 @@ def skce(
     >>> round(calibr.skce(prob, [1, 3, 3], type="classwise"), 10)
     0.0035620762
     """
-    if any(a.__class__.__module__.startswith("dask") for a in (p, y, weights)):
-        from . import _dask  # a lazy result: docs/dask.md
-        return _dask.skce(p, y, estimator, bandwidth, type, classes, na_rm, weights)
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.skce(p, y, estimator, bandwidth, type, classes, na_rm, weights)
     if weights is not None:
         prep = _prepare_weighted(p, y, estimator, bandwidth, classes, na_rm, weights)
         return float(_weighted(prep, estimator, bandwidth, type))
@@ -411,9 +412,9 @@ def mmce(
     >>> round(calibr.mmce(prob, [1, 3, 3], bandwidth="median"), 10)
     0.1819016263
     """
-    if any(a.__class__.__module__.startswith("dask") for a in (p, y, weights)):
-        from . import _dask  # a lazy result: docs/dask.md
-        return _dask.mmce(p, y, bandwidth, classes, na_rm, weights)
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.mmce(p, y, bandwidth, classes, na_rm, weights)
     if weights is not None:
         prep = _prepare_weighted(p, y, "biased", bandwidth, classes, na_rm, weights)
         return math.sqrt(_weighted(prep, "biased", bandwidth, "confidence"))

@@ -51,6 +51,7 @@ from ._input import (
     check_bin_cells,
     check_options,
     fmt,
+    lazy_backend,
     metric_value,
     validate_params,
 )
@@ -676,12 +677,12 @@ def summarise(
     0     a  0.15                  -0.8333                0.4047
     1     b  0.50                   0.6804                0.4962
     """
-    if data.__class__.__module__.startswith("dask"):
-        from . import _dask  # a lazy Dask DataFrame: docs/dask.md
-        return _dask.summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes,
-                               na_rm=na_rm, tests=tests, rng=rng, weights=weights, ci=ci,
-                               ci_method=ci_method, ci_resamples=ci_resamples,
-                               named_metrics=named_metrics)
+    lazy = lazy_backend(data)
+    if lazy is not None:  # a lazy Dask DataFrame: docs/dask.md
+        return lazy.summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes,
+                              na_rm=na_rm, tests=tests, rng=rng, weights=weights, ci=ci,
+                              ci_method=ci_method, ci_resamples=ci_resamples,
+                              named_metrics=named_metrics)
     columns = _metric_columns(metrics, named_metrics)
     test_columns = _test_columns(tests)
     _check_unique([name for name, _, _ in columns], _test_column_names(test_columns))

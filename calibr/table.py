@@ -35,6 +35,7 @@ from ._input import (
     bad_values_message,
     check_bin_cells,
     check_binning,
+    lazy_backend,
     prepare,
     validate_params,
 )
@@ -465,9 +466,9 @@ def calibration_table(
     1    2    0.5    1.0  2             0.85                 1.0  0.15    0.3424    1.0000
     """
     check_binning(bins, binning)
-    if any(a.__class__.__module__.startswith("dask") for a in (p, y, data, weights)):
-        from . import _dask  # a lazy Dask DataFrame: docs/dask.md
-        return _dask.calibration_table(
+    lazy = lazy_backend(p, y, data, weights)
+    if lazy is not None:  # a lazy Dask DataFrame: docs/dask.md
+        return lazy.calibration_table(
             p, y, bins, type, classes=classes, na_rm=na_rm, ci_level=ci_level, data=data,
             p_prefix=p_prefix, weights=weights, consistency=consistency,
             n_resamples=n_resamples, rng=rng, binning=binning, right=right)

@@ -1056,3 +1056,38 @@ def test_warn_names_the_first_frame_outside_calibr():
     with pytest.warns(RuntimeWarning) as caught:
         calibr.bootstrap([0.3], [1], lambda p, y: calibr.val_prob([0.5, 0.5, 0.5], [0, 1, 1])["Brier"], n_resamples=2, rng=0)  # noqa: E501
     assert {w.filename for w in caught if "variance 0" in str(w.message)} == {__file__}
+
+
+# ----------------------------------------------------------------- lazy backends
+
+
+def test_lazy_values_go_to_the_backend_of_their_engine(monkeypatch):
+    """Each metric and verb asks calibr._input.lazy_backend for the backend of a lazy
+    value, found by the module of its type in one table: an engine added to the
+    table gets every function, and eager values (lists, numpy, pandas, None) none."""
+    import sys
+    import types
+
+    from calibr._input import backends as table
+    from calibr._input import lazy_backend
+
+    assert lazy_backend([0.2], np.array([0]), pd.Series([1]), pd.DataFrame(), None) is None
+
+    class Lazy:  # a value of a lazy engine "lazyengine"
+        pass
+
+    Lazy.__module__ = "lazyengine.frame"
+    called = []
+    engine = types.ModuleType("calibr_test_engine")
+    for name in ("ece", "mce", "skce", "mmce", "summarise", "calibration_table"):
+        setattr(engine, name, lambda *a, name=name, **k: called.append(name) or name)
+    monkeypatch.setitem(sys.modules, "calibr_test_engine", engine)
+    monkeypatch.setitem(table.BACKENDS, "lazyengine", "calibr_test_engine")
+    assert lazy_backend([0.2], Lazy()) is engine
+    assert calibr.ece(Lazy(), [0]) == "ece" and calibr.mce([0.2], Lazy()) == "mce"
+    assert calibr.skce([0.2], [0], weights=Lazy()) == "skce"
+    assert calibr.mmce(Lazy(), [0]) == "mmce"
+    assert calibr.summarise(Lazy(), "p", "y") == "summarise"
+    assert calibr.calibration_table("p", "y", data=Lazy()) == "calibration_table"
+    assert called == ["ece", "mce", "skce", "mmce", "summarise", "calibration_table"]
+    assert table.BACKENDS["dask"] == "calibr._dask"

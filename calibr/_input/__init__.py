@@ -27,10 +27,12 @@ One job per module:
 * :mod:`.arrays`: reading the caller's objects (lists, arrays, pandas) into numpy;
 * :mod:`.probabilities`, :mod:`.labels`, :mod:`.weights`: ``p``, ``y`` and ``weights``;
 * :mod:`.canonical`: :func:`prepare`, the entry point of the metrics;
-* :mod:`.warning`: :func:`warn`, warnings that point at the caller's line.
+* :mod:`.warning`: :func:`warn`, warnings that point at the caller's line;
+* :mod:`.backends`: :func:`lazy_backend`, the backend of a lazy collection (Dask).
 
 The layer imports only :mod:`calibr._kernels` (its one-pass scans), numpy and
-pandas. Its names are imported from this package (``from calibr._input import
+pandas, and a backend by its name when :func:`lazy_backend` finds a lazy value.
+Its names are imported from this package (``from calibr._input import
 prepare``), each from its module on first use, so that the command line can
 catch :class:`InputError` without importing numpy.
 """
@@ -110,6 +112,9 @@ _SOURCES = {
     "prepare": "canonical",
     # warning
     "warn": "warning",
+    # backends
+    "BACKENDS": "backends",
+    "lazy_backend": "backends",
 }
 
 __all__ = sorted(_SOURCES)
