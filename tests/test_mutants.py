@@ -69,7 +69,7 @@ def test_the_bins_times_classes_bound_is_for_the_classwise_form_only():
 
 
 # --------------------------------------------------------------------------
-# calibr/_params.py
+# calibr/_input/params.py
 
 
 def test_the_bins_and_bandwidth_rules_refuse_other_parameters():
@@ -407,7 +407,7 @@ def test_calibr_own_groupings_keep_only_observed_combinations():
     assert by_columns(frame, ["k"]).ngroups == 2
 
 
-# ------------------------------------------------------------------ calibr/_validation.py
+# ------------------------------------------------------------------ calibr/_input/
 
 
 def test_the_bin_cell_bound_is_inclusive():

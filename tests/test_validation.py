@@ -730,7 +730,7 @@ def test_row_sum_message_shows_the_distance_and_suggests_renormalising():
 
 
 def test_the_options_of_the_verbs_table_and_plots_are_declared_once():
-    """calibr._params.validate_params: each public function lists the rule of each
+    """calibr._input.validate_params: each public function lists the rule of each
     of its options, checked in this order before anything else runs."""
     from calibr.plot import reliability_diagram
     from calibr.table import wilson_interval
