@@ -125,7 +125,7 @@ def bench_binary(repeat: int) -> None:
         "  " + check("median <= 10x numpy.sort", t['skce(p, y, bandwidth="median")'] <= 10 * base)
     )
     print(
-        "  (skce() includes the input checks of calibr._validation.prepare(); the\n"
+        "  (skce() includes the input checks of calibr._input.prepare(); the\n"
         "   'kernel only' rows are the SKCE computation itself on checked arrays)"
     )
 

@@ -27,8 +27,8 @@ __version__ = "0.1.0"
 
 #: Each public name and the module that defines it (imported on first use).
 _SOURCES = {
-    "InputError": "._validation",
-    "InputTypeError": "._validation",
+    "InputError": "._input",
+    "InputTypeError": "._input",
     "BootstrapResult": "._bootstrap",
     "CalibrationTestResult": "._calibration_tests",
     "Metric": ".frame",
@@ -87,10 +87,10 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._binned_metrics import ece, mce
     from ._bootstrap import BootstrapResult, PairedBootstrapResult, bootstrap, paired_bootstrap
     from ._calibration_tests import CalibrationTestResult, calibration_test
+    from ._input import InputError, InputTypeError
     from ._kernel_metrics import median_bandwidth, mmce, skce
     from ._lp import calibration_error
     from ._smooth import SmoothCurve, smece, smece_curve
-    from ._validation import InputError, InputTypeError
     from ._valprob import val_prob
     from .frame import Metric, metric, summarise, test
     from .plot import reliability_diagram

@@ -9,8 +9,16 @@ from typing import Any
 from . import _binning
 from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
+from ._input import (
+    BIN_SPEC,
+    BINNING,
+    FLAG,
+    RIGHT,
+    Options,
+    lazy_backend,
+    validate_params,
+)
 from ._kernels import binned
-from ._params import BIN_SPEC, BINNING, FLAG, RIGHT, Options, validate_params
 
 __all__ = ["ece", "mce"]
 
@@ -108,9 +116,9 @@ def ece(
     >>> round(calibr.ece(p, [1, 3, 3], bins=5, type="confidence"), 6)
     0.333333
     """
-    if any(a.__class__.__module__.startswith("dask") for a in (p, y, weights)):
-        from . import _dask  # a lazy result: docs/dask.md
-        return _dask.ece(p, y, bins, type, classes, na_rm, weights, binning, right)
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.ece(p, y, bins, type, classes, na_rm, weights, binning, right)
     spec = _binning.BinSpec.from_options(bins, binning, right)
     return binned.ece_from_stats(*_binning.binned_stats(p, y, spec, type=type, classes=classes,
                                                             na_rm=na_rm, weights=weights))
@@ -186,9 +194,9 @@ def mce(
     >>> round(calibr.mce([0.10, 0.20, 0.80, 0.90], [0, 0, 1, 1], bins=2), 12)
     0.15
     """
-    if any(a.__class__.__module__.startswith("dask") for a in (p, y, weights)):
-        from . import _dask  # a lazy result: docs/dask.md
-        return _dask.mce(p, y, bins, type, classes, na_rm, weights, binning, right)
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.mce(p, y, bins, type, classes, na_rm, weights, binning, right)
     spec = _binning.BinSpec.from_options(bins, binning, right)
     return binned.mce_from_stats(*_binning.binned_stats(p, y, spec, type=type, classes=classes,
                                                             na_rm=na_rm, weights=weights))

@@ -37,18 +37,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._defaults import BINNING_DEFAULT, RIGHT_DEFAULT
-from ._kernels import binned
-from ._kernels.top_label import top_label
-from ._params import check_binning
-from ._validation import (
+from ._input import (
     MAX_BIN_CELLS,
     ROW_SUM_TOL,
     InputError,
     check_bin_cells,
+    check_binning,
     convert,
     finish,
     prepare,
 )
+from ._kernels import binned
+from ._kernels.top_label import top_label
 
 __all__ = ["BINNINGS", "BinSpec", "bin_index", "bin_sums", "binned_stats", "breaks",
            "column_breaks", "equal_mass_breaks", "stats", "validated_stats"]
@@ -80,7 +80,7 @@ class BinSpec:
 
     @classmethod
     def from_options(cls, bins: int | np.ndarray, binning: str, right: bool) -> BinSpec:
-        """The spec of options that their rules have checked (``calibr._params``:
+        """The spec of options that their rules have checked (``calibr._input.params``:
         ``BIN_SPEC``, ``BINNING``, ``RIGHT``); refuses ``binning`` with breaks."""
         check_binning(bins, binning)
         if not isinstance(bins, int):
@@ -168,13 +168,15 @@ def equal_mass_breaks(x: np.ndarray, bins: int, right: bool = RIGHT_DEFAULT,
             raise InputError(
                 '`weights` must be whole numbers for binning = "equal-mass": its groups '
                 "are those of the sample with each row repeated w times, which a "
-                "fractional weight does not define."
+                "fractional weight does not define.",
+                param="weights"
             )
         total = float(np.sum(weights))
         if total >= 2.0**53:
             raise InputError(
                 '`weights` must total less than 2**53 for binning = "equal-mass" (so '
-                f"that the ranks are exact); got {total:g}."
+                f"that the ranks are exact); got {total:g}.",
+                param="weights"
             )
         order = np.argsort(x, kind="stable")
         xs = x[order]
@@ -201,7 +203,7 @@ def breaks(x: np.ndarray | None, bins: int | np.ndarray, binning: str = BINNING_
         The values to bin (only ``"equal-mass"`` reads them).
     bins : int or ndarray
         A number of bins, or the breaks themselves (checked by
-        ``calibr._params.BIN_SPEC``: float64, strictly increasing, 0 to 1),
+        ``calibr._input.BIN_SPEC``: float64, strictly increasing, 0 to 1),
         returned as they are.
     binning : {"equal-width", "equal-mass"}
         ``"equal-width"``: R's ``seq(0, 1, length.out = bins + 1)``

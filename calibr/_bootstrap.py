@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -23,23 +22,31 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _binning
-from ._calibration_tests import MAX_RESAMPLES, _rng_rule
 from ._docs import shared_docs
 from ._groups import group_seeds
+from ._input import (
+    LEVEL,
+    MAX_RESAMPLES,
+    RNG,
+    InputError,
+    InputTypeError,
+    Integer,
+    Options,
+    Prepared,
+    check_bin_cells,
+    check_options,
+    defaults,
+    fmt,
+    metric_value,
+    prepare,
+    reworded,
+    validate_params,
+    warn,
+)
 from ._kernels import bootstrap as kb
 from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.top_label import top_label
 from ._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
-from ._params import LEVEL, Integer, Options, check_options, defaults, validate_params
-from ._validation import (
-    InputError,
-    InputTypeError,
-    Prepared,
-    _fmt,
-    check_bin_cells,
-    metric_value,
-    prepare,
-)
 
 __all__ = [
     "BootstrapResult",
@@ -176,13 +183,15 @@ def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
     if "weights" in options:
         raise InputError(
             f"`weights` is not an option of {function}(): its replicates are resampling "
-            "counts themselves; repeat the rows instead."
+            "counts themselves; repeat the rows instead.",
+            param="weights"
         )
     if isinstance(metric, str):
         if metric not in _METRICS:
             raise InputError(
                 "`metric` must be one of " + ", ".join(f'"{m}"' for m in _METRICS)
-                + f", or a callable; got {_fmt(metric)}."
+                + f", or a callable; got {fmt(metric)}.",
+                param="metric"
             )
         fn = _metric_functions()[metric]
         known_options = _metric_options(fn)
@@ -191,13 +200,15 @@ def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
             known = ", ".join(known_options)
             raise InputTypeError(
                 f"{function}() got the option `{bad[0]}`, which {metric}() does not take; "
-                f"its options are {known}."
+                f"its options are {known}.",
+                param=bad[0]
             )
         return metric, fn, check_options(fn.__calibr_rules__, options)
     if callable(metric):
         return getattr(metric, "__name__", type(metric).__name__), metric, dict(options)
     raise InputTypeError(
-        f"`metric` must be a metric name or a callable; got {type(metric).__name__}."
+        f"`metric` must be a metric name or a callable; got {type(metric).__name__}.",
+        param="metric"
     )
 
 
@@ -224,7 +235,8 @@ class _Plan:
                  prep: Prepared) -> None:
         if prep.n > MAX_ROWS:  # the kernels count draws per row in int32
             raise InputError(
-                f"The bootstrap takes at most {MAX_ROWS:,} observations; got {prep.n:,}."
+                f"The bootstrap takes at most {MAX_ROWS:,} observations; got {prep.n:,}.",
+                param="p"
             )
         self.name, self.fn, self.opts, self.prep = name, fn, opts, prep
         y, self.label_kwargs = _labels(prep)
@@ -445,12 +457,12 @@ def _interval(dist: np.ndarray, estimate: float, level: float, method: str,
     else:
         lo_q, hi_q = alpha, 1.0 - alpha
     if math.isnan(lo_q) or math.isnan(hi_q):
-        warnings.warn(
+        warn(
             "The BCa confidence interval cannot be calculated: the estimate lies outside "
             "the bootstrap distribution (every replicate above it, or every one below), "
             "or the jackknife values (the metric without each row) are all equal or "
             "undefined (as for \"uq\" on 2 rows); the interval is NaN.",
-            RuntimeWarning, stacklevel=4,
+            RuntimeWarning,
         )
         low = high = math.nan
     else:
@@ -476,11 +488,11 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 def _warn_cost(plans: Sequence[_Plan], n_resamples: int) -> None:
     cost = sum(plan.cost() for plan in plans) * (n_resamples + 1)
     if cost > CANONICAL_WARN_COST:
-        warnings.warn(
+        warn(
             f"The canonical SKCE costs O(n^2 K) per replicate: about {cost:.1e} kernel "
             "evaluations in all here (a minute or more); type='confidence' or "
             "'classwise' is O(n) per replicate.",
-            UserWarning, stacklevel=4,
+            UserWarning,
         )
 
 
@@ -488,7 +500,7 @@ _RULES = dict(
     n_resamples=Integer(1, MAX_RESAMPLES),
     confidence_level=LEVEL,
     method=Options(*_METHODS, "BCa"),
-    rng=_rng_rule,
+    rng=RNG,
 )
 
 
@@ -642,7 +654,8 @@ def _same_rows(p_a: Any, p_b: Any) -> None:
         return
     if na != nb:
         raise InputError(
-            f"`p_a` and `p_b` must be predictions for the same rows; got {na} and {nb} rows."
+            f"`p_a` and `p_b` must be predictions for the same rows; got {na} and {nb} rows.",
+            param="p_b"
         )
 
 
@@ -652,7 +665,7 @@ def _prepare_as(name: str, p: Any, y: Any, **kwargs: Any) -> Prepared:
         return prepare(p, y, **kwargs)
     except (InputError, InputTypeError) as err:
         msg = str(err).replace("`p`", f"`{name}`")
-        raise type(err)(msg) from None
+        raise reworded(err, msg, param=name if err.param == "p" else None) from None
 
 
 @validate_params(**_RULES, alternative=Options(*_ALTERNATIVES))
@@ -746,7 +759,8 @@ def paired_bootstrap(
         what = lambda prep: "a vector" if prep.binary else f"{prep.k} columns"  # noqa: E731
         raise InputError(
             "`p_a` and `p_b` must be predictions of the same kind for the same rows; got "
-            f"{what(prep_a)} ({prep_a.n} rows used) and {what(prep_b)} ({prep_b.n} rows used)."
+            f"{what(prep_a)} ({prep_a.n} rows used) and {what(prep_b)} ({prep_b.n} rows used).",
+            param="p_b"
         )
     plans = [_Plan(name, fn, opts, prep_a), _Plan(name, fn, opts, prep_b)]
     _warn_cost(plans, n_resamples)

@@ -10,8 +10,6 @@ replicate after one sort.
 from __future__ import annotations
 
 import math
-import numbers
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +19,22 @@ import numpy as np
 from . import _binning
 from ._defaults import BINS_DEFAULT
 from ._docs import shared_docs
+from ._input import (
+    BANDWIDTH,
+    BINS,
+    FLAG,
+    MAX_RESAMPLES,
+    RNG,
+    InputError,
+    Integer,
+    Optional,
+    Options,
+    Prepared,
+    defaults,
+    prepare,
+    validate_params,
+    warn,
+)
 from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.canonical import canonical_pair_sum
 from ._kernels.scalar_sums import scalar_pair_sum
@@ -33,8 +47,6 @@ from ._kernels.weighted_sums import (
     sorted_scalars,
     weighted_row_sums,
 )
-from ._params import BANDWIDTH, BINS, FLAG, Integer, Optional, Options, defaults, validate_params
-from ._validation import InputError, InputTypeError, Prepared, _fmt, prepare
 from ._valprob import _spiegelhalter
 
 __all__ = ["CalibrationTestResult", "calibration_test"]
@@ -47,9 +59,6 @@ _BINARY_ONLY = ("spiegelhalter", "hosmer_lemeshow")
 #: Uniform numbers drawn and held at once (float64, 32 MB): the replicates of
 #: the scalar SKCE test go to the kernel in batches of this many values.
 _IDX_BATCH = 1 << 22
-#: At most this many resamples: a p-value resolution of 1e-7 is past any use, and
-#: an accidental 10**12 would otherwise run for days instead of being refused.
-MAX_RESAMPLES = 10**7
 #: At most this many Hosmer-Lemeshow groups (R's quantile() of that many
 #: probabilities; far more than rows is meaningless: groups of tied p merge).
 MAX_GROUPS = 10**5
@@ -118,22 +127,7 @@ class CalibrationTestResult:
 
 
 # --------------------------------------------------------------------------
-# option rules
-
-
-_RNG_EXPECTED = "None, a nonnegative integer seed or a numpy.random.Generator"
-
-
-def _rng_rule(value: Any, name: str) -> Any:
-    """``rng``: None, an integer seed >= 0 or a ``numpy.random.Generator`` (used as
-    is, so its state advances, as in scipy)."""
-    if value is None or isinstance(value, np.random.Generator):
-        return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
-        if int(value) < 0:
-            raise InputError(f"`{name}` must be {_RNG_EXPECTED}; got {_fmt(value)}.")
-        return int(value)
-    raise InputTypeError(f"`{name}` must be {_RNG_EXPECTED}; got {type(value).__name__}.")
+# options
 
 
 @dataclass(frozen=True)
@@ -156,7 +150,7 @@ class _Options:
 @validate_params(
     method=Options(*_METHODS),
     n_resamples=Integer(1, MAX_RESAMPLES),
-    rng=_rng_rule,
+    rng=RNG,
     bandwidth=BANDWIDTH,
     type=Optional(Options(*_TYPES)),
     metric=Options(*_METRICS),
@@ -374,7 +368,8 @@ def _refuse_matrix(p: Any, method: str) -> None:
                 "(e.g. p[:, 1])." if len(shape) == 2 else "")
         raise InputError(
             f'`method = "{method}"` is for binary outcomes only: `p` must be a vector '
-            f"of probabilities P(y = 1); got an array of shape {tuple(shape)}.{hint}"
+            f"of probabilities P(y = 1); got an array of shape {tuple(shape)}.{hint}",
+            param="p"
         )
 
 
@@ -460,7 +455,8 @@ def _normal_upper(z: float) -> float:
 def _check_n(prep: Prepared, method: str, least: int) -> None:
     if prep.n < least:
         raise InputError(
-            f'`method = "{method}"` needs at least {least} observations; got {prep.n}.'
+            f'`method = "{method}"` needs at least {least} observations; got {prep.n}.',
+            param="method"
         )
 
 
@@ -515,12 +511,11 @@ def _skce_canonical(
 ) -> tuple[float, float, np.ndarray]:
     n, k = prep.n, prep.k
     if float(n) * n * (k + o.n_resamples) > CANONICAL_WARN_COST:
-        warnings.warn(
+        warn(
             f'calibration_test: the canonical SKCE test costs O(n^2 (K + n_resamples)) '
             f"operations, here n = {n:,}, K = {k}, n_resamples = {o.n_resamples:,}; "
             f'type="confidence" or "classwise" costs O(n) per resample.',
             UserWarning,
-            stacklevel=5,  # the caller of calibration_test (through validate_params)
         )
     pair, diag, _ = canonical_pair_sum(prep.p, prep.y, h)  # the sums of skce() itself
     uq = estimate_from_sums("uq", n, pair, diag)
@@ -579,11 +574,10 @@ def _skce_block_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     else:
         z = estimate / stderr
     if math.isnan(z):
-        warnings.warn(
+        warn(
             'calibration_test: every pair gives the same kernel term 0, so the block '
             "statistic is 0/0; statistic and p-value are NaN.",
             RuntimeWarning,
-            stacklevel=4,  # the caller of calibration_test (through validate_params)
         )
     return CalibrationTestResult(
         statistic=z, pvalue=math.nan if math.isnan(z) else _normal_upper(z),
@@ -663,11 +657,10 @@ def _spiegelhalter_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     y = np.asarray(prep.y, dtype=np.float64)
     z, pvalue = _spiegelhalter(p, y)
     if math.isnan(z):
-        warnings.warn(
+        warn(
             "calibration_test: every `p` is 0, 0.5 or 1 and agrees with its outcome where "
             "it is 0 or 1, so Spiegelhalter's statistic is 0/0; statistic and p-value are NaN.",
             RuntimeWarning,
-            stacklevel=4,  # the caller of calibration_test (through validate_params)
         )
     estimate = float(np.mean((y - p) * (1.0 - 2.0 * p)))
     return CalibrationTestResult(statistic=z, pvalue=pvalue, estimate=estimate,
@@ -733,7 +726,8 @@ def _hosmer_lemeshow_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
         raise InputError(
             f'`method = "hosmer_lemeshow"` needs at least 3 groups of distinct risk; the '
             f"{o.groups} quantile groups of `p` merge into {g} ({distinct} distinct "
-            f"value{'s' if distinct != 1 else ''} of `p` among {prep.n} observations)."
+            f"value{'s' if distinct != 1 else ''} of `p` among {prep.n} observations).",
+            param="p"
         )
     obs1 = np.bincount(group, weights=y, minlength=used.size)[used]
     exp1 = np.bincount(group, weights=p, minlength=used.size)[used]
@@ -749,7 +743,8 @@ def _hosmer_lemeshow_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     if df < 1:
         raise InputError(
             f"`ddof` must leave at least 1 degree of freedom; got ddof = {o.ddof} with "
-            f"{g} groups."
+            f"{g} groups.",
+            param="ddof"
         )
     return CalibrationTestResult(
         statistic=statistic, pvalue=_chi2_upper(statistic, df), estimate=statistic,

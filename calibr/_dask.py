@@ -10,7 +10,7 @@ for the verbs, whose ``.compute()`` gives the pandas result.
 
 * **Exact by merged sums** (``ece``, ``mce``, ``calibration_table``, and
   ``summarise`` when every metric is binned): each partition is validated by
-  the one input layer (``calibr._validation``, through ``_binning.binned_stats`` and
+  the one input layer (``calibr._input``, through ``_binning.binned_stats`` and
   the group layer ``calibr._groups``) and reduced to the kernels' per-(group,
   bin) statistics ``(count, sum_conf, sum_hit)``; the partitions' statistics are
   added in a fixed binary tree (partition 0 + 1, 2 + 3, ..., then the pairs of
@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from dask import delayed
 
-from ._validation import InputError, InputTypeError, _fmt
+from ._input import InputError, InputTypeError, fmt, reworded
 
 __all__ = ["calibration_table", "ece", "exact_scalar", "mce", "mmce", "skce", "summarise"]
 
@@ -70,14 +70,16 @@ def _partitions(name: str, obj: Any, n: int | None) -> list | None:
         raise InputTypeError(
             f"`{name}` must be {what} when one of the data arguments is a Dask object "
             f"(calibr pairs their partitions); got {type(obj).__module__}."
-            f"{type(obj).__name__}."
+            f"{type(obj).__name__}.",
+            param=name
         )
     parts = list(obj.to_delayed())
     if n is not None and len(parts) != n:
         raise InputError(
             f"`{name}` must have the partitions of `p` (calibr pairs them, as pandas "
             f"objects are paired by position); got {len(parts)} and {n} partitions. "
-            "Take both from one Dask DataFrame, e.g. ddf['p'] and ddf['y']."
+            "Take both from one Dask DataFrame, e.g. ddf['p'] and ddf['y'].",
+            param=name
         )
     return parts
 
@@ -146,11 +148,7 @@ def _all_partitions(p: Any, y: Any, weights: Any) -> tuple[list, list, list | No
 def _in_partition(err: Exception, i: int) -> Exception:
     """The same error with the partition named (its positions count that
     partition's rows)."""
-    msg = f"{err} [Dask partition {i}; positions count the rows of that partition]"
-    try:
-        return type(err)(msg)
-    except Exception:  # noqa: BLE001 - another constructor
-        return (InputTypeError if isinstance(err, TypeError) else InputError)(msg)
+    return reworded(err, f"{err} [Dask partition {i}; positions count the rows of that partition]")
 
 
 def _tree(items: list, combine: Callable[[Any, Any], Any]) -> Any:
@@ -200,7 +198,7 @@ def _stats(p, y, bins, type, classes, na_rm, w, binning, right) -> tuple:
     try:
         return binned_stats(p, y, spec, type=type, classes=classes, na_rm=na_rm, weights=w)
     except InputError as err:
-        if w is None or not str(err).startswith("`weights` must have a positive total"):
+        if w is None or err.code != "zero_total":
             raise
     # every kept weight is 0 (they are nonnegative): the sums are 0, of the shapes
     # that unit weights give (which also checks p and y)
@@ -225,11 +223,11 @@ def _finish_binned(stats: tuple | None, which: str, na_rm: bool) -> float:
     if stats is None:
         if na_rm:
             raise InputError("`p` and `y` have no complete observations: na_rm=True dropped "
-                             "every row of every partition.")
-        raise InputError("`p` and `y` must not be empty; got 0 observations.")
+                             "every row of every partition.", param="p")
+        raise InputError("`p` and `y` must not be empty; got 0 observations.", param="p")
     if float(np.sum(stats[0])) == 0.0:  # weighted: every kept weight 0
         raise InputError("`weights` must have a positive total; all the weights of the "
-                         "rows kept are 0.")
+                         "rows kept are 0.", param="weights", code="zero_total")
     return (binned.ece_from_stats if which == "ece" else binned.mce_from_stats)(*stats)
 
 
@@ -282,8 +280,8 @@ def _gathered_metric(func: Callable[..., float], p, y, w, options: dict) -> floa
 def _scalar_part(i, p, y, classes, na_rm) -> pd.DataFrame:
     """One partition's validated scalars: x (the binary p, or the top-label
     confidence) and c (the hit), for the global sort."""
+    from ._input import prepare
     from ._kernel_metrics import scalar_form
-    from ._validation import prepare
 
     if len(p) == 0 or (na_rm and not _has_complete(p, y)):
         return pd.DataFrame({"x": np.empty(0), "c": np.empty(0, np.uint8)})
@@ -386,7 +384,8 @@ def _frame_of(data: Any) -> tuple[dd.DataFrame, list | None, dict]:
     if not isinstance(frame, dd.DataFrame) or by is None:
         raise InputTypeError(
             "`data` must be a DataFrame or DataFrameGroupBy, of pandas or of Dask "
-            f"(ddf.groupby(...)); got {type(data).__module__}.{type(data).__name__}."
+            f"(ddf.groupby(...)); got {type(data).__module__}.{type(data).__name__}.",
+            param="data"
         )
     keys = list(by) if isinstance(by, (list, tuple)) else [by]
     if not all(isinstance(k, Hashable) and not isinstance(k, tuple) and k in frame.columns
@@ -394,7 +393,8 @@ def _frame_of(data: Any) -> tuple[dd.DataFrame, list | None, dict]:
         raise InputTypeError(
             "`data` must be grouped by column names for calibr's Dask path "
             "(ddf.groupby('model') or ddf.groupby(['model', 'fold'])); got a grouping by "
-            f"{_fmt(by)}."
+            f"{fmt(by)}.",
+            param="data"
         )
     opts = {
         "sort": True if data.sort is None else bool(data.sort),
@@ -527,17 +527,18 @@ def _check_kept(merged: dict, groups, ids: np.ndarray, na_rm: bool) -> None:
         size, kept, stats = merged["rows"][key]
         if kept == 0:
             raise InputError(f"`p` and `y` have no complete observations: na_rm=True dropped "
-                             f"all {size}.{_group_text(groups, int(ids[r]))}")
+                             f"all {size}.{_group_text(groups, int(ids[r]))}", param="p")
         if stats and stats[0] is not None and float(np.sum(stats[0][0])) == 0.0:
             raise InputError(f"`weights` must have a positive total; all the weights of the "
-                             f"rows kept are 0.{_group_text(groups, int(ids[r]))}")
+                             f"rows kept are 0.{_group_text(groups, int(ids[r]))}",
+                             param="weights", code="zero_total")
 
 
 def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
     """The binned specs ``(bins, type, binning, right)`` and each column's (metric,
     spec position); ``("group", None)`` for a column that is not a mergeable
     binned metric (computed group by group)."""
-    from ._params import resolved_options
+    from ._input import resolved_options
     from .frame import metric_name
 
     specs: list[tuple] = []
@@ -586,7 +587,7 @@ def _summary_frame(merged, keys, opts, key_meta, plan, names, na_rm,
                 by_key[_normal_key(idx if isinstance(idx, tuple) else (idx,))] = row
     if merged is None:
         if keys is None:
-            raise InputError("`p` and `y` must not be empty; got 0 observations.")
+            raise InputError("`p` and `y` must not be empty; got 0 observations.", param="p")
     else:
         _check_kept(merged, groups, ids, na_rm)
         for r, key in enumerate(merged["order"]):
@@ -782,7 +783,7 @@ def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm):
     groups, ids, n_groups = _pandas_groups(merged, keys, opts, key_meta)
     if merged is None:
         if keys is None:
-            raise InputError("`p` and `y` must not be empty; got 0 observations.")
+            raise InputError("`p` and `y` must not be empty; got 0 observations.", param="p")
         names = list(key_meta.columns) + list(TABLE_COLUMNS)
         return pd.DataFrame({c: [] for c in names})
     _check_kept(merged, groups, ids, na_rm)
@@ -843,7 +844,8 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, ci_level, data, p_pre
 
     if data is None:
         if p_prefix is not None:
-            raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.")
+            raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.",
+                             param="p_prefix")
         frame, p, y, weights = _series_frame(p, y, weights)
         keys, opts = None, {}
     else:

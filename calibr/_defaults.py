@@ -6,7 +6,7 @@ Each is R's (``docs/definitions.md``, "Binned metrics"): ``ece(p, y, bins = 10,
 type = c("classwise", "confidence"))`` with the breaks ``seq(0, 1, length.out =
 bins + 1)`` and ``cut(right = TRUE, include.lowest = TRUE)``. A signature reads
 its default from here (``bins: int = BINS_DEFAULT``); everything else reads it
-from the signature (``calibr._params.defaults``), or, where no signature can be
+from the signature (``calibr._input.defaults``), or, where no signature can be
 reached without importing the numerics (the command line's ``--help``, the shared
 docstring paragraphs), from here. This module imports nothing.
 """

@@ -16,7 +16,7 @@ with ``data=``, the command line (``calibr.cli``) and the plots
         with part.errors("metric 'ece'"):         # errors name the group (and metric)
             value = ece(part.p, part.y)
 
-How it is fast and still exact: ``calibr._validation.prepare()`` works row by
+How it is fast and still exact: ``calibr._input.prepare()`` works row by
 row, so a group's rows validate and convert exactly as they would alone. The
 rows of all groups are therefore validated once and sorted by group
 (:func:`split`); each group is then a contiguous slice of the canonical
@@ -48,16 +48,17 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
-from ._kernels.grouped import by_group
-from ._validation import (
+from ._input import (
     InputError,
     InputTypeError,
-    _check_weight_values,
-    _class_list,
-    _convert_weights,
-    _fmt,
+    check_weight_values,
+    class_list,
+    convert_weights,
+    fmt,
     prepare,
+    reworded,
 )
+from ._kernels.grouped import by_group
 
 __all__ = [
     "Columns",
@@ -119,56 +120,64 @@ def resolve_columns(
     no string).
     """
     if classes is not None:
-        classes = tuple(_class_list(classes))
+        classes = tuple(class_list(classes))
     if y is None:
-        raise InputError("`y` must name the label column; got None.")
+        raise InputError("`y` must name the label column; got None.", param="y")
     if not _is_key(frame, y):
-        raise InputError(f"`y` must name a column of the data; got {_fmt(y)}.")
-    _check_one_column(frame, y, "y", f"`y` must name a column of the data; got {_fmt(y)}.")
+        raise InputError(f"`y` must name a column of the data; got {fmt(y)}.", param="y")
+    _check_one_column(frame, y, "y", f"`y` must name a column of the data; got {fmt(y)}.")
     if p_prefix is not None:
         if p is not None:
-            raise InputError("Give the probability columns by `p` or by `p_prefix`, not both.")
+            raise InputError("Give the probability columns by `p` or by `p_prefix`, not both.",
+                             param="p_prefix")
         if not isinstance(p_prefix, str) or not p_prefix:
-            raise InputError(f"`p_prefix` must be a non-empty string; got {_fmt(p_prefix)}.")
+            raise InputError(f"`p_prefix` must be a non-empty string; got {fmt(p_prefix)}.",
+                             param="p_prefix")
         cols = [c for c in frame.columns if isinstance(c, str) and c.startswith(p_prefix)]
         if y in cols:
             raise InputError(
-                f"The label column {y!r} also starts with p_prefix {p_prefix!r}; "
-                "list the probability columns with `p` instead."
+                f"The label column {y!r} also starts with `p_prefix` {p_prefix!r}; "
+                "list the probability columns with `p` instead.",
+                param="p_prefix"
             )
         if len(cols) < 2:
             raise InputError(
                 f"`p_prefix` must match at least two columns (one per class); "
                 f"{p_prefix!r} matches {len(cols)}"
-                + (f" ({cols[0]!r})." if cols else ".")
+                + (f" ({cols[0]!r})." if cols else "."),
+                param="p_prefix"
             )
         for c in cols:
-            _check_one_column(frame, c, "p_prefix", f"`p_prefix` matched {_fmt(c)}, not a column.")
+            _check_one_column(frame, c, "p_prefix", f"`p_prefix` matched {fmt(c)}, not a column.")
         if classes is None:
             classes = classes_from_names(
                 [c[len(p_prefix):] for c in cols], frame[y], f"the columns with prefix {p_prefix!r}"
             )
         return Columns(p=cols, y=y, classes=tuple(classes))
     if p is None:
-        raise InputError("`p` must name the probability column(s), or give `p_prefix`; got None.")
+        raise InputError("`p` must name the probability column(s), or give `p_prefix`; got None.",
+                         param="p")
     if _is_key(frame, p):
-        _check_one_column(frame, p, "p", f"`p` must name a column of the data; got {_fmt(p)}.")
+        _check_one_column(frame, p, "p", f"`p` must name a column of the data; got {fmt(p)}.")
         return Columns(p=p, y=y, classes=classes)
     if isinstance(p, Sequence) and not isinstance(p, (str, bytes)):
         cols = list(p)
         for c in cols:
             if not _is_key(frame, c):
-                raise InputError(f"`p` must name columns of the data; {_fmt(c)} is not one.")
-            _check_one_column(frame, c, "p", f"`p` must name columns of the data; {_fmt(c)} is "
+                raise InputError(f"`p` must name columns of the data; {fmt(c)} is not one.",
+                                 param="p")
+            _check_one_column(frame, c, "p", f"`p` must name columns of the data; {fmt(c)} is "
                                              "not one.")
         if len(cols) < 2:
             raise InputError(
                 "`p` must name one column (binary) or at least two (one per class); "
-                f"got a list of {len(cols)}."
+                f"got a list of {len(cols)}.",
+                param="p"
             )
         return Columns(p=cols, y=y, classes=classes)
     raise InputError(
-        f"`p` must be a column name or a list of column names; got {type(p).__name__}."
+        f"`p` must be a column name or a list of column names; got {type(p).__name__}.",
+        param="p"
     )
 
 
@@ -191,7 +200,7 @@ def _check_one_column(frame: pd.DataFrame, key: Any, name: str, missing: str) ->
     try:
         loc = frame.columns.get_loc(key)
     except (KeyError, TypeError, pd.errors.InvalidIndexError):
-        raise InputError(missing) from None
+        raise InputError(missing, param=name) from None
     if isinstance(loc, (int, np.integer)):
         return
     count = int(np.count_nonzero(loc)) if isinstance(loc, np.ndarray) else len(
@@ -201,8 +210,9 @@ def _check_one_column(frame: pd.DataFrame, key: Any, name: str, missing: str) ->
         else "rename the columns so that each name is unique"
     )
     raise InputError(
-        f"`{name}` must name one column each; {_fmt(key)} names {count} columns of the data: "
-        f"{fix}."
+        f"`{name}` must name one column each; {fmt(key)} names {count} columns of the data: "
+        f"{fix}.",
+        param=name
     )
 
 
@@ -229,7 +239,8 @@ def classes_from_names(names: list[str], y: pd.Series, source: str) -> list:
         raise InputError(
             f"The labels in {y.name!r} are numbers, but {source} "
             f"name the classes {', '.join(repr(s) for s in names[:5])}"
-            f"{', ...' if len(names) > 5 else ''}; pass classes= to give the label of each column."
+            f"{', ...' if len(names) > 5 else ''}; pass classes= to give the label of each column.",
+            param="y"
         )
     return names
 
@@ -263,7 +274,7 @@ class Groups:
         if self.keys is None:
             return ""
         row = self.keys.iloc[g]
-        return ", ".join(f"{k}={_fmt(v)}" for k, v in row.items())
+        return ", ".join(f"{k}={fmt(v)}" for k, v in row.items())
 
     def rows(self) -> Iterator[tuple[int, np.ndarray]]:
         """``(g, positions in frame)`` of each observed group, in pandas' order."""
@@ -283,7 +294,8 @@ def groups_of(data: Any) -> Groups:
     if not isinstance(data, DataFrameGroupBy):
         raise InputTypeError(
             "`data` must be a pandas DataFrame or DataFrameGroupBy (df.groupby(...)); "
-            f"got {type(data).__name__}."
+            f"got {type(data).__name__}.",
+            param="data"
         )
     frame = data.obj
     if getattr(data, "as_index", True):
@@ -295,7 +307,8 @@ def groups_of(data: Any) -> Groups:
         # add a column "size" (an error if a key has that name); a named
         # aggregation with a fresh name counts the same rows of the same groups.
         if len(frame.columns) == 0:
-            raise InputError("`data` has no columns, so it has no probability column.")
+            raise InputError("`data` has no columns, so it has no probability column.",
+                             param="data")
         fresh = "__calibr_size__"
         while fresh in frame.columns:
             fresh += "_"
@@ -372,7 +385,8 @@ def group_seeds(rng: Any, n_groups: int,
             raise InputTypeError(
                 "`rng` must be None, a nonnegative integer seed or a numpy.random.Generator "
                 "made from a seed (numpy.random.default_rng(seed)); this Generator cannot "
-                f"spawn independent streams for the {what}."
+                f"spawn independent streams for the {what}.",
+                param="rng"
             ) from None
     return np.random.SeedSequence(rng).spawn(n_groups), np.random.PCG64
 
@@ -506,9 +520,9 @@ def weights_column(frame: pd.DataFrame, weights: Any) -> Hashable | None:
     """Check the verbs' ``weights=``: None, or the name of one column of ``frame``."""
     if weights is None:
         return None
-    missing = f"`weights` must name a column of the data; got {_fmt(weights)}."
+    missing = f"`weights` must name a column of the data; got {fmt(weights)}."
     if not _is_key(frame, weights):
-        raise InputError(missing)
+        raise InputError(missing, param="weights")
     _check_one_column(frame, weights, "weights", missing)
     return weights
 
@@ -561,8 +575,8 @@ def _split(groups: Groups, cols: Columns, na_rm: bool, weights: Hashable | None)
     if weights is not None:
         # every weight of a row in a group is checked, also of one na_rm drops
         w_obj = frame[weights] if bool(member.all()) else frame[weights][member]
-        w_member = _convert_weights(w_obj, None, len(w_obj))
-        _check_weight_values(w_member, None)
+        w_member = convert_weights(w_obj, None, len(w_obj))
+        check_weight_values(w_member, None)
         rows_w = w_member if all_kept else w_member[keep[member]]
     if ids.shape[0] == 0:
         return Split(groups, cols, na_rm, None, None, None, None, ids, start, None, weights)
@@ -606,8 +620,4 @@ def with_context(err: Exception, groups: Groups, g: int, what: str = "") -> Exce
     parts = [p for p in (what, groups.describe(g) and f"group {groups.describe(g)}") if p]
     if not parts:
         return err
-    msg = f"{err} [{'; '.join(parts)}]"
-    try:
-        return type(err)(msg)
-    except Exception:  # noqa: BLE001 - an exception type with another constructor
-        return (InputTypeError if isinstance(err, TypeError) else InputError)(msg)
+    return reworded(err, f"{err} [{'; '.join(parts)}]")

@@ -1,7 +1,7 @@
 """``skce()``, ``mmce()`` and ``median_bandwidth()``: the kernel calibration errors
 (``docs/definitions.md``, "Kernel metrics").
 
-Thin public functions: argument checks (``calibr._params``), the shared input
+Thin public functions: argument checks (``calibr._input.params``), the shared input
 layer, dispatch to the exact fast kernels (:mod:`calibr._kernels.skce` maps
 them), a Python ``float`` back.
 """
@@ -15,6 +15,19 @@ from typing import Any
 import numpy as np
 
 from ._docs import shared_docs
+from ._input import (
+    BANDWIDTH,
+    FLAG,
+    InputError,
+    Options,
+    Prepared,
+    check_kernel_weights,
+    convert_p,
+    fmt,
+    lazy_backend,
+    prepare,
+    validate_params,
+)
 from ._kernels.canonical import canonical_median, canonical_pair_sum, canonical_ul
 from ._kernels.scalar_median import median_of_sorted_rows, scalar_median
 from ._kernels.scalar_sums import scalar_pair_sum, scalar_ul
@@ -25,15 +38,6 @@ from ._kernels.weighted_metrics import (
     weighted_canonical_sums,
     weighted_estimate,
     weighted_scalar_sums,
-)
-from ._params import BANDWIDTH, FLAG, Options, validate_params
-from ._validation import (
-    InputError,
-    Prepared,
-    _convert_p,
-    _fmt,
-    check_kernel_weights,
-    prepare,
 )
 
 __all__ = ["median_bandwidth", "mmce", "skce"]
@@ -46,17 +50,19 @@ def _median_error(prep: Prepared, column: int | None) -> InputError:
     if column is None:
         return InputError(
             '`bandwidth = "median"` needs at least two distinct predictions; '
-            "all pairwise distances are 0."
+            "all pairwise distances are 0.",
+            param="bandwidth"
         )
     which = (
-        f"of class {_fmt(prep.classes[column])}"
+        f"of class {fmt(prep.classes[column])}"
         if prep.classes is not None
         else f"at position {column} (0-based)"
     )
     return InputError(
         '`bandwidth = "median"` with `type = "classwise"` needs at least two distinct '
         f"predictions in every column of `p`; the column {which} has all its values "
-        f"equal ({_fmt(prep.p[0, column])})."
+        f"equal ({fmt(prep.p[0, column])}).",
+        param="bandwidth"
     )
 
 
@@ -168,7 +174,8 @@ def _prepare_weighted(p, y, estimator, bandwidth, classes, na_rm, weights) -> Pr
 
 def _check_n(estimator: str, n: int) -> None:
     if estimator != "biased" and n < 2:
-        raise InputError(f'`estimator = "{estimator}"` needs at least 2 observations; got {n}.')
+        raise InputError(f'`estimator = "{estimator}"` needs at least 2 observations; got {n}.',
+                         param="estimator")
 
 
 def scalar_form(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
@@ -324,9 +331,9 @@ def skce(
     >>> round(calibr.skce(prob, [1, 3, 3], type="classwise"), 10)
     0.0035620762
     """
-    if any(a.__class__.__module__.startswith("dask") for a in (p, y, weights)):
-        from . import _dask  # a lazy result: docs/dask.md
-        return _dask.skce(p, y, estimator, bandwidth, type, classes, na_rm, weights)
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.skce(p, y, estimator, bandwidth, type, classes, na_rm, weights)
     if weights is not None:
         prep = _prepare_weighted(p, y, estimator, bandwidth, classes, na_rm, weights)
         return float(_weighted(prep, estimator, bandwidth, type))
@@ -423,9 +430,9 @@ def mmce(
     >>> round(calibr.mmce(prob, [1, 3, 3], bandwidth="median"), 10)
     0.1819016263
     """
-    if any(a.__class__.__module__.startswith("dask") for a in (p, y, weights)):
-        from . import _dask  # a lazy result: docs/dask.md
-        return _dask.mmce(p, y, bandwidth, classes, na_rm, weights)
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.mmce(p, y, bandwidth, classes, na_rm, weights)
     if weights is not None:
         prep = _prepare_weighted(p, y, "biased", bandwidth, classes, na_rm, weights)
         return math.sqrt(_weighted(prep, "biased", bandwidth, "confidence"))
@@ -447,7 +454,7 @@ def _first_label(classes: Any) -> Any:
 def _prepare_without_labels(p: Any, classes: Sequence | None, na_rm: bool) -> Prepared:
     """``prepare()`` for ``p`` alone: the same checks of ``p``, ``classes`` and
     ``na_rm``, with stand-in labels that are always valid (one class for every row)."""
-    arr, columns = _convert_p(p)  # the input layer's conversion, for the shape only
+    arr, columns = convert_p(p)  # the input layer's conversion, for the shape only
     n = arr.shape[0]
     if classes is not None:
         first = _first_label(classes)

@@ -17,8 +17,7 @@ import numpy as np
 from ._binning import BinSpec, binned_stats
 from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
-from ._params import BIN_SPEC, BINNING, FLAG, RIGHT, Options, validate_params
-from ._validation import InputError
+from ._input import BIN_SPEC, BINNING, FLAG, RIGHT, InputError, Options, validate_params
 
 __all__ = ["calibration_error"]
 
@@ -148,7 +147,8 @@ def calibration_error(
     if debias and norm != "l2":
         raise InputError(
             f'`debias = True` is defined for `norm = "l2"` only (Kumar et al.); got '
-            f'`norm = "{norm}"`.'
+            f'`norm = "{norm}"`.',
+            param="debias"
         )
     count, conf, hit = binned_stats(p, y, BinSpec.from_options(bins, binning, right), type=type,
                                     classes=classes, na_rm=na_rm)

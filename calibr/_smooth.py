@@ -2,7 +2,7 @@
 and its smoothed reliability curve (``docs/smece.md``).
 
 Thin public functions: option checks, the shared input layer
-(:func:`calibr._validation.prepare`), then, per bandwidth, one compiled pass of
+(:func:`calibr._input.prepare`), then, per bandwidth, one compiled pass of
 linear binning (:func:`calibr._kernels.smooth.bin_residuals`) and numpy on the
 grid: the reflected Gaussian convolution as a circular convolution by FFT, and
 the integral of its absolute value. ``method="relplot"`` dispatches to relplot's
@@ -18,12 +18,21 @@ from typing import Any
 
 import numpy as np
 
+from ._input import (
+    FLAG,
+    InputError,
+    Integer,
+    Options,
+    Prepared,
+    fmt,
+    prepare,
+    real_value,
+    validate_params,
+)
 from ._kernel_metrics import _as_hits
 from ._kernels.smooth import bin_residuals
 from ._kernels.top_label import top_label
-from ._params import FLAG, Integer, Options, validate_params
 from ._smooth_relplot import RelplotGrids, relplot_curve, relplot_smece_at
-from ._validation import InputError, Prepared, _fmt, _real_value, prepare
 
 __all__ = ["SmoothCurve", "smece", "smece_curve"]
 
@@ -57,12 +66,13 @@ def _bandwidth(value: Any, name: str) -> float | str:
         if value == "auto":
             return "auto"
     else:
-        h = _real_value(value)
+        h = real_value(value)
         if h is not None and math.isfinite(h) and h >= MIN_BANDWIDTH:
             return h
     raise InputError(
         f'`{name}` must be "auto" or a finite number of at least {MIN_BANDWIDTH}; '
-        f"got {_fmt(value)}."
+        f"got {fmt(value)}.",
+        param=name
     )
 
 

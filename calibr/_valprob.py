@@ -11,7 +11,6 @@ rms's numbers; ``"exact"`` computes the definitions. The tests
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,10 +18,9 @@ import numpy as np
 import pandas as pd
 
 from ._docs import shared_docs
+from ._input import InputError, Options, prepare, validate_params, warn
 from ._kernels import rms as rms_kernels
 from ._lowess import lowess
-from ._params import Options, validate_params
-from ._validation import InputError, prepare
 
 __all__ = ["VAL_PROB_NAMES", "val_prob"]
 
@@ -247,7 +245,7 @@ def val_prob(
     _refuse_matrix(p)
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     if not prep.binary:  # pragma: no cover - _refuse_matrix refused every matrix
-        raise InputError("`p` must be a vector of probabilities P(y = 1) for val_prob.")
+        raise InputError("`p` must be a vector of probabilities P(y = 1) for val_prob.", param="p")
     probs = prep.p
     outcome = np.asarray(prep.y, dtype=np.float64)
     _check_open_unit(probs, _original_length(p))
@@ -259,8 +257,8 @@ def val_prob(
     if math.isnan(values["S:z"]):
         messages.append("val_prob: every `p` is 0.5, so Spiegelhalter's statistic has "
                         "variance 0; S:z and S:p are NaN.")
-    for message in messages:  # stacklevel 3: the caller of validate_params's wrapper
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+    for message in messages:
+        warn(message, RuntimeWarning)
     return pd.Series([values[name] for name in VAL_PROB_NAMES],
                      index=pd.Index(VAL_PROB_NAMES), dtype=np.float64)
 
@@ -284,7 +282,8 @@ def _refuse_matrix(p: Any) -> None:
                 "(e.g. p[:, 1])." if len(shape) == 2 else "")
         raise InputError(
             f"`p` must be a vector of probabilities P(y = 1) for val_prob, which is for "
-            f"binary outcomes only; got {what} of shape {tuple(shape)}.{hint}"
+            f"binary outcomes only; got {what} of shape {tuple(shape)}.{hint}",
+            param="p"
         )
 
 
@@ -309,7 +308,8 @@ def _check_open_unit(probs: np.ndarray, original_n: int | None) -> None:
     raise InputError(
         f"`p` must lie strictly between 0 and 1 for val_prob (its statistics use "
         f"logit(p)); {count} {'value does' if count == 1 else 'values do'} not, the first "
-        f"at {where} ({float(probs[first])!r})."
+        f"at {where} ({float(probs[first])!r}).",
+        param="p"
     )
 
 
@@ -321,7 +321,8 @@ def _check_both_outcomes(outcome: np.ndarray) -> None:
     which = 1 if n1 else 0
     every = f"all {n} values are" if n > 1 else "its one value is"
     raise InputError(
-        f"`y` must contain both outcomes (0 and 1) for val_prob; {every} {which}."
+        f"`y` must contain both outcomes (0 and 1) for val_prob; {every} {which}.",
+        param="y"
     )
 
 

@@ -36,23 +36,29 @@ from . import _binning
 from ._binned_metrics import ece, mce
 from ._bootstrap import _METHODS as _CI_METHODS
 from ._bootstrap import bootstrap
-from ._calibration_tests import _METHODS, MAX_RESAMPLES, _rng_rule, calibration_test
+from ._calibration_tests import _METHODS, calibration_test
 from ._docs import shared_docs
 from ._groups import Split, group_seeds, groups_of, resolve_columns, split, weights_column
-from ._kernel_metrics import ROUNDING_FLOOR, _as_hits, mmce, skce
-from ._kernels import grouped
-from ._kernels.top_label import top_label
-from ._params import (
+from ._input import (
     FLAG,
     LEVEL,
+    MAX_RESAMPLES,
+    RNG,
+    InputError,
     Integer,
     Optional,
     Options,
+    check_bin_cells,
     check_options,
+    fmt,
+    lazy_backend,
+    metric_value,
     resolved_options,
     validate_params,
 )
-from ._validation import InputError, _fmt, check_bin_cells, metric_value
+from ._kernel_metrics import ROUNDING_FLOOR, _as_hits, mmce, skce
+from ._kernels import grouped
+from ._kernels.top_label import top_label
 
 __all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS", "TESTS"]
 
@@ -159,7 +165,8 @@ def _unknown_metric(value: Any, specs: bool = False) -> InputError:
         + ", ".join(repr(m) for m in METRICS)
         + ") or be callables"
         + (" or calibr.metric(...) specs" if specs else "")
-        + f"; got {_fmt(value)}."
+        + f"; got {fmt(value)}.",
+        param="metrics"
     )
 
 
@@ -177,13 +184,15 @@ def _resolve(spec: Metric) -> Callable[..., Any]:
         raise InputError(
             f"The option 'weights' of metric {getattr(spec.func, '__name__', spec.func)!r} "
             "is one weight per row of the data; name the weights column with "
-            "summarise(..., weights='column') instead, which gives each group its rows' weights."
+            "summarise(..., weights='column') instead, which gives each group its rows' weights.",
+            param="metrics"
         )
     clash = [k for k in spec.options if k in _DATA_ARGS]
     if clash:
         raise InputError(
             f"The option {clash[0]!r} of metric {spec.default_name!r} is set by the data "
-            "arguments of summarise(); pass it there instead."
+            "arguments of summarise(); pass it there instead.",
+            param="metrics"
         )
     try:
         sig = inspect.signature(func)
@@ -200,7 +209,8 @@ def _resolve(spec: Metric) -> Callable[..., Any]:
         bad = [k for k in spec.options if k not in sig.parameters]
         raise InputError(
             f"The metric {spec.default_name!r} has no option {bad[0] if bad else '?'!r}; "
-            f"its options are {', '.join(known) if known else 'none'}."
+            f"its options are {', '.join(known) if known else 'none'}.",
+            param="metrics"
         ) from None
     return func
 
@@ -245,17 +255,18 @@ def _named_spec(key: str, value: Any) -> Metric:
     guess = _ALIASES.get(lower) or next(iter(difflib.get_close_matches(lower, _VERB_PARAMS,
                                                                       n=1)), None)
     if lower in _GROUP_WORDS:
-        keys = _fmt(value) if isinstance(value, (str, list, tuple)) else "keys"
+        keys = fmt(value) if isinstance(value, (str, list, tuple)) else "keys"
         hint = f"; for metrics per group, pass data.groupby({keys}) as `data`."
     elif guess is not None:
         hint = f"; did you mean `{guess}=`?"
     else:
         hint = "."
     raise InputError(
-        f"`{key}={_fmt(value)}` was taken as an output column named {key!r} (keyword "
+        f"`{key}={fmt(value)}` was taken as an output column named {key!r} (keyword "
         "arguments of summarise() that are not its parameters name metric columns), but "
-        f"{_fmt(value)} is not a calibr metric ({', '.join(repr(m) for m in METRICS)}), a "
-        "callable or a calibr.metric(...) spec" + hint
+        f"{fmt(value)} is not a calibr metric ({', '.join(repr(m) for m in METRICS)}), a "
+        "callable or a calibr.metric(...) spec" + hint,
+        param=key
     )
 
 
@@ -280,18 +291,20 @@ def metric_columns(
         else:
             raise InputError(
                 "`metrics` must be a metric, a list of metrics or a dict of them; "
-                f"got {type(metrics).__name__}."
+                f"got {type(metrics).__name__}.",
+                param="metrics"
             )
     items += [(k, _named_spec(k, v)) for k, v in named.items()]
     if not items:
-        raise InputError("`metrics` must name at least one metric; got none.")
+        raise InputError("`metrics` must name at least one metric; got none.", param="metrics")
     names = [name for name, _ in items]
     dup = [n for n in names if names.count(n) > 1]
     if dup:
         raise InputError(
             f"Metric column names must be unique; {dup[0]!r} appears {names.count(dup[0])} "
             "times. Name the columns with a dict or keyword arguments, e.g. "
-            "mce2=calibr.metric('mce', bins=2)."
+            "mce2=calibr.metric('mce', bins=2).",
+            param="metrics"
         )
     return [(name, spec, _resolve(spec)) for name, spec in items]
 
@@ -378,12 +391,14 @@ def _check_test(spec: CalibrationTest, argument: str) -> None:
         raise InputError(
             f"`{argument}` must name calibration tests ("
             + ", ".join(repr(m) for m in TESTS)
-            + f"); got {_fmt(spec.method)}."
+            + f"); got {fmt(spec.method)}.",
+            param=argument
         )
     if not isinstance(spec.options, Mapping):
         raise InputError(
             f"The options of test {spec.method!r} must be a dict; got "
-            f"{type(spec.options).__name__}."
+            f"{type(spec.options).__name__}.",
+            param="tests"
         )
     known = _test_options()
     for key in spec.options:
@@ -391,12 +406,14 @@ def _check_test(spec: CalibrationTest, argument: str) -> None:
             where = "`rng`" if key == "rng" else "its data arguments"
             raise InputError(
                 f"The option {key!r} of test {spec.method!r} is set by summarise() "
-                f"({where}); pass it there instead."
+                f"({where}); pass it there instead.",
+                param="tests"
             )
         if key not in known:
             raise InputError(
                 f"The test {spec.method!r} has no option {key!r}; its options are "
-                f"{', '.join(known)}."
+                f"{', '.join(known)}.",
+                param="tests"
             )
     check_options(_TEST_RULES, spec.options)
 
@@ -412,7 +429,8 @@ def _as_test(value: Any) -> CalibrationTest:
     raise InputError(
         "`tests` must hold calibration test names ("
         + ", ".join(repr(m) for m in TESTS)
-        + f") or calibr.test(...) specs; got {_fmt(value)}."
+        + f") or calibr.test(...) specs; got {fmt(value)}.",
+        param="tests"
     )
 
 
@@ -426,7 +444,7 @@ def named_tests(tests: Any) -> list[tuple[str, CalibrationTest]]:
         for k, v in tests.items():
             if not isinstance(k, str) or not k:
                 raise InputError(f"`tests` must map non-empty strings to tests; got the key "
-                                 f"{_fmt(k)}.")
+                                 f"{fmt(k)}.", param="tests")
             items.append((k, _as_test(v)))
     elif isinstance(tests, (str, CalibrationTest)):
         spec = _as_test(tests)
@@ -436,7 +454,8 @@ def named_tests(tests: Any) -> list[tuple[str, CalibrationTest]]:
     else:
         raise InputError(
             "`tests` must be a test name, a calibr.test(...) spec, a list or a dict of "
-            f"them; got {type(tests).__name__}."
+            f"them; got {type(tests).__name__}.",
+            param="tests"
         )
     names = [name for name, _ in items]
     dup = [n for n in names if names.count(n) > 1]
@@ -444,7 +463,8 @@ def named_tests(tests: Any) -> list[tuple[str, CalibrationTest]]:
         raise InputError(
             f"`tests` must name each test once; {dup[0]!r} appears {names.count(dup[0])} "
             "times. Name them with a dict, e.g. tests={'consistency_mce': "
-            "calibr.test('consistency', metric='mce')}."
+            "calibr.test('consistency', metric='mce')}.",
+            param="tests"
         )
     return items
 
@@ -458,7 +478,7 @@ def columns_of_tests(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
 # the verb
 
 
-@validate_params(na_rm=FLAG, rng=_rng_rule, ci=Optional(LEVEL),
+@validate_params(na_rm=FLAG, rng=RNG, ci=Optional(LEVEL),
                  ci_method=Options(*_CI_METHODS, "BCa"), ci_resamples=Integer(1, MAX_RESAMPLES))
 @shared_docs
 def summarise(
@@ -660,12 +680,12 @@ def summarise(
     0     a  0.15                  -0.8333                0.4047
     1     b  0.50                   0.6804                0.4962
     """
-    if data.__class__.__module__.startswith("dask"):
-        from . import _dask  # a lazy Dask DataFrame: docs/dask.md
-        return _dask.summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes,
-                               na_rm=na_rm, tests=tests, rng=rng, weights=weights, ci=ci,
-                               ci_method=ci_method, ci_resamples=ci_resamples,
-                               named_metrics=named_metrics)
+    lazy = lazy_backend(data)
+    if lazy is not None:  # a lazy Dask DataFrame: docs/dask.md
+        return lazy.summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes,
+                              na_rm=na_rm, tests=tests, rng=rng, weights=weights, ci=ci,
+                              ci_method=ci_method, ci_resamples=ci_resamples,
+                              named_metrics=named_metrics)
     columns = metric_columns(metrics, named_metrics)
     test_columns = named_tests(tests)
     _check_unique([name for name, _, _ in columns], columns_of_tests(test_columns))
@@ -680,7 +700,8 @@ def summarise(
         if clash:
             raise InputError(
                 f"The test column {clash[0]!r} has the name of a group key; name the test "
-                "differently with a dict, e.g. tests={'t': ...}."
+                "differently with a dict, e.g. tests={'t': ...}.",
+                param="tests"
             )
     cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
     weights = weights_column(groups.frame, weights)
@@ -700,7 +721,7 @@ def summarise(
                 with part.errors(f"metric {name!r}"):
                     values[part.g, j] = metric_value(
                         func(part.p, part.y, **spec.options, **extra, **weighted),
-                        f"The metric {name!r}")
+                        f"The metric {name!r}", param="metrics")
 
     result = pd.DataFrame(values, columns=[name for name, _, _ in columns])
     seeds = group_seeds(rng, sp.groups.n_groups) if (test_columns or ci is not None) else None
@@ -723,7 +744,8 @@ def summarise(
     if clash:
         raise InputError(
             f"The metric column {clash[0]!r} has the name of a group key; name it "
-            "differently with a dict or a keyword argument."
+            "differently with a dict or a keyword argument.",
+            param="metrics"
         )
     keys = groups.keys.reset_index(drop=True)
     return pd.concat([keys, result], axis=1)
@@ -736,13 +758,15 @@ def _check_weighted(columns: list[tuple[str, Metric, Callable[..., Any]]],
         raise InputError(
             "`weights` cannot be combined with `ci`: the bootstrap's replicates are "
             "resampling counts themselves; for whole-number weights, repeat the rows "
-            "(numpy.repeat) instead."
+            "(numpy.repeat) instead.",
+            param="weights"
         )
     if tests:
         raise InputError(
             "`weights` cannot be combined with `tests`: calibr.calibration_test() has no "
             "frequency weights. Run the tests without weights, or on the rows repeated "
-            "(numpy.repeat) for whole-number weights."
+            "(numpy.repeat) for whole-number weights.",
+            param="weights"
         )
     for name, _, func in columns:
         try:
@@ -752,7 +776,8 @@ def _check_weighted(columns: list[tuple[str, Metric, Callable[..., Any]]],
         if not any(prm.name == "weights" or prm.kind is prm.VAR_KEYWORD for prm in params):
             raise InputError(
                 f"`weights` needs metrics that take frequency weights; the metric {name!r} "
-                "has no parameter 'weights'."
+                "has no parameter 'weights'.",
+                param="weights"
             )
 
 
@@ -762,7 +787,8 @@ def _check_unique(metric_names: list[str], test_names: list[str]) -> None:
     if clash:
         raise InputError(
             f"The test column {clash[0]!r} has the name of a metric column; name the test "
-            "differently with a dict, e.g. tests={'t': ...}."
+            "differently with a dict, e.g. tests={'t': ...}.",
+            param="tests"
         )
 
 
@@ -774,7 +800,8 @@ def _check_interval_names(metric_names: list[str], test_names: list[str]) -> Non
     if clash:
         raise InputError(
             f"The interval column {clash[0]!r} of `ci` has the name of a metric or test "
-            "column; name the metrics differently with a dict."
+            "column; name the metrics differently with a dict.",
+            param="ci"
         )
 
 

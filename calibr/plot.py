@@ -17,8 +17,18 @@ import numpy as np
 import pandas as pd
 
 from calibr._groups import subframes
-from calibr._params import FLAG, OPTIONAL_STRING, Integer, Optional, Options, validate_params
-from calibr._validation import InputError, InputTypeError, _count_phrase, _fmt
+from calibr._input import (
+    FLAG,
+    OPTIONAL_STRING,
+    InputError,
+    InputTypeError,
+    Integer,
+    Optional,
+    Options,
+    count_phrase,
+    fmt,
+    validate_params,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.figure import Figure
@@ -84,16 +94,18 @@ def _check_table(table: Any) -> list[str]:
     if not isinstance(table, pd.DataFrame):
         raise InputTypeError(
             "`table` must be a pandas DataFrame from calibr.calibration_table(); "
-            f"got {type(table).__name__}."
+            f"got {type(table).__name__}.",
+            param="table"
         )
     missing = [c for c in _NEEDED if c not in table.columns]
     if missing:
         raise InputError(
             "`table` must have the columns of calibr.calibration_table(); "
-            f"missing: {', '.join(repr(c) for c in missing)}."
+            f"missing: {', '.join(repr(c) for c in missing)}.",
+            param="table"
         )
     if len(table) == 0:
-        raise InputError("`table` must have at least one row; got an empty table.")
+        raise InputError("`table` must have at least one row; got an empty table.", param="table")
     cols = list(table.columns)
     group_cols = cols[: cols.index("bin")]
     for name in ("lower", "upper", "n", "mean_confidence", "observed_frequency"):
@@ -103,8 +115,9 @@ def _check_table(table: Any) -> list[str]:
             first = int(np.flatnonzero(bad)[0])
             raise InputError(
                 f"`table` column {name!r} must be finite numbers; "
-                f"{_count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
-                f"the first at position {first} ({_fmt(table[name].iloc[first])})."
+                f"{count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
+                f"the first at position {first} ({fmt(table[name].iloc[first])}).",
+                param="table"
             )
     for name in ("ci_lower", "ci_upper"):
         values = pd.to_numeric(table[name], errors="coerce")
@@ -113,8 +126,9 @@ def _check_table(table: Any) -> list[str]:
             first = int(np.flatnonzero(bad)[0])
             raise InputError(
                 f"`table` column {name!r} must be numbers (or missing); "
-                f"{_count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
-                f"the first at position {first} ({_fmt(table[name].iloc[first])})."
+                f"{count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
+                f"the first at position {first} ({fmt(table[name].iloc[first])}).",
+                param="table"
             )
     return group_cols
 
@@ -125,7 +139,7 @@ def _consistency_rule(value: Any, name: str) -> bool | str:
         return value
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise InputError(f"`{name}` must be True, False or 'auto'; got {_fmt(value)}.")
+    raise InputError(f"`{name}` must be True, False or 'auto'; got {fmt(value)}.", param=name)
 
 
 def _draw_band(table: pd.DataFrame, consistency: bool | str) -> bool:
@@ -135,7 +149,8 @@ def _draw_band(table: pd.DataFrame, consistency: bool | str) -> bool:
         raise InputError(
             "`consistency` needs the columns 'consistency_lower' and 'consistency_upper' of "
             "calibr.calibration_table(..., consistency=LEVEL); `table` has "
-            + ("only one of them." if any(c in table.columns for c in _BAND) else "neither.")
+            + ("only one of them." if any(c in table.columns for c in _BAND) else "neither."),
+            param="consistency"
         )
     if not (present and consistency):
         return False
@@ -146,8 +161,9 @@ def _draw_band(table: pd.DataFrame, consistency: bool | str) -> bool:
             first = int(np.flatnonzero(bad.to_numpy())[0])
             raise InputError(
                 f"`table` column {name!r} must be numbers (or missing); "
-                f"{_count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
-                f"the first at position {first} ({_fmt(table[name].iloc[first])})."
+                f"{count_phrase(int(bad.sum()), 'value is', 'values are')} not, "
+                f"the first at position {first} ({fmt(table[name].iloc[first])}).",
+                param="table"
             )
     return True
 
@@ -163,10 +179,11 @@ def _check_by(by: Any, group_cols: list[str]) -> list[str]:
         allowed = ", ".join(repr(c) for c in group_cols) if group_cols else "none"
         raise InputError(
             "`by` must name grouping columns of `table` (the columns before 'bin': "
-            f"{allowed}); got {', '.join(repr(u) for u in unknown)}."
+            f"{allowed}); got {', '.join(repr(u) for u in unknown)}.",
+            param="by"
         )
     if len(set(by)) != len(by):
-        raise InputError(f"`by` must not repeat a column; got {by!r}.")
+        raise InputError(f"`by` must not repeat a column; got {by!r}.", param="by")
     return by
 
 
@@ -183,18 +200,18 @@ def _all_missing(key: tuple[Hashable, ...]) -> bool:
 def _panel_size(panel_size: Any, name: str) -> tuple[float, float]:
     """The rule of ``panel_size``: two positive finite numbers, as floats."""
     msg = (f"`{name}` must be two positive finite numbers (width, height) in inches; "
-           f"got {_fmt(panel_size)}.")
+           f"got {fmt(panel_size)}.")
     if isinstance(panel_size, (str, bytes)) or not isinstance(panel_size, (Sequence, np.ndarray)):
-        raise InputTypeError(msg)
+        raise InputTypeError(msg, param=name)
     values = list(panel_size)
     if len(values) != 2:
-        raise InputError(msg)
+        raise InputError(msg, param=name)
     for v in values:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
                                                                np.floating)):
-            raise InputTypeError(msg)
+            raise InputTypeError(msg, param=name)
         if not (np.isfinite(v) and v > 0):
-            raise InputError(msg)
+            raise InputError(msg, param=name)
     return float(values[0]), float(values[1])
 
 
@@ -236,7 +253,7 @@ def _other_bins(curve: pd.DataFrame) -> int:
               and np.all((lower >= 0) & (lower <= upper) & (upper <= 1))
               and np.all(upper[:-1] <= lower[1:]))
     if not ok:
-        raise InputError(_NOT_BINS)
+        raise InputError(_NOT_BINS, param="table")
     return int(b[-1])
 
 
@@ -333,7 +350,8 @@ def _smooth_rule(value: Any, name: str) -> Any:
         return dict(value)
     raise InputTypeError(
         f"`{name}` must be None, a calibr.SmoothCurve (calibr.smece_curve(p, y)) or a dict "
-        f"of them by panel; got {type(value).__name__}."
+        f"of them by panel; got {type(value).__name__}.",
+        param=name
     )
 
 
@@ -344,7 +362,8 @@ def _ece_label_rule(value: Any, name: str) -> str | dict:
     if isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values()):
         return dict(value)
     raise InputTypeError(
-        f"`{name}` must be a string or a dict of strings by panel; got {type(value).__name__}."
+        f"`{name}` must be a string or a dict of strings by panel; got {type(value).__name__}.",
+        param=name
     )
 
 
@@ -572,7 +591,8 @@ def reliability_diagram(
         raise InputError(
             "`show_ece` needs one group per panel: `by` must name every grouping column "
             f"except 'class'; {', '.join(repr(c) for c in series_by if c != 'class')} "
-            "would mix groups in one panel."
+            "would mix groups in one panel.",
+            param="show_ece"
         )
     band = _draw_band(table, consistency)
     figure_mod = _require_matplotlib()

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ._input import InputError, InputTypeError  # the standard library only
+
 if TYPE_CHECKING:  # imported when a test uses the fixture
     import pandas as pd
 
@@ -51,18 +53,6 @@ VALUE_COLUMNS = ("metric", "n", "value")
 INTERVAL_COLUMNS = ("low", "high", "level", "method", "n_resamples", "seed")
 #: How the failure tables show numbers.
 SHOWN = "{:.6g}"
-
-
-def _input_error(message: str) -> Exception:
-    from ._validation import InputError
-
-    return InputError(message)
-
-
-def _type_error(message: str) -> Exception:
-    from ._validation import InputTypeError
-
-    return InputTypeError(message)
 
 
 # --------------------------------------------------------------------------
@@ -236,12 +226,15 @@ class CalibrationRegressionFixture:
 
         settings = self._settings(mode, tolerance, level, n_resamples, rng)
         if not isinstance(data, pd.DataFrame):
-            raise _type_error(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
+            raise InputTypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.",
+                                 param="data")
         keys = self._keys(data, by)
         if basename is not None and fullpath is not None:
-            raise _input_error("Give the snapshot by `basename` or by `fullpath`, not both.")
+            raise InputError("Give the snapshot by `basename` or by `fullpath`, not both.",
+                             param="basename")
         if basename is not None and (not isinstance(basename, str) or not basename):
-            raise _input_error(f"`basename` must be a non-empty string; got {basename!r}.")
+            raise InputError(f"`basename` must be a non-empty string; got {basename!r}.",
+                             param="basename")
         table = self._table(data, p, y, metrics, keys, classes, settings)
         # numbers as the shortest text that reads back as the same double (0.95, not
         # 0.94999999999999996): exact, and readable in a diff of the snapshot
@@ -284,41 +277,41 @@ class CalibrationRegressionFixture:
     @staticmethod
     def _settings(mode: Any, tolerance: Any, level: Any, n_resamples: Any,
                   rng: Any) -> dict[str, Any]:
-        from ._params import LEVEL, Integer
-        from ._validation import _fmt, _real_value
+        from ._input import LEVEL, Integer, fmt, real_value
 
         if not isinstance(mode, str) or mode not in MODES:
-            raise _input_error(
-                f'`mode` must be "absolute" or "statistical"; got {_fmt(mode)}.')
+            raise InputError(
+                f'`mode` must be "absolute" or "statistical"; got {fmt(mode)}.', param="mode")
         if mode == "absolute":
             for name, value in (("level", level), ("n_resamples", n_resamples), ("rng", rng)):
                 if value is not None:
-                    raise _input_error(
+                    raise InputError(
                         f'`{name}` applies to mode="statistical"; the absolute mode compares '
-                        "with `tolerance`.")
+                        "with `tolerance`.", param=name)
             if tolerance is None:
                 tolerance = DEFAULT_TOLERANCE
-            real = None if isinstance(tolerance, bool) else _real_value(tolerance)
+            real = None if isinstance(tolerance, bool) else real_value(tolerance)
             if real is None or not math.isfinite(real) or real < 0:
-                raise _input_error(
-                    f"`tolerance` must be a finite number >= 0; got {_fmt(tolerance)}.")
+                raise InputError(
+                    f"`tolerance` must be a finite number >= 0; got {fmt(tolerance)}.",
+                    param="tolerance")
             return {"mode": mode, "tolerance": real}
         if tolerance is not None:
-            raise _input_error(
+            raise InputError(
                 '`tolerance` applies to mode="absolute"; the statistical mode compares with '
-                "the snapshot's bootstrap interval (`level`).")
+                "the snapshot's bootstrap interval (`level`).", param="tolerance")
         level = LEVEL(DEFAULT_LEVEL if level is None else level, "level")
-        from ._calibration_tests import MAX_RESAMPLES
+        from ._input import MAX_RESAMPLES
 
         n_resamples = Integer(1, MAX_RESAMPLES)(
             DEFAULT_RESAMPLES if n_resamples is None else n_resamples, "n_resamples")
         seed = DEFAULT_SEED if rng is None else rng
         if isinstance(seed, bool) or not isinstance(seed, int):
-            raise _type_error(
+            raise InputTypeError(
                 "`rng` must be an integer seed >= 0 (the snapshot stores it); got "
-                f"{type(seed).__name__}.")
+                f"{type(seed).__name__}.", param="rng")
         if seed < 0:
-            raise _input_error(f"`rng` must be an integer seed >= 0; got {seed}.")
+            raise InputError(f"`rng` must be an integer seed >= 0; got {seed}.", param="rng")
         return {"mode": mode, "level": level, "n_resamples": n_resamples, "seed": int(seed)}
 
     @staticmethod
@@ -328,13 +321,14 @@ class CalibrationRegressionFixture:
         keys = [by] if isinstance(by, str) or not isinstance(by, Sequence) else list(by)
         for key in keys:
             if not isinstance(key, Hashable) or key not in data.columns:
-                raise _input_error(f"`by` must name columns of `data`; {key!r} is not one.")
+                raise InputError(f"`by` must name columns of `data`; {key!r} is not one.",
+                                 param="by")
             if str(key) in (*VALUE_COLUMNS, *INTERVAL_COLUMNS):
-                raise _input_error(
+                raise InputError(
                     f"`by`: the column {key!r} has the name of a column of the snapshot; "
-                    "rename it in the data.")
+                    "rename it in the data.", param="by")
         if len({str(k) for k in keys}) != len(keys):
-            raise _input_error(f"`by` must name each column once; got {keys!r}.")
+            raise InputError(f"`by` must name each column once; got {keys!r}.", param="by")
         return keys
 
     # ------------------------------------------------------------------
@@ -372,7 +366,7 @@ class CalibrationRegressionFixture:
     def _interval(frame: pd.DataFrame, p: Any, y: Any, spec: Any, classes: Any,
                   settings: dict[str, Any], where: str, name: str) -> dict[str, Any]:
         from ._bootstrap import bootstrap
-        from ._validation import InputError, InputTypeError
+        from ._input import reworded
 
         cols = list(p) if isinstance(p, (list, tuple)) else p
         try:
@@ -380,7 +374,7 @@ class CalibrationRegressionFixture:
                             confidence_level=settings["level"], method=METHOD,
                             rng=settings["seed"], classes=classes, **spec.options)
         except (InputError, InputTypeError) as err:
-            raise type(err)(f"{err} [metric {name!r}; group {where}]") from None
+            raise reworded(err, f"{err} [metric {name!r}; group {where}]") from None
         return {"low": res.confidence_interval.low, "high": res.confidence_interval.high,
                 "level": settings["level"], "method": METHOD,
                 "n_resamples": settings["n_resamples"], "seed": settings["seed"]}

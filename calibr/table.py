@@ -17,31 +17,31 @@ import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
 from . import _binning
-from ._calibration_tests import MAX_RESAMPLES, _rng_rule
 from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
 from ._groups import Groups, Split, group_seeds, groups_of, resolve_columns, split, weights_column
-from ._kernel_metrics import _as_hits
-from ._kernels import binned, grouped
-from ._kernels.top_label import top_label
-from ._params import (
+from ._input import (
     BIN_SPEC,
     BINNING,
     FLAG,
     LEVEL,
+    MAX_RESAMPLES,
     RIGHT,
+    RNG,
+    InputError,
     Integer,
     Optional,
     Options,
+    as_float_array,
+    bad_values_message,
+    check_bin_cells,
+    lazy_backend,
+    prepare,
     validate_params,
 )
-from ._validation import (
-    InputError,
-    _as_float_array,
-    _bad_values_message,
-    check_bin_cells,
-    prepare,
-)
+from ._kernel_metrics import _as_hits
+from ._kernels import binned, grouped
+from ._kernels.top_label import top_label
 
 __all__ = ["calibration_table", "wilson_interval", "TABLE_COLUMNS", "CONSISTENCY_COLUMNS",
            "CONSISTENCY_RESAMPLES"]
@@ -113,23 +113,25 @@ def wilson_interval(
     """
     z = _z(level)
     what = "a count or an array of counts"
-    x = _as_float_array(successes, "successes", what, ndims=(0, 1, 2, 3))
-    m = _as_float_array(n, "n", what, ndims=(0, 1, 2, 3))
+    x = as_float_array(successes, "successes", what, ndims=(0, 1, 2, 3))
+    m = as_float_array(n, "n", what, ndims=(0, 1, 2, 3))
     try:
         x, m = np.broadcast_arrays(x, m)
     except ValueError:
         raise InputError(
-            f"`successes` and `n` must have shapes that broadcast; got {x.shape} and {m.shape}."
+            f"`successes` and `n` must have shapes that broadcast; got {x.shape} and {m.shape}.",
+            param="successes"
         ) from None
     for name, values in (("successes", x), ("n", m)):
         bad = ~np.isfinite(values)
         if bad.any():
-            raise InputError(_bad_values_message(name, "be finite numbers", bad, values))
+            raise InputError(bad_values_message(name, "be finite numbers", bad, values), param=name)
     if (m <= 0).any():
-        raise InputError(_bad_values_message("n", "be positive", m <= 0, m))
+        raise InputError(bad_values_message("n", "be positive", m <= 0, m), param="n")
     bad = (x < 0) | (x > m)
     if bad.any():
-        raise InputError(_bad_values_message("successes", "lie in [0, n]", bad, x))
+        raise InputError(bad_values_message("successes", "lie in [0, n]", bad, x),
+                         param="successes")
     return _wilson(x, m, z)
 
 
@@ -337,7 +339,7 @@ def _frame(parts: list[dict[str, np.ndarray]], classes: tuple | None) -> pd.Data
 
 @validate_params(bins=BIN_SPEC, type=Options(*_TYPES), ci_level=LEVEL, na_rm=FLAG,
                  consistency=Optional(LEVEL), n_resamples=Optional(Integer(1, MAX_RESAMPLES)),
-                 rng=_rng_rule, binning=BINNING, right=RIGHT)
+                 rng=RNG, binning=BINNING, right=RIGHT)
 @shared_docs
 def calibration_table(
     p: Any,
@@ -482,9 +484,9 @@ def calibration_table(
     1    2    0.5    1.0  2             0.85                 1.0  0.15    0.3424    1.0000
     """
     spec = _binning.BinSpec.from_options(bins, binning, right)
-    if any(a.__class__.__module__.startswith("dask") for a in (p, y, data, weights)):
-        from . import _dask  # a lazy Dask DataFrame: docs/dask.md
-        return _dask.calibration_table(
+    lazy = lazy_backend(p, y, data, weights)
+    if lazy is not None:  # a lazy Dask DataFrame: docs/dask.md
+        return lazy.calibration_table(
             p, y, bins, type, classes=classes, na_rm=na_rm, ci_level=ci_level, data=data,
             p_prefix=p_prefix, weights=weights, consistency=consistency,
             n_resamples=n_resamples, rng=rng, binning=binning, right=right)
@@ -493,7 +495,8 @@ def calibration_table(
     band = _band_options(consistency, n_resamples, rng, weights)
     if data is None:
         if p_prefix is not None:
-            raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.")
+            raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.",
+                             param="p_prefix")
         prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
         check_bin_cells(nb, prep.k, not prep.binary and type == "classwise")
         part = _rows(prep.p, prep.y, prep.binary, spec, type, z, prep.weights)
@@ -535,7 +538,8 @@ def calibration_table(
     clash = [c for c in keys.columns if c in table.columns]
     if clash:
         raise InputError(
-            f"The group key {clash[0]!r} has the name of a column of the table; rename it."
+            f"The group key {clash[0]!r} has the name of a column of the table; rename it.",
+            param="data"
         )
     return pd.concat([keys, table], axis=1)
 
@@ -548,14 +552,16 @@ def _band_options(consistency: float | None, n_resamples: int | None, rng: Any,
             if value is not None:
                 raise InputError(
                     f"`{name}` applies to the consistency band only; pass `consistency` "
-                    f"(a level, e.g. 0.9) too, or leave `{name}` out."
+                    f"(a level, e.g. 0.9) too, or leave `{name}` out.",
+                    param=name
                 )
         return None
     if weights is not None:
         raise InputError(
             "`consistency` cannot be combined with `weights`: the consistency resampling "
             "draws rows of an unweighted sample. Pass the rows repeated (numpy.repeat) for "
-            "whole-number weights."
+            "whole-number weights.",
+            param="consistency"
         )
     return consistency, CONSISTENCY_RESAMPLES if n_resamples is None else n_resamples, rng
 

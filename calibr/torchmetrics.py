@@ -56,9 +56,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ._input import MAX_BINS, InputError, InputTypeError, validate_params
 from ._kernels import torchmetrics_kernels as _k
-from ._params import validate_params
-from ._validation import MAX_BINS, InputError, InputTypeError
 
 __all__ = [
     "binary_calibration_error",
@@ -110,11 +109,13 @@ def _show(value: Any) -> str:
 def _n_bins_rule(n_bins: Any, name: str = "n_bins") -> int:
     """``n_bins``: an integer from 1 to ``MAX_BINS`` (not a bool)."""
     if not _is_int(n_bins) or n_bins < 1:
-        raise InputError(f"`n_bins` must be an integer larger than 0; got {_show(n_bins)}.")
+        raise InputError(f"`n_bins` must be an integer larger than 0; got {_show(n_bins)}.",
+                         param="n_bins")
     if n_bins > MAX_BINS:
         raise InputError(
             f"`n_bins` must be an integer larger than 0 and at most {MAX_BINS:,} (calibr's "
-            f"bound, checked before anything is allocated); got {_show(n_bins)}."
+            f"bound, checked before anything is allocated); got {_show(n_bins)}.",
+            param="n_bins"
         )
     return int(n_bins)
 
@@ -122,7 +123,8 @@ def _n_bins_rule(n_bins: Any, name: str = "n_bins") -> int:
 def _norm_rule(norm: Any, name: str = "norm") -> str:
     """``norm``: one of "l1", "l2", "max"."""
     if not isinstance(norm, str) or norm not in _NORMS:
-        raise InputError(f"`norm` must be one of 'l1', 'l2', 'max'; got {_show(norm)}.")
+        raise InputError(f"`norm` must be one of 'l1', 'l2', 'max'; got {_show(norm)}.",
+                         param="norm")
     return str(norm)
 
 
@@ -131,12 +133,14 @@ def _ignore_index_rule(ignore_index: Any, name: str = "ignore_index") -> int | N
     if ignore_index is None:
         return None
     if not _is_int(ignore_index):
-        raise InputError(f"`ignore_index` must be None or an integer; got {_show(ignore_index)}.")
+        raise InputError(f"`ignore_index` must be None or an integer; got {_show(ignore_index)}.",
+                         param="ignore_index")
     value = int(ignore_index)
     if not _INT64_MIN <= value <= _INT64_MAX:
         raise InputError(
             "`ignore_index` must be None or an integer within the int64 range (torch compares "
-            f"it with the targets as one); got {value}."
+            f"it with the targets as one); got {value}.",
+            param="ignore_index"
         )
     return value
 
@@ -145,7 +149,8 @@ def _num_classes_rule(num_classes: Any, name: str = "num_classes") -> int:
     """``num_classes``: an integer of at least 2 (not a bool)."""
     if not _is_int(num_classes) or num_classes < 2:
         raise InputError(
-            f"`num_classes` must be an integer larger than 1; got {_show(num_classes)}."
+            f"`num_classes` must be an integer larger than 1; got {_show(num_classes)}.",
+            param="num_classes"
         )
     return int(num_classes)
 
@@ -155,7 +160,8 @@ def _validate_args_rule(validate_args: Any, name: str = "validate_args") -> bool
     # torchmetrics takes any truthy value; calibr refuses e.g. the string "False".
     if isinstance(validate_args, (bool, np.bool_)):
         return bool(validate_args)
-    raise InputError(f"`validate_args` must be True or False; got {_show(validate_args)}.")
+    raise InputError(f"`validate_args` must be True or False; got {_show(validate_args)}.",
+                     param="validate_args")
 
 
 #: The options of every function and class of this module (``num_classes`` too
@@ -213,12 +219,14 @@ def _as_array(x: Any, name: str) -> np.ndarray:
         except (TypeError, ValueError, RuntimeError, NotImplementedError, OverflowError) as err:
             raise InputTypeError(
                 f"`{name}` must be {_ACCEPTED}; numpy could not read {_describe(x)} "
-                f"({type(err).__name__}: {err})."
+                f"({type(err).__name__}: {err}).",
+                param=name
             ) from None
     else:
-        raise InputTypeError(f"`{name}` must be {_ACCEPTED}; got {_describe(x)}.")
+        raise InputTypeError(f"`{name}` must be {_ACCEPTED}; got {_describe(x)}.", param=name)
     if arr.dtype.kind not in "biuf":
-        raise InputError(f"`{name}` must hold numbers; got an array of dtype {arr.dtype}.")
+        raise InputError(f"`{name}` must hold numbers; got an array of dtype {arr.dtype}.",
+                         param=name)
     if not arr.dtype.isnative:  # e.g. big-endian data read from a file: same values
         arr = arr.astype(arr.dtype.newbyteorder("="))
     return arr
@@ -230,28 +238,34 @@ def _tensor_to_numpy(torch: Any, x: Any, name: str) -> np.ndarray:
         raise InputTypeError(
             f"`{name}` must be a dense tensor; got a tensor with layout {x.layout}"
             f"{' (nested)' if getattr(x, 'is_nested', False) else ''}. Convert it with "
-            ".to_dense() first."
+            ".to_dense() first.",
+            param=name
         )
     if x.dtype == torch.bfloat16:
         if name == "preds":
             raise InputError(
                 "`preds` must be float32 or float64; got a bfloat16 tensor. "
-                "Convert it with .float() first."
+                "Convert it with .float() first.",
+                param="preds"
             )
         raise InputError(
             f"`{name}` must be a bool, integer, float16, float32 or float64 tensor; got a "
-            "bfloat16 tensor, which numpy cannot hold. Convert it with .long() first."
+            "bfloat16 tensor, which numpy cannot hold. Convert it with .long() first.",
+            param=name
         )
     if x.is_complex():
-        raise InputError(f"`{name}` must hold real numbers; got a tensor of dtype {x.dtype}.")
+        raise InputError(f"`{name}` must hold real numbers; got a tensor of dtype {x.dtype}.",
+                         param=name)
     if x.device.type == "meta":
-        raise InputError(f"`{name}` is a tensor on the meta device, which holds no values.")
+        raise InputError(f"`{name}` is a tensor on the meta device, which holds no values.",
+                         param=name)
     try:
         return x.detach().cpu().resolve_conj().resolve_neg().numpy()
     except (TypeError, ValueError, RuntimeError, NotImplementedError) as err:
         raise InputTypeError(
             f"`{name}` must be a tensor numpy can read; got a tensor of dtype {x.dtype} "
-            f"({type(err).__name__}: {err})."
+            f"({type(err).__name__}: {err}).",
+            param=name
         ) from None
 
 
@@ -269,7 +283,8 @@ def _pandas_to_numpy(x: Any, name: str) -> np.ndarray:
     except (TypeError, ValueError) as err:
         raise InputTypeError(
             f"`{name}` must be {_ACCEPTED}; pandas could not convert it to numpy "
-            f"({type(err).__name__}: {err})."
+            f"({type(err).__name__}: {err}).",
+            param=name
         ) from None
     return arr
 
@@ -283,7 +298,8 @@ def _unmasked(x: np.ma.MaskedArray, name: str) -> np.ndarray:
             f"`{name}` is a masked array with {where.size} masked "
             f"value{'s' if where.size > 1 else ''}, the first at "
             f"{_position(int(where[0]), x.shape)}; calibr never drops data silently: remove "
-            "those samples (or fill them) first."
+            "those samples (or fill them) first.",
+            param=name
         )
     return np.asarray(np.ma.getdata(x))
 
@@ -300,12 +316,14 @@ def _list_to_numpy(x: list | tuple, name: str) -> np.ndarray:
     except OverflowError as err:
         raise InputError(
             f"`{name}` must hold integers within the int64 range, as torch.tensor needs; "
-            f"got a larger one ({err})."
+            f"got a larger one ({err}).",
+            param=name
         ) from None
     except (ValueError, TypeError, RuntimeError, NotImplementedError) as err:
         raise InputError(
             f"`{name}` must be a rectangular (nested) list of numbers, as torch.tensor "
-            f"needs; numpy could not read it ({err})."
+            f"needs; numpy could not read it ({err}).",
+            param=name
         ) from None
 
 
@@ -318,7 +336,8 @@ def _default_float(name: str) -> np.dtype:
     if default == "bfloat16":
         raise InputError(
             f"`{name}` is a list, and torch's default dtype is bfloat16, which calibr does not "
-            "reproduce; pass a float32 or float64 array or tensor instead."
+            "reproduce; pass a float32 or float64 array or tensor instead.",
+            param=name
         )
     return np.dtype(default)
 
@@ -405,7 +424,8 @@ def _target_codes(t: np.ndarray, ignore_index: int | None, check_binary: bool) -
             raise InputError(
                 "`target` must hold integers within the int64 range (torch's class labels are "
                 f"int64); {_count_text(where.size, 'value')} not, the first at "
-                f"{_position(first, shape)} ({flat[first].item()})."
+                f"{_position(first, shape)} ({flat[first].item()}).",
+                param="target"
             )
     if kind in "iu" and ignore_index is not None:
         _check_ignore_fits(flat, t.dtype, shape, ignore_index)
@@ -434,14 +454,16 @@ def _check_ignore_fits(flat: np.ndarray, dtype: np.dtype, shape, ignore_index: i
             f"torch would compare it as {wrapped} and ignore the {where.size} "
             f"target{'s' if where.size > 1 else ''} equal to {wrapped} (the first at "
             f"{_position(int(where[0]), shape)}), where calibr compares exactly; "
-            f"pass `target` as int64, or ignore_index={wrapped}, to say which you mean."
+            f"pass `target` as int64, or ignore_index={wrapped}, to say which you mean.",
+            param="ignore_index"
         )
 
 
 def _float_target_codes(flat, dtype, shape, ignore_index, check_binary) -> np.ndarray:
     if dtype not in _TARGET_FLOATS:
         raise InputError(
-            f"`target` must be bool, integer, float16, float32 or float64; got {dtype}."
+            f"`target` must be bool, integer, float16, float32 or float64; got {dtype}.",
+            param="target"
         )
     values = np.asarray(flat, dtype=np.float64)  # exact for these dtypes
     nan = np.isnan(values)
@@ -449,7 +471,8 @@ def _float_target_codes(flat, dtype, shape, ignore_index, check_binary) -> np.nd
         where = np.flatnonzero(nan)
         raise InputError(
             f"`target` must not contain NaN (a missing label); {_count_text(where.size, 'value')}"
-            f", the first at {_position(int(where[0]), shape)}."
+            f", the first at {_position(int(where[0]), shape)}.",
+            param="target"
         )
     if check_binary:
         _binary_target_check(values, *_ignore_args(ignore_index), shape, ignore_index)
@@ -462,7 +485,8 @@ def _float_target_codes(flat, dtype, shape, ignore_index, check_binary) -> np.nd
             f"`target` holds {dtype.name} values, so they must be whole numbers (class labels) "
             f"smaller than 2**{bits} in magnitude, which {dtype.name} holds exactly; "
             f"{_count_text(where.size, 'value')} not, the first at {_position(first, shape)} "
-            f"({values[first].item()!r})."
+            f"({values[first].item()!r}).",
+            param="target"
         )
     return values.astype(np.int64)
 
@@ -480,11 +504,13 @@ def _check_float_dtype(preds: np.ndarray) -> None:
     if preds.dtype == np.float16:
         raise InputError(
             "`preds` must be float32 or float64; got float16. torchmetrics' float16 path sums "
-            "counts in float16 and is not reproduced: cast to float32 first."
+            "counts in float16 and is not reproduced: cast to float32 first.",
+            param="preds"
         )
     raise InputError(
         f"`preds` must be float32 or float64; got {preds.dtype}, which torch has no tensor "
-        "for: cast to float64 first."
+        "for: cast to float64 first.",
+        param="preds"
     )
 
 
@@ -505,7 +531,8 @@ def _nan_error(bad: np.ndarray, shape: tuple[int, ...], what: str = "value") -> 
     return InputError(
         f"`preds` must not contain NaN; {_count_text(where.size, what)}, the first at "
         f"{_position(int(where[0]), shape)}. (torchmetrics would return a number: it bins NaN "
-        "with the confidences of 1.0.)"
+        "with the confidences of 1.0.)",
+        param="preds"
     )
 
 
@@ -538,7 +565,8 @@ def _binary_batch(preds, target, ignore_index: int | None, validate_args: bool):
                     "array it may hold only 0 and 1."
                 )
         raise InputError(
-            f"`preds` must be a float array of probabilities or logits; got dtype {p.dtype}."
+            f"`preds` must be a float array of probabilities or logits; got dtype {p.dtype}.",
+            param="preds"
         )
     _check_float_dtype(p)
     flat = np.ascontiguousarray(p).reshape(-1)
@@ -594,27 +622,32 @@ def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_ar
         if p.ndim < 2:  # a 0-d target: there is no N
             raise InputError(
                 "`preds` must have shape (N, C, ...) and `target` shape (N, ...); "
-                f"got {p.shape} and {t.shape}."
+                f"got {p.shape} and {t.shape}.",
+                param="preds"
             )
         if p.dtype.kind != "f":
             raise InputError(
                 "`preds` must be a float array of probabilities or logits when it has one "
-                f"dimension more than `target`; got dtype {p.dtype}."
+                f"dimension more than `target`; got dtype {p.dtype}.",
+                param="preds"
             )
         if validate_args and p.shape[1] != num_classes:
             raise InputError(
                 f"`preds.shape[1]` must equal `num_classes` ({num_classes}); "
-                f"got `preds` of shape {p.shape}."
+                f"got `preds` of shape {p.shape}.",
+                param="num_classes"
             )
         if p.shape[2:] != t.shape[1:]:
             raise InputError(
                 "`preds` must have shape (N, C, ...) and `target` shape (N, ...); "
-                f"got {p.shape} and {t.shape}."
+                f"got {p.shape} and {t.shape}.",
+                param="preds"
             )
         if p.shape[1] == 0:
             raise InputError(
                 "`preds` must have at least one class: shape (N, C, ...) with C >= 1; "
-                f"got {p.shape}."
+                f"got {p.shape}.",
+                param="preds"
             )
         if p.shape[0] != t.shape[0]:
             raise InputRuntimeError(
@@ -625,7 +658,8 @@ def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_ar
         if p.shape != t.shape:
             raise InputError(
                 "`preds` and `target` must have the same shape when they have the same number "
-                f"of dimensions; got {p.shape} and {t.shape}."
+                f"of dimensions; got {p.shape} and {t.shape}.",
+                param="preds"
             )
         check_value = num_classes + (ignore_index is not None)
         if validate_args and p.dtype.kind != "f":  # torchmetrics checks only label preds
@@ -635,17 +669,20 @@ def _multiclass_batch(preds, target, num_classes: int, ignore_index, validate_ar
                     raise InputRuntimeError(_too_many_message(name, n_unique, check_value))
         if p.dtype.kind != "f":
             raise InputError(
-                f"`preds` must be a float array of probabilities or logits; got dtype {p.dtype}."
+                f"`preds` must be a float array of probabilities or logits; got dtype {p.dtype}.",
+                param="preds"
             )
         raise InputError(
             "`preds` must have shape (N, C, ...) with one dimension more than `target` (N, ...); "
             f"got {p.shape} and {t.shape}. (torchmetrics accepts this in its checks and then "
-            "fails with an IndexError or RuntimeError.)"
+            "fails with an IndexError or RuntimeError.)",
+            param="preds"
         )
     else:
         raise InputError(
             "`preds` must have shape (N, C, ...) and `target` shape (N, ...); "
-            f"got {p.shape} and {t.shape}."
+            f"got {p.shape} and {t.shape}.",
+            param="preds"
         )
     _check_float_dtype(p)
     if p.ndim > 2:
@@ -680,7 +717,8 @@ def _multiclass_fill(rows, codes, t_shape, has_ignore, ignore, *state):
     raise InputError(
         "`preds` holds logits, so every row must have a softmax (no +inf, and not -inf "
         f"only); {_count_text(where.size, 'row')} not, the "
-        f"first at {_position(int(where[0]), t_shape)}."
+        f"first at {_position(int(where[0]), t_shape)}.",
+        param="preds"
     )
 
 
@@ -749,7 +787,8 @@ class _CalibrationErrorBase:
         elif np.dtype(dtype) != self._dtype:
             raise InputError(
                 f"{source} {np.dtype(dtype)}, but earlier batches were {self._dtype}; keep "
-                "one dtype per metric (torchmetrics would recompute everything in float64)."
+                "one dtype per metric (torchmetrics would recompute everything in float64).",
+                param="preds"
             )
 
     @property
@@ -779,7 +818,8 @@ class _CalibrationErrorBase:
             If ``update()`` has not been called (torchmetrics: "No samples to concatenate").
         """
         if not self._updated:
-            raise InputError("compute() was called before any update(); there are no samples.")
+            raise InputError("compute() was called before any update(); there are no samples.",
+                             param=None)
         return _k.finalize(self._count, self._conf_sum, self._acc_sum, self.norm)
 
     def merge(self, other):
@@ -794,14 +834,16 @@ class _CalibrationErrorBase:
         if type(other) is not type(self):
             raise InputTypeError(
                 f"can only merge a {type(self).__name__} with another; got `other` of type "
-                f"{type(other).__name__}."
+                f"{type(other).__name__}.",
+                param="other"
             )
         if other._config() != self._config():
             mine = ", ".join(f"{k}={v!r}" for k, v in self._settings().items())
             theirs = ", ".join(f"{k}={v!r}" for k, v in other._settings().items())
             raise InputError(
                 f"cannot merge metrics with different settings: this one has {mine}, "
-                f"`other` has {theirs}."
+                f"`other` has {theirs}.",
+                param="other"
             )
         if not other._updated:
             return self

@@ -66,8 +66,13 @@ ROOT = Path(__file__).resolve().parent.parent
 #: mutation run); a module whose behaviour is tested in another file gets that file
 #: here too.
 TARGETS: dict[str, list[str]] = {
-    "calibr/_validation.py": ["tests/test_validation.py", "tests/test_weights.py"],
-    "calibr/_params.py": ["tests/test_validation.py", "tests/test_contract.py"],
+    "calibr/_input/arrays.py": ["tests/test_validation.py"],
+    "calibr/_input/canonical.py": ["tests/test_validation.py", "tests/test_weights.py"],
+    "calibr/_input/labels.py": ["tests/test_validation.py"],
+    "calibr/_input/messages.py": ["tests/test_validation.py"],
+    "calibr/_input/params.py": ["tests/test_validation.py", "tests/test_contract.py"],
+    "calibr/_input/probabilities.py": ["tests/test_validation.py"],
+    "calibr/_input/weights.py": ["tests/test_validation.py", "tests/test_weights.py"],
     "calibr/_groups.py": ["tests/test_frame.py", "tests/test_table.py", "tests/test_grouped.py"],
     "calibr/frame.py": ["tests/test_frame.py", "tests/test_verbs_tests.py"],
     "calibr/table.py": ["tests/test_table.py"],

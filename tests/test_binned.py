@@ -150,9 +150,9 @@ def test_weighted_ece_bounds_the_bins_of_the_classwise_form_only(monkeypatch):
     classwise form and computed for the confidence form, and a binary p in 21 bins is
     not bounded by it. By hand, one row of weight 2 with p = 0.2 (y = 0) and one of
     weight 1 with p = 0.7 (y = 1): ECE (2 * 0.2 + 1 * 0.3) / 3."""
-    import calibr._validation as validation
+    import calibr._input.params as params
 
-    monkeypatch.setattr(validation, "MAX_BIN_CELLS", 20)
+    monkeypatch.setattr(params, "MAX_BIN_CELLS", 20)
     pm = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4]])
     ym, w = [3, 3, 1], [1, 2, 1]  # R's 1-based codes
     with pytest.raises(InputError, match=r"got bins = 7 with K = 3 classes \(21 bins\)"):
@@ -625,7 +625,7 @@ def test_integer_p_and_object_labels_give_the_same_numbers():
 # ----------------------------------------------------------------- one pass: check and bin
 #
 # ece()/mce() take the binning pass's own checks optimistically and fall back to
-# the input layer (calibr._validation.finish) only when they refuse something, for
+# the input layer (calibr._input.finish) only when they refuse something, for
 # its message: the messages, and every number, must be those of the checks.
 
 
@@ -793,7 +793,7 @@ def test_binary_fast_path_messages_are_the_checks_messages(n):
     """A bad value anywhere (first, middle or last chunk, block edges): the same
     message as the input layer's checks, naming that position; NaN dropped by
     na_rm=True gives the number of the complete rows."""
-    from calibr._validation import prepare
+    from calibr._input import prepare
 
     rng = np.random.default_rng(n)
     p0 = rng.random(n)
@@ -827,7 +827,7 @@ def test_binary_fast_path_messages_are_the_checks_messages(n):
 
 @pytest.mark.parametrize("n", [4, 3000, binned.PARALLEL_MIN_N + 5])
 def test_multiclass_fast_path_messages_are_the_checks_messages(n):
-    from calibr._validation import prepare
+    from calibr._input import prepare
 
     rng = np.random.default_rng(n + 1)
     k = 3

@@ -105,7 +105,7 @@ def test_binning_options_replicates_equal_the_metric_on_the_drawn_rows(name, opt
     fn = _metric(name)
     assert res.estimate == fn(P, Y, **opts)
     checked, _, opts_c = bt._check_metric(name, opts, "bootstrap")
-    assert bt._Plan(checked, fn, opts_c, calibr._validation.prepare(P, Y)).kind == kind
+    assert bt._Plan(checked, fn, opts_c, calibr._input.prepare(P, Y)).kind == kind
     for b, idx in enumerate(_rows(8, N, 20)):
         assert _close(res.bootstrap_distribution[b], fn(P[idx], Y[idx], **opts)), b
 
@@ -220,7 +220,7 @@ def test_fast_jackknife_equals_the_metric_without_each_row(name, opts, multiclas
     kw = {"classes": range(4)} if multiclass else {}
     fn = _metric(name)
     checked, _, opts_c = bt._check_metric(name, opts, "bootstrap")
-    plan = bt._Plan(checked, fn, opts_c, calibr._validation.prepare(p, y, **kw))
+    plan = bt._Plan(checked, fn, opts_c, calibr._input.prepare(p, y, **kw))
     assert plan.kind in ("binned", "scalar")
     jack = plan.jackknife()
     for i in range(p.shape[0]):
@@ -236,7 +236,7 @@ def test_mce_jackknife_when_the_largest_gap_is_removed():
     y = np.array([0, 0, 1, 1])
     res = calibr.bootstrap(p, y, "mce", bins=2, n_resamples=5, rng=0, method="bca")
     assert res.estimate == pytest.approx(0.9)
-    plan = bt._Plan("mce", calibr.mce, {"bins": 2}, calibr._validation.prepare(p, y))
+    plan = bt._Plan("mce", calibr.mce, {"bins": 2}, calibr._input.prepare(p, y))
     jack = plan.jackknife()
     assert jack[0] == pytest.approx(abs(2 / 3 - 0.3))
     for i in range(1, 4):

@@ -206,7 +206,7 @@ def test_help_says_the_defaults_of_ece(capsys):
     """--bins, --type, --binning and --right default to ece()'s options, and the help
     says so from calibr._defaults (the parser imports no numerics to read ece()), so
     it follows them."""
-    from calibr._params import defaults
+    from calibr._input import defaults
 
     want = defaults(calibr.ece)
     code, out, _ = run(capsys, "report", "--help")
@@ -471,6 +471,82 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
 )
 def test_bad_input_exits_2_with_one_line(capsys, tmp_path, make_args, match):
     _bad(capsys, tmp_path, *make_args(tmp_path), match=match)
+
+
+@pytest.mark.parametrize("python, cli", [
+    # each argument of OPTIONS, by its backticked name
+    ("`y` must be 0/1", "--label must be 0/1"),
+    ("`classes` must be unique", "--classes must be unique"),
+    ("`na_rm` must be True or False", "--na-rm must be True or False"),
+    ("`weights` must be finite", "--weights must be finite"),
+    ("`rng` must be None", "--seed must be None"),
+    ("`metrics` must name calibr metrics ('ece') or be callables; got 3.",
+     "--metrics must name calibr metrics ('ece'); got 3."),
+    ("`tests` must name tests", "--test must name tests"),
+    ("`p_prefix` matched 'x', not a column.", "--prob-prefix matched 'x', not a column."),
+    ("`p` must lie in [0, 1]", "--prob must lie in [0, 1]"),
+    # name = value, and name=value hints
+    ('`method = "spiegelhalter"` is for binary outcomes only',
+     "--test spiegelhalter is for binary outcomes only"),
+    ("Pass na_rm=True to drop incomplete observations.",
+     "Pass --na-rm to drop incomplete observations."),
+    ("Pass classes=(negative, positive) to name other labels.",
+     "Pass --classes NEGATIVE,POSITIVE to name other labels."),
+    ("pass classes= to give the label of each column.",
+     "pass --classes to give the label of each column."),
+    ("pass classes=range(3) for 0-based labels, or classes=range(1, 4) for R's codes.",
+     "pass --classes 0,1,2 for 0-based labels, or --classes 1,2,3 for R's codes."),
+    # the phrases of Python objects
+    ("`y` must hold integer class codes in 1..3 for a 3-column `p`",
+     "--label must hold integer class codes in 1..3 for 3 probability columns"),
+    ("Labels are matched to the column names of the DataFrame `p`",
+     "Labels are matched to the names of the --prob columns"),
+    ("`y` must be 0/1 or boolean for a vector `p`",
+     "--label must be 0/1 or boolean for a single --prob column"),
+    ("The option 'rng' of test 'x' is set by summarise() (`rng`); pass it there instead.",
+     "The option 'rng' of test 'x' is set by the report (--seed); pass it there instead."),
+    # names that are not options everywhere stay, and so do look-alikes
+    ("`bins` must be a single positive integer", "`bins` must be a single positive integer"),
+    ("`p_a` and `p_b` must be predictions", "`p_a` and `p_b` must be predictions"),
+    ("did you mean `classes=`?", "did you mean `classes=`?"),
+    ("summarise(..., weights='column')", "summarise(..., weights='column')"),
+])
+def test_library_messages_in_the_words_of_the_command_line(python, cli):
+    """calibr.cli._errors._cli_words: one table from the arguments of the Python API
+    to the options that set them, applied to the names a message writes."""
+    from calibr.cli._errors import _cli_words
+
+    assert _cli_words(python) == cli
+
+
+def test_library_messages_with_the_callers_words():
+    """``p`` is the option that gave the probabilities; a caller that knows that a
+    message is about --bins (not a metric's ``bins``) or names other arguments
+    says so; a list of --prob columns is still given by --prob."""
+    from calibr.cli._errors import _cli_words
+
+    prefix = "--prob-prefix 'p_'"
+    assert _cli_words("`p` rows must sum to 1", prefix) == f"{prefix} rows must sum to 1"
+    assert _cli_words("list the probability columns with `p` instead.", prefix) == (
+        "list the probability columns with --prob instead.")
+    assert _cli_words("`bins` must be a single positive integer; got 0.", names={
+        "bins": "--bins"}) == "--bins must be a single positive integer; got 0."
+    assert _cli_words("`p_a` and `p_b`", names={"p_a": "A", "p_b": "B"}) == "A and B"
+
+
+def test_the_options_table_names_arguments_of_the_api():
+    """Each key of the table is a parameter of a public function of calibr (the
+    table follows the API's names, and a renamed parameter fails here)."""
+    import inspect
+
+    from calibr.cli._errors import OPTIONS
+
+    params = set()
+    for name in calibr.__all__:
+        obj = getattr(calibr, name)
+        if callable(obj) and not isinstance(obj, type):
+            params |= set(inspect.signature(obj).parameters)
+    assert set(OPTIONS) <= params, set(OPTIONS) - params
 
 
 def test_header_only_file_is_the_same_error_with_or_without_by(capsys, tmp_path):

@@ -9,9 +9,10 @@ own tests), each with a valid call, drives
 * the contract: hypothesis corrupts ONE argument of a valid call at a time
   (dtypes, shapes, containers, values, wrong option types and values). Only
   ``calibr.InputError`` or ``calibr.InputTypeError`` may escape, with a message
-  that names an argument; an input that is unusual but valid may succeed, and
-  then the result is a finite float, a DataFrame (or what the function returns
-  for valid input); and no input is changed, whatever happened;
+  that names an argument and a ``param`` that is the corrupted one; an input
+  that is unusual but valid may succeed, and then the result is a finite float,
+  a DataFrame (or what the function returns for valid input); and no input is
+  changed, whatever happened;
 * invariances: list, ndarray, Series, DataFrame and Categorical inputs, float32
   and float64 (the reference computed on the float32-rounded values, then
   exactly equal), C and F order, read-only and strided arrays give the same
@@ -501,7 +502,28 @@ def _call(entry: Entry, args: dict[str, Any]) -> Any:
     return entry.func(*positional, **kwargs)
 
 
-def _call_and_check(entry: Entry, args: dict[str, Any], what: str) -> None:
+#: Corrupting one argument may break a rule stated about another: ``classes``
+#: decides which labels ``y`` may hold, and the verbs take the probability
+#: columns by ``p`` or by ``p_prefix`` (giving both is one error of the two).
+_PARAM_OF_CORRUPTED = {"classes": {"classes", "y"}, "p": {"p", "p_prefix"},
+                       "p_prefix": {"p", "p_prefix"}}
+
+
+def _expected_params(entry: Entry, corrupted: str) -> set[str]:
+    """What ``err.param`` may be when ``corrupted`` was corrupted: that argument
+    (the column of ``data`` names its own argument: ``p_cat`` is one of the
+    columns of ``p_prefix``, read as ``p``), or for a data argument any other
+    data argument of the call (rules relate them: same lengths, ``successes`` in
+    [0, n], the same rows for ``p_a`` and ``p_b``)."""
+    if corrupted.startswith("data:"):
+        column = corrupted[len("data:"):]
+        return {"p" if column == "p_cat" else column}
+    if corrupted in entry.arrays:
+        return set(entry.arrays)
+    return _PARAM_OF_CORRUPTED.get(corrupted, {corrupted})
+
+
+def _call_and_check(entry: Entry, args: dict[str, Any], what: str, corrupted: str) -> None:
     befores = {k: _snapshot(v) for k, v in args.items()}
     try:
         out = _call(entry, args)
@@ -509,6 +531,9 @@ def _call_and_check(entry: Entry, args: dict[str, Any], what: str) -> None:
         msg = str(err)
         assert "`" in msg or "metric" in msg, f"{entry.name}, {what}: no argument named: {msg}"
         assert "\n" not in msg
+        # the error names the corrupted argument in `param`, not only in its words
+        assert err.param in _expected_params(entry, corrupted), (
+            f"{entry.name}, {what}: param={err.param!r}: {msg}")
     except Exception as err:  # noqa: BLE001 - the assertion is the point
         pytest.fail(f"{entry.name}, {what}: {type(err).__module__}.{type(err).__name__} "
                     f"escaped: {err}")
@@ -534,7 +559,7 @@ def test_corrupted_arrays_raise_calibr_errors_and_change_nothing(entry, data):
     name = data.draw(st.sampled_from(entry.arrays), label="argument")
     what, value = data.draw(array_corruptions(args[name]), label="corruption")
     args[name] = value
-    _call_and_check(entry, args, f"{name} <- {what}")
+    _call_and_check(entry, args, f"{name} <- {what}", name)
 
 
 @pytest.mark.parametrize("entry", [e for e in REGISTRY if _options(e)], ids=lambda e: e.name)
@@ -545,7 +570,7 @@ def test_corrupted_options_raise_calibr_errors_and_change_nothing(entry, data):
     name = data.draw(st.sampled_from(_options(entry)), label="argument")
     what, value = data.draw(option_corruptions(), label="corruption")
     args[name] = value
-    _call_and_check(entry, args, f"{name} <- {what}")
+    _call_and_check(entry, args, f"{name} <- {what}", name)
 
 
 @pytest.mark.parametrize("entry", [e for e in REGISTRY if e.frame_columns], ids=lambda e: e.name)
@@ -563,7 +588,7 @@ def test_corrupted_columns_of_data_raise_calibr_errors_and_change_nothing(entry,
     except Exception:  # noqa: BLE001 - pandas itself refuses this column: nothing to test
         return
     args["data"] = corrupted.groupby("g") if isinstance(data_arg, DataFrameGroupBy) else corrupted
-    _call_and_check(entry, args, f"data[{column!r}] <- {what}")
+    _call_and_check(entry, args, f"data[{column!r}] <- {what}", f"data:{column}")
 
 
 @pytest.mark.parametrize("entry", [e for e in REGISTRY if e.args()], ids=lambda e: e.name)

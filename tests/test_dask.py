@@ -245,6 +245,29 @@ def test_errors_name_the_argument_and_the_partition(client):
         calibr.ece(ddf["p"], ddf["y"], bins=2.5)  # options: checked at once, not lazily
 
 
+def test_a_partition_whose_weights_are_all_zero_adds_nothing(client):
+    """A partition whose kept weights are all 0 adds nothing to the merged sums (its
+    error says so by ``code="zero_total"``, not by its wording); any other weights
+    error of a partition stays an error; weights all 0 are refused on the merged
+    total."""
+    df = DF.copy()
+    df.loc[50:TIE - 1, "w"] = 0.0  # partition 4 of "adversarial"
+    ddf = partitioned(df, PARTITIONINGS["adversarial"])
+    for f in (calibr.ece, calibr.mce):
+        assert _close(f(ddf["p"], ddf["y"], weights=ddf["w"]).compute(),
+                      f(df["p"], df["y"], weights=df["w"]), False)
+    df.loc[50, "w"] = -1.0  # the same partition, with a negative weight
+    ddf = partitioned(df, PARTITIONINGS["adversarial"])
+    with pytest.raises(calibr.InputError, match=r"^`weights` must be nonnegative; 1 value does "
+                       r"not, the first at position 0 \(-1\.0\)\. \[Dask partition 4"):
+        calibr.ece(ddf["p"], ddf["y"], weights=ddf["w"]).compute()
+    ddf = partitioned(df.assign(w=0.0), PARTITIONINGS["adversarial"])
+    with pytest.raises(calibr.InputError, match=r"^`weights` must have a positive total; all "
+                       r"the weights of the rows kept are 0\.$") as caught:
+        calibr.mce(ddf["p"], ddf["y"], weights=ddf["w"]).compute()
+    assert (caught.value.param, caught.value.code) == ("weights", "zero_total")
+
+
 # --------------------------------------------------------------------------
 # summarise and calibration_table
 

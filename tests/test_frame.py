@@ -577,7 +577,7 @@ def test_split_sorts_the_canonical_arrays_by_group_with_codes_and_offsets():
     group of row i, and each slice is exactly the canonical arrays of the group's
     own rows (pandas' order of groups, the frame's order within a group)."""
     from calibr._groups import groups_of, resolve_columns, split
-    from calibr._validation import prepare
+    from calibr._input import prepare
 
     df = keyed_frame()
     df.loc[4, "p"] = np.nan
@@ -718,7 +718,7 @@ def test_errors_on_arguments():
     with pytest.raises(ValueError, match=r"`p_prefix` must match at least two columns .*'zz' "
                        r"matches 0\."):
         summarise(gb, y="y", p_prefix="zz")
-    with pytest.raises(ValueError, match=r"The label column 'p_y' also starts with p_prefix "
+    with pytest.raises(ValueError, match=r"The label column 'p_y' also starts with `p_prefix` "
                        r"'p_'; list the probability columns with `p` instead\."):
         summarise(multiclass_frame().rename(columns={"y": "p_y"}), y="p_y", p_prefix="p_")
     with pytest.raises(ValueError, match=r"`na_rm` must be True or False; got 'yes'\."):

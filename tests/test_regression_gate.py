@@ -703,7 +703,7 @@ def test_compare_level_and_resamples_bounds(tmp_path, capsys, monkeypatch):
     """--level must lie strictly between 0 and 1 (0, 1, NaN and -0.5 are refused with the
     message of --level, not the bootstrap's of ``confidence_level``); --n-resamples runs
     from 1 to MAX_RESAMPLES, both ends included."""
-    from calibr import _calibration_tests
+    from calibr import _input
 
     _two_files(tmp_path)
     files = (tmp_path / "base.csv", tmp_path / "cand.csv")
@@ -711,7 +711,7 @@ def test_compare_level_and_resamples_bounds(tmp_path, capsys, monkeypatch):
         assert _error(capsys, *files, "--level", level) == (
             f"--level must be a number strictly between 0 and 1; got {shown}.")
     assert _cli(capsys, *files, "--n-resamples", "1")[0] in (0, 1)
-    monkeypatch.setattr(_calibration_tests, "MAX_RESAMPLES", 5)
+    monkeypatch.setattr(_input, "MAX_RESAMPLES", 5)
     assert _error(capsys, *files, "--n-resamples", "6") == (
         "--n-resamples must be an integer from 1 to 5; got 6.")
     status, out, _ = _cli(capsys, *files, "--n-resamples", "5")

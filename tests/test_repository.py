@@ -12,7 +12,7 @@
 * Every pytest marker declared in ``pyproject.toml`` is used.
 * A default lives in one place: the signature that defines it (the bin options'
   in ``calibr/_defaults.py``, which the binned signatures read); code that needs
-  a function's default reads it from the signature (``calibr._params.defaults``)
+  a function's default reads it from the signature (``calibr._input.defaults``)
   instead of restating it.
 """
 
@@ -200,7 +200,7 @@ def test_no_default_is_restated_outside_its_signature():
     """Changing a default touches one line: the number of bins is
     ``calibr._defaults.BINS_DEFAULT``, and nothing in calibr restates it or another
     option's default (the bootstrap, the CLI, the Dask path and the tests' runners
-    read the signatures, ``calibr._params.defaults``)."""
+    read the signatures, ``calibr._input.defaults``)."""
     from calibr._defaults import BINS_DEFAULT
 
     options = _option_names()
@@ -208,7 +208,7 @@ def test_no_default_is_restated_outside_its_signature():
              for path in sorted((ROOT / "calibr").rglob("*.py"))
              for where in restated_defaults(path.read_text(encoding="utf-8"), options,
                                             BINS_DEFAULT)]
-    assert found == [], ("read the default from the signature (calibr._params.defaults) or "
+    assert found == [], ("read the default from the signature (calibr._input.defaults) or "
                          "calibr/_defaults.py instead:\n" + "\n".join(found))
 
 
@@ -233,7 +233,7 @@ def test_documented_defaults_are_the_signatures():
     default of its signature (the shared paragraphs of ``calibr/_docs.py`` format
     the bin options' from ``calibr/_defaults.py``), so that a changed default
     cannot leave its documentation behind."""
-    from calibr._params import defaults
+    from calibr._input import defaults
 
     wrong, seen, excused = [], set(), set()
     for fn in _public_functions():

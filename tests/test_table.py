@@ -538,9 +538,9 @@ def test_grouped_table_bounds_the_bins_of_the_classwise_form_only(monkeypatch):
     ``p`` only: with the bound made 20, 7 bins of 3 classes (21) are refused for the
     classwise form and taken for the confidence form, and 21 bins of a binary ``p`` are
     not bounded by it; summarise() checks the same bound."""
-    import calibr._validation as validation
+    import calibr._input.params as params
 
-    monkeypatch.setattr(validation, "MAX_BIN_CELLS", 20)
+    monkeypatch.setattr(params, "MAX_BIN_CELLS", 20)
     rng = np.random.default_rng(5)
     pm = rng.dirichlet(np.ones(3), size=12)
     df = pd.DataFrame({"g": np.repeat([1, 2], 6), "p_0": pm[:, 0], "p_1": pm[:, 1],

@@ -33,7 +33,7 @@ from hypothesis.extra import numpy as hnp
 
 import calibr.torchmetrics as ctm
 from calibr import InputError, InputTypeError
-from calibr._validation import MAX_BINS
+from calibr._input import MAX_BINS
 from calibr.torchmetrics import (
     BinaryCalibrationError,
     InputRuntimeError,

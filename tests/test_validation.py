@@ -1,9 +1,10 @@
-"""The input layer (calibr._validation): conversions, labels, and every error, pinned."""
+"""The input layer (calibr._input): conversions, labels, and every error, pinned."""
 
 from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,22 +12,20 @@ import pytest
 from conftest import require
 
 import calibr
-from calibr._params import (
+from calibr._input import (
     BANDWIDTH,
     BINS,
     LEVEL,
-    Integer,
-    Options,
-    check_options,
-    validate_params,
-)
-from calibr._validation import (
     InputError,
     InputTypeError,
+    Integer,
+    Options,
     check_bandwidth,
     check_bins,
     check_choice,
+    check_options,
     prepare,
+    validate_params,
 )
 
 P3 = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4]])
@@ -827,7 +826,7 @@ def test_bins_times_classes_is_bounded_before_any_allocation(monkeypatch):
 
 def test_the_bin_cell_bound_is_inclusive():
     """Exactly MAX_BIN_CELLS bins x classes are allowed; one bin more is refused."""
-    from calibr._validation import MAX_BIN_CELLS, check_bin_cells
+    from calibr._input import MAX_BIN_CELLS, check_bin_cells
 
     check_bin_cells(MAX_BIN_CELLS // 4, 4, True)  # 10,000,000 cells: allowed
     with pytest.raises(InputError, match=r"got bins = 2,500,001 with K = 4 classes"):
@@ -857,7 +856,7 @@ def test_row_sum_message_shows_the_distance_and_suggests_renormalising():
 
 
 def test_the_options_of_the_verbs_table_and_plots_are_declared_once():
-    """calibr._params.validate_params: each public function lists the rule of each
+    """calibr._input.validate_params: each public function lists the rule of each
     of its options, checked in this order before anything else runs."""
     from calibr.plot import reliability_diagram
     from calibr.table import wilson_interval
@@ -885,7 +884,7 @@ def test_the_options_of_the_verbs_table_and_plots_are_declared_once():
 
 
 def test_optional_and_string_rules():
-    from calibr._params import OPTIONAL_STRING, Integer, Optional, validate_params
+    from calibr._input import OPTIONAL_STRING, Integer, Optional, validate_params
 
     rule = Optional(Integer(1, what="a single positive integer"))
     assert rule(None, "ncols") is None and rule(np.int64(3), "ncols") == 3
@@ -1033,7 +1032,7 @@ def _direct_cases():
 
 
 def test_prepare_is_convert_then_finish_and_direct_offers_only_what_finish_returns():
-    from calibr._validation import convert, finish
+    from calibr._input import convert, finish
 
     direct, full = _direct_cases()
     for p, y, kw in direct + full:
@@ -1064,7 +1063,7 @@ def test_prepare_is_convert_then_finish_and_direct_offers_only_what_finish_retur
 def test_convert_raises_what_needs_no_pass_over_the_values():
     """Types, shapes, lengths and indexes are refused by convert() with prepare()'s
     messages; bad values pass convert() and are refused by finish()."""
-    from calibr._validation import convert, finish
+    from calibr._input import convert, finish
 
     with pytest.raises(InputError, match=r"^`p` and `y` must have the same length; got 3 and 2"):
         convert([0.1, 0.2, 0.3], [0, 1])
@@ -1076,3 +1075,247 @@ def test_convert_raises_what_needs_no_pass_over_the_values():
     with pytest.raises(InputError, match=r"^`p` must lie in \[0, 1\]; 1 value does not, the "
                        r"first at position 1 \(1\.5\)\.$"):
         finish(conv)
+
+
+# ----------------------------------------------------------------- the layer itself
+
+_INPUT_DIR = Path(calibr.__file__).parent / "_input"
+
+
+def _imported_modules(path):
+    """(level, module) of each import statement of a source file."""
+    import ast
+
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            yield from ((0, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            yield node.level, node.module or ""
+
+
+def test_the_input_layer_imports_only_the_kernels_numpy_pandas_and_the_stdlib():
+    """calibr._input sits below every other part of calibr: it imports its own
+    modules, calibr._kernels (the one-pass scans), numpy, pandas and the standard
+    library, never a metric, a verb or the command line."""
+    import sys
+
+    allowed = set(sys.stdlib_module_names) | {"numpy", "pandas"}
+    files = sorted(_INPUT_DIR.glob("*.py"))
+    assert len(files) >= 9
+    for path in files:
+        for level, module in _imported_modules(path):
+            if level == 1:
+                continue  # a module of the layer
+            if level == 2:
+                assert module.split(".")[0] == "_kernels", (path.name, module)
+                continue
+            assert level == 0 and module.split(".")[0] in allowed, (path.name, module)
+
+
+def test_the_input_layer_exports_each_modules_names_once():
+    """``calibr._input`` lists each public name of its modules (their ``__all__``)
+    and resolves it to that module's object; nothing else is exported."""
+    import importlib
+
+    import calibr._input as layer
+
+    seen = {}
+    for path in sorted(_INPUT_DIR.glob("*.py")):
+        if path.stem == "__init__":
+            continue
+        module = importlib.import_module(f"calibr._input.{path.stem}")
+        for name in module.__all__:
+            assert name not in seen, (name, seen.get(name), path.stem)
+            seen[name] = path.stem
+            assert getattr(layer, name) is getattr(module, name)
+    assert layer._SOURCES == seen
+    assert sorted(layer.__all__) == sorted(seen)
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        layer.nope  # noqa: B018
+
+
+# ----------------------------------------------------------------- the errors
+
+
+def _error_calls(path):
+    """(line, has param=) of each InputError(...) / InputTypeError(...) call in a file."""
+    import ast
+
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if name in ("InputError", "InputTypeError"):
+                yield node.lineno, any(k.arg == "param" for k in node.keywords)
+
+
+def test_every_error_calibr_raises_names_its_argument_in_param():
+    """Each InputError and InputTypeError made anywhere in calibr passes ``param=``
+    (the argument it is about, or an explicit None for an error of no argument),
+    so that code handling it reads the attribute, never the wording."""
+    root = Path(calibr.__file__).parent
+    calls = {f"{path.relative_to(root)}:{line}": ok
+             for path in sorted(root.rglob("*.py")) for line, ok in _error_calls(path)}
+    assert len(calls) > 200  # the scan sees calibr's raises
+    assert [where for where, ok in calls.items() if not ok] == []
+
+
+@pytest.mark.parametrize("call, param", [
+    (lambda: calibr.ece([0.2, 0.8], [0, 1], bins=0), "bins"),
+    (lambda: calibr.ece([0.2, 1.8], [0, 1]), "p"),
+    (lambda: calibr.ece([0.2, 0.8], [0, 2]), "y"),
+    (lambda: calibr.ece([0.2, 0.8], [0, 1, 1]), "y"),
+    (lambda: calibr.ece([0.2, 0.8], [0, 1], weights=[1, -1]), "weights"),
+    (lambda: calibr.ece([0.2, 0.8], [0, 1], na_rm="yes"), "na_rm"),
+    (lambda: calibr.ece(P3, ["a", "b", "c", "a"], classes=["a", "b", "b"]), "classes"),
+    (lambda: calibr.ece(pd.DataFrame(P3, columns=["a", "b", "c"]), ["a", "b", "c", "d"]), "y"),
+    (lambda: calibr.ece(iter([0.2]), [0]), "p"),
+    (lambda: calibr.skce([0.2, 0.8], [0, 1], bandwidth=-1), "bandwidth"),
+    (lambda: calibr.bootstrap([0.2, 0.8], [0, 1], rng=-1), "rng"),
+    (lambda: calibr.paired_bootstrap([0.2, 0.8], [0.1], [0, 1]), "p_b"),
+    (lambda: calibr.paired_bootstrap([0.2, 1.8], [0.1, 0.3], [0, 1]), "p_a"),
+    (lambda: calibr.summarise(pd.DataFrame({"p": [0.2], "y": [0]}), "p", "y", metrics="nope"),
+     "metrics"),
+    (lambda: calibr.summarise(pd.DataFrame({"p": [0.2], "y": [0]}), "p", "z"), "y"),
+])
+def test_errors_carry_the_argument_and_survive_pickling(call, param):
+    """``err.param`` is the argument the message is about; a pickled error keeps
+    its message, ``param`` and ``code`` (errors cross process boundaries: Dask's
+    workers, multiprocessing), and shows as calibr's public name."""
+    import pickle
+
+    with pytest.raises((InputError, InputTypeError)) as caught:
+        call()
+    err = caught.value
+    assert err.param == param, str(err)
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is type(err) and str(back) == str(err)
+    assert (back.param, back.code) == (err.param, err.code)
+    assert type(err).__module__ == "calibr" and getattr(calibr, type(err).__name__) is type(err)
+
+
+def test_zero_total_weights_have_a_code_and_reworded_errors_keep_it():
+    """The one rule a caller handles apart (the Dask backend: a partition whose kept
+    weights are all 0 adds nothing) has ``code="zero_total"``; a reworded error
+    (a group or partition named in its message) keeps type, param and code."""
+    from calibr._input import reworded
+
+    with pytest.raises(InputError, match=r"^`weights` must have a positive total") as caught:
+        calibr.ece([0.2, 0.8], [0, 1], weights=[0, 0])
+    assert (caught.value.param, caught.value.code) == ("weights", "zero_total")
+    again = reworded(caught.value, f"{caught.value} [group g='a']")
+    assert type(again) is InputError and (again.param, again.code) == ("weights", "zero_total")
+    assert str(again).endswith("[group g='a']")
+    renamed = reworded(InputTypeError("`p` must ...", param="p"), "`p_a` must ...", param="p_a")
+    assert type(renamed) is InputTypeError and renamed.param == "p_a"
+    with pytest.raises(InputError) as other:  # a negative weight: another rule
+        calibr.ece([0.2, 0.8], [0, 1], weights=[1, -1])
+    assert other.value.code is None
+    assert type(reworded(KeyError("k"), "m")) is KeyError  # other exceptions: their type
+
+    class Picky(TypeError):
+        def __init__(self, a, b):
+            super().__init__(a, b)
+
+    assert type(reworded(Picky(1, 2), "m")) is InputTypeError
+
+
+# ----------------------------------------------------------------- warnings
+
+_PM = np.random.default_rng(3).dirichlet(np.ones(4), 30)
+_YM = np.arange(30) % 4
+_ONE = pd.DataFrame({"p": [0.3], "y": [1]})
+_BLOCK = pd.DataFrame({"p": [0.0, 1.0, 0.0, 1.0, 0.0], "y": [0, 1, 0, 1, 1]})
+_SPIEGEL = pd.DataFrame({"p": [0.5, 0.5, 0.0], "y": [1, 0, 0]})
+_MULTI = pd.DataFrame(_PM, columns=[f"p_{k}" for k in range(4)]).assign(y=_YM)
+_SEPARATES = "`p` separates the outcomes"
+_BCA = "The BCa confidence interval cannot be calculated"
+_COST = r"The canonical SKCE costs O\(n\^2 K\) per replicate"
+_TEST_COST = r"calibration_test: the canonical SKCE test costs"
+_BLOCK_NAN = "the block statistic is 0/0"
+_SPIEGEL_NAN = "so Spiegelhalter's statistic is 0/0"
+
+#: Every warning calibr emits, by each public path that reaches it, as a one-line
+#: call (its line is where the warning must point).
+_WARNINGS = {
+    "val_prob variance 0": (lambda: calibr.val_prob([0.5, 0.5, 0.5], [0, 1, 1]), RuntimeWarning, "variance 0"),  # noqa: E501
+    "val_prob separation": (lambda: calibr.val_prob([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1]), RuntimeWarning, _SEPARATES),  # noqa: E501
+    "bootstrap BCa": (lambda: calibr.bootstrap([0.3], [1], n_resamples=5, rng=0, method="bca"), RuntimeWarning, _BCA),  # noqa: E501
+    "paired_bootstrap BCa": (lambda: calibr.paired_bootstrap([0.3], [0.4], [1], n_resamples=5, rng=0, method="bca"), RuntimeWarning, _BCA),  # noqa: E501
+    "summarise BCa": (lambda: calibr.summarise(_ONE, "p", "y", "ece", ci=0.9, ci_method="BCa", ci_resamples=5, rng=0), RuntimeWarning, _BCA),  # noqa: E501
+    "bootstrap cost": (lambda: calibr.bootstrap(_PM, _YM, "skce", n_resamples=3, rng=0, classes=range(4)), UserWarning, _COST),  # noqa: E501
+    "paired_bootstrap cost": (lambda: calibr.paired_bootstrap(_PM, _PM[::-1], _YM, "skce", n_resamples=3, rng=0, classes=range(4)), UserWarning, _COST),  # noqa: E501
+    "calibration_test cost": (lambda: calibr.calibration_test(_PM, _YM + 1, rng=1, n_resamples=10), UserWarning, _TEST_COST),  # noqa: E501
+    "summarise test cost": (lambda: calibr.summarise(_MULTI, y="y", p_prefix="p_", metrics="ece", tests="skce", rng=1, classes=range(4)), UserWarning, _TEST_COST),  # noqa: E501
+    "calibration_test block": (lambda: calibr.calibration_test(_BLOCK["p"], _BLOCK["y"], "skce_block"), RuntimeWarning, _BLOCK_NAN),  # noqa: E501
+    "summarise block": (lambda: calibr.summarise(_BLOCK, "p", "y", "ece", tests="skce_block"), RuntimeWarning, _BLOCK_NAN),  # noqa: E501
+    "calibration_test spiegelhalter": (lambda: calibr.calibration_test(_SPIEGEL["p"], _SPIEGEL["y"], "spiegelhalter"), RuntimeWarning, _SPIEGEL_NAN),  # noqa: E501
+    "summarise spiegelhalter": (lambda: calibr.summarise(_SPIEGEL, "p", "y", "ece", tests="spiegelhalter"), RuntimeWarning, _SPIEGEL_NAN),  # noqa: E501
+}
+
+
+@pytest.mark.parametrize("case", list(_WARNINGS), ids=list(_WARNINGS))
+def test_every_warning_points_at_the_callers_line(case, monkeypatch):
+    """calibr._input.warn names the first frame outside calibr: the line that
+    called the public function, whatever wrappers (validate_params), verbs
+    (summarise running a test or an interval) and helpers lie between."""
+    import calibr._bootstrap as bt
+    import calibr._calibration_tests as ct
+
+    monkeypatch.setattr(bt, "CANONICAL_WARN_COST", 1.0)
+    monkeypatch.setattr(ct, "CANONICAL_WARN_COST", 1e4)
+    call, category, match = _WARNINGS[case]
+    with pytest.warns(category, match=match) as caught:
+        call()
+    ours = [w for w in caught if re.search(match, str(w.message))]
+    assert ours and all(w.filename == __file__ for w in ours), [w.filename for w in ours]
+    assert {w.lineno for w in ours} == {call.__code__.co_firstlineno}
+
+
+def test_warn_names_the_first_frame_outside_calibr():
+    """A warning from calibr's own frames only would name a frame in calibr; one
+    frame of another file in between is the one named (a user's callable that a
+    verb calls, which then calls calibr)."""
+    from calibr._input import warn
+
+    with pytest.warns(UserWarning, match="^here$") as caught:
+        warn("here")
+    assert caught[0].filename == __file__
+    with pytest.warns(RuntimeWarning) as caught:
+        calibr.bootstrap([0.3], [1], lambda p, y: calibr.val_prob([0.5, 0.5, 0.5], [0, 1, 1])["Brier"], n_resamples=2, rng=0)  # noqa: E501
+    assert {w.filename for w in caught if "variance 0" in str(w.message)} == {__file__}
+
+
+# ----------------------------------------------------------------- lazy backends
+
+
+def test_lazy_values_go_to_the_backend_of_their_engine(monkeypatch):
+    """Each metric and verb asks calibr._input.lazy_backend for the backend of a lazy
+    value, found by the module of its type in one table: an engine added to the
+    table gets every function, and eager values (lists, numpy, pandas, None) none."""
+    import sys
+    import types
+
+    from calibr._input import backends as table
+    from calibr._input import lazy_backend
+
+    assert lazy_backend([0.2], np.array([0]), pd.Series([1]), pd.DataFrame(), None) is None
+
+    class Lazy:  # a value of a lazy engine "lazyengine"
+        pass
+
+    Lazy.__module__ = "lazyengine.frame"
+    called = []
+    engine = types.ModuleType("calibr_test_engine")
+    for name in ("ece", "mce", "skce", "mmce", "summarise", "calibration_table"):
+        setattr(engine, name, lambda *a, name=name, **k: called.append(name) or name)
+    monkeypatch.setitem(sys.modules, "calibr_test_engine", engine)
+    monkeypatch.setitem(table.BACKENDS, "lazyengine", "calibr_test_engine")
+    assert lazy_backend([0.2], Lazy()) is engine
+    assert calibr.ece(Lazy(), [0]) == "ece" and calibr.mce([0.2], Lazy()) == "mce"
+    assert calibr.skce([0.2], [0], weights=Lazy()) == "skce"
+    assert calibr.mmce(Lazy(), [0]) == "mmce"
+    assert calibr.summarise(Lazy(), "p", "y") == "summarise"
+    assert calibr.calibration_table("p", "y", data=Lazy()) == "calibration_table"
+    assert called == ["ece", "mce", "skce", "mmce", "summarise", "calibration_table"]
+    assert table.BACKENDS["dask"] == "calibr._dask"

@@ -14,7 +14,7 @@ tests check these kernels against are in ``tests/oracles/binned.py``.
 The same pass checks the values (the "checked" kernels): probabilities in
 [0, 1] (NaN is not), 0/1 labels or class codes in range, rows that sum to 1.
 Valid input, the common case, is thus read once; only when a check fails does
-the input layer (``calibr._validation``) look again, to build its message.
+the input layer (``calibr._input``) look again, to build its message.
 
 How the sums are accumulated (what a caller that must reproduce them bit for bit,
 such as the grouped kernels, has to follow):
@@ -347,7 +347,7 @@ def _classwise_chunk(p, codes, offset, tol, bins, nlanes, lo, hi):  # pragma: no
 #: Memory for the per-chunk copies of the per-bin sums that are alive at once.
 #: Each chunk keeps its own (K x) 3 x bins sums and scratch; with many bins and
 #: classes, fewer chunks run at a time (never fewer than one), so that the chunks
-#: of a large ``bins * K`` (bounded by calibr._validation.MAX_BIN_CELLS) do not
+#: of a large ``bins * K`` (bounded by calibr._input.MAX_BIN_CELLS) do not
 #: multiply its memory by the number of chunks.
 CHUNK_MEMORY = 1 << 28
 

@@ -1,4 +1,4 @@
-"""One-pass scans of the input layer (``calibr._validation``): count the values
+"""One-pass scans of the input layer (``calibr._input``): count the values
 that break a rule, so that valid input costs one vectorised pass and only bad
 input pays for building the message.
 

@@ -50,6 +50,7 @@ from collections.abc import Sequence
 from importlib import import_module
 from importlib.util import find_spec
 
+from .._input import InputError, InputTypeError
 from ._args import MCE_MIN_BIN_COUNT, RENORMALIZE_TOL, _build_parser, parse_metrics
 from ._compare import add_parser as _add_compare_parser
 from ._errors import (
@@ -109,10 +110,7 @@ def _input_message(err: BaseException, paths: set[str]) -> str | None:
         full = os.path.abspath(os.fsdecode(err.filename))
         if full in paths or os.path.dirname(full) in paths:  # a temporary output too
             return f"{os.fsdecode(err.filename)}: {err.strerror or _detail(err)}."
-    # calibr's input errors (from calibr._validation, imported by then if one was raised)
-    validation = sys.modules.get(f"{__name__.rpartition('.')[0]}._validation")
-    if validation is not None and isinstance(err, (validation.InputError,
-                                                   validation.InputTypeError)):
+    if isinstance(err, (InputError, InputTypeError)):  # calibr's input errors
         return _cli_words(str(err))
     if isinstance(err, MemoryError):  # e.g. a file too large for this machine
         detail = f" ({err})" if str(err) else ""

@@ -485,7 +485,7 @@ def parse_metrics(text: str) -> list[tuple[str, Metric]]:
     [('ece', Metric(func='ece', options={})), ('skce(estimator=ul, bandwidth=median)', \
 Metric(func='skce', options={'estimator': 'ul', 'bandwidth': 'median'}))]
     """
-    from .._validation import InputError, InputTypeError
+    from .._input import InputError, InputTypeError
     from ..frame import METRICS, metric
 
     out = []
@@ -530,7 +530,7 @@ def parse_tests(texts: list[str] | None) -> list[tuple[str, CalibrationTest]]:
 n_resamples=50)', CalibrationTest(method='consistency', options={'metric': 'mce', \
 'n_resamples': 50})), ('spiegelhalter', CalibrationTest(method='spiegelhalter', options={}))]
     """
-    from .._validation import InputError, InputTypeError
+    from .._input import InputError, InputTypeError
     from ..frame import TESTS, _test_options, test
 
     out: list[tuple[str, CalibrationTest]] = []

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .._groups import Columns, classes_from_names, resolve_columns
-from .._validation import ROUNDED_HINT, ROW_SUM_TOL, InputError, InputTypeError, prepare
+from .._input import ROUNDED_HINT, ROW_SUM_TOL, InputError, InputTypeError, prepare
 from ._args import RENORMALIZE_TOL, _sep
 from ._errors import CLIError, _cli_words
 from ._io import _Source
@@ -248,7 +248,7 @@ def _validate(frame: pd.DataFrame, cols: Columns, na_rm: bool, p_word: str,
                 weights=None if weights is None else frame[weights])
     except (InputError, InputTypeError) as err:
         msg = _cli_words(_data_rows(str(err), cols), p_word)
-        if "must sum to 1" in msg:
+        if err.code == "row_sums":
             # the library's own hint names Python's fix; the command's is an option
             msg = msg.replace(" " + ROUNDED_HINT, "")
             msg += (" If the probabilities were rounded (e.g. saved with 6 decimals), pass "

@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         ``calibr: error: ...`` on stderr (nothing is written to stdout);
         141 when stdout is a pipe closed early.
     """
-    from .._validation import InputError, InputTypeError
+    from .._input import InputError, InputTypeError
 
     try:
         return _run(args)
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
 def _options(args: argparse.Namespace) -> tuple[float, int, int]:
     import math
 
-    from .._calibration_tests import MAX_RESAMPLES
+    from .._input import MAX_RESAMPLES
 
     level = args.level
     if not (math.isfinite(level) and 0.0 < level < 1.0):
@@ -287,7 +287,7 @@ def _validate_side(frame: pd.DataFrame, p: list, y: Any, classes: Any, label: st
                    two_files: bool) -> None:
     """Check every row of one model's probabilities, naming the data row of its file."""
     from .._groups import resolve_columns
-    from .._validation import InputError, InputTypeError
+    from .._input import InputError, InputTypeError
     from ._columns import _check_row_sums, _validate
 
     word = "--prob" if two_files else ("--p-baseline" if "baseline" in label else
@@ -304,7 +304,7 @@ def _validate_side(frame: pd.DataFrame, p: list, y: Any, classes: Any, label: st
 def _run(args: argparse.Namespace) -> int:
     level, n_resamples, seed = _options(args)
     p_base, p_cand = _layout(args)
-    from .._validation import InputError, InputTypeError
+    from .._input import InputError, InputTypeError
     from ._args import _sep, parse_metrics
 
     metrics = parse_metrics(args.metrics)
@@ -402,9 +402,9 @@ def _run(args: argparse.Namespace) -> int:
                                        **spec.options)
             except (InputError, InputTypeError) as err:
                 group = ", ".join(f"{c}={v!r}" for c, v in zip(by, key, strict=True))
-                msg = str(err).replace("`p_a`", "the candidate's probabilities").replace(
-                    "`p_b`", "the baseline's probabilities")
-                raise CLIError(f"--metrics {name}: {_cli_words(msg)}"
+                msg = _cli_words(str(err), names={"p_a": "the candidate's probabilities",
+                                                  "p_b": "the baseline's probabilities"})
+                raise CLIError(f"--metrics {name}: {msg}"
                                + (f" [group {group}]" if group else "")) from None
             rows.append({**dict(zip(by, key, strict=True)), "metric": name, "n": res.n,
                          "baseline": res.estimate_b, "candidate": res.estimate_a,

@@ -87,7 +87,7 @@ def _tests_header(tests: list, seed: int, several: bool) -> list[str]:
     """The header lines of --test (``[(name, spec, n_resamples)]``): each test, how it
     was run, and the seed."""
     from .._calibration_tests import calibration_test
-    from .._params import defaults
+    from .._input import defaults
 
     metric = defaults(calibration_test)["metric"]  # of consistency resampling
     words = []

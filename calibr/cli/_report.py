@@ -15,8 +15,7 @@ from .._binned_metrics import ece, mce
 from .._calibration_tests import _BINARY_ONLY as BINARY_ONLY_TESTS
 from .._calibration_tests import calibration_test
 from .._groups import by_columns, subframes
-from .._params import BINS, defaults
-from .._validation import InputError
+from .._input import BINS, InputError, defaults
 from ..frame import summarise
 from ..table import TABLE_COLUMNS, calibration_table
 from ._args import (
@@ -31,7 +30,7 @@ from ._args import (
     parse_tests,
 )
 from ._columns import _check_key_names, _check_row_sums, _columns, _renormalize, _validate
-from ._errors import CLIError, _library
+from ._errors import CLIError, _cli_words, _library
 from ._io import (
     _check_destination,
     _commit,
@@ -87,7 +86,7 @@ def report(args) -> int:
         try:
             BINS(args.bins, "bins")
         except InputError as err:
-            raise CLIError(str(err).replace("`bins`", "--bins")) from None
+            raise CLIError(_cli_words(str(err), names={"bins": "--bins"})) from None
     if args.prob is not None and args.prob_prefix is not None:
         raise CLIError("give the probability columns by --prob or by --prob-prefix, not both.")
     _sep(args.sep)
@@ -345,15 +344,14 @@ def _check_ci(args) -> None:
     """--ci LEVEL, --ci-resamples B and what they cannot be combined with."""
     if args.ci is None:
         return
-    from .._calibration_tests import MAX_RESAMPLES
-    from .._params import LEVEL, Integer
+    from .._input import LEVEL, MAX_RESAMPLES, Integer
 
     try:
         LEVEL(args.ci, "ci")
         Integer(1, MAX_RESAMPLES)(args.ci_resamples, "ci_resamples")
     except InputError as err:
-        raise CLIError(str(err).replace("`ci_resamples`", "--ci-resamples")
-                       .replace("`ci`", "--ci")) from None
+        raise CLIError(_cli_words(str(err), names={"ci": "--ci",
+                                                   "ci_resamples": "--ci-resamples"})) from None
     if args.per_bin:
         raise CLIError("--ci adds columns to the report of the metrics; it does not apply "
                        "to --per-bin.")

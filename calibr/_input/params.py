@@ -12,7 +12,10 @@ the function. A rule is a callable ``rule(value, name) -> canonical value`` that
 raises :class:`calibr.InputError` or :class:`calibr.InputTypeError` with a
 message naming the parameter; the rules below are the ones calibr uses, and
 their messages are pinned in the tests. The data arguments (``p``, ``y``,
-``classes``) are not options: ``calibr._validation.prepare()`` checks them.
+``classes``, ``weights``) are not options: :func:`calibr._input.prepare` checks them.
+
+The bounds that several functions share live here too (``MAX_BINS``,
+``MAX_BIN_CELLS``, ``MAX_RESAMPLES``), next to the rules that read them.
 """
 
 from __future__ import annotations
@@ -21,22 +24,13 @@ import functools
 import inspect
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ._validation import (
-    MAX_BINS,
-    InputError,
-    InputTypeError,
-    _fmt,
-    _real_value,
-    check_bandwidth,
-    check_bins,
-    check_choice,
-    check_flag,
-)
+from .errors import InputError, InputTypeError
+from .messages import fmt
 
 __all__ = [
     "BANDWIDTH",
@@ -46,20 +40,195 @@ __all__ = [
     "FLAG",
     "Integer",
     "LEVEL",
+    "MAX_BINS",
+    "MAX_BIN_CELLS",
+    "MAX_RESAMPLES",
     "OPTIONAL_STRING",
     "Optional",
     "Options",
     "RIGHT",
+    "RNG",
     "Rule",
+    "check_bandwidth",
+    "check_bin_cells",
     "check_binning",
+    "check_bins",
+    "check_choice",
+    "check_flag",
     "check_options",
     "defaults",
+    "metric_value",
+    "real_value",
     "resolved_options",
     "validate_params",
 ]
 
 #: A rule: ``rule(value, name)`` returns the canonical value or raises.
 Rule = Callable[[Any, str], Any]
+
+
+# --------------------------------------------------------------------------
+# scalar checks (the rules below use them; a few functions call them directly)
+
+
+def real_value(value: Any) -> float | None:
+    """``value`` as a float if it is a real number (not a bool), else None.
+
+    Integers too large for a float become +-inf, so that a finiteness check
+    refuses them instead of ``float()`` raising OverflowError.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+    except (TypeError, ValueError):  # a Real subclass that cannot convert
+        return None
+
+
+def metric_value(value: Any, what: str = "`metric`", finite: bool = False,
+                 param: str = "metric") -> float:
+    """What a callable metric returned, as a float: a real number (a Python or
+    numpy integer or float, or a 0-d array of one; NaN and, unless ``finite``,
+    infinities are numbers too). None, booleans, complex numbers, strings and
+    arrays of any other shape are refused: ``float()`` would raise on some and
+    quietly read others (``"0.5"``, ``True``). ``what`` names the metric in the
+    message, ``param`` the argument that gave it.
+    """
+    number = real_value(value[()] if isinstance(value, np.ndarray) and value.ndim == 0
+                         else value)
+    if number is None:
+        raise InputError(
+            f"{what} must return a real number (a float, an int or a numpy scalar); it "
+            f"returned {fmt(value)} ({type(value).__name__}).",
+            param=param,
+        )
+    if finite and math.isinf(number):
+        raise InputError(
+            f"{what} must return a finite number or NaN here (quantiles of infinite "
+            f"values are undefined); it returned {fmt(value)}.",
+            param=param,
+        )
+    return number
+
+
+def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    """Return ``value`` if it is one of ``choices`` (R's ``match.arg``, without
+    partial matching), else raise.
+
+    Examples
+    --------
+    >>> check_choice("confidence", "type", ("classwise", "confidence"))
+    'confidence'
+    """
+    if isinstance(value, str) and value in choices:
+        return str(value)
+    options = ", ".join(repr(c) for c in choices)
+    raise InputError(f"`{name}` must be one of {options}; got {fmt(value)}.", param=name)
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """Return ``value`` as a bool if it is True or False (numpy booleans too)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputError(f"`{name}` must be True or False; got {fmt(value)}.", param=name)
+
+
+#: Upper bound for ``bins``: the kernels keep per-bin sums (per class and per
+#: thread), so a count in the billions would exhaust memory instead of failing
+#: clearly. R has no such bound; no equal-width binning needs more.
+MAX_BINS = 1_000_000
+
+#: Upper bound for ``bins`` times the number of classes with their own bins
+#: (K for ``type="classwise"``, 1 otherwise). The binned kernels keep three
+#: float64 sums per bin and class, so this caps them at 240 MB, and the few
+#: temporaries of that size that ece()/mce() and the table make, instead of
+#: letting ``bins=10**6`` with 1,000 classes ask for 24 GB. Checked before
+#: anything is allocated for the bins. R has no such bound.
+MAX_BIN_CELLS = 10_000_000
+
+
+def check_bins(bins: Any) -> int:
+    """Return ``bins`` as an int if it is a single positive integer (at most ``MAX_BINS``).
+
+    Integral floats (``10.0``) are accepted because R's ``bins = 10`` is a double;
+    booleans, fractions, arrays and strings are not.
+    """
+    ok = False
+    if isinstance(bins, numbers.Integral) and not isinstance(bins, (bool, np.bool_)):
+        ok = int(bins) >= 1
+    else:
+        b = real_value(bins)
+        ok = b is not None and math.isfinite(b) and b >= 1 and b == math.floor(b)
+    if not ok:
+        raise InputError(f"`bins` must be a single positive integer; got {fmt(bins)}.",
+                         param="bins")
+    value = int(bins)  # exact: an integer, or an integral finite float
+    if value > MAX_BINS:
+        raise InputError(
+            f"`bins` must be a single positive integer no larger than {MAX_BINS:,}; "
+            f"got {fmt(bins)}.",
+            param="bins"
+        )
+    return value
+
+
+def check_bin_cells(bins: int, k: int, classwise: bool) -> None:
+    """Raise unless ``bins`` times the classes with their own bins is at most
+    ``MAX_BIN_CELLS``; call it before any per-bin array is allocated.
+
+    Only the classwise form of a multiclass ``p`` keeps one set of bins per
+    class; the binary and confidence forms keep one set (bounded by ``MAX_BINS``).
+    """
+    if classwise and bins * k > MAX_BIN_CELLS:
+        raise InputError(
+            f"`bins` times the number of classes must be at most {MAX_BIN_CELLS:,} for "
+            f'type = "classwise" (one set of bins per class); got bins = {bins:,} with '
+            f"K = {k:,} classes ({bins * k:,} bins). Use fewer bins, or "
+            'type = "confidence".',
+            param="bins"
+        )
+
+
+def check_bandwidth(bandwidth: Any) -> float | str:
+    """Return a positive finite bandwidth as float, or the string ``"median"``."""
+    if isinstance(bandwidth, str):
+        if bandwidth == "median":
+            return "median"
+    else:
+        h = real_value(bandwidth)
+        if h is not None and math.isfinite(h) and h > 0:
+            return h
+    raise InputError(
+        f'`bandwidth` must be a positive finite number or "median"; got {fmt(bandwidth)}.',
+        param="bandwidth"
+    )
+
+
+#: At most this many resamples (bootstraps, consistency resampling): a p-value
+#: resolution of 1e-7 is past any use, and an accidental 10**12 would otherwise
+#: run for days instead of being refused.
+MAX_RESAMPLES = 10**7
+
+_RNG_EXPECTED = "None, a nonnegative integer seed or a numpy.random.Generator"
+
+
+def _rng(value: Any, name: str) -> Any:
+    """``rng``: None, an integer seed >= 0 or a ``numpy.random.Generator`` (used as
+    is, so its state advances, as in scipy)."""
+    if value is None or isinstance(value, np.random.Generator):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        if int(value) < 0:
+            raise InputError(f"`{name}` must be {_RNG_EXPECTED}; got {fmt(value)}.", param=name)
+        return int(value)
+    raise InputTypeError(f"`{name}` must be {_RNG_EXPECTED}; got {type(value).__name__}.",
+                         param=name)
+
+
+# --------------------------------------------------------------------------
+# rules
 
 
 class Options:
@@ -91,38 +260,40 @@ def _breaks(value: Any, name: str) -> np.ndarray:
     integer; got [10]; as breaks (R's cut(x, breaks = ...)) it must hold at least
     2 values; it has 1."
     """
-    head = (f"`{name}` must be a single positive integer; got {_fmt(value)}; as breaks "
+    head = (f"`{name}` must be a single positive integer; got {fmt(value)}; as breaks "
             "(R's cut(x, breaks = ...)) it must")
     arr = value if isinstance(value, np.ndarray) else np.asarray(
         value.to_numpy() if hasattr(value, "to_numpy") else list(value), dtype=object)
     if arr.ndim != 1:
-        raise InputError(f"{head} be a 1-d sequence of numbers; it has {arr.ndim} dimensions.")
+        raise InputError(f"{head} be a 1-d sequence of numbers; it has {arr.ndim} dimensions.",
+                         param=name)
     if arr.shape[0] > MAX_BINS + 1:
         raise InputError(f"{head} hold at most {MAX_BINS + 1:,} values (at most {MAX_BINS:,} "
-                         f"bins); it has {arr.shape[0]:,}.")
+                         f"bins); it has {arr.shape[0]:,}.", param=name)
     if arr.dtype.kind not in "iuf":
         for i, v in enumerate(arr.tolist()):
-            if _real_value(v) is None:
+            if real_value(v) is None:
                 raise InputTypeError(f"{head} be real numbers; the value at position {i} is "
-                                     f"{_fmt(v)}.")
-        arr = np.array([_real_value(v) for v in arr.tolist()], dtype=np.float64)
+                                     f"{fmt(v)}.", param=name)
+        arr = np.array([real_value(v) for v in arr.tolist()], dtype=np.float64)
     out = np.array(arr, dtype=np.float64)
     if out.shape[0] < 2:
-        raise InputError(f"{head} hold at least 2 values (one bin); it has {out.shape[0]}.")
+        raise InputError(f"{head} hold at least 2 values (one bin); it has {out.shape[0]}.",
+                         param=name)
     bad = ~np.isfinite(out)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise InputError(f"{head} be finite numbers; the value at position {i} is "
-                         f"{_fmt(out[i])}.")
+                         f"{fmt(out[i])}.", param=name)
     if out[0] != 0.0 or out[-1] != 1.0:
-        raise InputError(f"{head} start at 0 and end at 1; it runs from {_fmt(out[0])} to "
-                         f"{_fmt(out[-1])}.")
+        raise InputError(f"{head} start at 0 and end at 1; it runs from {fmt(out[0])} to "
+                         f"{fmt(out[-1])}.", param=name)
     down = np.flatnonzero(np.diff(out) <= 0)
     if down.shape[0]:
         i = int(down[0]) + 1
         raise InputError(f"{head} be strictly increasing (as R's cut() requires); the value "
-                         f"at position {i} ({_fmt(out[i])}) is not above the one before "
-                         f"({_fmt(out[i - 1])}).")
+                         f"at position {i} ({fmt(out[i])}) is not above the one before "
+                         f"({fmt(out[i - 1])}).", param=name)
     out.flags.writeable = False
     return out
 
@@ -138,7 +309,7 @@ def _bin_spec(value: Any, name: str) -> int | np.ndarray:
     if hasattr(value, "__iter__") and not isinstance(value, (str, bytes, np.ndarray)):
         raise InputTypeError(f"`{name}` must be a single positive integer or a sorted "
                              "sequence of breaks from 0 to 1 (a list, tuple or array); got a "
-                             f"{type(value).__name__}.")
+                             f"{type(value).__name__}.", param=name)
     return _bins(value, name)
 
 
@@ -152,7 +323,8 @@ def check_binning(bins: int | np.ndarray, binning: str) -> None:
         raise InputError(
             f"`binning` must be 'equal-width' (the default) when `bins` gives the breaks; "
             f"got {binning!r} with {bins.shape[0]} breaks. Pass a number of bins for "
-            "equal-mass bins."
+            "equal-mass bins.",
+            param="binning"
         )
 
 
@@ -168,10 +340,11 @@ def _bandwidth(value: Any, name: str) -> float | str:
 
 def _level(value: Any, name: str) -> float:
     """A real number strictly between 0 and 1 (a confidence level)."""
-    real = None if isinstance(value, (bool, np.bool_)) else _real_value(value)
+    real = None if isinstance(value, (bool, np.bool_)) else real_value(value)
     if real is not None and math.isfinite(real) and 0.0 < real < 1.0:
         return real
-    raise InputError(f"`{name}` must be a number strictly between 0 and 1; got {_fmt(value)}.")
+    raise InputError(f"`{name}` must be a number strictly between 0 and 1; got {fmt(value)}.",
+                     param=name)
 
 
 class Integer:
@@ -187,17 +360,17 @@ class Integer:
         if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
             ok = True
         elif self.integral_float and not isinstance(value, (bool, np.bool_)):
-            real = _real_value(value)
+            real = real_value(value)
             ok = real is not None and math.isfinite(real) and real == math.floor(real)
         what = self.what or (
             f"an integer of at least {self.low:,}" if self.high is None
             else f"an integer from {self.low:,} to {self.high:,}"
         )
         if not ok:
-            raise InputError(f"`{name}` must be {what}; got {_fmt(value)}.")
+            raise InputError(f"`{name}` must be {what}; got {fmt(value)}.", param=name)
         out = int(value)
         if out < self.low or (self.high is not None and out > self.high):
-            raise InputError(f"`{name}` must be {what}; got {_fmt(value)}.")
+            raise InputError(f"`{name}` must be {what}; got {fmt(value)}.", param=name)
         return out
 
     def __repr__(self) -> str:
@@ -220,7 +393,8 @@ class Optional:
 def _optional_string(value: Any, name: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    raise InputTypeError(f"`{name}` must be a string or None; got {type(value).__name__}.")
+    raise InputTypeError(f"`{name}` must be a string or None; got {type(value).__name__}.",
+                         param=name)
 
 
 #: ``bins``: a single positive integer (integral floats too, as R's ``10`` is a
@@ -241,6 +415,8 @@ BANDWIDTH: Rule = _bandwidth
 LEVEL: Rule = _level
 #: A string or None (a title, a label); anything else is a TypeError.
 OPTIONAL_STRING: Rule = _optional_string
+#: ``rng``: None, a nonnegative integer seed or a ``numpy.random.Generator``.
+RNG: Rule = _rng
 
 
 def check_options(rules: dict[str, Rule], values: dict[str, Any]) -> dict[str, Any]:
@@ -261,7 +437,7 @@ def defaults(func: Callable[..., Any]) -> dict[str, Any]:
 
     Examples
     --------
-    >>> from calibr._params import defaults
+    >>> from calibr._input import defaults
     >>> def f(p, y, bins=10, *, right=True):
     ...     pass
     >>> defaults(f)
@@ -288,7 +464,7 @@ def validate_params(**rules: Rule) -> Callable[[Callable[..., Any]], Callable[..
 
     Examples
     --------
-    >>> from calibr._params import BINS, validate_params
+    >>> from calibr._input import BINS, validate_params
     >>> @validate_params(bins=BINS)
     ... def nbins(bins=10):
     ...     return bins
@@ -297,7 +473,7 @@ def validate_params(**rules: Rule) -> Callable[[Callable[..., Any]], Callable[..
     >>> nbins(2.5)
     Traceback (most recent call last):
     ...
-    calibr._validation.InputError: `bins` must be a single positive integer; got 2.5.
+    calibr.InputError: `bins` must be a single positive integer; got 2.5.
     """
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
