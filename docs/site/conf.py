@@ -76,7 +76,8 @@ myst_heading_anchors = 3
 
 html_theme = "furo"
 html_title = f"calibr {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["calibr.css"]
 html_show_sourcelink = False
 html_copy_source = False
 html_last_updated_fmt = None
