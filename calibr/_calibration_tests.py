@@ -184,14 +184,13 @@ def calibration_test(
     ----------
     <calibr:p>
     <calibr:y>
-    method : {"skce", "skce_block", "consistency", "spiegelhalter", \
-"hosmer_lemeshow"}, default "skce"
+    method : {"skce", "skce_block", "consistency", "spiegelhalter", "hosmer_lemeshow"}
         ``"skce"``: the asymptotic SKCE test (bootstrap); ``"skce_block"``: the
         asymptotic block SKCE test with blocks of 2 (a z test, no resampling);
         ``"consistency"``: consistency resampling of a metric;
         ``"spiegelhalter"``: Spiegelhalter's z test (binary only);
         ``"hosmer_lemeshow"``: the Hosmer-Lemeshow test on deciles of risk
-        (binary only).
+        (binary only). The default is ``"skce"``.
     n_resamples : int, default 1000, keyword-only
         Bootstrap or consistency resamples (``"skce"``, ``"consistency"``), at
         most 10,000,000.

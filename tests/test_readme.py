@@ -46,6 +46,22 @@ def test_ci_runs_readme_commands_in_a_fresh_venv():
     assert "--system-site-packages" not in ci[venv]
 
 
+def test_ci_builds_the_documentation_as_readme_says():
+    """README's "Documentation" section builds the site with warnings as errors;
+    .ci/run runs that line exactly, after README's test command (which installs the
+    docs extra) and before the end."""
+    section = (ROOT / "README.md").read_text().split("\n## Documentation\n", 1)[1]
+    block = re.findall(r"```sh\n(.+?)\n```", section, re.S)[0].splitlines()
+    build = next(line for line in block if line.startswith("sphinx-build "))
+    assert build.split()[1:3] == ["-W", "--keep-going"]
+    ci = [line.strip().removesuffix(" || status=$?")
+          for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    _, run_tests = _first_commands()
+    assert build in ci, f".ci/run must run {build!r}"
+    assert ci.index(run_tests) < ci.index(build) < ci.index('exit "$status"')
+    assert f"{build} || status=$?" in (ROOT / ".ci" / "run").read_text()
+
+
 def test_main_job_runs_on_the_bundled_data():
     out = subprocess.run([sys.executable, "-m", "calibr.cli", "report"], capture_output=True,
                          text=True, check=True)
