@@ -121,6 +121,15 @@ def summarise_grouped():
 
 
 # --------------------------------------------------------------------------
+# the isotonic fit: binning="isotonic"
+
+
+@path
+def calibration_table_isotonic():
+    return _frame(calibr.calibration_table(*_multi(n=200, seed=42), binning="isotonic"))
+
+
+# --------------------------------------------------------------------------
 # skce / mmce: every form, estimator and bandwidth kind
 
 
