@@ -121,7 +121,15 @@ def summarise_grouped():
 
 
 # --------------------------------------------------------------------------
-# the isotonic fit: binning="isotonic"
+# the isotonic fit: decompose() and binning="isotonic"
+
+
+@path
+def decompose_isotonic():
+    p, y = _binary(n=300, seed=40)
+    d = calibr.decompose(np.round(p, 2), y, "log_loss", weights=np.arange(300) % 4)
+    m = calibr.decompose(*_multi(n=120, seed=41))
+    return (d.score, d.mcb, d.dsc, d.unc, m.mcb.tolist())
 
 
 @path
