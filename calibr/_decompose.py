@@ -138,7 +138,9 @@ def _divergence(f: np.ndarray, q: np.ndarray, scoring: str) -> np.ndarray:
 
 
 def _mean(values: np.ndarray, w: np.ndarray | None) -> float:
-    return float(np.mean(values) if w is None else np.dot(w, values) / np.sum(w))
+    """The (weighted) mean, by numpy's pairwise sums (``numpy.dot`` would call a
+    multithreaded BLAS, slower here and summed in another order)."""
+    return float(np.mean(values) if w is None else np.sum(w * values) / np.sum(w))
 
 
 def _mean_score(x: np.ndarray, c: np.ndarray, w: np.ndarray | None, scoring: str) -> float:
