@@ -5,6 +5,8 @@ with R's signatures, defaults and numbers, ``median_bandwidth()`` (the bandwidth
 that ``bandwidth="median"`` resolves to), ``val_prob()`` (the statistics of
 R's ``rms::val.prob``), ``calibration_test()`` (is a model miscalibrated at
 all? SKCE, consistency resampling, Spiegelhalter and Hosmer-Lemeshow tests),
+``decompose()`` (how much of a Brier score or log loss is miscalibration: the
+CORP decomposition),
 ``bootstrap()`` and ``paired_bootstrap()`` (confidence intervals of a metric, and
 of the difference between two models on the same rows),
 plus pandas verbs (``summarise()``, ``calibration_table()``).
@@ -31,12 +33,14 @@ _SOURCES = {
     "InputTypeError": "._input",
     "BootstrapResult": "._bootstrap",
     "CalibrationTestResult": "._calibration_tests",
+    "Decomposition": "._decompose",
     "Metric": ".frame",
     "PairedBootstrapResult": "._bootstrap",
     "bootstrap": "._bootstrap",
     "calibration_error": "._lp",
     "calibration_table": ".table",
     "calibration_test": "._calibration_tests",
+    "decompose": "._decompose",
     "ece": "._binned_metrics",
     "mce": "._binned_metrics",
     "median_bandwidth": "._kernel_metrics",
@@ -56,6 +60,7 @@ _SOURCES = {
 __all__ = [
     "BootstrapResult",
     "CalibrationTestResult",
+    "Decomposition",
     "InputError",
     "InputTypeError",
     "Metric",
@@ -67,6 +72,7 @@ __all__ = [
     "calibration_table",
     "calibration_test",
     "datasets",
+    "decompose",
     "ece",
     "mce",
     "median_bandwidth",
@@ -87,6 +93,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._binned_metrics import ece, mce
     from ._bootstrap import BootstrapResult, PairedBootstrapResult, bootstrap, paired_bootstrap
     from ._calibration_tests import CalibrationTestResult, calibration_test
+    from ._decompose import Decomposition, decompose
     from ._input import InputError, InputTypeError
     from ._kernel_metrics import median_bandwidth, mmce, skce
     from ._lp import calibration_error

@@ -11,8 +11,12 @@ other binned estimator):
   :attr:`~BinSpec.is_default` (R's bins, which the compiled kernels of
   ``calibr._kernels.binned`` serve), :attr:`~BinSpec.nbins` and
   :meth:`~BinSpec.edges`;
-* :func:`breaks` ``(x, bins, binning, right, weights=None) -> ndarray``: the
-  sorted breaks ``b_0 = 0 <= b_1 <= ... <= b_B = 1`` of one column of values;
+* :func:`breaks` ``(x, bins, binning, right, weights=None, hits=None) -> ndarray``:
+  the sorted breaks ``b_0 = 0 <= b_1 <= ... <= b_B = 1`` of one column of values
+  (isotonic bins read the outcomes ``hits`` too);
+* :func:`isotonic_blocks`: the blocks of the isotonic fit of outcomes on values
+  (PAV, ties pooled), the bins of ``binning="isotonic"`` and of
+  ``calibr.decompose``; :func:`isotonic_breaks` their breaks;
 * :func:`bin_index` ``(x, breaks, right) -> ndarray``: the 0-based bin of each
   value (int64, the shape of ``x``): THE bin rule of each closure. The compiled
   kernels' ``calibr._kernels.binned._bin_right_closed`` is the same rule for R's
@@ -36,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._defaults import BINNING_DEFAULT, RIGHT_DEFAULT
+from ._defaults import BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._input import (
     MAX_BIN_CELLS,
     ROW_SUM_TOL,
@@ -45,16 +49,19 @@ from ._input import (
     check_binning,
     convert,
     finish,
+    fmt,
     prepare,
 )
-from ._kernels import binned
+from ._kernels import binned, isotonic
+from ._kernels._jit import read_only
 from ._kernels.top_label import top_label
 
-__all__ = ["BINNINGS", "BinSpec", "bin_index", "bin_sums", "binned_stats", "breaks",
-           "column_breaks", "equal_mass_breaks", "stats", "validated_stats"]
+__all__ = ["BINNINGS", "BinSpec", "Blocks", "bin_index", "bin_sums", "binned_stats", "breaks",
+           "column_breaks", "equal_mass_breaks", "isotonic_blocks", "isotonic_breaks", "stats",
+           "validated_stats"]
 
 #: The choices of ``binning``, R's (equal-width) first.
-BINNINGS = ("equal-width", "equal-mass")
+BINNINGS = ("equal-width", "equal-mass", "isotonic")
 
 
 @dataclass(frozen=True)
@@ -68,8 +75,10 @@ class BinSpec:
     ----------
     bins : int or tuple of float
         A number of bins, or the breaks themselves (strictly increasing, 0 to 1).
-    binning : {"equal-width", "equal-mass"}
-        How a number of bins is placed (explicit breaks: always "equal-width").
+    binning : {"equal-width", "equal-mass", "isotonic"}
+        How a number of bins is placed (explicit breaks: always "equal-width");
+        ``"isotonic"``: the blocks of the isotonic fit, whatever ``bins`` (which
+        must be left at its default).
     right : bool
         Closed on the right (0 in the first bin) or on the left (1 in the last).
     """
@@ -81,7 +90,17 @@ class BinSpec:
     @classmethod
     def from_options(cls, bins: int | np.ndarray, binning: str, right: bool) -> BinSpec:
         """The spec of options that their rules have checked (``calibr._input.params``:
-        ``BIN_SPEC``, ``BINNING``, ``RIGHT``); refuses ``binning`` with breaks."""
+        ``BIN_SPEC``, ``BINNING``, ``RIGHT``); refuses ``binning`` with breaks, and
+        ``bins`` other than the default with ``binning="isotonic"`` (whose bins come
+        from the fit: a number of bins would be ignored)."""
+        if binning == "isotonic" and not (isinstance(bins, int) and bins == BINS_DEFAULT):
+            shown = (f"{bins.shape[0]} breaks" if isinstance(bins, np.ndarray)
+                     else f"bins = {fmt(bins)}")
+            raise InputError(
+                f"`bins` does not apply to binning = 'isotonic': its bins are the blocks of "
+                f"the isotonic fit, one per fitted value; got {shown}. Leave `bins` out.",
+                param="bins"
+            )
         check_binning(bins, binning)
         if not isinstance(bins, int):
             bins = tuple(np.asarray(bins, dtype=np.float64).tolist())  # exact doubles
@@ -101,7 +120,12 @@ class BinSpec:
     @property
     def nbins(self) -> int:
         """The number of bins; for equal-mass bins the most there can be (tied
-        values merge cut points: ``edges`` may give fewer)."""
+        values merge cut points: ``edges`` may give fewer). For isotonic bins 1:
+        their number comes from the data, at most one per row, so that their
+        per-bin sums never outgrow the data and the bound on bins times classes
+        (``check_bin_cells``) has nothing to bound."""
+        if self.binning == "isotonic":
+            return 1
         return self.bins if isinstance(self.bins, int) else len(self.bins) - 1
 
     @functools.cached_property
@@ -110,13 +134,13 @@ class BinSpec:
         out.flags.writeable = False
         return out
 
-    def edges(self, x: np.ndarray | None = None,
-              weights: np.ndarray | None = None) -> np.ndarray:
+    def edges(self, x: np.ndarray | None = None, weights: np.ndarray | None = None,
+              hits: np.ndarray | None = None) -> np.ndarray:
         """The breaks (:func:`breaks`); equal-mass bins need the values ``x`` (and
-        their frequency ``weights``, if any)."""
+        their frequency ``weights``, if any), isotonic bins the outcomes ``hits`` too."""
         if not isinstance(self.bins, int):
             return self._breaks
-        return breaks(x, self.bins, self.binning, self.right, weights)
+        return breaks(x, self.bins, self.binning, self.right, weights, hits)
 
 
 def _cut_points(xs: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -194,24 +218,28 @@ def equal_mass_breaks(x: np.ndarray, bins: int, right: bool = RIGHT_DEFAULT,
 
 
 def breaks(x: np.ndarray | None, bins: int | np.ndarray, binning: str = BINNING_DEFAULT,
-           right: bool = RIGHT_DEFAULT, weights: np.ndarray | None = None) -> np.ndarray:
+           right: bool = RIGHT_DEFAULT, weights: np.ndarray | None = None,
+           hits: np.ndarray | None = None) -> np.ndarray:
     """The breaks of one column of values ``x`` (1-d float64 in [0, 1]).
 
     Parameters
     ----------
     x : ndarray or None
-        The values to bin (only ``"equal-mass"`` reads them).
+        The values to bin (only ``"equal-mass"`` and ``"isotonic"`` read them).
     bins : int or ndarray
         A number of bins, or the breaks themselves (checked by
         ``calibr._input.BIN_SPEC``: float64, strictly increasing, 0 to 1),
         returned as they are.
-    binning : {"equal-width", "equal-mass"}
+    binning : {"equal-width", "equal-mass", "isotonic"}
         ``"equal-width"``: R's ``seq(0, 1, length.out = bins + 1)``
-        (``numpy.linspace``); ``"equal-mass"``: :func:`equal_mass_breaks`.
+        (``numpy.linspace``); ``"equal-mass"``: :func:`equal_mass_breaks`;
+        ``"isotonic"``: :func:`isotonic_breaks` (``bins`` is not read).
     right : bool
-        The closure (only ``"equal-mass"`` depends on it, see there).
+        The closure (``"equal-mass"`` and ``"isotonic"`` depend on it, see there).
     weights : ndarray, optional
-        Frequency weights (``"equal-mass"`` only).
+        Frequency weights (``"equal-mass"`` and ``"isotonic"`` only).
+    hits : ndarray, optional
+        The outcomes, 0/1 (``"isotonic"`` only, which needs them).
 
     Returns
     -------
@@ -222,7 +250,96 @@ def breaks(x: np.ndarray | None, bins: int | np.ndarray, binning: str = BINNING_
         return bins
     if binning == "equal-width":
         return binned.breaks(bins)
+    if binning == "isotonic":
+        return isotonic_breaks(x, hits, right, weights)
     return equal_mass_breaks(x, bins, right, weights)
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """The blocks of an isotonic fit (:func:`isotonic_blocks`), in increasing order
+    of their values and of their fitted values.
+
+    Attributes
+    ----------
+    weight, hits, conf : ndarray
+        Each block's total weight (its count without weights), sum of outcomes
+        and sum of values (weighted sums with weights).
+    lowest, highest : ndarray
+        The smallest and the largest value of each block (rows of weight 0 are
+        in no block).
+    """
+
+    weight: np.ndarray
+    hits: np.ndarray
+    conf: np.ndarray
+    lowest: np.ndarray
+    highest: np.ndarray
+
+    @property
+    def fitted(self) -> np.ndarray:
+        """The fitted value of each block, its mean outcome (strictly increasing)."""
+        return self.hits / self.weight
+
+
+def isotonic_blocks(x: np.ndarray, hits: np.ndarray,
+                    weights: np.ndarray | None = None) -> Blocks:
+    """The blocks of the isotonic (nondecreasing) least-squares fit of ``hits`` on
+    ``x``, ties pooled (``docs/definitions.md``, "Score decompositions").
+
+    One ``numpy.argsort`` of ``x`` (O(n log n)), then the pool-adjacent-violators
+    pass of ``calibr._kernels.isotonic.pav_blocks`` (O(n)). Tied values are one
+    group, so they share a block; rows of weight 0 are left out (they change no
+    block's sums, and a group of them alone has no mean). The fit is the same
+    for every strictly proper score, the Brier score and the log loss among
+    them (it is the isotonic regression of the outcomes, Barlow et al. 1972).
+
+    Parameters
+    ----------
+    x : ndarray
+        1-d float64 values (predictions).
+    hits : ndarray
+        The outcomes of the same rows, 0/1 (bool, integer or float64).
+    weights : ndarray, optional
+        Nonnegative frequency weights with a positive total.
+
+    Returns
+    -------
+    Blocks
+    """
+    x = np.asarray(x, dtype=np.float64)
+    c = np.asarray(hits)
+    w = np.empty(0)
+    if weights is not None:
+        w = np.asarray(weights, dtype=np.float64)
+        kept = w > 0
+        if not kept.all():
+            x, c, w = x[kept], c[kept], w[kept]
+    order = np.argsort(x)
+    x, c = x[order], c[order].astype(np.float64)  # gathered: the kernel reads in order
+    if w.shape[0]:
+        w = w[order]
+    _, weight, sums, conf, lowest, highest = isotonic.pav_blocks(
+        read_only(x), read_only(c), read_only(w))
+    return Blocks(weight, sums, conf, lowest, highest)
+
+
+def isotonic_breaks(x: np.ndarray, hits: np.ndarray, right: bool = RIGHT_DEFAULT,
+                    weights: np.ndarray | None = None) -> np.ndarray:
+    """The breaks whose bins are the blocks of :func:`isotonic_blocks`.
+
+    Right-closed: 0, the largest value of every block but the last, then 1 (bin b
+    is ``(highest[b - 1], highest[b]]``); left-closed: 0, the smallest value of
+    every block but the first, then 1 (bin b is ``[lowest[b], lowest[b + 1])``).
+    The breaks are values of ``x`` themselves, so that :func:`bin_index` puts
+    every row of a block in its bin exactly (a midpoint between two blocks could
+    round onto one of them). A first block of values all 0 (right-closed) or a
+    last of values all 1 (left-closed) is a zero-width bin ``[0, 0]`` or
+    ``[1, 1]``, as for equal-mass bins.
+    """
+    blocks = isotonic_blocks(x, hits, weights)
+    inner = blocks.highest[:-1] if right else blocks.lowest[1:]
+    return np.concatenate(([0.0], inner, [1.0]))
 
 
 def bin_index(x: np.ndarray, breaks: np.ndarray, right: bool = RIGHT_DEFAULT) -> np.ndarray:
@@ -272,7 +389,7 @@ def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool, spec
 
     Shapes as ``calibr._kernels.binned.bin_stats`` (``(K, B)`` for a classwise
     matrix), and the breaks ``(B + 1,)``, or ``(K, B + 1)`` for classwise
-    equal-mass bins (each column its own breaks; a column with fewer distinct
+    equal-mass and isotonic bins (each column its own breaks; a column with fewer distinct
     cut points is padded with empty bins at the end, whose breaks are NaN:
     :func:`column_breaks` drops them).
     """
@@ -282,7 +399,7 @@ def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool, spec
             x, c = p, y
         else:
             x, c = top_label(p, y)
-        edges = spec.edges(x, w)
+        edges = spec.edges(x, w, c)
         nb = edges.shape[0] - 1
         return (*bin_sums(bin_index(x, edges, right), x, c, w, nb), edges)
     n, k = p.shape
@@ -301,11 +418,11 @@ def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool, spec
                                minlength=k * nb)
             hit = np.bincount(cells[np.arange(n), y], weights=w, minlength=k * nb)
         return count.reshape(k, nb), conf.reshape(k, nb), hit.reshape(k, nb), edges
-    # classwise, equal-mass: each column its own breaks
+    # classwise, equal-mass or isotonic: each column its own breaks
     cols = []
     for col in range(k):
         x = np.ascontiguousarray(p[:, col])
-        edges = spec.edges(x, w)
+        edges = spec.edges(x, w, y == col)
         j = bin_index(x, edges, right)
         cols.append((*bin_sums(j, x, y == col, w, edges.shape[0] - 1), edges))
     nb = max(e.shape[0] - 1 for *_, e in cols)

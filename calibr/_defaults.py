@@ -4,7 +4,8 @@
 
 Each is R's (``docs/definitions.md``, "Binned metrics"): ``ece(p, y, bins = 10,
 type = c("classwise", "confidence"))`` with the breaks ``seq(0, 1, length.out =
-bins + 1)`` and ``cut(right = TRUE, include.lowest = TRUE)``. A signature reads
+bins + 1)`` and ``cut(right = TRUE, include.lowest = TRUE)``; except the bins of
+``decompose()``, the isotonic fit of the CORP decomposition. A signature reads
 its default from here (``bins: int = BINS_DEFAULT``); everything else reads it
 from the signature (``calibr._input.defaults``), or, where no signature can be
 reached without importing the numerics (the command line's ``--help``, the shared
@@ -13,7 +14,8 @@ docstring paragraphs), from here. This module imports nothing.
 
 from __future__ import annotations
 
-__all__ = ["BINNED_TYPE_DEFAULT", "BINNING_DEFAULT", "BINS_DEFAULT", "RIGHT_DEFAULT"]
+__all__ = ["BINNED_TYPE_DEFAULT", "BINNING_DEFAULT", "BINS_DEFAULT", "DECOMPOSE_BINNING_DEFAULT",
+           "RIGHT_DEFAULT"]
 
 #: The number of bins (R's ``bins = 10``).
 BINS_DEFAULT = 10
@@ -23,3 +25,6 @@ BINNING_DEFAULT = "equal-width"
 RIGHT_DEFAULT = True
 #: The multiclass form of the binned metrics (R's ``type = c("classwise", ...)``).
 BINNED_TYPE_DEFAULT = "classwise"
+#: The bins of ``decompose()``: the isotonic fit of the CORP decomposition (Dimitriadis,
+#: Gneiting & Jordan 2021), not R's bins (``docs/definitions.md``, "Score decompositions").
+DECOMPOSE_BINNING_DEFAULT = "isotonic"

@@ -44,13 +44,17 @@ bins : int or sequence of float, default {BINS_DEFAULT}
     themselves, as R's ``cut(x, breaks = ...)``: a sorted sequence from 0 to
     1, strictly increasing (``bins=[0, 0.5, 0.8, 1]``: three bins).""",
     "binning": f"""\
-binning : {{"equal-width", "equal-mass"}}, default "{BINNING_DEFAULT}", keyword-only
+binning : {{"equal-width", "equal-mass", "isotonic"}}, default "{BINNING_DEFAULT}", keyword-only
     How B bins are placed: R's equal-width bins
     (``seq(0, 1, length.out = B + 1)``), or equal-mass bins, B groups of
     nearly equal size by the values (in the classwise form, each column's
     own), the breaks at the midpoints between groups, as
-    uncertainty-calibration's ``get_equal_bins`` (``docs/definitions.md``,
-    "Binning options"). Only with a number of ``bins``.""",
+    uncertainty-calibration's ``get_equal_bins``; only with a number of
+    ``bins``. Or ``"isotonic"``: the blocks of the isotonic regression of the
+    outcomes on the values (PAV, ties pooled; each column's own), the bins of
+    the CORP reliability diagram (Dimitriadis et al. 2021), whose number
+    comes from the fit (leave ``bins`` at its default). ``docs/definitions.md``,
+    "Binning options".""",
     "right": f"""\
 right : bool, default {RIGHT_DEFAULT}, keyword-only
     Bins closed on the right, ``(a, b]`` with 0 in the first bin (R's

@@ -396,7 +396,7 @@ def calibration_table(
         (Bröcker & Smith 2007), the range of observed frequencies that a
         calibrated model with these predictions would show, as the columns
         ``consistency_lower`` and ``consistency_upper`` (see Notes). Not with
-        ``weights``.
+        ``weights``, nor with ``binning="isotonic"``.
     n_resamples : int, optional, keyword-only
         The consistency resamples (default 1000), from 1 to 10,000,000; only
         with ``consistency``.
@@ -493,6 +493,13 @@ def calibration_table(
     nb = spec.nbins
     z = _z(ci_level)
     band = _band_options(consistency, n_resamples, rng, weights)
+    if band is not None and spec.binning == "isotonic":
+        raise InputError(
+            "`consistency` cannot be combined with binning = 'isotonic': the band keeps the "
+            "table's bins fixed, and isotonic bins are chosen from the outcomes, so the band "
+            "would be too narrow (docs/definitions.md, \"Binning options\").",
+            param="consistency"
+        )
     if data is None:
         if p_prefix is not None:
             raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.",

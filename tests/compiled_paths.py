@@ -121,6 +121,23 @@ def summarise_grouped():
 
 
 # --------------------------------------------------------------------------
+# the isotonic fit: decompose() and binning="isotonic"
+
+
+@path
+def decompose_isotonic():
+    p, y = _binary(n=300, seed=40)
+    d = calibr.decompose(np.round(p, 2), y, "log_loss", weights=np.arange(300) % 4)
+    m = calibr.decompose(*_multi(n=120, seed=41))
+    return (d.score, d.mcb, d.dsc, d.unc, m.mcb.tolist())
+
+
+@path
+def calibration_table_isotonic():
+    return _frame(calibr.calibration_table(*_multi(n=200, seed=42), binning="isotonic"))
+
+
+# --------------------------------------------------------------------------
 # skce / mmce: every form, estimator and bandwidth kind
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import require
+from oracles.decompose import pav_oracle
 from tolerances import ORACLE_ATOL, ORACLE_RTOL
 
 import calibr
@@ -446,6 +447,125 @@ def test_consistency_band_uses_the_tables_bins():
 
 
 # --------------------------------------------------------------------------
+# isotonic bins: the blocks of the isotonic fit (the CORP reliability diagram)
+
+
+def _blocks_oracle(x, c, w=None):
+    """(values of each block, fitted value, total weight, weighted mean of x) by the
+    exact PAV of tests/oracles/decompose.py."""
+    groups, fitted = pav_oracle(x, c, w)
+    w = np.ones_like(x) if w is None else np.asarray(w, dtype=float)
+    out = []
+    for vals, f in zip(groups, fitted, strict=True):
+        m = np.isin(x, vals) & (w > 0)
+        out.append((vals, float(f), float(w[m].sum()), float(np.sum(w[m] * x[m]) / w[m].sum())))
+    return out
+
+
+@pytest.mark.parametrize("right", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_isotonic_table_rows_are_the_blocks_of_the_fit(right, weighted, seed):
+    rng = np.random.default_rng(seed)
+    n = (3, 40, 700, 5000)[seed]
+    p = np.round(rng.random(n), (1, 2, 2, 3)[seed])
+    y = (rng.random(n) < p**1.5).astype(np.int64)
+    w = rng.random(n) * 2 if weighted else None
+    if weighted:
+        w[::5] = 0.0
+        w[0] = 1.0
+    tab = calibr.calibration_table(p, y, binning="isotonic", right=right, weights=w)
+    want = _blocks_oracle(p, y, w)
+    assert len(tab) == len(want)
+    np.testing.assert_allclose(tab["observed_frequency"], [f for _, f, _, _ in want],
+                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(tab["n"], [t for _, _, t, _ in want], rtol=1e-12)
+    np.testing.assert_allclose(tab["mean_confidence"], [m for *_, m in want], rtol=1e-12)
+    assert np.all(np.diff(tab["observed_frequency"]) > 0)
+    # the breaks are values of the data: every row of a block is in its bin exactly
+    if right:
+        assert tab["upper"].tolist() == [v[-1] for v, *_ in want[:-1]] + [1.0]
+    else:
+        assert tab["lower"].tolist() == [0.0] + [v[0] for v, *_ in want[1:]]
+    assert tab["bin"].tolist() == list(range(1, len(want) + 1))
+    # ece() over the same bins is the table's weighted gap
+    assert close(table_ece(tab), calibr.ece(p, y, binning="isotonic", right=right, weights=w),
+                 n=n)
+    assert tab["gap"].max() == calibr.mce(p, y, binning="isotonic", right=right, weights=w)
+
+
+def test_isotonic_table_of_every_form():
+    p, y = sample(2000, 4, seed=13, ties=True)
+    codes = y + 1
+    tab = calibr.calibration_table(p, codes, binning="isotonic")
+    for k in range(4):
+        rows = tab[tab["class"] == k + 1]
+        want = _blocks_oracle(p[:, k], (y == k).astype(int))
+        np.testing.assert_allclose(rows["observed_frequency"], [f for _, f, _, _ in want],
+                                   rtol=1e-12, atol=1e-15)
+        assert rows["n"].sum() == p.shape[0]
+    top = calibr.calibration_table(p, codes, type="confidence", binning="isotonic")
+    x, c = p.max(axis=1), (p.argmax(axis=1) == y).astype(int)
+    want = _blocks_oracle(x, c)
+    np.testing.assert_allclose(top["observed_frequency"], [f for _, f, _, _ in want],
+                               rtol=1e-12, atol=1e-15)
+    for t in ("classwise", "confidence"):
+        kw = dict(type=t, binning="isotonic")
+        assert close(table_ece(calibr.calibration_table(p, codes, **kw)),
+                     calibr.ece(p, codes, **kw), n=p.shape[0])
+
+
+def test_isotonic_bins_at_the_ends_are_zero_width():
+    # a first block of zeros (right-closed) and a last block of ones (left-closed)
+    p = np.array([0.0, 0.0, 0.4, 0.6, 1.0, 1.0])
+    y = np.array([0, 0, 1, 0, 1, 1])
+    right = calibr.calibration_table(p, y, binning="isotonic")
+    assert right[["lower", "upper", "n"]].values.tolist() == [
+        [0.0, 0.0, 2], [0.0, 0.6, 2], [0.6, 1.0, 2]]
+    assert right["observed_frequency"].tolist() == [0.0, 0.5, 1.0]
+    left = calibr.calibration_table(p, y, binning="isotonic", right=False)
+    assert left[["lower", "upper", "n"]].values.tolist() == [
+        [0.0, 0.4, 2], [0.4, 1.0, 2], [1.0, 1.0, 2]]
+    assert _binning.isotonic_breaks(p, y, True).tolist() == [0.0, 0.0, 0.6, 1.0]
+
+
+def test_isotonic_bins_per_group_and_in_summarise():
+    rng = np.random.default_rng(14)
+    df = pd.DataFrame({"g": rng.integers(0, 3, 900), "p": np.round(rng.random(900), 2)})
+    df["y"] = (rng.random(900) < df["p"]).astype(int)
+    tab = calibr.calibration_table("p", "y", data=df.groupby("g"), binning="isotonic")
+    res = calibr.summarise(df.groupby("g"), "p", "y",
+                           e=calibr.metric("ece", binning="isotonic"))
+    for i, (gk, g) in enumerate(df.groupby("g")):
+        rows = tab[tab["g"] == gk].drop(columns="g").reset_index(drop=True)
+        pd.testing.assert_frame_equal(rows, calibr.calibration_table(g["p"], g["y"],
+                                                                     binning="isotonic"))
+        assert res["e"][i] == calibr.ece(g["p"], g["y"], binning="isotonic")
+
+
+def test_isotonic_bins_refuse_a_consistency_band():
+    with pytest.raises(calibr.InputError, match=(
+            r"^`consistency` cannot be combined with binning = 'isotonic': the band keeps the "
+            r"table's bins fixed, and isotonic bins are chosen from the outcomes, so the band "
+            r"would be too narrow \(docs/definitions\.md, \"Binning options\"\)\.$")) as err:
+        calibr.calibration_table([0.1, 0.5, 0.9], [0, 1, 1], binning="isotonic",
+                                 consistency=0.9)
+    assert err.value.param == "consistency"
+
+
+def test_reliability_diagram_draws_the_isotonic_bins():
+    require("matplotlib").use("Agg")
+    from calibr.plot import COUNTS_LABEL, reliability_diagram
+
+    p, y = sample(600, 1, seed=15)
+    tab = calibr.calibration_table(p, y, binning="isotonic")
+    fig = reliability_diagram(tab, show_ece=True)
+    counts = next(ax for ax in fig.axes if ax.get_label() == COUNTS_LABEL)
+    assert sorted(r.get_height() for r in counts.patches) == sorted(tab["n"].tolist())
+    assert fig.axes[0].get_title() == f"ECE = {calibr.ece(p, y, binning='isotonic'):.4g}"
+
+
+# --------------------------------------------------------------------------
 # errors, named and pinned
 
 
@@ -455,8 +575,8 @@ def _as_breaks(shown, rest):
 
 
 BAD = [
-    (dict(binning="equal_mass"), r"^`binning` must be one of 'equal-width', 'equal-mass'; "
-                                 r"got 'equal_mass'\.$"),
+    (dict(binning="equal_mass"), r"^`binning` must be one of 'equal-width', 'equal-mass', "
+                                 r"'isotonic'; got 'equal_mass'\.$"),
     (dict(binning="quantile"), r"^`binning` must be one of"),
     (dict(right="false"), r"^`right` must be True or False; got 'false'\.$"),
     (dict(right=1), r"^`right` must be True or False; got 1\.$"),
@@ -481,6 +601,11 @@ BAD = [
      r"^`binning` must be 'equal-width' \(the default\) when `bins` gives the breaks; got "
      r"'equal-mass' with 3 breaks\."),
     (dict(bins=2.5), r"^`bins` must be a single positive integer; got 2\.5\.$"),
+    (dict(bins=15, binning="isotonic"),
+     r"^`bins` does not apply to binning = 'isotonic': its bins are the blocks of the "
+     r"isotonic fit, one per fitted value; got bins = 15\. Leave `bins` out\.$"),
+    (dict(bins=[0, 0.5, 1], binning="isotonic"),
+     r"^`bins` does not apply to binning = 'isotonic': .*; got 3 breaks\. Leave `bins` out\.$"),
 ]
 BAD_TYPES = [
     (dict(bins=[0, "a", 1]), _as_breaks(r".*", r"be real numbers; the value at position 1 "

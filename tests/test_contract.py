@@ -214,6 +214,16 @@ REGISTRY: list[Entry] = [
     Entry("smece_curve", calibr.smece_curve,
           lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "points": 50}, arrays=("p", "y"),
           result="smooth_curve"),
+    Entry("decompose/binary", calibr.decompose,
+          lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy()}, arrays=("p", "y"),
+          result="decomposition"),
+    Entry("decompose/binary[log_loss,weights]", calibr.decompose,
+          lambda: {"p": np.clip(P_BIN, 0.01, 0.99), "y": Y_BIN.copy(), "score": "log_loss",
+                   "weights": np.arange(N, dtype=float) % 3},
+          arrays=("p", "y", "weights"), result="decomposition"),
+    Entry("decompose/multiclass[equal-mass]", calibr.decompose,
+          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "binning": "equal-mass", "bins": 4},
+          arrays=("p", "y"), result="decomposition"),
     Entry("reliability_diagram", calibr.reliability_diagram,
           lambda: {"table": calibr.calibration_table(P_MC, Y_MC, bins=4), "show_ece": True},
           result="figure"),
@@ -487,6 +497,13 @@ def _check_result(entry: Entry, out: Any) -> None:
         from matplotlib.figure import Figure
 
         assert isinstance(out, Figure) and out.axes, out
+    elif entry.result == "decomposition":  # decompose
+        assert isinstance(out, calibr.Decomposition), out
+        for name in ("score", "mcb", "dsc", "unc"):
+            value = getattr(out, name)
+            assert (type(value) is float if out.classes is None
+                    else value.dtype == np.float64), out
+            assert np.all(np.isfinite(value)), out
     elif entry.result == "smooth_curve":  # smece_curve
         assert isinstance(out, calibr.SmoothCurve)
         assert math.isfinite(out.smece) and out.bandwidth > 0, out

@@ -229,6 +229,7 @@ CALLS = {
     "mmce": "calibr.mmce(p, y, bandwidth=0.2)",
     "median_bandwidth": "calibr.median_bandwidth(p)",
     "calibration_table": "calibr.calibration_table(p, y)",
+    "decompose": "calibr.decompose(p, y)",
     "summarise": ("import pandas as pd\n"
                   "df = pd.DataFrame({'g': np.arange(300) % 3, 'p': p, 'y': y})\n"
                   "calibr.summarise(df.groupby('g'), 'p', 'y', "
@@ -366,6 +367,12 @@ _ONE_SIGNATURE_CALLS = {
         "calibr.summarise(df.groupby('g'), y='y', p_prefix='p_', "
         "skce=calibr.metric('skce', bandwidth='median'))"),
     "cli_report": CALLS["cli_report"],
+    "isotonic_every_form": (
+        "calibr.decompose(p, y, 'log_loss', weights=np.arange(300) % 3)\n"
+        "calibr.decompose(P, Y, binning='equal-mass')\n"
+        "calibr.decompose(P, Y)\n"
+        "calibr.calibration_table(P, Y, binning='isotonic', type='confidence')\n"
+        "calibr.ece(p, y, binning='isotonic', right=False)"),
 }
 
 

@@ -102,3 +102,13 @@ DASK_MERGED_RTOL = 1e-12
 #: order: to rounding, relative to a value that cancellation can make small
 #: (measured about 6e-15).
 DASK_SORTED_RTOL = 1e-11
+
+# decompose() (tests/test_decompose.py)
+
+#: calibr vs model_diagnostics.scoring.decompose (model-diagnostics 1.5.0): the same
+#: isotonic fit; the recalibrated score summed per block (n_b H(ybar_b)) instead of
+#: per row, the means in another order; values of order 1 (measured at most 3e-16).
+MODEL_DIAGNOSTICS_ATOL = 1e-12
+#: score = mcb - dsc + unc, and mcb, dsc >= 0, in floats: a handful of roundings of
+#: numbers no larger than the score (relative to max(1, score)).
+DECOMPOSE_IDENTITY_RTOL = 1e-14

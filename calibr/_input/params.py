@@ -403,8 +403,9 @@ BINS: Rule = _bins
 #: ``bins`` of the binned metrics: a number of bins (as BINS), or explicit breaks
 #: (R's ``cut(x, breaks = ...)``), a sequence from 0 to 1, strictly increasing.
 BIN_SPEC: Rule = _bin_spec
-#: ``binning``: R's equal-width bins (the default) or equal-mass bins.
-BINNING: Rule = Options("equal-width", "equal-mass")
+#: ``binning``: R's equal-width bins (the default), equal-mass bins, or the blocks
+#: of the isotonic fit of the outcomes (``docs/definitions.md``, "Binning options").
+BINNING: Rule = Options("equal-width", "equal-mass", "isotonic")
 #: ``right``: bins closed on the right (R's ``cut(right = TRUE)``, the default) or left.
 RIGHT: Rule = _right
 #: A boolean option (``na_rm``, ...): True or False, numpy booleans too.

@@ -11,6 +11,8 @@ The oracles of the kernels in ``calibr/_kernels/``:
 
 * :mod:`.binned` -- per-bin statistics of ``ece()``/``mce()``, in float64 and
   in exact fractions;
+* :mod:`.decompose` -- the isotonic fit (PAV in exact fractions), and the CORP
+  and Murphy decompositions of ``decompose()``, scored row by row;
 * :mod:`.skce` -- the SKCE estimators and the median bandwidth from the n x n
   distance matrix;
 * :mod:`.torchmetrics` -- torchmetrics' bins and per-bin sums, and the top label;
