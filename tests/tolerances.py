@@ -102,3 +102,21 @@ DASK_MERGED_RTOL = 1e-12
 #: order: to rounding, relative to a value that cancellation can make small
 #: (measured about 6e-15).
 DASK_SORTED_RTOL = 1e-11
+
+# multicalibration() (tests/test_multicalibration.py)
+
+#: Per-segment ECCE, sigma and their ratio vs mcgrad 0.1.5 at float64, and vs
+#: the oracle: the same sums in another order (calibr divides the range of the
+#: running sum by the segment's weight once, mcgrad divides every term before
+#: its cumulative sum; the oracle pools ties with numpy.unique). Measured at
+#: most 2e-15 relative on 5,000 rows.
+MULTICAL_RTOL = 1e-12
+#: p-values vs mcgrad: mcgrad computes 1 - F(x) from its series everywhere (an
+#: absolute error of a few ulps of 1; 2.2e-16 once x >= 8.27, where it stops),
+#: calibr the upper tail directly from x >= 1. Measured at most 2e-15.
+MULTICAL_PVALUE_ATOL = 1e-14
+#: calibr's tail of the range of Brownian motion vs the 40-digit oracle: from
+#: x >= 1 relative to the value (each erfc term is within an ulp or two and
+#: they alternate with little cancellation); below, 1 - F(x) is absolute.
+RANGE_SF_RTOL = 1e-13
+RANGE_SF_ATOL = 1e-15
