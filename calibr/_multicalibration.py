@@ -262,7 +262,10 @@ def _numerical(name: Hashable, x: np.ndarray, ps: np.ndarray, w: np.ndarray | No
     first closed on both sides); missing is one code more."""
     missing = np.isnan(x)
     present = x[~missing]
-    if _mk.distinct_upto(read_only(present), max_values) <= max_values:
+    # few values allowed: count them with an early stop; many: hash them
+    distinct = (_mk.distinct_upto(read_only(present), max_values) if max_values <= 64
+                else pd.unique(present).shape[0])
+    if distinct <= max_values:
         raw, uniques = pd.factorize(x, use_na_sentinel=True)
         codes, source = _ordered(raw.astype(np.int64, copy=False), uniques, ps)
         conditions = [(name, "is missing", None) if i < 0 else (name, "==", float(uniques[i]))
@@ -549,18 +552,12 @@ def multicalibration(
         codes[f] = feat.codes
     sizes = [len(feat.conditions) for feat in features]
 
-    combos = [()] + [combo for depth in range(1, max_depth + 1)
+    depths = range(1, min(max_depth, len(features)) + 1)
+    combos = [()] + [combo for depth in depths
                      for combo in itertools.combinations(range(len(features)), depth)]
-    calls = []
-    for combo in combos:
-        radix = [sizes[f] for f in combo]
-        strides = np.ones(len(combo), dtype=np.int64)
-        for j in range(len(combo) - 2, -1, -1):
-            strides[j] = strides[j + 1] * radix[j + 1]
-        calls.append((read_only(codes), read_only(np.array(combo, dtype=np.int64)),
-                      read_only(strides), math.prod(radix), read_only(a), read_only(b),
-                      read_only(c), read_only(last), maxblock))
-    results = list(run_chunks(_mk.segment_sums, calls))
+    sums = (read_only(a), read_only(b), read_only(c), read_only(last), maxblock)
+    calls = [(read_only(codes), combo, sizes, sums) for combo in combos]
+    results = list(run_chunks(_combination, calls))
 
     table = _segments_table(features, combos, sizes, results, min_samples, w is not None)
     sigma_ratio = table["ecce_sigma"].to_numpy()
@@ -596,6 +593,44 @@ def _relative(value: float, base: float) -> float:
     return 100.0 * value / base
 
 
+#: A combination of features with at most this many cells (or at most n) keeps
+#: its sums in one array indexed by the cells (mixed radix); beyond, its
+#: occupied cells are numbered first (at most n of them), so that many values
+#: per column at depth 3 never ask for memory per possible cell.
+DENSE_CELLS = 1 << 16
+
+
+def _combination(codes: np.ndarray, combo: tuple[int, ...], sizes: list[int],
+                 sums: tuple) -> tuple:
+    """The per-cell sums of one combination of features (``segment_sums``) and
+    the codes of each cell, ``(rows, total, variance, high, low, digits)``:
+    ``digits`` is None when the cells are the mixed-radix numbers of the codes,
+    else an array of the codes of each occupied cell, in mcgrad's order."""
+    n = codes.shape[1]
+    radix = [sizes[f] for f in combo]
+    ncells = math.prod(radix)
+    if ncells <= max(n, DENSE_CELLS) or len(combo) == 1:
+        strides = np.ones(len(combo), dtype=np.int64)
+        for j in range(len(combo) - 2, -1, -1):
+            strides[j] = strides[j + 1] * radix[j + 1]
+        return (*_mk.segment_sums(codes, read_only(np.array(combo, dtype=np.int64)),
+                                  read_only(strides), ncells, *sums), None)
+    # number the occupied cells, one column at a time (each step below n * size)
+    cell, digits = codes[combo[0]].astype(np.int64), None
+    for f in combo[1:]:
+        cell, keys = pd.factorize(cell * sizes[f] + codes[f], sort=False)
+        keys = keys.to_numpy() if isinstance(keys, pd.Index) else np.asarray(keys)
+        head = (keys // sizes[f])[:, None] if digits is None else digits[keys // sizes[f]]
+        digits = np.concatenate([head, (keys % sizes[f])[:, None]], axis=1)
+    order = np.lexsort(digits.T[::-1])  # mcgrad's order: the first column most significant
+    rank = np.empty(order.shape[0], dtype=np.int32)
+    rank[order] = np.arange(order.shape[0], dtype=np.int32)
+    occupied = np.ascontiguousarray(rank[cell][None, :])
+    out = _mk.segment_sums(read_only(occupied), read_only(np.zeros(1, dtype=np.int64)),
+                           read_only(np.ones(1, dtype=np.int64)), order.shape[0], *sums)
+    return (*out, digits[order])
+
+
 def _segments_table(features: list[_Feature], combos: list[tuple[int, ...]], sizes: list[int],
                     results: list[tuple], min_samples: int, weighted: bool) -> pd.DataFrame:
     """Every segment of at least ``min_samples`` (rows, or total weight), in
@@ -603,7 +638,7 @@ def _segments_table(features: list[_Feature], combos: list[tuple[int, ...]], siz
     conditions: list[tuple] = []
     depth: list[int] = []
     parts = {key: [] for key in ("rows", "total", "variance", "range")}
-    for combo, (rows, total, variance, high, low) in zip(combos, results, strict=True):
+    for combo, (rows, total, variance, high, low, table) in zip(combos, results, strict=True):
         kept = np.flatnonzero((total if weighted else rows) >= min_samples)
         parts["rows"].append(rows[kept])
         parts["total"].append(total[kept])
@@ -611,12 +646,16 @@ def _segments_table(features: list[_Feature], combos: list[tuple[int, ...]], siz
         parts["range"].append(high[kept] - low[kept])
         radix = [sizes[f] for f in combo]
         for cell in kept.tolist():
-            digits = []
-            for size in reversed(radix):
-                cell, digit = divmod(cell, size)
-                digits.append(digit)
+            if table is not None:
+                digits = table[cell].tolist()
+            else:
+                digits = []
+                for size in reversed(radix):
+                    cell, digit = divmod(cell, size)
+                    digits.append(digit)
+                digits.reverse()
             conditions.append(tuple(features[f].conditions[d]
-                                    for f, d in zip(combo, reversed(digits), strict=True)))
+                                    for f, d in zip(combo, digits, strict=True)))
             depth.append(len(combo))
     rows = np.concatenate(parts["rows"])
     total = np.concatenate(parts["total"])

@@ -654,3 +654,30 @@ def test_missing_p_without_na_rm_is_refused():
     df.loc[2, "p"] = np.nan
     with pytest.raises(calibr.InputError, match=r"^`p` must not contain missing values"):
         calibr.multicalibration(df, "p", "y", ["g"], min_samples=1)
+
+
+def test_many_values_per_column_number_only_the_occupied_cells(monkeypatch):
+    # 397 x 389 values at depth 2 and 3 would be 1.5e5 and 7.7e5 cells: only the
+    # occupied ones are numbered, with the oracle's numbers and, segment for
+    # segment, the order and bits of the cells indexed by their codes
+    df = _frame(n=400, seed=31, nan=False)
+    df["k1"] = np.arange(400) % 397
+    df["k2"] = (np.arange(400) * 7) % 389
+    cols = ["k1", "k2", "c0"]
+    res = calibr.multicalibration(df, "p", "y", cols, categorical=cols, max_values=400,
+                                  min_samples=1)
+    oracle = multicalibration_oracle(df, "p", "y", cols, categorical=tuple(cols),
+                                     max_values=400, min_samples=1)
+    _check_oracle(res, oracle)
+    monkeypatch.setattr(calibr._multicalibration, "DENSE_CELLS", 10**6)
+    dense = calibr.multicalibration(df, "p", "y", cols, categorical=cols, max_values=400,
+                                    min_samples=1)
+    pd.testing.assert_frame_equal(res.segments, dense.segments)
+
+
+def test_max_depth_beyond_the_columns_and_large_max_values_are_cheap():
+    df = _frame(n=300, seed=32)
+    res = calibr.multicalibration(df, "p", "y", ["c0", "x0"], max_depth=10**9,
+                                  max_values=10**12)
+    same = calibr.multicalibration(df, "p", "y", ["c0", "x0"], max_depth=2, max_values=10**12)
+    pd.testing.assert_frame_equal(res.segments, same.segments)

@@ -50,7 +50,7 @@ def first_positions(codes, m):  # pragma: no cover - compiled
 def distinct_upto(x, limit):  # pragma: no cover - compiled
     """The number of distinct non-NaN values of ``x`` (float64), counted up to
     ``limit + 1``: the scan stops once there are more than ``limit``."""
-    seen = np.empty(limit + 1)
+    seen = np.empty(min(limit, x.shape[0]) + 1)
     count = 0
     for i in range(x.shape[0]):
         v = x[i]
