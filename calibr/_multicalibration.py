@@ -8,7 +8,8 @@ which they first occur along increasing ``p``); every combination of up to
 ``max_depth`` features is then one pass over the sorted rows
 (:func:`calibr._kernels.multicalibration.segment_sums`) that gives all of the
 combination's segments at once, a segment being a cell of the combination's
-codes. The combinations run in threads.
+codes (a combination with very many possible cells numbers its occupied
+cells first). The combinations run in threads.
 """
 
 from __future__ import annotations
