@@ -46,6 +46,8 @@ _SOURCES = {
     "median_bandwidth": "._kernel_metrics",
     "metric": ".frame",
     "mmce": "._kernel_metrics",
+    "multicalibration": "._multicalibration",
+    "MulticalibrationResult": "._multicalibration",
     "paired_bootstrap": "._bootstrap",
     "reliability_diagram": ".plot",
     "skce": "._kernel_metrics",
@@ -64,6 +66,7 @@ __all__ = [
     "InputError",
     "InputTypeError",
     "Metric",
+    "MulticalibrationResult",
     "PairedBootstrapResult",
     "SmoothCurve",
     "__version__",
@@ -78,6 +81,7 @@ __all__ = [
     "median_bandwidth",
     "metric",
     "mmce",
+    "multicalibration",
     "paired_bootstrap",
     "reliability_diagram",
     "skce",
@@ -97,6 +101,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._input import InputError, InputTypeError
     from ._kernel_metrics import median_bandwidth, mmce, skce
     from ._lp import calibration_error
+    from ._multicalibration import MulticalibrationResult, multicalibration
     from ._smooth import SmoothCurve, smece, smece_curve
     from ._valprob import val_prob
     from .frame import Metric, metric, summarise, test

@@ -666,6 +666,21 @@ def val_prob_rms():
 
 
 
+@path
+def multicalibration_tied_and_weighted():
+    # both kernels of calibr/_kernels/multicalibration.py; tied p (the blocks of
+    # ties), weights, and the threads of several combinations of features
+    rng = np.random.default_rng(11)
+    n = 400
+    df = pd.DataFrame({"p": np.round(rng.random(n), 2), "g": rng.choice(list("abcd"), n),
+                       "x": rng.normal(size=n), "w": rng.integers(1, 4, n).astype(float)})
+    df["y"] = (rng.random(n) < df["p"]).astype(np.int64)
+    plain = calibr.multicalibration(df, "p", "y", ["g", "x"], min_samples=5)
+    weighted = calibr.multicalibration(df, "p", "y", ["g", "x"], weights="w")
+    return [repr((r.statistic, r.pvalue, r.mce, r.mde)) +
+            _frame(r.segments.drop(columns="conditions")) for r in (plain, weighted)]
+
+
 def _call(func: Callable[[], object]) -> str:
     try:
         value = func()

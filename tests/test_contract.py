@@ -79,6 +79,12 @@ def _binary_frame() -> pd.DataFrame:
     return pd.DataFrame({"g": np.tile(["a", "b"], N // 2), "p": P_BIN.copy(), "y": Y_BIN.copy()})
 
 
+def _segment_frame() -> pd.DataFrame:
+    df = _binary_frame()
+    df["x"] = np.round(_RNG.normal(size=N), 1)
+    return df
+
+
 def _multiclass_frame() -> pd.DataFrame:
     df = pd.DataFrame(P_MC.copy(), columns=[f"p_{c}" for c in LABELS])
     df["y"] = LABELS[Y_MC - 1]
@@ -109,6 +115,9 @@ class Entry:
     #: costs time (n_resamples = 10**6 is minutes); their bounds are tested beside
     #: the function (tests/test_calibration_tests.py, test_option_errors)
     costly_options: tuple[str, ...] = ()
+    #: the argument that names a column of ``frame_columns`` other than by its own
+    #: name (the segment columns of multicalibration: ``segments``)
+    column_params: dict[str, str] = field(default_factory=dict)
 
 
 def _metric_entries() -> list[Entry]:
@@ -162,6 +171,11 @@ REGISTRY: list[Entry] = [
           lambda: {"data": _multiclass_frame(), "y": "y", "p_prefix": "p_",
                    "metrics": [calibr.metric("mce", bins=3, type="confidence"), "mmce"]},
           frame_columns=("p_cat", "y"), result="frame"),
+    Entry("multicalibration", calibr.multicalibration,
+          lambda: {"data": _segment_frame(), "p": "p", "y": "y", "segments": ["g", "x"],
+                   "min_samples": 2},
+          frame_columns=("p", "y", "g", "x"), result="multicalibration",
+          column_params={"g": "segments", "x": "segments"}),
     Entry("median_bandwidth/binary", calibr.median_bandwidth,
           lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy()}, arrays=("p", "y"), result="bandwidth"),
     Entry("median_bandwidth/multiclass", calibr.median_bandwidth,
@@ -504,6 +518,10 @@ def _check_result(entry: Entry, out: Any) -> None:
             assert (type(value) is float if out.classes is None
                     else value.dtype == np.float64), out
             assert np.all(np.isfinite(value)), out
+    elif entry.result == "multicalibration":
+        assert isinstance(out, calibr.MulticalibrationResult)
+        assert out.statistic >= 0 and 0.0 <= out.pvalue <= 1.0, out
+        assert isinstance(out.segments, pd.DataFrame) and out.n_segments == len(out.segments)
     elif entry.result == "smooth_curve":  # smece_curve
         assert isinstance(out, calibr.SmoothCurve)
         assert math.isfinite(out.smece) and out.bandwidth > 0, out
@@ -534,7 +552,7 @@ def _expected_params(entry: Entry, corrupted: str) -> set[str]:
     [0, n], the same rows for ``p_a`` and ``p_b``)."""
     if corrupted.startswith("data:"):
         column = corrupted[len("data:"):]
-        return {"p" if column == "p_cat" else column}
+        return {entry.column_params.get(column, "p" if column == "p_cat" else column)}
     if corrupted in entry.arrays:
         return set(entry.arrays)
     return _PARAM_OF_CORRUPTED.get(corrupted, {corrupted})

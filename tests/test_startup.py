@@ -235,6 +235,9 @@ CALLS = {
                   "calibr.summarise(df.groupby('g'), 'p', 'y', "
                   "metrics=['ece', 'mce', 'skce', 'mmce'])"),
     "val_prob": "calibr.val_prob(p, y)",
+    "multicalibration": ("import pandas as pd\n"
+                         "df = pd.DataFrame({'g': np.arange(300) % 3, 'p': p, 'y': y})\n"
+                         "calibr.multicalibration(df, 'p', 'y', ['g'])"),
     # the input scans run compiled from scans.NUMPY_MAX_N values on (numpy below)
     "input_scans": ("from calibr._kernels.scans import NUMPY_MAX_N\n"
                     "calibr.mmce(np.resize(p, NUMPY_MAX_N), np.resize(y, NUMPY_MAX_N), "

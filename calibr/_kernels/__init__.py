@@ -6,6 +6,8 @@
   bandwidth of scalars), ``canonical`` (tiles of the canonical form) and
   ``vexp`` (a vectorisable exp);
 * ``top_label`` -- the one top-label rule (first maximal column);
+* ``multicalibration`` -- one pass over the rows sorted by ``p`` per
+  combination of segment features, and the tail of the range of Brownian motion;
 * ``scans`` -- the input layer's one-pass checks;
 * ``rms`` -- the arithmetic of rms's Fortran ``lrm.fit`` for
   ``val_prob(method="rms")``;

@@ -16,6 +16,9 @@ The oracles of the kernels in ``calibr/_kernels/``:
 * :mod:`.skce` -- the SKCE estimators and the median bandwidth from the n x n
   distance matrix;
 * :mod:`.torchmetrics` -- torchmetrics' bins and per-bin sums, and the top label;
+* :mod:`.multicalibration` -- ``multicalibration()``'s segments (pandas'
+  ``value_counts``, ``quantile`` and ``cut``), each segment's ECCE from its own
+  rows, and the tail of the range of Brownian motion in 40 digits;
 * :mod:`.valprob_oracle` -- ``rms::val.prob``'s statistics and its Fortran
   logistic fit, transcribed from R's source (``docs/val_prob.md``).
 """
