@@ -46,7 +46,7 @@ from ._kernels import bootstrap as kb
 from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.top_label import top_label
 from ._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
-from ._registry import METRICS
+from ._registry import DEFAULT_METRIC, METRICS
 
 __all__ = [
     "BootstrapResult",
@@ -504,7 +504,7 @@ def _method(method: str) -> str:
 def bootstrap(
     p: Any,
     y: Any,
-    metric: str | Callable[..., float] = "ece",
+    metric: str | Callable[..., float] = DEFAULT_METRIC,
     *,
     n_resamples: int = 9999,
     confidence_level: float = 0.95,
@@ -664,7 +664,7 @@ def paired_bootstrap(
     p_a: Any,
     p_b: Any,
     y: Any,
-    metric: str | Callable[..., float] = "ece",
+    metric: str | Callable[..., float] = DEFAULT_METRIC,
     *,
     n_resamples: int = 9999,
     confidence_level: float = 0.95,

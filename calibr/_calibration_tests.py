@@ -47,7 +47,7 @@ from ._kernels.weighted_sums import (
     sorted_scalars,
     weighted_row_sums,
 )
-from ._registry import METRICS
+from ._registry import DEFAULT_METRIC, METRICS
 from ._valprob import _spiegelhalter
 
 __all__ = ["CalibrationTestResult", "calibration_test"]
@@ -173,7 +173,7 @@ def calibration_test(
     rng: int | np.random.Generator | None = None,
     bandwidth: float | str = 0.2,
     type: str | None = None,
-    metric: str = "ece",
+    metric: str = DEFAULT_METRIC,
     bins: int = BINS_DEFAULT,
     estimator: str = "uq",
     groups: int = 10,

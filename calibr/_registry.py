@@ -85,6 +85,7 @@ from typing import Any
 __all__ = [
     "BIN_SUMS",
     "DATA_ARGS",
+    "DEFAULT_METRIC",
     "DEFAULT_METRICS",
     "GATHERED",
     "GLOBAL_SORT",
@@ -124,6 +125,10 @@ DASK_PATHS = {BIN_SUMS: (MERGED_SUMS, GATHERED), PAIR_SUMS: (GLOBAL_SORT, GATHER
 
 #: The arguments of a metric that belong to the data, not to its options.
 DATA_ARGS = ("p", "y", "classes", "na_rm", "weights")
+
+#: The metric of ``bootstrap()``, ``paired_bootstrap()``, consistency resampling
+#: and ``calibr compare`` when none is named (their signatures read it here).
+DEFAULT_METRIC = "ece"
 
 #: The metrics of ``summarise()`` (and of its fixture, and of ``calibr report``)
 #: when none are named.

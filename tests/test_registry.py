@@ -265,3 +265,47 @@ def test_an_unknown_name_is_refused_everywhere():
         calibr.bootstrap(df["p"], df["y"], "brier")
     with pytest.raises(calibr.InputError, match=r"^`metric` must be one of 'ece'"):
         calibr.calibration_test(df["p"], df["y"], "consistency", metric="brier")
+
+
+# --------------------------------------------------------------------------
+# the command line and the Dask backend
+
+
+def test_the_command_line_takes_every_metric(tmp_path, capsys):
+    import io
+
+    from calibr.cli import main
+
+    df = _binary()
+    path = tmp_path / "preds.csv"
+    df.to_csv(path, index=False)
+    spec = ",".join(f"{n}" for n in NAMES) + ",calibration_error(norm=l1),smece(bandwidth=0.1)"
+    code = main(["report", str(path), "-g", "g", "-m", spec, "-f", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    want = calibr.summarise(df.groupby("g"), "p", "y", metrics=[
+        *NAMES, calibr.metric("calibration_error", norm="l1"),
+        calibr.metric("smece", bandwidth=0.1)])
+    for name in NAMES:
+        assert got[name].tolist() == want[name].tolist()
+    assert got["calibration_error(norm=l1)"].tolist() == want[
+        "calibration_error(norm='l1')"].tolist()
+    assert got["smece(bandwidth=0.1)"].tolist() == want["smece(bandwidth=0.1)"].tolist()
+
+
+def test_the_dask_backend_takes_every_metric():
+    from conftest import require
+    from tolerances import DASK_MERGED_RTOL
+
+    dask = require("dask")
+    dd = require("dask.dataframe")
+    df = _binary(n=150)
+    ddf = dd.from_pandas(df, npartitions=3)
+    with dask.config.set(scheduler="synchronous"):
+        for data, eager in ((ddf.groupby("g"), df.groupby("g")), (ddf, df)):
+            got = calibr.summarise(data, "p", "y", metrics=NAMES).compute()
+            want = calibr.summarise(eager, "p", "y", metrics=NAMES)
+            for name in NAMES:  # merged per-bin sums to rounding, the rest bit for bit
+                rtol = DASK_MERGED_RTOL if METRICS[name].dask == _registry.MERGED_SUMS else 0
+                np.testing.assert_allclose(got[name], want[name], rtol=rtol, atol=0)
