@@ -309,3 +309,33 @@ def test_the_dask_backend_takes_every_metric():
             for name in NAMES:  # merged per-bin sums to rounding, the rest bit for bit
                 rtol = DASK_MERGED_RTOL if METRICS[name].dask == _registry.MERGED_SUMS else 0
                 np.testing.assert_allclose(got[name], want[name], rtol=rtol, atol=0)
+
+
+# --------------------------------------------------------------------------
+# the docs
+
+
+def _cell(value) -> str:
+    if value in (None, ()):
+        return "-"
+    return ", ".join(value) if isinstance(value, tuple) else str(value)
+
+
+def registry_table() -> list[str]:
+    """The registry as the rows of the table of ``docs/definitions.md``."""
+    rows = ["| metric | kind | options | weights | statistics | bootstrap | grouped | Dask "
+            "| consistency |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for i in METRICS.values():
+        stats = "-" if i.stats is None else f"{i.stats} ({i.reduction})"
+        rows.append(f"| `{i.name}` | {i.kind} | {_cell(i.options)} | "
+                    f"{'yes' if i.weights else 'no'} | {stats} | {i.bootstrap} | "
+                    f"{_cell(i.grouped)} | {i.dask} | {_cell(i.consistency)} |")
+    return rows
+
+
+def test_the_docs_table_is_the_registry():
+    text = (ROOT / "docs" / "definitions.md").read_text(encoding="utf-8")
+    start = text.index("<!-- the registry table: tests/test_registry.py -->\n")
+    end = text.index("<!-- end of the registry table -->")
+    got = text[start:end].splitlines()[1:]
+    assert got == registry_table()
