@@ -108,6 +108,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/_input/backends.py": ["tests/test_validation.py", "tests/test_dask.py"],
     "calibr/cli/_engine.py": ["tests/test_cli.py", "tests/test_dask.py"],
     "calibr/datasets/__init__.py": ["tests/test_datasets.py"],
+    "calibr/_registry.py": ["tests/test_registry.py", "tests/test_frame.py"],
 }
 
 #: Modules with nothing to mutate, each with the reason (tests/test_repository.py checks
