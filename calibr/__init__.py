@@ -92,6 +92,16 @@ __all__ = [
     "val_prob",
 ]
 
+# every metric of the registry is public, from its entry alone (a metric added there
+# needs no line here; the registry imports only the standard library)
+from . import _registry as _registry  # noqa: E402
+
+for _info in _registry.METRICS.values():
+    _SOURCES.setdefault(_info.name, _info.module.removeprefix(__name__))
+    if _info.name not in __all__:
+        __all__.append(_info.name)
+del _info
+
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from . import datasets
     from ._binned_metrics import ece, mce

@@ -160,7 +160,7 @@ class PairedBootstrapResult:
 #: The kernel code of each reduction of the per-bin sums and of the pair sums
 #: (``calibr._registry.REDUCTIONS``); the pair sums' "skce" code is the estimator's.
 _BIN_CODES = {"ece": kb.ECE, "mce": kb.MCE}
-_PAIR_CODES = {"mmce": {"biased": kb.MMCE},
+_PAIR_CODES = {"mmce": {None: kb.MMCE},
                "skce": {"uq": kb.UQ, "biased": kb.BIASED}}
 
 
@@ -243,7 +243,7 @@ class _Plan:
             elif (info.bootstrap == _registry.PAIR_SUMS and self.form != "canonical"
                   and full["bandwidth"] != "median"):
                 bandwidth = full["bandwidth"]
-                estimator = full.get("estimator", "biased")  # mmce: the biased estimate
+                estimator = full.get("estimator")  # None: mmce, which has no estimator
                 if estimator == "ul":
                     self._ul(float(bandwidth))
                 else:
