@@ -520,10 +520,10 @@ def bootstrap(
     ----------
     <calibr:p>
     <calibr:y>
-    metric : {"ece", "mce", "skce", "mmce", "calibration_error", "smece"} or \
-callable, default "ece"
-        The metric, computed by the calibr function of that name with
-        ``options`` (the registry, ``calibr.frame.METRICS``); or any function
+    metric : str or callable, default "ece"
+        The name of a registered metric (``calibr.frame.METRICS``: ``"ece"``,
+        ``"mce"``, ...), computed by the calibr function of that name with
+        ``options``; or any function
         ``f(p, y, **options) -> float`` (called on each resample), which must
         return a real number: a Python or numpy int or float (or a 0-d array of
         one), finite or NaN.

@@ -209,10 +209,10 @@ def calibration_test(
         Multiclass form, ignored for a vector ``p``. Default: that of
         :func:`calibr.skce` (``"canonical"``) for the SKCE tests, and the
         metric's own default for consistency resampling.
-    metric : {"ece", "mce", "skce", "mmce", "calibration_error", "smece"}, \
-default "ece", keyword-only
-        The statistic of consistency resampling, computed by the calibr
-        function of that name with ``bins``, ``type``, ``estimator`` and
+    metric : str, default "ece", keyword-only
+        The statistic of consistency resampling: the name of a registered
+        metric (``calibr.frame.METRICS``), computed by the calibr function of
+        that name with ``bins``, ``type``, ``estimator`` and
         ``bandwidth`` as they apply (``bins`` and ``type`` for ``ece``, ``mce``
         and ``calibration_error``; ``type``, ``estimator`` and ``bandwidth`` for
         ``skce``; ``bandwidth`` for ``mmce``; ``type`` for ``smece``, whose

@@ -63,7 +63,7 @@ __all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS"
 
 class _MetricFunctions(Mapping):
     """The public function of each metric of the registry, by name: a read-only view
-    of :data:`calibr._registry.METRICS` (which has each metric's kind and paths)."""
+    of ``calibr._registry.METRICS`` (which has each metric's kind and paths)."""
 
     def __getitem__(self, name: str) -> Callable[..., Any]:
         return _registry.METRICS[name].function
@@ -79,7 +79,7 @@ class _MetricFunctions(Mapping):
 
 
 #: The metrics that can be named by a string: name -> public function, read-only
-#: (the registry's, :mod:`calibr._registry`).
+#: (the registry's, ``calibr._registry``).
 METRICS: Mapping[str, Callable[..., Any]] = _MetricFunctions()
 
 #: Arguments that belong to the data, not to a metric: summarise() sets them.

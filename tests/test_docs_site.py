@@ -450,9 +450,14 @@ def test_class_pages_show_their_methods(site):
     assert checked >= 5 and missing == []
 
 
-def _comment_above(name: str) -> str | None:
-    """The ``#:`` comment above the assignment of ``name`` in calibr's source."""
-    for path in sorted((ROOT / "calibr").rglob("*.py")):
+def _comment_above(name: str, module: str) -> str | None:
+    """The ``#:`` comment above the assignment of ``name`` in calibr's source: in
+    ``module``'s own file first (two modules may each have a constant of that
+    name), then wherever it was imported from."""
+    import importlib
+
+    own = Path(importlib.import_module(module).__file__)
+    for path in [own, *sorted((ROOT / "calibr").rglob("*.py"))]:
         lines = path.read_text().splitlines()
         for i, line in enumerate(lines):
             if re.match(rf"{re.escape(name)}\s*(:[^=]*)?=", line):
@@ -482,7 +487,7 @@ def test_constants_show_their_comment_not_their_types_docstring(site):
             continue
         module_page = site / "api" / ("index.html" if modname == "calibr" else f"{modname}.html")
         type_doc = " ".join((type(obj).__doc__ or "").split("\n")[0].split())
-        comment = _comment_above(name)
+        comment = _comment_above(name, modname)
         for shown in (_text(page), _text(module_page)):
             checked += 1
             if type_doc and type_doc in shown:
