@@ -48,7 +48,7 @@ from ._kernels.weighted_sums import (
     weighted_row_sums,
 )
 from ._registry import DEFAULT_METRIC, METRICS
-from ._valprob import _spiegelhalter
+from ._valprob import spiegelhalter
 
 __all__ = ["CalibrationTestResult", "calibration_test"]
 
@@ -57,7 +57,7 @@ _METHODS = ("skce", "skce_block", "consistency", "spiegelhalter", "hosmer_lemesh
 #: statistic (``calibr._registry``, ``consistency``).
 _METRICS = tuple(name for name, info in METRICS.items() if info.consistency is not None)
 _TYPES = ("canonical", "confidence", "classwise")
-_BINARY_ONLY = ("spiegelhalter", "hosmer_lemeshow")
+BINARY_ONLY = ("spiegelhalter", "hosmer_lemeshow")
 
 #: Uniform numbers drawn and held at once (float64, 32 MB): the replicates of
 #: the scalar SKCE test go to the kernel in batches of this many values.
@@ -351,7 +351,7 @@ def calibration_test(
     >>> hl.df, hl.groups
     (8, 10)
     """
-    if method in _BINARY_ONLY:
+    if method in BINARY_ONLY:
         _refuse_matrix(p, method)
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     gen = np.random.default_rng(rng)
@@ -652,7 +652,7 @@ def _consistency_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
 def _spiegelhalter_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     p = prep.p
     y = np.asarray(prep.y, dtype=np.float64)
-    z, pvalue = _spiegelhalter(p, y)
+    z, pvalue = spiegelhalter(p, y)
     if math.isnan(z):
         warn(
             "calibration_test: every `p` is 0, 0.5 or 1 and agrees with its outcome where "

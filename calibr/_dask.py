@@ -32,7 +32,7 @@ for the verbs, whose ``.compute()`` gives the pandas result.
   the pandas path on each group's rows in the frame's order
   (:func:`_per_group`); bit for bit.
 * **Gathered** (the other kernel options, equal-mass bins, callables,
-  ``tests``, ``ci``, consistency bands): the partitions are concatenated on one
+  ``tests``, intervals, consistency bands): the partitions are concatenated on one
   worker in partition order and the pandas path runs there, so the value is
   that of the pandas path on the same rows, bit for bit; all those rows must
   fit in one worker's memory.
@@ -720,12 +720,12 @@ def _result_meta(key_meta: pd.DataFrame | None, names: list[str]) -> pd.DataFram
     return meta.reset_index(drop=True)
 
 
-def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng, weights, ci,
-              ci_method, ci_resamples, named_metrics) -> dd.DataFrame:
+def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng, weights,
+              confidence_level, ci_method, n_resamples, named_metrics) -> dd.DataFrame:
     """``summarise()`` of a Dask DataFrame or GroupBy: a Dask DataFrame of one
     partition (the summary). ``ece``/``mce`` with data-independent bins come from
     merged per-(group, bin) sums; the other metrics of a groupby group by group
-    (:func:`_per_group`); with ``tests`` or ``ci``, or an ungrouped frame with
+    (:func:`_per_group`); with ``tests`` or intervals, or an ungrouped frame with
     another metric, the rows are gathered to one worker and the pandas path
     runs there."""
     from ._groups import resolve_columns, weights_column
@@ -739,13 +739,14 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
     key_meta = _key_meta(frame, keys)
     specs, plan = _metric_specs(columns)
     by_group = [j for j, (name, _) in enumerate(plan) if name == "group"]
-    if tests is not None or ci is not None or (by_group and keys is None):
+    if tests is not None or confidence_level is not None or (by_group and keys is None):
         kwargs = dict(p=p, y=y, metrics=metrics, p_prefix=p_prefix, classes=classes,
-                      na_rm=na_rm, tests=tests, rng=rng, weights=weights, ci=ci,
-                      ci_method=ci_method, ci_resamples=ci_resamples, **named_metrics)
+                      na_rm=na_rm, tests=tests, rng=rng, weights=weights,
+                      confidence_level=confidence_level, ci_method=ci_method,
+                      n_resamples=n_resamples, **named_metrics)
         out_names = []
         for n in names:
-            out_names += [n] if ci is None else [n, f"{n}_low", f"{n}_high"]
+            out_names += [n] if confidence_level is None else [n, f"{n}_low", f"{n}_high"]
         out_names += columns_of_tests(named_tests(tests))
         parts = list(frame.to_delayed())
         result = delayed(_gathered_summary)(delayed(_concat)(parts), keys, opts, kwargs)
@@ -842,8 +843,8 @@ def _series_frame(p: Any, y: Any, weights: Any) -> tuple[dd.DataFrame, Any, str,
             None if weights is None else wname)
 
 
-def calibration_table(p, y, bins, type, *, classes, na_rm, ci_level, data, p_prefix, weights,
-                      consistency, n_resamples, rng, binning, right) -> dd.DataFrame:
+def calibration_table(p, y, bins, type, *, classes, na_rm, confidence_level, data, p_prefix,
+                      weights, consistency, n_resamples, rng, binning, right) -> dd.DataFrame:
     """``calibration_table()`` of Dask input: per-(group, bin) sums merged, the
     table from them; equal-mass bins and consistency bands gather the rows."""
     from ._groups import resolve_columns, weights_column
@@ -874,7 +875,7 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, ci_level, data, p_pre
         meta = meta.astype({"class": pd.Index(list(labels)).dtype})
     if consistency is not None or not mergeable(bins, binning):
         kwargs = dict(p=p, y=y, bins=bins, type=type, classes=classes, na_rm=na_rm,
-                      ci_level=ci_level, p_prefix=p_prefix, weights=weights,
+                      confidence_level=confidence_level, p_prefix=p_prefix, weights=weights,
                       consistency=consistency, n_resamples=n_resamples, rng=rng,
                       binning=binning, right=right)
         result = delayed(_gathered_table)(delayed(_concat)(list(frame.to_delayed())), keys,
@@ -886,6 +887,6 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, ci_level, data, p_pre
                                                       weights))
              for i, part in enumerate(frame.to_delayed())]
     merged = _tree(parts, _merge_groups)
-    result = delayed(_table_frame)(merged, keys, opts, key_meta, spec, ci_level,
+    result = delayed(_table_frame)(merged, keys, opts, key_meta, spec, confidence_level,
                                    weights is not None, na_rm)
     return dd.from_delayed([result], meta=meta, verify_meta=False)

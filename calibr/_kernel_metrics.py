@@ -82,7 +82,7 @@ def _clamp_biased(value: float) -> float:
     return value if value > 0.0 else 0.0
 
 
-def _as_hits(y: np.ndarray) -> np.ndarray:
+def as_hits(y: np.ndarray) -> np.ndarray:
     """Exact 0/1 labels as uint8 (one compiled kernel for every label dtype)."""
     if y.dtype == np.uint8:
         return y
@@ -121,7 +121,7 @@ def _estimate(
 
 def _dispatch(prep: Prepared, estimator: str, h: float | str, type: str) -> float:
     if prep.binary:
-        return _estimate(prep, prep.p, _as_hits(prep.y), estimator, h)
+        return _estimate(prep, prep.p, as_hits(prep.y), estimator, h)
     if type == "confidence":
         rho, hit = top_label(prep.p, prep.y)
         return _estimate(prep, rho, hit, estimator, h)
@@ -152,7 +152,7 @@ def _weighted(prep: Prepared, estimator: str, h: float, type: str) -> float:
         return _clamp_biased(value) if estimator == "biased" else value
 
     if prep.binary:
-        return estimate(weighted_scalar_sums(p, _as_hits(y), w, h))
+        return estimate(weighted_scalar_sums(p, as_hits(y), w, h))
     if type == "confidence":
         rho, hit = top_label(p, y)
         return estimate(weighted_scalar_sums(rho, hit, w, h))
@@ -182,7 +182,7 @@ def scalar_form(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
     """The scalars of the binary (or top-label) SKCE of validated input: ``x``, the
     binary ``p`` (or each row's top-label confidence), and ``c``, its hit as uint8."""
     if prep.binary:
-        return prep.p, _as_hits(prep.y)
+        return prep.p, as_hits(prep.y)
     return top_label(prep.p, prep.y)
 
 

@@ -29,7 +29,7 @@ from ._input import (
     real_value,
     validate_params,
 )
-from ._kernel_metrics import _as_hits
+from ._kernel_metrics import as_hits
 from ._kernels.smooth import bin_residuals
 from ._kernels.top_label import top_label
 from ._smooth_relplot import RelplotGrids, relplot_curve, relplot_smece_at
@@ -245,7 +245,7 @@ _METHOD_TABLE: dict[str, tuple[Callable[..., Any], Callable[[Any, float], float]
 def _scores(prep: Prepared, type: str) -> list[tuple[np.ndarray, np.ndarray]]:
     """The (scores, hits) pairs that the smooth ECE is computed on."""
     if prep.binary:
-        return [(prep.p, _as_hits(prep.y))]
+        return [(prep.p, as_hits(prep.y))]
     if type == "confidence":
         return [top_label(prep.p, prep.y)]
     columns = np.array(prep.p.T, dtype=np.float64, order="C")

@@ -344,7 +344,7 @@ def _chi2_sf(x: float, df: int) -> float:
     raise ValueError(df)  # pragma: no cover - only 1 and 2 are used
 
 
-def _spiegelhalter(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+def spiegelhalter(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     r"""Spiegelhalter's (1986) z test of calibration, as ``rms::val.prob`` computes it.
 
     .. math:: z = \frac{\sum_i (y_i - p_i)(1 - 2 p_i)}
@@ -371,7 +371,7 @@ def _spiegelhalter(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
     Examples
     --------
-    >>> z, pvalue = _spiegelhalter(np.array([0.25, 0.75]), np.array([1.0, 0.0]))
+    >>> z, pvalue = spiegelhalter(np.array([0.25, 0.75]), np.array([1.0, 0.0]))
     >>> round(z, 6), round(pvalue, 6)
     (2.44949, 0.014306)
     """
@@ -685,7 +685,7 @@ def _general(p: np.ndarray, y: np.ndarray, method: str) -> tuple[dict[str, float
     out["D:p"] = _chi2_sf(out["D:Chi-sq"], 1)
     out["Brier"] = float(np.mean((p - y) ** 2))
     out["Emax"], out["E90"], out["Eavg"] = _lowess_errors(p, y)
-    out["S:z"], out["S:p"] = _spiegelhalter(p, y)
+    out["S:z"], out["S:p"] = spiegelhalter(p, y)
     return out, messages
 
 
@@ -698,7 +698,7 @@ def _constant_p(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
     d = -1.0 / n
     u = (u_chisq - 1.0) / n
     gap = abs(float(p[0]) - rate)
-    z, pvalue = _spiegelhalter(p, y)
+    z, pvalue = spiegelhalter(p, y)
     return {
         "Dxy": 0.0, "C (ROC)": 0.5, "R2": 0.0, "D": d, "D:Chi-sq": 0.0, "D:p": 1.0,
         "U": u, "U:Chi-sq": u_chisq, "U:p": _chi2_sf(u_chisq, 1), "Q": d - u,

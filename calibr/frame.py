@@ -52,10 +52,11 @@ from ._input import (
     fmt,
     lazy_backend,
     metric_value,
+    renamed,
     resolved_options,
     validate_params,
 )
-from ._kernel_metrics import ROUNDING_FLOOR, _as_hits
+from ._kernel_metrics import ROUNDING_FLOOR, as_hits
 from ._kernels import grouped
 from ._kernels.top_label import top_label
 
@@ -244,7 +245,7 @@ def _as_spec(value: Any) -> Metric:
 
 #: The parameters of summarise() after ``data``, which a mistyped keyword may have meant.
 _VERB_PARAMS = ("p", "y", "metrics", "p_prefix", "classes", "na_rm", "tests", "rng", "weights",
-                "ci", "ci_method", "ci_resamples")
+                "confidence_level", "ci_method", "n_resamples")
 
 #: Other words for those parameters (too far from them for difflib to find).
 _ALIASES = {
@@ -254,8 +255,8 @@ _ALIASES = {
                      "actual"), "y"),
     **dict.fromkeys(("prefix", "prob_prefix"), "p_prefix"),
     **dict.fromkeys(("seed", "random_state", "random_seed"), "rng"),
-    **dict.fromkeys(("level", "conf_level", "confidence_level", "confidence"), "ci"),
-    **dict.fromkeys(("n_resamples", "resamples", "n_boot", "B"), "ci_resamples"),
+    **dict.fromkeys(("level", "conf_level", "confidence", "ci_level"), "confidence_level"),
+    **dict.fromkeys(("resamples", "n_boot", "B"), "n_resamples"),
     **dict.fromkeys(("w", "weight", "sample_weight"), "weights"),
 }
 
@@ -352,7 +353,7 @@ class CalibrationTest:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def _test_options() -> list[str]:
+def known_test_options() -> list[str]:
     """The options a test spec may set: those of calibration_test() but the data's,
     the method and the random numbers (summarise() sets them)."""
     return list(_TEST_OPTIONS)
@@ -419,7 +420,7 @@ def _check_test(spec: CalibrationTest, argument: str) -> None:
             f"{type(spec.options).__name__}.",
             param="tests"
         )
-    known = _test_options()
+    known = known_test_options()
     for key in spec.options:
         if key in _DATA_ARGS or key == "rng":
             where = "`rng`" if key == "rng" else "its data arguments"
@@ -497,8 +498,9 @@ def columns_of_tests(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
 # the verb
 
 
-@validate_params(na_rm=FLAG, rng=RNG, ci=Optional(LEVEL),
-                 ci_method=Options(*_CI_METHODS, "BCa"), ci_resamples=Integer(1, MAX_RESAMPLES))
+@renamed(ci="confidence_level", ci_resamples="n_resamples")
+@validate_params(na_rm=FLAG, rng=RNG, confidence_level=Optional(LEVEL),
+                 ci_method=Options(*_CI_METHODS, "BCa"), n_resamples=Integer(1, MAX_RESAMPLES))
 @shared_docs
 def summarise(
     data: pd.DataFrame | DataFrameGroupBy,
@@ -512,9 +514,9 @@ def summarise(
     tests: Any = None,
     rng: int | np.random.Generator | None = None,
     weights: Hashable | None = None,
-    ci: float | None = None,
+    confidence_level: float | None = None,
     ci_method: str = "percentile",
-    ci_resamples: int = 9999,
+    n_resamples: int = 9999,
     **named_metrics: Any,
 ) -> pd.DataFrame:
     """Calibration metrics per group, as a tidy DataFrame (R's ``summarise()``).
@@ -578,15 +580,19 @@ def summarise(
         ``weights``. Not with ``tests`` (:func:`calibr.calibration_test` has no
         weights). A metric column named ``weights`` must be given by
         ``metrics={"weights": ...}``.
-    ci : float, optional, keyword-only
-        A confidence level (strictly between 0 and 1): every metric column
+    confidence_level : float, optional, keyword-only
+        A confidence level (strictly between 0 and 1; ``ci``, its old name,
+        still works and warns): every metric column
         ``m`` is followed by ``m_low`` and ``m_high``, the bounds of its
         bootstrap interval in each group (:func:`calibr.bootstrap`; see
         Notes). Not with ``weights``.
     ci_method : {"percentile", "basic", "bca"}, default "percentile", keyword-only
-        The interval of ``ci`` (``method`` of :func:`calibr.bootstrap`).
-    ci_resamples : int, default 9999, keyword-only
-        Bootstrap resamples per group for ``ci``, 1 to 10,000,000.
+        The interval of ``confidence_level`` (``method`` of
+        :func:`calibr.bootstrap`; here ``method`` would read as a test's).
+    n_resamples : int, default 9999, keyword-only
+        Bootstrap resamples per group for ``confidence_level``, 1 to
+        10,000,000 (``ci_resamples``, its old name, still works and warns);
+        a test's own are ``calibr.test(method, n_resamples=...)``.
     **named_metrics
         More metrics as ``column=metric``, e.g. ``ece="ece"`` or
         ``mce2=calibr.metric("mce", bins=2)`` (R's
@@ -633,9 +639,10 @@ def summarise(
     all-groups kernels have no weights), so each number is bit for bit that
     of ``calibr.ece(g["p"], g["y"], weights=g["w"])``.
 
-    **Intervals.** With ``ci``, the bounds of metric ``m`` in a group are those
-    of ``calibr.bootstrap(p, y, m, confidence_level=ci, method=ci_method,
-    n_resamples=ci_resamples, rng=gen, **options)`` on the group's validated
+    **Intervals.** With ``confidence_level``, the bounds of metric ``m`` in a
+    group are those of ``calibr.bootstrap(p, y, m,
+    confidence_level=confidence_level, method=ci_method,
+    n_resamples=n_resamples, rng=gen, **options)`` on the group's validated
     rows, with the generator ``gen`` made from the first child
     (``.spawn(1)[0]``) of the group's seed sequence described under
     **Tests**; every metric of a group starts a fresh generator from it, so
@@ -703,17 +710,18 @@ def summarise(
     lazy = lazy_backend(data)
     if lazy is not None:  # a lazy Dask DataFrame: docs/dask.md
         return lazy.summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes,
-                              na_rm=na_rm, tests=tests, rng=rng, weights=weights, ci=ci,
-                              ci_method=ci_method, ci_resamples=ci_resamples,
+                              na_rm=na_rm, tests=tests, rng=rng, weights=weights,
+                              confidence_level=confidence_level, ci_method=ci_method,
+                              n_resamples=n_resamples,
                               named_metrics=named_metrics)
     columns = metric_columns(metrics, named_metrics)
     test_columns = named_tests(tests)
     _check_unique([name for name, _, _ in columns], columns_of_tests(test_columns))
-    if ci is not None:
+    if confidence_level is not None:
         _check_interval_names([name for name, _, _ in columns],
                               columns_of_tests(test_columns))
     if weights is not None:
-        _check_weighted(columns, test_columns, ci)
+        _check_weighted(columns, test_columns, confidence_level)
     groups = groups_of(data)
     if groups.keys is not None:
         clash = [c for c in columns_of_tests(test_columns) if c in groups.keys.columns]
@@ -744,11 +752,12 @@ def summarise(
                         f"The metric {name!r}", param="metrics")
 
     result = pd.DataFrame(values, columns=[name for name, _, _ in columns])
-    seeds = group_seeds(rng, sp.groups.n_groups) if (test_columns or ci is not None) else None
-    if ci is not None:
+    seeds = (group_seeds(rng, sp.groups.n_groups)
+             if (test_columns or confidence_level is not None) else None)
+    if confidence_level is not None:
         bounds = _run_intervals(sp, columns, seeds, extra,
-                                dict(confidence_level=ci, method=ci_method,
-                                     n_resamples=ci_resamples))
+                                dict(confidence_level=confidence_level, method=ci_method,
+                                     n_resamples=n_resamples))
         parts = []
         for j, (name, _, _) in enumerate(columns):
             parts += [result[[name]], pd.DataFrame(bounds[:, 2 * j:2 * j + 2],
@@ -772,11 +781,12 @@ def summarise(
 
 
 def _check_weighted(columns: list[tuple[str, Metric, Callable[..., Any]]],
-                    tests: list[tuple[str, CalibrationTest]], ci: float | None) -> None:
+                    tests: list[tuple[str, CalibrationTest]],
+                    confidence_level: float | None) -> None:
     """``weights=`` needs metrics that take weights, and no tests or intervals."""
-    if ci is not None:
+    if confidence_level is not None:
         raise InputError(
-            "`weights` cannot be combined with `ci`: the bootstrap's replicates are "
+            "`weights` cannot be combined with `confidence_level`: the bootstrap's replicates are "
             "resampling counts themselves; for whole-number weights, repeat the rows "
             "(numpy.repeat) instead.",
             param="weights"
@@ -819,9 +829,9 @@ def _check_interval_names(metric_names: list[str], test_names: list[str]) -> Non
              if f"{m}_{end}" in taken]
     if clash:
         raise InputError(
-            f"The interval column {clash[0]!r} of `ci` has the name of a metric or test "
-            "column; name the metrics differently with a dict.",
-            param="ci"
+            f"The interval column {clash[0]!r} of `confidence_level` has the name of a metric "
+            "or test column; name the metrics differently with a dict.",
+            param="confidence_level"
         )
 
 
@@ -951,7 +961,7 @@ class _AllGroups:
     def hits(self) -> np.ndarray:
         """The binary labels as uint8 0/1, rows sorted by group."""
         if self._hits is None:
-            self._hits = self.sp.by_group(np.ascontiguousarray(_as_hits(self.sp.rows_y)))
+            self._hits = self.sp.by_group(np.ascontiguousarray(as_hits(self.sp.rows_y)))
         return self._hits
 
     @property

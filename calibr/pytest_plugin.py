@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._input import InputError, InputTypeError  # the standard library only
+from ._input import InputError, InputTypeError, renamed  # the standard library only
 
 if TYPE_CHECKING:  # imported when a test uses the fixture
     import pandas as pd
@@ -114,6 +114,7 @@ class CalibrationRegressionFixture:
         self.request = request
 
     # ------------------------------------------------------------------
+    @renamed(level="confidence_level")
     def check(
         self,
         data: pd.DataFrame,
@@ -125,7 +126,7 @@ class CalibrationRegressionFixture:
         classes: Sequence | None = None,
         mode: str = "absolute",
         tolerance: float | None = None,
-        level: float | None = None,
+        confidence_level: float | None = None,
         n_resamples: int | None = None,
         rng: int | None = None,
         basename: str | None = None,
@@ -165,9 +166,10 @@ class CalibrationRegressionFixture:
         tolerance : float, default 1e-10, keyword-only
             Absolute mode only: the largest absolute difference
             ``|new - snapshot|`` that passes.
-        level : float, default 0.95, keyword-only
+        confidence_level : float, default 0.95, keyword-only
             Statistical mode only: the confidence level of the snapshot's
-            two-sided percentile bootstrap interval.
+            two-sided percentile bootstrap interval (``level``, its old name,
+            still works and warns).
         n_resamples : int, default 999, keyword-only
             Statistical mode only: the bootstrap replicates.
         rng : int, default 0, keyword-only
@@ -197,7 +199,7 @@ class CalibrationRegressionFixture:
         ``data.groupby(by, sort=True, dropna=False)``. In the statistical mode
         the snapshot also stores, per group and metric, the percentile
         interval of ``calibr.bootstrap(p_g, y_g, metric, n_resamples=...,
-        confidence_level=level, rng=seed)`` on the group's rows (the same seed
+        confidence_level=confidence_level, rng=seed)`` on the group's rows (the same seed
         for every group and metric, so one call reproduces a row), with the
         level, method, resamples and seed. The check fails when
 
@@ -219,12 +221,13 @@ class CalibrationRegressionFixture:
             def test_calibration_gate(calibration_regression, predictions):
                 calibration_regression.check(predictions, p="p", y="y",
                                              metrics="ece", mode="statistical",
-                                             level=0.95, n_resamples=999, rng=0)
+                                             confidence_level=0.95, n_resamples=999,
+                                             rng=0)
         """
         __tracebackhide__ = True
         import pandas as pd
 
-        settings = self._settings(mode, tolerance, level, n_resamples, rng)
+        settings = self._settings(mode, tolerance, confidence_level, n_resamples, rng)
         if not isinstance(data, pd.DataFrame):
             raise InputTypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.",
                                  param="data")
@@ -283,7 +286,8 @@ class CalibrationRegressionFixture:
             raise InputError(
                 f'`mode` must be "absolute" or "statistical"; got {fmt(mode)}.', param="mode")
         if mode == "absolute":
-            for name, value in (("level", level), ("n_resamples", n_resamples), ("rng", rng)):
+            for name, value in (("confidence_level", level), ("n_resamples", n_resamples),
+                                ("rng", rng)):
                 if value is not None:
                     raise InputError(
                         f'`{name}` applies to mode="statistical"; the absolute mode compares '
@@ -299,8 +303,8 @@ class CalibrationRegressionFixture:
         if tolerance is not None:
             raise InputError(
                 '`tolerance` applies to mode="absolute"; the statistical mode compares with '
-                "the snapshot's bootstrap interval (`level`).", param="tolerance")
-        level = LEVEL(DEFAULT_LEVEL if level is None else level, "level")
+                "the snapshot's bootstrap interval (`confidence_level`).", param="tolerance")
+        level = LEVEL(DEFAULT_LEVEL if level is None else level, "confidence_level")
         from ._input import MAX_RESAMPLES
 
         n_resamples = Integer(1, MAX_RESAMPLES)(
@@ -434,9 +438,9 @@ class CalibrationRegressionFixture:
             asked = (settings["level"], settings["n_resamples"], settings["seed"], METHOD)
             if stored != asked:
                 raise AssertionError(
-                    f"The snapshot {source} was made with level={stored[0]}, "
+                    f"The snapshot {source} was made with confidence_level={stored[0]}, "
                     f"n_resamples={stored[1]}, rng={stored[2]}, method={stored[3]!r}; the "
-                    f"check asks for level={asked[0]}, n_resamples={asked[1]}, "
+                    f"check asks for confidence_level={asked[0]}, n_resamples={asked[1]}, "
                     f"rng={asked[2]}, method={asked[3]!r}.\n" + regen)
 
     def _message(self, failing: list, keys: list[str], settings: dict[str, Any],

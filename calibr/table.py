@@ -37,9 +37,10 @@ from ._input import (
     check_bin_cells,
     lazy_backend,
     prepare,
+    renamed,
     validate_params,
 )
-from ._kernel_metrics import _as_hits
+from ._kernel_metrics import as_hits
 from ._kernels import binned, grouped
 from ._kernels.top_label import top_label
 
@@ -61,9 +62,10 @@ CONSISTENCY_RESAMPLES = 1000
 _TYPES = ("classwise", "confidence")
 
 
-@validate_params(level=LEVEL)
+@renamed(level="confidence_level")
+@validate_params(confidence_level=LEVEL)
 def wilson_interval(
-    successes: Any, n: Any, level: float = 0.95
+    successes: Any, n: Any, confidence_level: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Wilson score interval for a binomial proportion (no continuity correction).
 
@@ -72,8 +74,9 @@ def wilson_interval(
     successes, n : array-like
         Success counts and trial counts: real numbers with
         ``0 <= successes <= n`` and ``n > 0``, of shapes that broadcast.
-    level : float, default 0.95
-        Confidence level in (0, 1).
+    confidence_level : float, default 0.95
+        Confidence level in (0, 1) (``level``, its old name, still works and
+        warns).
 
     Returns
     -------
@@ -90,7 +93,7 @@ def wilson_interval(
 
     Notes
     -----
-    With :math:`\hat p = x / n` and :math:`z` the :math:`1 - (1 - level)/2`
+    With :math:`\hat p = x / n` and :math:`z` the :math:`1 - (1 - \mathrm{level})/2`
     normal quantile,
 
     .. math:: \frac{\hat p + \frac{z^2}{2n} \pm z \sqrt{\frac{\hat p (1 - \hat p)}{n}
@@ -111,7 +114,7 @@ def wilson_interval(
     >>> round(float(lo[0]), 7), round(float(hi[0]), 7)
     (0.1077913, 0.6032219)
     """
-    z = _z(level)
+    z = _z(confidence_level)
     what = "a count or an array of counts"
     x = as_float_array(successes, "successes", what, ndims=(0, 1, 2, 3))
     m = as_float_array(n, "n", what, ndims=(0, 1, 2, 3))
@@ -190,8 +193,9 @@ def _stats_rows(stats: tuple, edges: np.ndarray, z: float, classwise: bool,
                     edges, z, classwise, weighted=weighted)
 
 
-def table_from_stats(stats: list[tuple], edges: np.ndarray, ci_level: float, classwise: bool,
-                     weighted: bool, classes: tuple | None) -> tuple[pd.DataFrame, np.ndarray]:
+def table_from_stats(stats: list[tuple], edges: np.ndarray, confidence_level: float,
+                     classwise: bool, weighted: bool,
+                     classes: tuple | None) -> tuple[pd.DataFrame, np.ndarray]:
     """The table of groups given by their per-(class, bin) sums, for a backend
     that adds the sums of the parts of the data (``calibr._dask``).
 
@@ -202,7 +206,7 @@ def table_from_stats(stats: list[tuple], edges: np.ndarray, ci_level: float, cla
     for each of its rows, the position in ``stats`` of its group. The numbers are
     those of :func:`calibration_table` on the groups' rows with the same sums.
     """
-    z = _z(ci_level)
+    z = _z(confidence_level)
     parts = [_stats_rows(s, edges, z, classwise, weighted) for s in stats]
     owner = np.concatenate([np.full(len(part["bin"]), g, dtype=np.int64)
                             for g, part in enumerate(parts)]) if parts else np.empty(0, np.int64)
@@ -245,7 +249,7 @@ def _group_rows(
         batches = grouped.classwise_stat_batches(sp.rows_p, sp.rows_y, sp.ids, sp.start, bins)
     else:  # the binary kernel on the rows sorted by group
         if sp.binary:
-            x, c = sp.p, _as_hits(sp.y)
+            x, c = sp.p, as_hits(sp.y)
         else:
             x, c = top_label(sp.rows_p, sp.rows_y)
             x, c = sp.by_group(x), sp.by_group(c)
@@ -337,7 +341,8 @@ def _frame(parts: list[dict[str, np.ndarray]], classes: tuple | None) -> pd.Data
     return pd.DataFrame(cols)
 
 
-@validate_params(bins=BIN_SPEC, type=Options(*_TYPES), ci_level=LEVEL, na_rm=FLAG,
+@renamed(ci_level="confidence_level")
+@validate_params(bins=BIN_SPEC, type=Options(*_TYPES), confidence_level=LEVEL, na_rm=FLAG,
                  consistency=Optional(LEVEL), n_resamples=Optional(Integer(1, MAX_RESAMPLES)),
                  rng=RNG, binning=BINNING, right=RIGHT)
 @shared_docs
@@ -349,7 +354,7 @@ def calibration_table(
     *,
     classes: Sequence | None = None,
     na_rm: bool = False,
-    ci_level: float = 0.95,
+    confidence_level: float = 0.95,
     data: pd.DataFrame | DataFrameGroupBy | None = None,
     p_prefix: str | None = None,
     weights: Any = None,
@@ -374,8 +379,9 @@ def calibration_table(
         (one-vs-rest), or the top-label confidence and its correctness.
     <calibr:classes>
     <calibr:na_rm>
-    ci_level : float, default 0.95, keyword-only
-        Confidence level of the interval for the observed frequency.
+    confidence_level : float, default 0.95, keyword-only
+        Confidence level of the interval for the observed frequency
+        (``ci_level``, its old name, still works and warns).
     data : DataFrame or DataFrameGroupBy, optional, keyword-only
         Take ``p`` and ``y`` from the columns of this frame (``p`` and ``y``
         name them, as for :func:`calibr.summarise`); grouped, one table per
@@ -487,11 +493,11 @@ def calibration_table(
     lazy = lazy_backend(p, y, data, weights)
     if lazy is not None:  # a lazy Dask DataFrame: docs/dask.md
         return lazy.calibration_table(
-            p, y, bins, type, classes=classes, na_rm=na_rm, ci_level=ci_level, data=data,
-            p_prefix=p_prefix, weights=weights, consistency=consistency,
+            p, y, bins, type, classes=classes, na_rm=na_rm, confidence_level=confidence_level,
+            data=data, p_prefix=p_prefix, weights=weights, consistency=consistency,
             n_resamples=n_resamples, rng=rng, binning=binning, right=right)
     nb = spec.nbins
-    z = _z(ci_level)
+    z = _z(confidence_level)
     band = _band_options(consistency, n_resamples, rng, weights)
     if band is not None and spec.binning == "isotonic":
         raise InputError(

@@ -1,8 +1,12 @@
 """The package's layers, read from its source with ``ast``.
 
 The layers point one way: the kernels (``calibr._kernels``) <- the input layer
-<- the metrics <- the verbs, the table and the plots <- the backends (the Dask
-backend, ``calibr._dask``) <- the command line (``calibr.cli``). So:
+<- the metrics <- the metric registry (``calibr._registry``) <- the verbs, the
+table and the plots <- the backends (the Dask backend, ``calibr._dask``) <- the
+command line (``calibr.cli``); :data:`LAYERS` places every module. So:
+
+- no module imports a module of a layer above its own, and none imports a
+  private name (``_x``) of a module in another layer;
 
 - the import graph of calibr's modules has no cycle (imports anywhere in a
   module count, also inside functions; imports only for type checkers, under
@@ -43,6 +47,30 @@ KNOWN_CYCLE_EDGES: dict[tuple[str, str], str] = {}
 #: Private names that the Dask backend may import, allowed until their reason is
 #: gone: name -> why. Empty.
 KNOWN_PRIVATE_IMPORTS_OF_DASK: dict[str, str] = {}
+
+#: The layers, from the bottom: a module may import its own layer and those below it,
+#: never one above. Each entry is a module or a package (its submodules with it); a
+#: module belongs to its longest entry. The registry is above the metrics (it names
+#: their functions) and below everything that takes a metric by name; the package
+#: itself (``calibr/__init__.py``, which reads the registry) is the registry's.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("kernels", ("calibr._kernels",)),
+    ("input", ("calibr._input", "calibr._defaults", "calibr._docs", "calibr.datasets")),
+    ("metrics", ("calibr._binning", "calibr._groups", "calibr._binned_metrics",
+                 "calibr._kernel_metrics", "calibr._lp", "calibr._smooth",
+                 "calibr._smooth_relplot", "calibr._lowess", "calibr._valprob",
+                 "calibr._decompose", "calibr._multicalibration", "calibr.torchmetrics")),
+    ("registry", ("calibr._registry", "calibr")),
+    ("verbs", ("calibr.frame", "calibr.table", "calibr.plot", "calibr._bootstrap",
+               "calibr._calibration_tests", "calibr.pytest_plugin")),
+    ("backends", ("calibr._dask",)),
+    ("cli", ("calibr.cli",)),
+)
+
+#: Private names (``_x``) that a module may import from a module of another layer:
+#: (importer, imported, name) -> why. Empty: what a layer needs of another is that
+#: module's internal API, names without an underscore.
+KNOWN_PRIVATE_IMPORTS_ACROSS_LAYERS: dict[tuple[str, str, str], str] = {}
 
 
 @dataclass(frozen=True)
@@ -285,3 +313,50 @@ def test_the_dask_backend_imports_no_private_name():
 
 def _in(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
+
+
+def layer_of(module: str) -> int:
+    """The position in :data:`LAYERS` of ``module`` (its longest entry)."""
+    found = [(len(entry), i) for i, (_, entries) in enumerate(LAYERS) for entry in entries
+             if _in(module, entry)]
+    assert found, f"{module} is in no layer of LAYERS: add it"
+    return max(found)[1]
+
+
+def test_every_module_has_a_layer():
+    for name in MODULES:
+        layer_of(name)
+    assert layer_of("calibr._kernels.grouped") == 0 and layer_of("calibr") == 3
+    assert layer_of("calibr.cli._args") == len(LAYERS) - 1
+
+
+def test_imports_point_down_the_layers(graph):
+    """A module imports only its own layer and the layers below (run-time imports;
+    the registry's functions are imported by name, ``importlib``, so they do not
+    count)."""
+    wrong = [f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]}), "
+             f"{MODULES[a].name}:{imps[0].line}"
+             for a, targets in graph.items() for b, imps in targets.items()
+             if layer_of(b) > layer_of(a)]
+    assert wrong == []
+
+
+def test_no_private_name_is_imported_across_layers():
+    found = {(i.importer, i.module, n): i.line for name in MODULES for i in imports_of(name)
+             if layer_of(i.importer) != layer_of(i.module)
+             for n in i.names if n.startswith("_") and not n.startswith("__")}
+    wrong = [f"{a} imports {n} from {b} (line {line})"
+             for (a, b, n), line in sorted(found.items())
+             if (a, b, n) not in KNOWN_PRIVATE_IMPORTS_ACROSS_LAYERS]
+    assert wrong == []
+    stale = [k for k in KNOWN_PRIVATE_IMPORTS_ACROSS_LAYERS if k not in found]
+    assert stale == [], f"no longer imported: remove {stale} from the list"
+
+
+def test_the_layer_checks_see_a_violation():
+    """An import up the layers and a private name across them are found."""
+    planted = {"calibr._binned_metrics": {"calibr.frame": [
+        Import("calibr._binned_metrics", "calibr.frame", ("_resolve",), 1, False)]}}
+    up = [(a, b) for a, t in planted.items() for b in t if layer_of(b) > layer_of(a)]
+    assert up == [("calibr._binned_metrics", "calibr.frame")]
+    assert layer_of("calibr._binned_metrics") != layer_of("calibr.frame")

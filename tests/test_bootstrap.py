@@ -788,7 +788,7 @@ def test_tally_and_carry_directly():
         assert carry[0] == 0
 
 
-# ------------------------------------------------------------------ summarise(ci=...)
+# ------------------------------------------------------------------ summarise(confidence_level=...)
 
 
 def _frame(seed=21, sizes=(60, 1, 90, 40)):
@@ -808,8 +808,8 @@ def test_summarise_intervals_are_the_bootstrap_of_each_group():
     df = _frame(sizes=(60, 30, 90, 40))
     metrics = {"ece": "ece", "mce3": calibr.metric("mce", bins=3),
                "skce": calibr.metric("skce", bandwidth=0.1), "mmce": "mmce"}
-    out = calibr.summarise(df.groupby("g"), "p", "y", metrics=metrics, ci=0.8,
-                           ci_resamples=50, rng=5, ci_method="basic")
+    out = calibr.summarise(df.groupby("g"), "p", "y", metrics=metrics, confidence_level=0.8,
+                           n_resamples=50, rng=5, ci_method="basic")
     assert list(out.columns) == ["g", "ece", "ece_low", "ece_high", "mce3", "mce3_low",
                                  "mce3_high", "skce", "skce_low", "skce_high", "mmce",
                                  "mmce_low", "mmce_high"]
@@ -839,7 +839,7 @@ def test_summarise_intervals_multiclass_callables_and_unobserved_groups():
 
     out = calibr.summarise(df.groupby("g", observed=False), y="y", p_prefix="p_",
                            metrics={"e": calibr.metric("ece", type="confidence"),
-                                    "b": brier}, ci=0.9, ci_resamples=30, rng=2)
+                                    "b": brier}, confidence_level=0.9, n_resamples=30, rng=2)
     assert out["e_low"].isna().tolist() == [False, False, True]
     for g, key in enumerate(["x", "y"]):
         part = df[df["g"] == key]
@@ -856,7 +856,8 @@ def test_summarise_intervals_multiclass_callables_and_unobserved_groups():
 def test_summarise_intervals_leave_the_tests_unchanged():
     df = _frame(sizes=(60, 30, 90, 40))
     kw = dict(metrics="ece", tests=["skce", "consistency"], rng=8)
-    with_ci = calibr.summarise(df.groupby("g"), "p", "y", ci=0.95, ci_resamples=20, **kw)
+    with_ci = calibr.summarise(df.groupby("g"), "p", "y", confidence_level=0.95, n_resamples=20,
+                               **kw)
     without = calibr.summarise(df.groupby("g"), "p", "y", **kw)
     pd.testing.assert_frame_equal(with_ci[without.columns], without)
 
@@ -864,25 +865,27 @@ def test_summarise_intervals_leave_the_tests_unchanged():
 def test_summarise_interval_errors():
     df = _frame()
     grouped = df.groupby("g")
-    with pytest.raises(InputError, match="`ci` must be a number strictly between 0 and 1"):
-        calibr.summarise(grouped, "p", "y", ci=1.5)
+    with pytest.raises(InputError,
+                       match="`confidence_level` must be a number strictly between 0 and 1"):
+        calibr.summarise(grouped, "p", "y", confidence_level=1.5)
     with pytest.raises(InputError, match="`ci_method`"):
-        calibr.summarise(grouped, "p", "y", ci=0.9, ci_method="normal")
-    with pytest.raises(InputError, match="`ci_resamples`"):
-        calibr.summarise(grouped, "p", "y", ci=0.9, ci_resamples=0)
-    with pytest.raises(InputError, match="`weights` cannot be combined with `ci`"):
-        calibr.summarise(df.assign(w=1.0), "p", "y", ci=0.9, weights="w")
+        calibr.summarise(grouped, "p", "y", confidence_level=0.9, ci_method="normal")
+    with pytest.raises(InputError, match="`n_resamples`"):
+        calibr.summarise(grouped, "p", "y", confidence_level=0.9, n_resamples=0)
+    with pytest.raises(InputError, match="`weights` cannot be combined with `confidence_level`"):
+        calibr.summarise(df.assign(w=1.0), "p", "y", confidence_level=0.9, weights="w")
     with pytest.raises(InputError, match="interval column 'ece_low'"):
-        calibr.summarise(df, "p", "y", metrics={"ece": "ece", "ece_low": "mce"}, ci=0.9)
+        calibr.summarise(df, "p", "y", metrics={"ece": "ece", "ece_low": "mce"},
+                         confidence_level=0.9)
     # a group the metric refuses names the group (group 'b' has one row: uq needs 2)
     with pytest.raises(InputError, match=r"group g='b'"):
-        calibr.summarise(grouped, "p", "y", metrics="skce", ci=0.9, ci_resamples=5)
+        calibr.summarise(grouped, "p", "y", metrics="skce", confidence_level=0.9, n_resamples=5)
     before = df.copy()
-    calibr.summarise(grouped, "p", "y", ci=0.9, ci_resamples=5, rng=0)
+    calibr.summarise(grouped, "p", "y", confidence_level=0.9, n_resamples=5, rng=0)
     pd.testing.assert_frame_equal(df, before)
 
 
-# ------------------------------------------------------------------ calibr report --ci
+# ------------------------------------------------------------- calibr report --confidence-level
 
 
 def _cli(capsys, *argv):
@@ -900,13 +903,13 @@ def test_report_ci_equals_summarise(tmp_path, capsys):
     path = tmp_path / "pred.csv"
     df.to_csv(path, index=False)
     code, out, err = _cli(capsys, "report", str(path), "--by", "g", "-m", "ece,mce(bins=4)",
-                          "--ci", "0.9", "--ci-resamples", "40", "--seed", "3",
+                          "--confidence-level", "0.9", "--n-resamples", "40", "--seed", "3",
                           "--ci-method", "bca", "-f", "csv")
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
     want = calibr.summarise(df.groupby("g"), "p", "y",
                             metrics={"ece": "ece", "mce(bins=4)": calibr.metric("mce", bins=4)},
-                            ci=0.9, ci_resamples=40, ci_method="bca", rng=3)
+                            confidence_level=0.9, n_resamples=40, ci_method="bca", rng=3)
     for col in ["ece", "ece_low", "ece_high", "mce(bins=4)", "mce(bins=4)_low",
                 "mce(bins=4)_high"]:
         assert got[col].tolist() == want[col].tolist(), col
@@ -915,18 +918,22 @@ def test_report_ci_equals_summarise(tmp_path, capsys):
     cols = list(got.columns)
     assert cols.index("ece_low") == cols.index("ece") + 1
     assert cols.index("mce(bins=4)_high") == cols.index("mce(bins=4)") + 2
-    code, out, _ = _cli(capsys, "report", str(path), "--by", "g", "--ci", "0.9",
-                        "--ci-resamples", "40")
+    code, out, _ = _cli(capsys, "report", str(path), "--by", "g", "--confidence-level", "0.9",
+                        "--n-resamples", "40")
     assert code == 0
     assert ("intervals: 0.9 percentile bootstrap intervals of every metric (calibr.bootstrap), "
             "40 resamples of each group's rows; seed: 0") in out
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--ci", "1.5"], "--ci must be a number strictly between 0 and 1; got 1.5."),
-    (["--ci", "0.9", "--ci-resamples", "0"], "--ci-resamples must be an integer from 1 to"),
-    (["--ci", "0.9", "--per-bin"], "--ci adds columns to the report of the metrics"),
-    (["--ci", "0.9", "--weights", "w"], "--weights cannot be combined with --ci"),
+    (["--confidence-level", "1.5"],
+     "--confidence-level must be a number strictly between 0 and 1; got 1.5."),
+    (["--confidence-level", "0.9", "--n-resamples", "0"],
+     "--n-resamples must be an integer from 1 to"),
+    (["--confidence-level", "0.9", "--per-bin"],
+     "--confidence-level adds columns to the report of the metrics"),
+    (["--confidence-level", "0.9", "--weights", "w"],
+     "--weights cannot be combined with --confidence-level"),
 ])
 def test_report_ci_errors(tmp_path, capsys, argv, message):
     path = tmp_path / "pred.csv"

@@ -64,7 +64,7 @@ def test_calibration_table_equals_r(key):
     want = TABLES.groupby(["data", "type", "bins", "level"]).get_group(key)
     got = calibr.calibration_table(
         y="y", data=LOADERS[data]().groupby("model"), bins=int(bins), type=type_,
-        ci_level=float(level), **({"p": "p"} if data == "breast_cancer" else {"p": None,
+        confidence_level=float(level), **({"p": "p"} if data == "breast_cancer" else {"p": None,
                                                                                "p_prefix": "p_"}),
     )
     assert len(got) == len(want)

@@ -673,7 +673,7 @@ def test_an_unreachable_scheduler_is_an_input_error(parquet_dir, capsys, monkeyp
 
 @pytest.mark.parametrize("options", [
     ("--test", "skce", "--seed", "5"),
-    ("--ci", "0.9", "--ci-resamples", "99", "--seed", "3", "--by", "m"),
+    ("--confidence-level", "0.9", "--n-resamples", "99", "--seed", "3", "--by", "m"),
     ("--prob-prefix", "p_", "--label", "c", "--renormalize", "--test", "spiegelhalter"),
 ], ids=["test", "ci", "renormalize"])
 def test_report_of_a_directory_with_tests_intervals_renormalize(client, parquet_dir, capsys,

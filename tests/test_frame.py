@@ -751,7 +751,8 @@ _TAKEN = (r"was taken as an output column named {key} \(keyword arguments of sum
     ({"seed": 1}, ("'seed'", "1"), r"; did you mean `rng=`\?"),
     ({"weight": "w"}, ("'weight'", "'w'"), r"; did you mean `weights=`\?"),  # difflib
     ({"na_rn": True}, ("'na_rn'", "True"), r"; did you mean `na_rm=`\?"),
-    ({"n_resamples": 99}, ("'n_resamples'", "99"), r"; did you mean `ci_resamples=`\?"),
+    ({"resamples": 99}, ("'resamples'", "99"), r"; did you mean `n_resamples=`\?"),
+    ({"level": 0.9}, ("'level'", "0.9"), r"; did you mean `confidence_level=`\?"),
     ({"by": "model"}, ("'by'", "'model'"),
      r"; for metrics per group, pass data\.groupby\('model'\) as `data`\."),
     ({"foo": "bar"}, ("'foo'", "'bar'"), r"\."),  # nothing close: no guess

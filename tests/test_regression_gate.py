@@ -171,7 +171,7 @@ def test_absolute_mode_passes_within_the_tolerance(pytester):
     _run(pytester).assert_outcomes(failed=1)
 
 
-STATISTICAL = 'mode="statistical", level=0.95, n_resamples=499, rng=3'
+STATISTICAL = 'mode="statistical", confidence_level=0.95, n_resamples=499, rng=3'
 
 
 def test_statistical_mode_passes_a_resample_and_fails_a_worsening(pytester):
@@ -214,11 +214,13 @@ def test_statistical_mode_passes_a_resample_and_fails_a_worsening(pytester):
 def test_statistical_mode_refuses_a_snapshot_made_otherwise(pytester):
     snapshot = _write(pytester, options=STATISTICAL)
     _run(pytester).assert_outcomes(failed=1)
-    _write(pytester, options='mode="statistical", level=0.9, n_resamples=499, rng=3')
+    _write(pytester, options='mode="statistical", confidence_level=0.9, n_resamples=499,'
+                                        ' rng=3')
     other = _run(pytester)
     other.assert_outcomes(failed=1)
-    other.stdout.fnmatch_lines([f"*The snapshot {snapshot} was made with level=0.95, "
-                                "n_resamples=499, rng=3*; the check asks for level=0.9*"])
+    other.stdout.fnmatch_lines([f"*The snapshot {snapshot} was made with "
+                                "confidence_level=0.95, n_resamples=499, rng=3*; the check "
+                                "asks for confidence_level=0.9*"])
     # an absolute snapshot has no intervals
     (pytester.path / "test_model" / "test_calibration.csv").unlink()
     _write(pytester)
@@ -256,12 +258,13 @@ BAD = [
     (dict(tolerance=-1), calibr.InputError, r"`tolerance` must be a finite number >= 0; "
      r"got -1\."),
     (dict(tolerance="1e-3"), calibr.InputError, "`tolerance` must be a finite number"),
-    (dict(level=0.9), calibr.InputError, '`level` applies to mode="statistical"'),
+    (dict(confidence_level=0.9), calibr.InputError,
+     '`confidence_level` applies to mode="statistical"'),
     (dict(rng=0), calibr.InputError, '`rng` applies to mode="statistical"'),
     (dict(mode="statistical", tolerance=0.1), calibr.InputError,
      '`tolerance` applies to mode="absolute"'),
-    (dict(mode="statistical", level=1.5), calibr.InputError,
-     r"`level` must be a number strictly between 0 and 1; got 1\.5\."),
+    (dict(mode="statistical", confidence_level=1.5), calibr.InputError,
+     r"`confidence_level` must be a number strictly between 0 and 1; got 1\.5\."),
     (dict(mode="statistical", n_resamples=0), calibr.InputError,
      "`n_resamples` must be an integer from 1 to"),
     (dict(mode="statistical", rng=np.random.default_rng(0)), calibr.InputTypeError,
@@ -570,7 +573,8 @@ def test_compare_exit_2_for_bad_input_with_one_line(tmp_path, capsys):
         ((base, tmp_path / "short.csv"), "has 200 data rows and CANDIDATE"),
         ((base, tmp_path / "bad_p.csv", "--key", "id"), "--prob of CANDIDATE"),
         ((base, cand, "--key", "nope"), "--key: no column 'nope' in BASELINE"),
-        ((base, cand, "--level", "1.5"), "--level must be a number strictly between 0 and 1"),
+        ((base, cand, "--confidence-level", "1.5"),
+         "--confidence-level must be a number strictly between 0 and 1"),
         ((base, cand, "--n-resamples", "0"), "--n-resamples must be an integer from 1"),
         ((base, cand, "--seed", "-1"), "--seed must be a nonnegative integer"),
         ((base, cand, "-m", "brier"), "--metrics: unknown metric 'brier'"),
@@ -700,16 +704,16 @@ def _error(capsys, *argv):
 
 
 def test_compare_level_and_resamples_bounds(tmp_path, capsys, monkeypatch):
-    """--level must lie strictly between 0 and 1 (0, 1, NaN and -0.5 are refused with the
-    message of --level, not the bootstrap's of ``confidence_level``); --n-resamples runs
-    from 1 to MAX_RESAMPLES, both ends included."""
+    """--confidence-level must lie strictly between 0 and 1 (0, 1, NaN and -0.5 are refused
+    with the message of --confidence-level, not the bootstrap's of ``confidence_level``);
+    --n-resamples runs from 1 to MAX_RESAMPLES, both ends included."""
     from calibr import _input
 
     _two_files(tmp_path)
     files = (tmp_path / "base.csv", tmp_path / "cand.csv")
     for level, shown in (("0", "0.0"), ("1", "1.0"), ("nan", "nan"), ("-0.5", "-0.5")):
-        assert _error(capsys, *files, "--level", level) == (
-            f"--level must be a number strictly between 0 and 1; got {shown}.")
+        assert _error(capsys, *files, "--confidence-level", level) == (
+            f"--confidence-level must be a number strictly between 0 and 1; got {shown}.")
     assert _cli(capsys, *files, "--n-resamples", "1")[0] in (0, 1)
     monkeypatch.setattr(_input, "MAX_RESAMPLES", 5)
     assert _error(capsys, *files, "--n-resamples", "6") == (
@@ -724,7 +728,7 @@ def test_compare_default_resamples_and_level(tmp_path, capsys):
     status, out, _ = _cli(capsys, tmp_path / "base.csv", tmp_path / "cand.csv")
     assert status == 0
     assert "percentile, 9999 resamples, seed 0 (the same for each group and metric)" in out
-    assert "worse: p-value < 0.05 (--level 0.95)" in out
+    assert "worse: p-value < 0.05 (--confidence-level 0.95)" in out
 
 
 def test_compare_layout_errors(tmp_path, capsys):

@@ -319,12 +319,12 @@ def test_canonical_fast_equals_oracle_hypothesis(rows, k, seed, h, block):
 
 
 def test_hits_are_uint8_for_every_label_dtype():
-    """_as_hits() hands the compiled kernels exact 0/1 labels as uint8, whatever the dtype
+    """as_hits() hands the compiled kernels exact 0/1 labels as uint8, whatever the dtype
     of the validated labels (int64, float64, bool, uint8): one compiled specialisation
     for all of them, and no bytes reinterpreted."""
     for y in (np.array([0, 1, 1, 0], dtype=np.int64), np.array([0.0, 1.0, 1.0, 0.0]),
               np.array([False, True, True, False]), np.array([0, 1, 1, 0], dtype=np.uint8)):
-        hits = _kernel_metrics._as_hits(y)
+        hits = _kernel_metrics.as_hits(y)
         assert hits.dtype == np.uint8, y.dtype
         assert hits.tolist() == [0, 1, 1, 0], y.dtype
 

@@ -48,7 +48,7 @@ def test_wilson_hand_worked():
     assert lo[1] == pytest.approx(4 / (4 + Z**2), rel=1e-14)
     # x = 1, n = 1 at 90%: lower = 1 / (1 + z^2) with z = qnorm(0.95)
     z90 = NormalDist().inv_cdf(0.95)
-    lo, hi = wilson_interval([1], [1], level=0.9)
+    lo, hi = wilson_interval([1], [1], confidence_level=0.9)
     assert lo[0] == pytest.approx(1 / (1 + z90**2), rel=1e-14) and hi[0] == 1.0
 
 
@@ -317,11 +317,11 @@ def test_grouped_table_rows_keep_their_group_across_kernel_batches(monkeypatch):
 
 
 def test_errors():
-    with pytest.raises(ValueError, match=r"`ci_level` must be a number strictly between 0 and 1; "
-                       r"got 1\.5\."):
-        calibration_table([0.5], [1], ci_level=1.5)
-    with pytest.raises(ValueError, match=r"`ci_level` must be .* got True\."):
-        calibration_table([0.5], [1], ci_level=True)
+    with pytest.raises(ValueError, match=r"`confidence_level` must be a number strictly "
+                       r"between 0 and 1; got 1\.5\."):
+        calibration_table([0.5], [1], confidence_level=1.5)
+    with pytest.raises(ValueError, match=r"`confidence_level` must be .* got True\."):
+        calibration_table([0.5], [1], confidence_level=True)
     with pytest.raises(ValueError, match=r"`bins` must be a single positive integer; got 0\."):
         calibration_table([0.5], [1], bins=0)
     with pytest.raises(ValueError, match=r"`type` must be one of 'classwise', 'confidence'; "
@@ -388,8 +388,9 @@ def test_ci_level_sets_the_interval_of_every_row(level):
     other than 0.95 gives other bounds wherever 0 < x < n."""
     df = load_breast_cancer_predictions()
     z = NormalDist().inv_cdf(1 - (1 - level) / 2)
-    for t in (calibration_table(df["p"], df["y"], bins=12, ci_level=level),
-              calibration_table("p", "y", bins=12, ci_level=level, data=df.groupby("model"))):
+    for t in (calibration_table(df["p"], df["y"], bins=12, confidence_level=level),
+              calibration_table("p", "y", bins=12, confidence_level=level,
+                                data=df.groupby("model"))):
         n = t["n"].to_numpy(dtype=float)
         x = np.round(t["observed_frequency"].to_numpy() * n)  # the successes, exactly
         phat = x / n
@@ -446,7 +447,7 @@ def test_the_error_of_groups_emptied_by_na_rm_names_the_first(emptied):
 
 def test_levels_up_to_the_largest_double_below_one():
     level = 1 - 2**-53  # 1 - (1 - level)/2 rounds to 1.0, whose quantile is infinite
-    t = calibration_table([0.1, 0.2, 0.9], [0, 0, 1], bins=2, ci_level=level)
+    t = calibration_table([0.1, 0.2, 0.9], [0, 0, 1], bins=2, confidence_level=level)
     z = -NormalDist().inv_cdf(2**-54)  # the same quantile, from the lower tail
     assert math.isfinite(z) and z > 8
     lo, hi = wilson_interval(t["observed_frequency"] * t["n"], t["n"], level)
@@ -465,11 +466,11 @@ def test_levels_up_to_the_largest_double_below_one():
     (10**400, "an integer of 401 digits"), ([0.9], r"\[0\.9\]"),
 ], ids=["1.5", "0", "1", "nan", "str", "True", "10**400", "list"])
 def test_levels_are_checked_in_both_functions(bad, shown):
-    with pytest.raises(calibr.InputError, match=rf"^`ci_level` must be a number strictly between "
-                       rf"0 and 1; got {shown}\.$"):
-        calibration_table([0.5], [1], ci_level=bad)
-    with pytest.raises(calibr.InputError, match=rf"^`level` must be a number strictly between 0 "
-                       rf"and 1; got {shown}\.$"):
+    with pytest.raises(calibr.InputError, match=rf"^`confidence_level` must be a number "
+                       rf"strictly between 0 and 1; got {shown}\.$"):
+        calibration_table([0.5], [1], confidence_level=bad)
+    with pytest.raises(calibr.InputError, match=rf"^`confidence_level` must be a number "
+                       rf"strictly between 0 and 1; got {shown}\.$"):
         wilson_interval([1], [2], bad)
 
 

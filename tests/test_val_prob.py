@@ -64,7 +64,7 @@ from calibr._valprob import (
     _concordance,
     _quantile7,
     _separated,
-    _spiegelhalter,
+    spiegelhalter,
     val_prob,
 )
 
@@ -800,17 +800,17 @@ def test_hand_worked_brier_c_and_spiegelhalter():
 
 
 def test_spiegelhalter_private_function():
-    """The reusable ``_spiegelhalter``: z and its two-sided p-value, and R's
+    """The reusable ``spiegelhalter``: z and its two-sided p-value, and R's
     IEEE results when the variance is 0 (every p in {0, 1/2, 1})."""
-    z, pvalue = _spiegelhalter(np.array([0.25, 0.75]), np.array([1.0, 0.0]))
+    z, pvalue = spiegelhalter(np.array([0.25, 0.75]), np.array([1.0, 0.0]))
     # numerator 3/4, variance 3/32: z = (3/4) / sqrt(3/32) = sqrt(6)
     assert math.isclose(z, math.sqrt(6.0), rel_tol=EXACT_RTOL)
     assert math.isclose(pvalue, math.erfc(math.sqrt(3.0)), rel_tol=EXACT_RTOL)
-    z, pvalue = _spiegelhalter(np.array([0.25, 0.75]), np.array([0, 1]))  # integer y
+    z, pvalue = spiegelhalter(np.array([0.25, 0.75]), np.array([0, 1]))  # integer y
     assert math.isclose(z, -math.sqrt(6.0) / 3.0, rel_tol=EXACT_RTOL)
-    assert _spiegelhalter(np.array([0.0, 0.5]), np.array([1.0, 0.0])) == (math.inf, 0.0)
-    assert _spiegelhalter(np.array([1.0, 0.5]), np.array([0.0, 1.0])) == (math.inf, 0.0)
-    z, pvalue = _spiegelhalter(np.array([0.5, 0.0, 1.0]), np.array([1.0, 0.0, 1.0]))
+    assert spiegelhalter(np.array([0.0, 0.5]), np.array([1.0, 0.0])) == (math.inf, 0.0)
+    assert spiegelhalter(np.array([1.0, 0.5]), np.array([0.0, 1.0])) == (math.inf, 0.0)
+    z, pvalue = spiegelhalter(np.array([0.5, 0.0, 1.0]), np.array([1.0, 0.0, 1.0]))
     assert math.isnan(z) and math.isnan(pvalue)
 
 

@@ -861,12 +861,12 @@ def test_the_options_of_the_verbs_table_and_plots_are_declared_once():
     from calibr.plot import reliability_diagram
     from calibr.table import wilson_interval
 
-    assert list(calibr.summarise.__calibr_rules__) == ["na_rm", "rng", "ci", "ci_method",
-                                                       "ci_resamples"]
+    assert list(calibr.summarise.__calibr_rules__) == ["na_rm", "rng", "confidence_level",
+                                                       "ci_method", "n_resamples"]
     assert list(calibr.calibration_table.__calibr_rules__) == [
-        "bins", "type", "ci_level", "na_rm", "consistency", "n_resamples", "rng", "binning",
+        "bins", "type", "confidence_level", "na_rm", "consistency", "n_resamples", "rng", "binning",
         "right"]
-    assert list(wilson_interval.__calibr_rules__) == ["level"]
+    assert list(wilson_interval.__calibr_rules__) == ["confidence_level"]
     assert list(reliability_diagram.__calibr_rules__) == [
         "ncols", "histogram", "intervals", "panel_size", "title", "show_ece", "consistency",
         "smooth", "count_scale", "ece_label"]
@@ -878,9 +878,9 @@ def test_the_options_of_the_verbs_table_and_plots_are_declared_once():
     pd.testing.assert_frame_equal(calibr.summarise(frame, "p", "y", na_rm=np.True_),
                                   calibr.summarise(frame, "p", "y", na_rm=True))
     # the checks run before the data is read
-    with pytest.raises(InputError, match=r"^`ci_level` must be a number strictly between 0 "
+    with pytest.raises(InputError, match=r"^`confidence_level` must be a number strictly between 0 "
                        r"and 1; got 0\.$"):
-        calibr.calibration_table(None, None, ci_level=0)
+        calibr.calibration_table(None, None, confidence_level=0)
 
 
 def test_optional_and_string_rules():
@@ -912,14 +912,14 @@ def test_the_bins_and_bandwidth_rules_refuse_other_parameters():
 
 def test_a_level_is_strictly_between_zero_and_one():
     """The LEVEL rule takes numbers strictly between 0 and 1: 0 and 1 themselves are
-    refused, also as calibration_table's ``ci_level``."""
+    refused, also as calibration_table's ``confidence_level``."""
     for bad in (0.0, 1.0, 0, 1):
         with pytest.raises(InputError, match=r"strictly between 0 and 1"):
             LEVEL(bad, "level")
     assert LEVEL(0.5, "level") == 0.5
-    with pytest.raises(InputError, match=r"^`ci_level` must be a number strictly between 0 "
+    with pytest.raises(InputError, match=r"^`confidence_level` must be a number strictly between 0 "
                        r"and 1; got 1\.$"):
-        calibr.calibration_table([0.2, 0.7], [0, 1], ci_level=1)
+        calibr.calibration_table([0.2, 0.7], [0, 1], confidence_level=1)
 
 
 def test_integer_rule_takes_integral_floats_only_when_allowed():
@@ -1242,7 +1242,7 @@ _WARNINGS = {
     "val_prob separation": (lambda: calibr.val_prob([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1]), RuntimeWarning, _SEPARATES),  # noqa: E501
     "bootstrap BCa": (lambda: calibr.bootstrap([0.3], [1], n_resamples=5, rng=0, method="bca"), RuntimeWarning, _BCA),  # noqa: E501
     "paired_bootstrap BCa": (lambda: calibr.paired_bootstrap([0.3], [0.4], [1], n_resamples=5, rng=0, method="bca"), RuntimeWarning, _BCA),  # noqa: E501
-    "summarise BCa": (lambda: calibr.summarise(_ONE, "p", "y", "ece", ci=0.9, ci_method="BCa", ci_resamples=5, rng=0), RuntimeWarning, _BCA),  # noqa: E501
+    "summarise BCa": (lambda: calibr.summarise(_ONE, "p", "y", "ece", confidence_level=0.9, ci_method="BCa", n_resamples=5, rng=0), RuntimeWarning, _BCA),  # noqa: E501
     "bootstrap cost": (lambda: calibr.bootstrap(_PM, _YM, "skce", n_resamples=3, rng=0, classes=range(4)), UserWarning, _COST),  # noqa: E501
     "paired_bootstrap cost": (lambda: calibr.paired_bootstrap(_PM, _PM[::-1], _YM, "skce", n_resamples=3, rng=0, classes=range(4)), UserWarning, _COST),  # noqa: E501
     "calibration_test cost": (lambda: calibr.calibration_test(_PM, _YM + 1, rng=1, n_resamples=10), UserWarning, _TEST_COST),  # noqa: E501

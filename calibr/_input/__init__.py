@@ -113,6 +113,8 @@ _SOURCES = {
     "finish": "canonical",
     "prepare": "canonical",
     # warning
+    "RENAMED_SINCE": "warning",
+    "renamed": "warning",
     "warn": "warning",
     # backends
     "BACKENDS": "backends",

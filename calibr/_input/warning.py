@@ -12,11 +12,13 @@ warning names the first frame above them. A doctest of calibr's runs from a
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
 import warnings
 
-__all__ = ["warn"]
+__all__ = ["RENAMED_SINCE", "renamed", "warn"]
 
 #: calibr's directory with a trailing separator, spelled as the code objects of
 #: its modules spell their files (all imported from the same path entry).
@@ -34,3 +36,58 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
     if frame is None:  # no frame outside calibr: the outermost
         level -= 1
     warnings.warn(message, category, stacklevel=level)
+
+
+#: The calibr version in which each old spelling of an argument was renamed
+#: (``docs/definitions.md``, "One name per idea").
+RENAMED_SINCE = "0.1.0"
+
+
+def renamed(**old_to_new: str):
+    """Decorator: keyword arguments renamed, their old names still accepted.
+
+    A call with an old name warns (a ``DeprecationWarning`` that names the new one,
+    pointing at the caller's line, :func:`warn`) and passes the value on under the
+    new name; a call that gives both is an ``InputError`` (``param`` the new name).
+    The wrapped function's signature is the new one (``inspect.signature`` follows
+    ``__wrapped__``), so the old names appear nowhere else.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from calibr._input.warning import renamed
+    >>> @renamed(level="confidence_level")
+    ... def f(*, confidence_level=0.95):
+    ...     return confidence_level
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     f(level=0.9)
+    0.9
+    >>> print(seen[0].message)
+    `level` is deprecated; use `confidence_level` (renamed in calibr 0.1.0).
+    """
+    def decorate(func):
+        sig = inspect.signature(func)
+        positional = [n for n, prm in sig.parameters.items()
+                      if prm.kind in (prm.POSITIONAL_ONLY, prm.POSITIONAL_OR_KEYWORD)]
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            for old, new in old_to_new.items():
+                if old not in kwargs:
+                    continue
+                if new in kwargs or new in positional[:len(args)]:
+                    from .errors import InputError
+
+                    raise InputError(
+                        f"`{old}` is the old name of `{new}`; give `{new}` only "
+                        f"(got both).", param=new)
+                warn(f"`{old}` is deprecated; use `{new}` (renamed in calibr "
+                     f"{RENAMED_SINCE}).", DeprecationWarning)
+                kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+
+        wrapper.__calibr_renamed__ = dict(old_to_new)
+        return wrapper
+
+    return decorate

@@ -57,10 +57,10 @@ comma-separated lists. Each test adds the columns <test>_statistic and
 seed; the table output says which tests ran. Resampling uses --seed (default 0,
 so that a report is reproducible), with its own random stream per group.
 
-intervals: --ci LEVEL adds the bootstrap confidence interval (calibr.bootstrap) of
+intervals: --confidence-level LEVEL adds the bootstrap confidence interval (calibr.bootstrap) of
 every metric per group, as the columns <metric>_low and <metric>_high after each
 metric, and the columns ci_level, ci_method, ci_resamples and seed; the table
-output says how they were computed. Each group resamples its rows --ci-resamples
+output says how they were computed. Each group resamples its rows --n-resamples
 times (default 9999) with --seed; --ci-method is percentile (default), basic or
 bca. Not with --per-bin or --weights.
 
@@ -97,7 +97,7 @@ R); --renormalize fixes rows that were rounded (e.g. saved with 6 decimals).
 weights: --weights COL names a column of frequency weights (one nonnegative number
 per row; a whole number w counts its row w times): every metric, the per-bin table
 and the plot are weighted, and n, mce_bin_n and the per-bin n are total weights.
-Not with --test or --ci (the calibration tests have no weights; the bootstrap's
+Not with --test or --confidence-level (the calibration tests have no weights; the bootstrap's
 resamples are weights themselves), nor with skce(estimator=ul) or bandwidth=median.
 
 rows: "data row N" in a message is the N-th row after the header of FILE.
@@ -344,21 +344,23 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
     )
     tst.add_argument(
         "--seed", type=int, default=0, metavar="N",
-        help="seed of the random numbers of --test and --ci, a nonnegative integer "
+        help="seed of the random numbers of --test and --confidence-level, a nonnegative "
+        "integer "
         "(default: 0)",
     )
-    tst.add_argument(
-        "--ci", type=float, default=None, metavar="LEVEL",
+    renamed_option(
+        tst, "--confidence-level", "--ci", dest="ci", type=float, default=None,
+        metavar="LEVEL",
         help="add a bootstrap confidence interval at LEVEL (e.g. 0.95) of every metric, per "
         "group: columns <metric>_low and <metric>_high (see intervals: below)",
     )
     tst.add_argument(
         "--ci-method", choices=("percentile", "basic", "bca"), default="percentile",
-        help="the interval of --ci (default: percentile)",
+        help="the interval of --confidence-level (default: percentile)",
     )
-    tst.add_argument(
-        "--ci-resamples", type=int, default=9999, metavar="B",
-        help="bootstrap resamples per group for --ci (default: 9999)",
+    renamed_option(
+        tst, "--n-resamples", "--ci-resamples", dest="ci_resamples", type=int, default=9999,
+        metavar="B", help="bootstrap resamples per group for --confidence-level (default: 9999)",
     )
     out = rep.add_argument_group("output")
     out.add_argument(
@@ -384,6 +386,56 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
     for add_parser in commands:
         add_parser(sub)
     return parser
+
+
+# --------------------------------------------------------------------------
+# renamed options (docs/definitions.md, "One name per idea")
+
+
+class _OldSpelling(argparse.Action):
+    """The old spelling of a renamed option: it still works, and says on stderr
+    that it is deprecated and what it is now."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kwargs) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        import sys
+
+        from .._input import RENAMED_SINCE
+
+        sys.stderr.write(f"calibr: warning: {option_string} is deprecated; use {self.new} "
+                         f"(renamed in calibr {RENAMED_SINCE}).\n")
+        if getattr(namespace, f"_given_{self.dest}", False):
+            raise CLIError(f"{option_string} is the old name of {self.new}; give {self.new} "
+                           "only (got both).")
+        setattr(namespace, f"_given_{self.dest}", True)
+        setattr(namespace, self.dest, values)
+
+
+class _NewSpelling(argparse.Action):
+    """The new spelling of a renamed option (refused together with the old one)."""
+
+    def __init__(self, option_strings, dest, old: str = "", **kwargs) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.old = old
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if getattr(namespace, f"_given_{self.dest}", False):
+            raise CLIError(f"{self.old} is the old name of {option_string}; give "
+                           f"{option_string} only (got both).")
+        setattr(namespace, f"_given_{self.dest}", True)
+        setattr(namespace, self.dest, values)
+
+
+def renamed_option(group, new: str, old: str, **kwargs) -> None:
+    """``new`` as an option of ``group``, and ``old``, its former spelling, hidden from
+    --help, still accepted with a warning on stderr; both at once are an error."""
+    group.add_argument(new, action=_NewSpelling, old=old, **kwargs)
+    hidden = {k: v for k, v in kwargs.items() if k not in ("help", "default")}
+    group.add_argument(old, action=_OldSpelling, new=new, help=argparse.SUPPRESS,
+                       default=argparse.SUPPRESS, **hidden)
 
 
 # --------------------------------------------------------------------------
@@ -528,10 +580,10 @@ n_resamples=50)', CalibrationTest(method='consistency', options={'metric': 'mce'
 'n_resamples': 50})), ('spiegelhalter', CalibrationTest(method='spiegelhalter', options={}))]
     """
     from .._input import InputError, InputTypeError
-    from ..frame import TESTS, _test_options, test
+    from ..frame import TESTS, known_test_options, test
 
     out: list[tuple[str, CalibrationTest]] = []
-    known = _test_options()
+    known = known_test_options()
     for text in texts or []:
         for part in _split_top(text, "--test"):
             if not part.strip():

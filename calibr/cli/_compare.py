@@ -9,7 +9,7 @@ baseline's on the same rows? A release gate for CI (``docs/regression_gate.md``)
 For each metric and group, :func:`calibr.paired_bootstrap` of the difference
 candidate - baseline on the same rows, with ``alternative="greater"`` (the
 alternative hypothesis: the candidate's error is larger). Exit status 0: no
-significant worsening; 1: a significant worsening at ``--level`` (p-value below
+significant worsening; 1: a significant worsening at ``--confidence-level`` (p-value below
 1 - level) in some metric and group; 2: bad input (one line on stderr, nothing
 written to stdout); 3: an internal error (``calibr.cli.main``).
 
@@ -24,7 +24,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .._registry import DEFAULT_METRIC
-from ._args import _ColumnList
+from ._args import _ColumnList, renamed_option
 from ._errors import EXIT_INPUT, CLIError, _cli_words
 
 if TYPE_CHECKING:
@@ -58,15 +58,15 @@ models' probability columns (--p-baseline and --p-candidate).
 
 _EPILOG = """\
 exit status: 0 when no metric of any group is significantly worse; 1 when one is
-(its p-value is below 1 - --level, e.g. p < 0.05 at the default 0.95), so that a CI
+(its p-value is below 1 - --confidence-level, e.g. p < 0.05 at the default 0.95), so that a CI
 job can gate a release on it; 2 for bad input (one line on stderr, nothing on
 stdout); 3 for an internal error (a bug in calibr: never read as a verdict). Each
-metric and group is its own test at --level (no correction for multiple
+metric and group is its own test at --confidence-level (no correction for multiple
 comparisons: with several, the chance of a false alarm grows).
 
 p-value: the share of bootstrap replicates whose difference is <= 0 (it inverts
 the percentile interval); ci_low is the one-sided lower bound of the difference
-at --level (ci_high is infinite). Resampling draws the rows (the label and both
+at --confidence-level (ci_high is infinite). Resampling draws the rows (the label and both
 models' predictions together) with --seed (default 0), the same seed for each
 group and metric.
 
@@ -132,9 +132,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     test.add_argument("-m", "--metrics", default=DEFAULT_METRICS, metavar="LIST",
                       help='comma-separated metrics with options, e.g. "ece,mce(bins=5)" '
                       f"(default: {DEFAULT_METRICS})")
-    test.add_argument("--level", type=float, default=DEFAULT_LEVEL, metavar="L",
-                      help="confidence level: a worsening is significant when its "
-                      f"p-value < 1 - L (default: {DEFAULT_LEVEL})")
+    renamed_option(test, "--confidence-level", "--level", dest="level", type=float,
+                   default=DEFAULT_LEVEL, metavar="L",
+                   help="confidence level: a worsening is significant when its "
+                   f"p-value < 1 - L (default: {DEFAULT_LEVEL})")
     test.add_argument("--n-resamples", type=int, default=DEFAULT_RESAMPLES, metavar="B",
                       help=f"bootstrap replicates (default: {DEFAULT_RESAMPLES})")
     test.add_argument("--seed", type=int, default=0, metavar="N",
@@ -184,7 +185,8 @@ def _options(args: argparse.Namespace) -> tuple[float, int, int]:
 
     level = args.level
     if not (math.isfinite(level) and 0.0 < level < 1.0):
-        raise CLIError(f"--level must be a number strictly between 0 and 1; got {level!r}.")
+        raise CLIError("--confidence-level must be a number strictly between 0 and 1; got "
+                       f"{level!r}.")
     if not 1 <= args.n_resamples <= MAX_RESAMPLES:
         raise CLIError(f"--n-resamples must be an integer from 1 to {MAX_RESAMPLES:,}; got "
                        f"{args.n_resamples}.")
@@ -425,8 +427,8 @@ def _run(args: argparse.Namespace) -> int:
         f"method: paired bootstrap (calibr.paired_bootstrap, alternative=\"greater\": the "
         f"candidate is worse), percentile, {n_resamples} resamples, seed {seed} (the same "
         "for each group and metric)",
-        f"worse: p-value < {alpha:.6g} (--level {level:g}); ci_low = one-sided {level:.6g} "
-        "lower bound of the difference",
+        f"worse: p-value < {alpha:.6g} (--confidence-level {level:g}); ci_low = one-sided "
+        f"{level:.6g} lower bound of the difference",
     ]
     shown = result.copy()
     shown["worse"] = np.where(result["worse"], "yes", "no")

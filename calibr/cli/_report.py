@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._binned_metrics import ece, mce
-from .._calibration_tests import _BINARY_ONLY as BINARY_ONLY_TESTS
+from .._calibration_tests import BINARY_ONLY as BINARY_ONLY_TESTS
 from .._calibration_tests import calibration_test
 from .._groups import by_columns, subframes
 from .._input import BINS, InputError, defaults
@@ -192,7 +192,7 @@ def _report_source(
     or a Dask DataFrame (a directory or a glob: ``docs/dask.md``). The verbs take
     either; a Dask frame's results are lazy, and computed together where
     ``src.engine`` says (``calibr.cli._engine``), its rows checked by the verbs
-    partition by partition. With --test, --ci or --renormalize a Dask frame's rows
+    partition by partition. With --test, --confidence-level or --renormalize a Dask frame's rows
     are first gathered into this process (they must fit in its memory), and
     reported as a pandas frame's.
     """
@@ -264,8 +264,9 @@ def _report_source(
                                         **common, **_mce_bins(c.spec))
         if args.ci is not None:
             asked["ci"] = _library(summarise, p_word, data, cols.p, cols.y,
-                                   metrics={c.name: c.spec for c in columns}, ci=args.ci,
-                                   ci_method=args.ci_method, ci_resamples=args.ci_resamples,
+                                   metrics={c.name: c.spec for c in columns},
+                                   confidence_level=args.ci, ci_method=args.ci_method,
+                                   n_resamples=args.ci_resamples,
                                    rng=args.seed, **common)
     got = _computed(asked, src, p_word)
 
@@ -341,7 +342,7 @@ def _insert_form_and_bins(res: pd.DataFrame, show_form: bool, form: str, show_bi
 
 
 def _check_ci(args) -> None:
-    """--ci LEVEL, --ci-resamples B and what they cannot be combined with."""
+    """--confidence-level LEVEL, --n-resamples B and what they cannot be combined with."""
     if args.ci is None:
         return
     from .._input import LEVEL, MAX_RESAMPLES, Integer
@@ -350,13 +351,15 @@ def _check_ci(args) -> None:
         LEVEL(args.ci, "ci")
         Integer(1, MAX_RESAMPLES)(args.ci_resamples, "ci_resamples")
     except InputError as err:
-        raise CLIError(_cli_words(str(err), names={"ci": "--ci",
-                                                   "ci_resamples": "--ci-resamples"})) from None
+        raise CLIError(_cli_words(str(err), names={"ci": "--confidence-level",
+                                                   "ci_resamples": "--n-resamples"})) from None
     if args.per_bin:
-        raise CLIError("--ci adds columns to the report of the metrics; it does not apply "
+        raise CLIError("--confidence-level adds columns to the report of the metrics; it does "
+                       "not apply "
                        "to --per-bin.")
     if args.weights is not None:
-        raise CLIError("--weights cannot be combined with --ci: the bootstrap's resamples are "
+        raise CLIError("--weights cannot be combined with --confidence-level: the bootstrap's "
+                       "resamples are "
                        "frequency weights themselves; repeat the rows instead.")
 
 
@@ -377,7 +380,7 @@ def _with_intervals(res: pd.DataFrame, bounds: pd.DataFrame, columns: list[_Colu
 
 
 def _ci_header(args, seed: int, several: bool, tests: bool) -> list[str]:
-    """The header line of --ci: how the intervals were computed."""
+    """The header line of --confidence-level: how the intervals were computed."""
     where = "of each data set " if several else ""
     line = (f"intervals: {args.ci:g} {args.ci_method} bootstrap intervals of every metric "
             f"(calibr.bootstrap), {args.ci_resamples} resamples of each group's rows")
