@@ -252,7 +252,8 @@ def html_report(
     spec = Spec(keys, [(name, _func_name(s)) for name, s in specs.items()],
                 [(name, int(t.options.get("n_resamples", n_default))
                   if t.method in RESAMPLING_TESTS else None) for name, t in test_specs], ci)
-    figs = figures(data, p, y, bins=bins, type="classwise" if drawn == "binary" else drawn, binning=binning, right=right,
+    figs = figures(data, p, y, bins=bins, type="classwise" if drawn == "binary" else drawn,
+                   binning=binning, right=right,
                    consistency=consistency, n_resamples=consistency_resamples, rng=rng,
                    smooth=smooth, **common)
     if drawn != form:
@@ -261,7 +262,8 @@ def html_report(
     header = [("data", f"{len(groups.frame)} rows"
                + (f", grouped by {', '.join(map(str, keys))} ({len(summary)} groups)"
                   if keys else ""))]
-    header.append(("columns", f"probabilities {cols.p if cols.binary else ', '.join(map(str, cols.p))}"
+    p_names = str(cols.p) if cols.binary else ", ".join(map(str, cols.p))
+    header.append(("columns", f"probabilities {p_names}"
                    f"; label {cols.y}" + (f"; weights {weights}" if weights is not None else "")))
     header.append(("form", {"binary": "binary: one probability column",
                             "classwise": f"classwise: one-vs-rest for each of {k} classes",

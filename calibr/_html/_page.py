@@ -97,7 +97,8 @@ border-bottom:2px solid var(--line)}
 font-size:11px}
 .sortable thead th[aria-sort=ascending] button::after{content:"\\2191";color:var(--fg)}
 .sortable thead th[aria-sort=descending] button::after{content:"\\2193";color:var(--fg)}
-.wrap{overflow-x:auto;max-width:100%;width:fit-content;border:1px solid var(--line);border-radius:6px}
+.wrap{overflow-x:auto;max-width:100%;width:fit-content;border:1px solid var(--line);
+border-radius:6px}
 .wrap.tall{max-height:70vh}
 .ci{color:var(--muted);font-size:12px;display:block}
 .flag{color:var(--warn);font-weight:600}

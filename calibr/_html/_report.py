@@ -258,7 +258,7 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
         head.append((esc(name), f"{func}{level}", ""))
         if func == "mce":
             head.append((esc(f"{name} bin n"), "samples in the bin the MCE comes from", ""))
-    for name, n_res in spec.tests:
+    for name, _ in spec.tests:
         head.append((esc(f"{name} p"), f"p-value of the test {name} (null hypothesis: "
                      "calibrated)", ""))
         if several:
