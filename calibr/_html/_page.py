@@ -121,7 +121,7 @@ summary .name{font-weight:600}summary .facts{color:var(--muted);margin-left:10px
 font-variant-numeric:tabular-nums}
 .body{display:flex;flex-wrap:wrap;gap:18px;padding:14px;align-items:flex-start}
 .body .wrap{flex:0 1 auto}
-.bins td,.bins th{padding:4px 8px}
+.bins{font-size:12px}.bins td,.bins th{padding:3px 7px}
 .tools{margin:6px 0}.tools button{font:inherit;font-size:12px;padding:2px 10px;
 margin-right:6px;border:1px solid var(--line);border-radius:4px;background:#fff;
 cursor:pointer}
