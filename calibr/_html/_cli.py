@@ -5,6 +5,7 @@ string this returns (``calibr.cli._report``)."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 import pandas as pd
@@ -17,13 +18,20 @@ _LABELS = {"bins": "bins", "form": "form", "tests": "tests", "seed": "seed",
            "intervals": "intervals", "engine": "engine", "weights": "weights"}
 
 
+#: The word before ": " of a header line of the form "what: text".
+_WORD = re.compile(r"[a-z][a-z_ ]{0,19}")
+
+
 def header_items(lines: list[str]) -> tuple[str, list[tuple[str, str]]]:
     """The terminal report's header (``calibr report of X``, ``bins: ...``) as the
     page's subtitle and its (what, text) items."""
     first, items = lines[0], []
     for line in lines[1:]:
         what, sep, text = line.partition(": ")
-        items.append((_LABELS.get(what, what), text) if sep else ("", line))
+        if sep and _WORD.fullmatch(what):
+            items.append((_LABELS.get(what, what), text))
+        else:  # a sentence, not "what: text"
+            items.append(("", line))
     return first, items
 
 

@@ -138,7 +138,7 @@ svg .worst{fill:none;stroke:#b3261e;stroke-width:1.6}
 svg .hist{opacity:.55}
 svg .zero{stroke:#7d8894;stroke-dasharray:4 3}
 svg .tick{font-size:10px;fill:#5b6675}svg .label{font-size:11px;fill:#3a4552}
-svg .legend{font-size:11px;fill:#1d2733}
+svg .legend{font-size:11px;fill:#1d2733}svg .key{fill:#fff;opacity:.85;stroke:#d7dde4}
 footer{color:var(--muted);font-size:12px;margin-top:36px;border-top:1px solid var(--line);
 padding-top:10px}
 @media print{details.group{break-inside:avoid}.tools{display:none}}

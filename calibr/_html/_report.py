@@ -152,12 +152,12 @@ def _groups_of_figures(figs: list[Figures]) -> dict[tuple, tuple[pd.DataFrame, F
 def _curves(rows: pd.DataFrame, smooth: Any) -> list[Curve]:
     """The curves of one group's rows: one per class of a classwise table, else one."""
     if "class" in rows and rows["class"].notna().any():
-        return [Curve(sub, f"class {key_text(c)}") for c, sub in
+        return [Curve(sub, f"class {key_text(c)}", None, key_text(c)) for c, sub in
                 rows.groupby("class", sort=False, dropna=False, observed=True)]
     return [Curve(rows, None, smooth)]
 
 
-def _worst(curves: list[Curve]) -> tuple[int, int] | None:
+def worst_bin(curves: list[Curve]) -> tuple[int, int] | None:
     """(curve, row) of the bin with the largest gap (ties: the largest count), the
     bin the MCE of these bins comes from."""
     best, where = None, None
@@ -181,10 +181,14 @@ def _range(lower: float, upper: float, right: bool, first: bool, last: bool) -> 
     return f"{left}{num(lower)}, {num(upper)}{close}"
 
 
-def _bin_table(curves: list[Curve], fig: Figures, worst: tuple[int, int] | None) -> Table:
-    classes = len(curves) > 1 or curves[0].label is not None
+def bin_table(curves: list[Curve], fig: Figures, worst: tuple[int, int] | None,
+              what: tuple[str, str] = ("class", "the class (one-vs-rest)")) -> Table:
+    """The per-bin table of a group's ``curves``: a row per bin (per curve: a column
+    ``what`` names them), the bin with the largest gap and those of few samples
+    tagged."""
+    classes = any(c.key is not None for c in curves)
     band = fig.band is not None and "consistency_lower" in curves[0].rows
-    head = [("class", "the class (one-vs-rest)", "k")] if classes else []
+    head = [(what[0], what[1], "k")] if classes else []
     head += [("bin", "", "k"), ("range", "the bin's edges", "k"),
              ("n", "predictions in the bin", ""),
              ("mean predicted", "the mean predicted probability of the bin", ""),
@@ -204,7 +208,7 @@ def _bin_table(curves: list[Curve], fig: Figures, worst: tuple[int, int] | None)
             rec = row._asdict()
             few = float(rec["n"]) < MIN_BIN_COUNT
             is_worst = worst == (j, i)
-            cells = [Cell(esc(key_text(rec["class"])), cls="k")] if classes else []
+            cells = [Cell(esc(c.key or ""), cls="k")] if classes else []
             cells += [Cell(str(int(rec["bin"])), cls="k"),
                       Cell(_range(rec["lower"], rec["upper"], fig.right, int(rec["bin"]) == 1,
                                   float(rec["upper"]) >= top), cls="k"),
@@ -326,7 +330,7 @@ def _section(anchor: str, title: str, facts: str, row: dict, spec: Spec,
     key = norm_key([row[k] for k in spec.keys])
     smooth = fig.smooth.get(key[len(fig.prefix):]) if fig.smooth else None
     curves = _curves(rows.reset_index(drop=True), smooth)
-    worst = _worst(curves)
+    worst = worst_bin(curves)
     svg = reliability_svg(curves, f"Reliability diagram of {title}", worst=worst)
     notes = list(fig.notes)
     what = ["points: each bin's observed frequency against its mean predicted probability, "
@@ -339,7 +343,7 @@ def _section(anchor: str, title: str, facts: str, row: dict, spec: Spec,
     if smooth is not None:
         notes.append(f"dashed: the smooth reliability curve (calibr.smece_curve), bandwidth "
                      f"{num(smooth.bandwidth)}, smooth ECE {num(smooth.smece)}.")
-    return Section(anchor, title, facts, svg, _bin_table(curves, fig, worst), notes)
+    return Section(anchor, title, facts, svg, bin_table(curves, fig, worst), notes)
 
 
 def bin_count_of_mce(table: pd.DataFrame, keys: list) -> dict[tuple, float]:

@@ -43,6 +43,7 @@ class Curve:
     rows: pd.DataFrame
     label: str | None = None
     smooth: Any = None  # a calibr.SmoothCurve
+    key: str | None = None  # the curve's cell in the per-bin table (its class, its model)
 
 
 def _x(v: float) -> float:
@@ -199,6 +200,9 @@ def reliability_svg(curves: list[Curve], title: str, *, worst: tuple[int, int] |
     parts += _histogram(curves)
     if any(c.label is not None for c in curves):
         y = TOP + 14
+        wide = max(len(c.label or "") for c in curves) * 6 + 34
+        parts.append(f'<rect class="key" x="{_f(_x(0.02))}" y="{TOP + 3}" width="{wide}" '
+                     f'height="{15 * len(curves) + 3}" rx="3"/>')
         for j, c in enumerate(curves):
             colour = COLOURS[j % len(COLOURS)]
             parts.append(f'<path class="curve" stroke="{colour}" d="M{_f(_x(0.04))} {y - 4}h16"/>'
@@ -207,6 +211,16 @@ def reliability_svg(curves: list[Curve], title: str, *, worst: tuple[int, int] |
             y += 15
     parts.append("</svg>")
     return "".join(p for p in parts if p)
+
+
+def _nice_ticks(lo: float, hi: float) -> list[float]:
+    """About five round ticks (steps of 1, 2 or 5 times a power of ten) in [lo, hi]."""
+    span = hi - lo or abs(hi) or 1.0
+    raw = span / 4
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    first = math.ceil(lo / step) * step
+    return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
 #: The geometry of the chart of paired differences: a row per comparison.
@@ -248,7 +262,7 @@ def difference_svg(labels: list[str], estimates: Sequence[float], lows: Sequence
                          'a4 4 0 1 0 8 0a4 4 0 1 0 -8 0z"/>')
     axis_y = height - 24
     parts.append(f'<path class="frame" d="M{DIFF_LABEL} {axis_y}H{DIFF_LABEL + plot_w}"/>')
-    for t in np.linspace(lo + pad, hi - pad, 5):
+    for t in _nice_ticks(lo + pad, hi - pad):
         parts.append(f'<text class="tick" x="{_f(x(t))}" y="{axis_y + 13}" '
                      f'text-anchor="middle">{esc(number_text(float(t)))}</text>')
     parts.append(f'<text class="label" x="{DIFF_LABEL - 8}" y="{axis_y + 13}" text-anchor="end">'
