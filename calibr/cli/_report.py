@@ -315,6 +315,10 @@ def _report_source(
                         right=(binning_options or {}).get("right", RIGHT_DEFAULT),
                         rng=args.seed, smooth=args.smooth, **common)
         figs.prefix = () if src.tag is None else (src.tag,)
+        if drawn != form:
+            from .._html import TOP_LABEL_NOTE
+
+            figs.notes.append(TOP_LABEL_NOTE.format(k=len(cols.p)))
         page = (figs, columns_words(cols.p, cols.y, by, args.weights))
     return _Reported(res, tab, plot, form, drawn, flags, page)
 
