@@ -4,7 +4,6 @@ string this returns (``calibr.cli._report``)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Any
 
@@ -74,8 +73,7 @@ def report_html(summary: pd.DataFrame, spec: Spec, figs: list[Figures], lines: l
     if band is not None:
         items.append(("consistency band", f"{band:g}, {consistency_resamples} resamples per "
                       "group, drawn with the seed of the tests (Bröcker & Smith 2007)"))
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    items.append(("calibr", f"{__version__}, written {stamp}"))
+    items.append(("calibr", f"{__version__} (the same input and options write the same file)"))
     title = first.replace("calibr report of ", "Calibration report: ", 1)
     page = report_page(summary, spec, figs, header=head + items, title=title)
     return render(page)
