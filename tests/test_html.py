@@ -402,6 +402,8 @@ def test_report_html_numbers_are_the_csv(capsys, preds, tmp_path):
 
 def test_report_html_of_the_bundled_data(capsys, tmp_path):
     """README's first command path: calibr report --html report.html."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "`calibr report --html report.html`" in readme.split("\n## ", 1)[0]
     html = tmp_path / "report.html"
     code, out, err = run(capsys, "report", "--html", html)
     assert code == 0, err
