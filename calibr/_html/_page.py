@@ -76,7 +76,7 @@ _CSS = """
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",
 Arial,sans-serif;color:var(--fg);background:#fff}
-main{max-width:1240px;margin:0 auto;padding:24px 28px 60px}
+main{max-width:1360px;margin:0 auto;padding:22px 24px 60px}
 h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px}
 .sub{color:var(--muted);margin:0 0 16px}
 table{border-collapse:collapse}

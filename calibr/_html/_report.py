@@ -305,7 +305,7 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
         sections.append(_section(anchor, _title(spec, row), " &middot; ".join(facts), row,
                                  spec, lookup.get(key)))
 
-    notes = []
+    notes = [_glossary(spec)] if _glossary(spec) else []
     if any_flag:
         notes.append(f"<span class=\"flag\">*</span> the MCE comes from a bin of fewer than "
                      f"{MIN_BIN_COUNT} samples (the bin n column): a gap measured on so few "
@@ -319,6 +319,27 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
         notes.append(f"Under each metric: its {spec.ci:g} bootstrap interval.")
     overview = Table(head, table_rows, sortable=True, cls="overview")
     return Page(title, header, overview, sections, notes)
+
+
+#: What each metric measures, in a reader's words (``docs/definitions.md`` has the formulas).
+METRIC_WORDS = {
+    "ece": "the gap between predicted probability and observed frequency, averaged over "
+           "the bins weighted by their counts (0: calibrated)",
+    "mce": "the largest gap of any bin",
+    "skce": "a kernel estimate of the squared calibration error (about 0 when calibrated)",
+    "mmce": "the maximum mean calibration error, a kernel estimate (0 when calibrated)",
+}
+
+
+def _glossary(spec: Spec) -> str:
+    """The note that says what the overview's metrics and p-values are."""
+    words = [f"<strong>{esc(name)}</strong>: {METRIC_WORDS[func]}"
+             for name, func in spec.metrics if func in METRIC_WORDS]
+    if spec.tests:
+        words.append("<strong>p</strong>: a calibration test's p-value (the null hypothesis: "
+                     "the predictions are calibrated); a small p-value is evidence of "
+                     "miscalibration")
+    return "; ".join(words) + "." if words else ""
 
 
 def _section(anchor: str, title: str, facts: str, row: dict, spec: Spec,
