@@ -509,6 +509,38 @@ def test_compare_html(capsys, both, tmp_path, baseline, candidate, status):
             assert [numbers(tr)[3] for tr in mine] == tab["mean_confidence"].tolist()
 
 
+def test_report_html_of_a_directory_and_of_weights(capsys, preds, tmp_path):
+    """A directory of files (Dask) is gathered for the page; with --weights the
+    diagrams have no consistency band, and the page says so."""
+    path, df = preds
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    df.iloc[:150].to_csv(parts / "a.csv", index=False)
+    df.iloc[150:].to_csv(parts / "b.csv", index=False)
+    one, many = tmp_path / "one.html", tmp_path / "many.html"
+    assert run(capsys, "report", path, "--by", "model", "--html", one)[0] == 0
+    code, _, err = run(capsys, "report", parts, "--by", "model", "--html", many)
+    assert code == 0, err
+    a, b = parse(one.read_text(encoding="utf-8")), parse(many.read_text(encoding="utf-8"))
+    assert numbers(a.find("table", "overview")) == numbers(b.find("table", "overview"))
+    meta = {tr.find("th").text(): tr.find("td").text() for tr in b.find("table", "meta")
+            .find_all("tr")}
+    assert meta["data"] == f"{parts}: {len(df)} rows"
+    df.assign(w=np.arange(len(df)) % 3).to_csv(tmp_path / "w.csv", index=False)
+    weighted = tmp_path / "weighted.html"
+    code, _, err = run(capsys, "report", tmp_path / "w.csv", "--by", "model", "--weights", "w",
+                       "--html", weighted)
+    assert code == 0, err
+    root = parse(weighted.read_text(encoding="utf-8"))
+    ref = calibr.calibration_table("p", "y", data=df.assign(w=np.arange(len(df)) % 3)
+                                   .groupby("model"), weights="w")
+    first = root.find_all("details", "group")[0]
+    rows = first.find("table", "bins").find("tbody").find_all("tr")
+    mine = ref[ref["model"] == ref["model"].iloc[0]]
+    assert [numbers(tr)[2] for tr in rows] == mine["n"].astype(float).tolist()
+    assert "no consistency band" in first.text()
+
+
 def test_compare_html_refuses_its_inputs(capsys, both, tmp_path):
     before = both.read_bytes()
     code, out, err = run(capsys, "compare", both, "--p-baseline", "logistic",
@@ -517,9 +549,15 @@ def test_compare_html_refuses_its_inputs(capsys, both, tmp_path):
     assert err.startswith("calibr: error: --html ") and "is the input FILE" in err
     assert err.count("\n") == 1
     assert both.read_bytes() == before
-    code, out, err = run(capsys, "compare", both, "--p-baseline", "logistic",
-                         "--p-candidate", "naive_bayes", "--html", tmp_path)
-    assert code == 2 and "is a directory" in err
+    for target, words in _bad_destinations(tmp_path, both):
+        listing = sorted(p.name for p in tmp_path.rglob("*"))
+        code, out, err = run(capsys, "compare", both, "--p-baseline", "logistic",
+                             "--p-candidate", "naive_bayes", "--html", target)
+        assert code == 2 and out == "", (target, err)
+        assert err.count("\n") == 1 and err.startswith("calibr: error: --html ")
+        assert words in err, err
+        assert sorted(p.name for p in tmp_path.rglob("*")) == listing
+    assert both.read_bytes() == before
 
 
 # --------------------------------------------------------------------------

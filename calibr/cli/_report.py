@@ -319,7 +319,7 @@ def _report_source(
             from .._html import TOP_LABEL_NOTE
 
             figs.notes.append(TOP_LABEL_NOTE.format(k=len(cols.p)))
-        page = (figs, columns_words(cols.p, cols.y, by, args.weights))
+        page = (figs, columns_words(cols.p, cols.y, by, args.weights), len(frame))
     return _Reported(res, tab, plot, form, drawn, flags, page)
 
 
@@ -352,9 +352,8 @@ def _html_page(result: pd.DataFrame, header: list[str], keys: list, columns: lis
                  for name, t in tests], args.ci)
     options = {**_bin_defaults(), **binning_options}
     bins = args.bins if args.bins is not None else defaults(ece)["bins"]
-    data = [(src.tag or src.label, None if _is_dask(src.frame) else len(src.frame), words)
-            for src, _, words in pages]
-    return report_html(result, spec, [figs for _, figs, _ in pages], header, data,
+    data = [(src.tag or src.label, rows, words) for src, _, words, rows in pages]
+    return report_html(result, spec, [figs for _, figs, _, _ in pages], header, data,
                        bins_words(bins, options["binning"], options["right"]),
                        CONSISTENCY_RESAMPLES)
 
