@@ -86,7 +86,8 @@ def pvalue(v: Any, n_resamples: int | None) -> str:
 def holm(pvalues: Any) -> np.ndarray:
     """Holm's step-down adjustment of ``pvalues`` (NaN kept, and not counted), as R's
     ``p.adjust(p, "holm")``: the i-th smallest of m becomes
-    ``max_{j <= i} min(1, (m - j + 1) p_(j))``.
+    ``max_{j <= i} min(1, (m - j + 1) p_(j))`` (``docs/definitions.md``, "Adjusted
+    p-values in the HTML report").
 
     The one place where the report adjusts p-values: when ``calibr.p_adjust``
     (Holm and Benjamini-Hochberg) is on main, this returns
