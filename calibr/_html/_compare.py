@@ -150,5 +150,5 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
                      "is one-sided); right of the dashed 0 line the candidate is worse.")
     title = "Calibration comparison: " + first.replace("calibr compare of ", "", 1)
     page = Page(title, items, overview, sections, notes, verdict(result, by, level, worse_status),
-                figure, kind="compare")
+                figure, kind="compare", rows_are=("comparison", "comparisons"))
     return render(page)

@@ -68,6 +68,7 @@ class Page:
     verdict: tuple[str, str] | None = None  # ("ok" or "worse", HTML)
     figure: str = ""  # an <svg> under the overview (compare's differences)
     kind: str = "report"
+    rows_are: tuple[str, str] = ("group", "groups")  # what a row of the overview is
 
 
 _CSS = """
@@ -223,7 +224,7 @@ def render(page: Page) -> str:
         parts.append(f'<div class="verdict {esc(page.verdict[0])}" role="status">'
                      f"{page.verdict[1]}</div>")
     n = len(page.overview.rows)
-    parts.append(f"<h2>Overview of {n} {'group' if n == 1 else 'groups'}</h2>")
+    parts.append(f"<h2>Overview of {n} {page.rows_are[n != 1]}</h2>")
     parts.append('<p class="sub">Click a column heading to sort by it; a group\'s name '
                  "leads to its reliability diagram and per-bin table.</p>")
     tall = " tall" if n > 20 else ""
