@@ -6,7 +6,8 @@ that ``bandwidth="median"`` resolves to), ``val_prob()`` (the statistics of
 R's ``rms::val.prob``), ``calibration_test()`` (is a model miscalibrated at
 all? SKCE, consistency resampling, Spiegelhalter and Hosmer-Lemeshow tests),
 ``decompose()`` (how much of a Brier score or log loss is miscalibration: the
-CORP decomposition),
+CORP decomposition), ``html_report()`` (a self-contained HTML report a person
+reads),
 ``bootstrap()`` and ``paired_bootstrap()`` (confidence intervals of a metric, and
 of the difference between two models on the same rows),
 plus pandas verbs (``summarise()``, ``calibration_table()``).
@@ -41,6 +42,7 @@ _SOURCES = {
     "calibration_table": ".table",
     "calibration_test": "._calibration_tests",
     "decompose": "._decompose",
+    "html_report": "._html",
     "ece": "._binned_metrics",
     "mce": "._binned_metrics",
     "median_bandwidth": "._kernel_metrics",
@@ -77,6 +79,7 @@ __all__ = [
     "datasets",
     "decompose",
     "ece",
+    "html_report",
     "mce",
     "median_bandwidth",
     "metric",
@@ -108,6 +111,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._bootstrap import BootstrapResult, PairedBootstrapResult, bootstrap, paired_bootstrap
     from ._calibration_tests import CalibrationTestResult, calibration_test
     from ._decompose import Decomposition, decompose
+    from ._html import html_report
     from ._input import InputError, InputTypeError
     from ._kernel_metrics import median_bandwidth, mmce, skce
     from ._lp import calibration_error

@@ -112,6 +112,12 @@ class BootstrapResult:
     n_resamples: int
     n: int
 
+    def _repr_html_(self) -> str:
+        """The fields as an HTML table, for notebooks (``calibr._html._repr``)."""
+        from ._html._repr import result_html
+
+        return result_html(self)
+
 
 @dataclass(frozen=True, eq=False)
 class PairedBootstrapResult:
@@ -151,6 +157,12 @@ class PairedBootstrapResult:
     confidence_level: float
     n_resamples: int
     n: int
+
+    def _repr_html_(self) -> str:
+        """The fields as an HTML table, for notebooks (``calibr._html._repr``)."""
+        from ._html._repr import result_html
+
+        return result_html(self)
 
 
 # --------------------------------------------------------------------------

@@ -128,6 +128,12 @@ class CalibrationTestResult:
     groups: int | None = None
     null_distribution: np.ndarray | None = field(default=None, repr=False)
 
+    def _repr_html_(self) -> str:
+        """The fields as an HTML table, for notebooks (``calibr._html._repr``)."""
+        from ._html._repr import result_html
+
+        return result_html(self)
+
 
 # --------------------------------------------------------------------------
 # options

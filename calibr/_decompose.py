@@ -106,6 +106,12 @@ class Decomposition:
             return pd.DataFrame(cols)
         return pd.DataFrame({"class": list(self.classes), **cols})
 
+    def _repr_html_(self) -> str:
+        """The fields as an HTML table, for notebooks (``calibr._html._repr``)."""
+        from ._html._repr import result_html
+
+        return result_html(self)
+
 
 # --------------------------------------------------------------------------
 # the scoring rules: the score of a forecast f for an outcome of probability q

@@ -112,6 +112,12 @@ class MulticalibrationResult:
     n_segments: int
     segments: pd.DataFrame = field(repr=False)
 
+    def _repr_html_(self) -> str:
+        """The fields as an HTML table, for notebooks (``calibr._html._repr``)."""
+        from ._html._repr import result_html
+
+        return result_html(self)
+
 
 # --------------------------------------------------------------------------
 # the p-value

@@ -239,6 +239,11 @@ REGISTRY: list[Entry] = [
     Entry("reliability_diagram", calibr.reliability_diagram,
           lambda: {"table": calibr.calibration_table(P_MC, Y_MC, bins=4), "show_ece": True},
           result="figure"),
+    Entry("html_report", calibr.html_report,
+          lambda: {"data": _binary_frame().groupby("g"), "p": "p", "y": "y", "bins": 4,
+                   "ci_resamples": 20, "consistency_resamples": 20},
+          frame_columns=("p", "y"), result="html",
+          costly_options=("ci_resamples", "consistency_resamples")),
     Entry("load_breast_cancer_predictions", load_breast_cancer_predictions, dict,
           result="frame"),
     Entry("load_digits_predictions", load_digits_predictions, dict, result="frame"),
@@ -525,6 +530,8 @@ def _check_result(entry: Entry, out: Any) -> None:
         assert isinstance(out, calibr.MulticalibrationResult)
         assert out.statistic >= 0 and 0.0 <= out.pvalue <= 1.0, out
         assert isinstance(out.segments, pd.DataFrame) and out.n_segments == len(out.segments)
+    elif entry.result == "html":  # html_report
+        assert isinstance(out, str) and out.startswith("<!DOCTYPE html>"), out[:80]
     elif entry.result == "smooth_curve":  # smece_curve
         assert isinstance(out, calibr.SmoothCurve)
         assert math.isfinite(out.smece) and out.bandwidth > 0, out

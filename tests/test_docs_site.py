@@ -355,6 +355,22 @@ def test_the_gallery_shows_every_scripts_figure_and_code(site):
                 assert " ".join(line.split()) in text, f"{script.name}: {line!r} not shown"
 
 
+def test_the_gallery_shows_the_html_reports_screenshot(site):
+    """The screenshot of `calibr report --html` on the bundled data, taken at build
+    time by headless Chromium at desktop width, and the report itself to open."""
+    page = site / "gallery.html"
+    parsed = _parse(page)
+    src = next(s for s in parsed.images if s.endswith("html_report.png"))
+    png = (page.parent / unquote(urlsplit(src).path)).read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 50_000
+    assert int.from_bytes(png[16:20], "big") == 1280
+    links = [h for h in parsed.links if Path(urlsplit(h).path).name == "report.html"]
+    assert links, "no link to the report"
+    report = (page.parent / unquote(urlsplit(links[0]).path)).read_text(encoding="utf-8")
+    assert report.startswith("<!DOCTYPE html>") and report.count('<svg class="rd"') == 6
+    assert "html-report.html" in _article_links(page)
+
+
 # --------------------------------------------------------------------------
 # nothing from elsewhere, no link to nowhere
 

@@ -92,7 +92,7 @@ def _user_paths(args: argparse.Namespace | None) -> set[str]:
     """The absolute paths of the user's files (and of the directories of the outputs,
     where the temporary files go), for telling a file error from an internal one."""
     paths: set[str] = set()
-    for name in ("file", "output", "plot"):
+    for name in ("file", "output", "plot", "html"):
         arg = getattr(args, name, None)
         if arg and arg != "-":
             full = os.path.abspath(arg)

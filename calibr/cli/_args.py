@@ -383,6 +383,18 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
         "classwise), with the ECE of what is drawn in each panel's title; needs "
         "matplotlib (pip install matplotlib)",
     )
+    out.add_argument(
+        "--html", metavar="PATH",
+        help="also write a self-contained HTML report to PATH (calibr.html_report): the "
+        "overview of every group, sortable, with the intervals and test p-values (Holm-"
+        "adjusted over the groups), and per group the reliability diagram with its counts "
+        "and consistency band and the per-bin table; opens offline (docs/cli.md)",
+    )
+    out.add_argument(
+        "--smooth", action="store_true",
+        help="with --html: also draw each group's smooth reliability curve "
+        "(calibr.smece_curve; binary and top-label diagrams)",
+    )
     for add_parser in commands:
         add_parser(sub)
     return parser

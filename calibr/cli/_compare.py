@@ -142,6 +142,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                       help="seed of the bootstrap, a nonnegative integer (default: 0)")
     cmp.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table",
                      help="output format (default: table)")
+    cmp.add_argument("--html", metavar="PATH",
+                     help="also write a self-contained HTML report to PATH: the verdict and "
+                     "the exit status in words, baseline against candidate per group and "
+                     "metric with the paired difference and its bound, and each group's "
+                     "reliability diagrams (docs/cli.md)")
     cmp.set_defaults(run=run)
     return cmp
 
@@ -305,9 +310,23 @@ def _validate_side(frame: pd.DataFrame, p: list, y: Any, classes: Any, label: st
     _validate(frame, cols, False, p_word)
 
 
+def _check_html(args: argparse.Namespace) -> None:
+    """--html: a file that can be written, and neither input (checked first)."""
+    from types import SimpleNamespace
+
+    from ._io import _check_destination
+
+    for file in (args.baseline, args.candidate):
+        if file is not None:
+            _check_destination(args.html, "--html", SimpleNamespace(file=file))
+
+
 def _run(args: argparse.Namespace) -> int:
     level, n_resamples, seed = _options(args)
     p_base, p_cand = _layout(args)
+    html = getattr(args, "html", None)
+    if html is not None:
+        _check_html(args)
     from .._input import InputError, InputTypeError
     from ._args import _sep, parse_metrics
 
@@ -447,6 +466,13 @@ def _run(args: argparse.Namespace) -> int:
                      f"{'s' if len(result) != 1 else ''} (exit status 0)\n")
     else:
         text = _render(result, args.format, header)
+    if html is not None:  # the page of calibr._html, written before the table is printed
+        from .._html._compare import compare_html
+        from ._io import _commit, _Output
+
+        page = compare_html(result, by, header, parts, pb, pc, labels_y, classes, level,
+                            n_resamples, EXIT_WORSE)
+        _commit([_Output(html, "--html", page.encode("utf-8"))])
     status = _write_stdout(text)
     if status:
         return status

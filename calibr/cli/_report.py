@@ -14,6 +14,7 @@ import pandas as pd
 from .._binned_metrics import ece, mce
 from .._calibration_tests import BINARY_ONLY as BINARY_ONLY_TESTS
 from .._calibration_tests import calibration_test
+from .._defaults import BINNING_DEFAULT, RIGHT_DEFAULT
 from .._groups import by_columns, subframes
 from .._input import BINS, InputError, defaults
 from ..frame import summarise
@@ -67,6 +68,8 @@ class _Reported(NamedTuple):
     plot_form: str
     #: per binned metric's column, the rows whose MCE comes from a tiny bin
     flags: dict[str, np.ndarray]
+    #: the figures of --html (calibr._html.Figures), and the words for the columns
+    html: Any = None
 
 
 def _plot_form(type_arg: str | None, n_prob: int) -> str:
@@ -91,12 +94,14 @@ def report(args) -> int:
         raise CLIError("give the probability columns by --prob or by --prob-prefix, not both.")
     _sep(args.sep)
     fmt = _output_format(args)
-    for path, option in ((args.output, "--output"), (args.plot, "--plot")):
+    html = getattr(args, "html", None)
+    for path, option in ((args.output, "--output"), (args.plot, "--plot"), (html, "--html")):
         if path is not None:
             _check_destination(path, option, args)
     if args.output is not None and args.plot is not None:
         if _same_path(args.output, args.plot):
             raise CLIError("--output and --plot must be different files.")
+    _check_html(args)
     if args.plot is not None:
         plot_format = _plot_format(args.plot)
     binning = getattr(args, "binning", None)
@@ -118,7 +123,7 @@ def report(args) -> int:
     type_ = metric_defaults["type"] if args.type is None else args.type
 
     sources = _sources(args)
-    results, tables, plots, forms, plot_forms = [], [], [], [], []
+    results, tables, plots, forms, plot_forms, pages = [], [], [], [], [], []
     marks: dict[str, list[np.ndarray]] = {}
     for src in sources:
         got = _report_source(src, args, columns, tests, bins, type_, binning_options)
@@ -132,6 +137,8 @@ def report(args) -> int:
             results.append(_tag(got.res, src.tag))
         for col, flag in got.flags.items():
             marks.setdefault(col, []).append(flag)
+        if got.html is not None:
+            pages.append((src, *got.html))
 
     if args.per_bin:
         result = _stack_tables(tables)
@@ -176,6 +183,9 @@ def report(args) -> int:
                        [f != p for f, p in zip(forms, plot_forms, strict=True)],
                        binning_options)
         outputs.append(_Output(args.plot, "--plot", figure))
+    if html is not None:
+        page = _html_page(result, header, keys, columns, tests, args, pages, binning_options)
+        outputs.append(_Output(html, "--html", page.encode("utf-8")))
     _commit(outputs)
     if args.output is None:
         return _write_stdout(text)
@@ -196,7 +206,8 @@ def _report_source(
     are first gathered into this process (they must fit in its memory), and
     reported as a pandas frame's.
     """
-    if _is_dask(src.frame) and (tests or args.ci is not None or args.renormalize):
+    html = getattr(args, "html", None) is not None
+    if _is_dask(src.frame) and (tests or args.ci is not None or args.renormalize or html):
         src = _gathered(src)
     lazy = _is_dask(src.frame)
     frame = src.frame
@@ -295,7 +306,57 @@ def _report_source(
         if tests or args.ci is not None:
             res["seed"] = args.seed
         _insert_form_and_bins(res, show_form, form, show_bins, bins)
-    return _Reported(res, tab, plot, form, drawn, flags)
+    page = None
+    if html:  # the figures of the HTML report (calibr._html)
+        from .._html import figures
+        from .._html._cli import columns_words
+
+        figs = _library(figures, p_word, data, cols.p, cols.y, bins=bins, type=plot_type,
+                        binning=(binning_options or {}).get("binning", BINNING_DEFAULT),
+                        right=(binning_options or {}).get("right", RIGHT_DEFAULT),
+                        rng=args.seed, smooth=args.smooth, **common)
+        figs.prefix = () if src.tag is None else (src.tag,)
+        if drawn != form:
+            from .._html import TOP_LABEL_NOTE
+
+            figs.notes.append(TOP_LABEL_NOTE.format(k=len(cols.p)))
+        page = (figs, columns_words(cols.p, cols.y, by, args.weights), len(frame))
+    return _Reported(res, tab, plot, form, drawn, flags, page)
+
+
+def _check_html(args) -> None:
+    """--html and --smooth: what they cannot be combined with."""
+    html = getattr(args, "html", None)
+    if getattr(args, "smooth", False) and html is None:
+        raise CLIError("--smooth draws the smooth curve in the HTML report; give --html PATH.")
+    if html is None:
+        return
+    for other, option in ((args.output, "--output"), (args.plot, "--plot")):
+        if other is not None and _same_path(html, other):
+            raise CLIError(f"--html and {option} must be different files.")
+    if args.per_bin:
+        raise CLIError("--html reports the metrics of each group (with its per-bin table); "
+                       "it does not apply to --per-bin.")
+
+
+def _html_page(result: pd.DataFrame, header: list[str], keys: list, columns: list[_Column],
+               tests: list, args, pages: list, binning_options: dict) -> str:
+    """The page of --html (``calibr._html``): the report's rows and header, and the
+    figures of each input."""
+    from .._html import Spec, bins_words
+    from .._html._cli import report_html
+    from .._html._report import CONSISTENCY_RESAMPLES
+
+    spec = Spec(list(keys), [(c.name, c.spec.func if isinstance(c.spec.func, str) else "")
+                             for c in columns],
+                [(name, _n_resamples(t) if t.method in RESAMPLING_TESTS else None)
+                 for name, t in tests], args.ci)
+    options = {**_bin_defaults(), **binning_options}
+    bins = args.bins if args.bins is not None else defaults(ece)["bins"]
+    data = [(src.tag or src.label, rows, words) for src, _, words, rows in pages]
+    return report_html(result, spec, [figs for _, figs, _, _ in pages], header, data,
+                       bins_words(bins, options["binning"], options["right"]),
+                       CONSISTENCY_RESAMPLES)
 
 
 def _is_dask(frame: Any) -> bool:

@@ -14,7 +14,9 @@ writes into the site's source folder:
 - ``_generated/readme.md``: README.md after its first rule (``---``), the
   overview that ``index.md`` includes.
 - ``_generated/gallery/``: the figure of every ``gallery/*.py`` script, run on
-  the bundled data (each script leaves a matplotlib Figure in ``fig``).
+  the bundled data (each script leaves a matplotlib Figure in ``fig``), and the
+  screenshot of the HTML report (``_generated/report/report.html``, made by
+  ``calibr report --html`` on the bundled data) by headless Chromium.
 
 On every page (``doctree-resolved``), a code span that is the path of a chapter
 (`` `docs/definitions.md` ``) or a documented name of calibr
@@ -402,6 +404,56 @@ def gallery_figures(srcdir: Path) -> dict[str, bytes]:
     return images
 
 
+#: The gallery's HTML report: README's first command path, ``calibr report --html``
+#: on the bundled data; its page is offered for download and its screenshot shown.
+REPORT_PAGE = "_generated/report/report.html"
+REPORT_SHOT = "_generated/gallery/html_report.png"
+#: The screenshot's window: desktop width, the header, overview and first group.
+REPORT_WINDOW = "1280,1500"
+
+
+def _chromium() -> str | None:
+    import shutil
+
+    return next((found for name in ("chromium", "chromium-browser", "google-chrome")
+                 if (found := shutil.which(name))), None)
+
+
+def html_report_files() -> dict[str, bytes]:
+    """The page of ``calibr report --html`` on the bundled data and its screenshot
+    by headless Chromium (Debian's ``chromium``, which ``.ci/install`` installs;
+    without it the screenshot is missing, a warning, so an error under -W)."""
+    import contextlib
+    import io
+    import tempfile
+
+    from sphinx.util import logging
+
+    from calibr.cli import main
+
+    with tempfile.TemporaryDirectory() as tmp:
+        page = Path(tmp) / "report.html"
+        with contextlib.redirect_stdout(io.StringIO()):
+            status = main(["report", "--html", str(page)])
+        if status != 0:
+            raise RuntimeError(f"calibr report --html exited with status {status}")
+        files = {REPORT_PAGE: page.read_bytes()}
+        browser = _chromium()
+        if browser is None:
+            logging.getLogger(__name__).warning(
+                "the gallery's screenshot of the HTML report needs Chromium "
+                "(apt-get install chromium; .ci/install installs it)")
+            return files
+        shot = Path(tmp) / "shot.png"
+        subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--hide-scrollbars", "--no-first-run", "--disable-extensions",
+                        "--disable-background-networking", f"--user-data-dir={tmp}/profile",
+                        f"--window-size={REPORT_WINDOW}", f"--screenshot={shot}",
+                        page.as_uri()], capture_output=True, timeout=120, check=True)
+        files[REPORT_SHOT] = shot.read_bytes()
+    return files
+
+
 # --------------------------------------------------------------------------
 # math as MathML, made at build time
 
@@ -483,6 +535,7 @@ def generate(srcdir: Path) -> dict[str, str | bytes]:
     files.update(chapters(root))
     files["_generated/readme.md"] = overview(root)
     files.update(gallery_figures(srcdir))
+    files.update(html_report_files())
     return files
 
 

@@ -1,0 +1,154 @@
+"""The page of ``calibr compare --html``: the verdict and the exit status in
+words, baseline against candidate per group and metric with the paired
+difference and its one-sided bound, a chart of the differences, and per group
+the two models' reliability diagrams in one figure with their per-bin tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._cli import header_items
+from ._format import count, esc, key_text, num, pvalue
+from ._page import Cell, Page, Section, Table, render
+from ._report import MIN_BIN_COUNT, Figures, bin_table, worst_bin
+from ._svg import Curve, difference_svg, reliability_svg
+
+#: Above this many comparisons the chart of differences is left out (the table has them).
+CHART_AT_MOST = 200
+
+#: The per-bin tables of compare's diagrams: calibr's default bins, and the top label
+#: for a multiclass model (one curve per model).
+COMPARE_BINS = 10
+
+
+def _group_title(by: list, key: tuple) -> str:
+    if not by:
+        return "all rows"
+    return ", ".join(f"{c} = {key_text(v)}" for c, v in zip(by, key, strict=True))
+
+
+def verdict(result: pd.DataFrame, by: list, level: float, worse_status: int) -> tuple[str, str]:
+    """The verdict box: ("ok" or "worse", its HTML)."""
+    worse = result[result["worse"].to_numpy(dtype=bool)]
+    n = len(result)
+    many = "s" if n != 1 else ""
+    alpha = 1.0 - level
+    if len(worse):
+        which = "; ".join(
+            esc(str(r["metric"])) + (" (" + esc(_group_title(by, tuple(r[c] for c in by)))
+                                     + ")" if by else "") for _, r in worse.iterrows())
+        return ("worse", f"<strong>The candidate is significantly worse calibrated</strong> in "
+                f"{len(worse)} of {n} comparison{many}: {which}. Its error is larger than the "
+                f"baseline's with a one-sided p-value below {alpha:.6g} (level {level:g}). "
+                f"<strong>calibr compare exits with status {worse_status}</strong>: a CI job "
+                "that gates on it fails.")
+    return ("ok", f"<strong>No significant worsening</strong> in {n} comparison{many} at level "
+            f"{level:g}: no p-value is below {alpha:.6g}. <strong>calibr compare exits with "
+            "status 0</strong>: a CI job that gates on it passes. (This does not show that the "
+            "candidate is as well calibrated, only that the data do not show it worse.)")
+
+
+def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
+                 p_base: Any, p_cand: Any, y: Any, classes: Any, level: float,
+                 n_resamples: int, worse_status: int) -> str:
+    """The page of ``calibr compare --html``.
+
+    Parameters
+    ----------
+    result : DataFrame
+        compare's result: the group keys ``by``, then ``metric``, ``n``,
+        ``baseline``, ``candidate``, ``difference``, ``ci_low``, ``ci_high``,
+        ``pvalue``, ``worse``.
+    lines : list of str
+        compare's header lines.
+    parts : list of (key tuple, row positions)
+        The groups.
+    p_base, p_cand, y
+        The baseline's and candidate's probability columns (DataFrames, the
+        rows matched) and the labels (a Series).
+    """
+    from .. import __version__
+    from ..table import calibration_table
+
+    first, items = header_items(lines)
+    items.append(("diagrams", f"{COMPARE_BINS} equal-width bins, closed on the right; a "
+                  "multiclass model's top label"))
+    items.append(("calibr", f"{__version__} (the same input and options write the same file)"))
+    head = [(esc(c), "group key", "k") for c in by]
+    head += [("metric", "", "k"), ("n", "rows", ""), ("baseline", "the baseline's error", ""),
+             ("candidate", "the candidate's error", ""),
+             ("difference", "candidate - baseline (larger is worse)", ""),
+             (f"lower bound ({level:g})", "one-sided lower bound of the difference", ""),
+             ("p-value", "of the alternative: the candidate's error is larger", ""),
+             ("worse", f"p-value below {1 - level:.6g}", "k")]
+    anchors = {}
+    for i, (key, _) in enumerate(parts):
+        anchors[tuple(key)] = f"g{i + 1}"
+    rows = []
+    records = result.to_dict("records")
+    for r in records:
+        key = tuple(r[c] for c in by)
+        anchor = anchors.get(key, "")
+        cells = []
+        for j, c in enumerate(by):
+            text = esc(key_text(r[c]))
+            cells.append(Cell(f'<a href="#{anchor}">{text}</a>' if j == 0 and anchor else text,
+                              cls="k"))
+        worse = bool(r["worse"])
+        cells += [Cell(esc(r["metric"]), cls="k"), Cell(count(r["n"]), repr(float(r["n"]))),
+                  Cell(num(r["baseline"]), repr(float(r["baseline"]))),
+                  Cell(num(r["candidate"]), repr(float(r["candidate"]))),
+                  Cell(num(r["difference"]), repr(float(r["difference"]))),
+                  Cell(num(r["ci_low"]), repr(float(r["ci_low"]))),
+                  Cell(pvalue(r["pvalue"], n_resamples), repr(float(r["pvalue"])),
+                       "sig" if worse else ""),
+                  Cell("yes" if worse else "no", "1" if worse else "0",
+                       "k sig" if worse else "k")]
+        rows.append(cells)
+    overview = Table(head, rows, sortable=True, cls="overview")
+    figure = ""
+    if len(records) <= CHART_AT_MOST:
+        labels = [f"{r['metric']}" + (f" ({_group_title(by, tuple(r[c] for c in by))})"
+                                      if by else "") for r in records]
+        figure = difference_svg(labels, result["difference"].to_numpy(dtype=np.float64),
+                                result["ci_low"].to_numpy(dtype=np.float64),
+                                result["worse"].to_numpy(dtype=bool), level)
+    sections = []
+    multi = isinstance(p_base, pd.DataFrame) and p_base.shape[1] > 1
+    fig = Figures(pd.DataFrame(), band=None)
+    for i, (key, idx) in enumerate(parts):
+        curves = []
+        for name, frame in (("baseline", p_base), ("candidate", p_cand)):
+            p = frame.iloc[idx] if multi else frame.iloc[idx, 0]
+            tab = calibration_table(p, y.iloc[idx], bins=COMPARE_BINS, type="confidence",
+                                    classes=classes)
+            curves.append(Curve(tab, name, None, name))
+        title = _group_title(by, tuple(key))
+        mine = [r for r in records if tuple(r[c] for c in by) == tuple(key)]
+        facts = " &middot; ".join(
+            f"{esc(r['metric'])} {num(r['baseline'])} &rarr; {num(r['candidate'])}"
+            + (' <span class="sig">worse</span>' if r["worse"] else "") for r in mine)
+        worst = worst_bin(curves)
+        svg = reliability_svg(curves, f"Reliability diagrams of the baseline and the "
+                              f"candidate, {title}", worst=worst, band=False)
+        notes = ["blue: the baseline; orange: the candidate; bars: Wilson 95% intervals; open "
+                 f"points: fewer than {MIN_BIN_COUNT} samples; red ring: the largest gap of "
+                 "either; below: the count of each bin (log scale)."]
+        if multi:
+            notes.append("top label: each row's highest probability against whether its "
+                         "class is the label.")
+        sections.append(Section(f"g{i + 1}", title, facts, svg,
+                                bin_table(curves, fig, worst, ("model", "")), notes))
+    notes = [f"worse: the p-value is below {1 - level:.6g}; each metric and group is its own "
+             "test (no correction for multiple comparisons)."]
+    if figure:
+        notes.append("The chart: each comparison's difference (point) and its one-sided "
+                     f"{level:g} lower bound (the bar runs from it to the right: the interval "
+                     "is one-sided); right of the dashed 0 line the candidate is worse.")
+    title = "Calibration comparison: " + first.replace("calibr compare of ", "", 1)
+    page = Page(title, items, overview, sections, notes, verdict(result, by, level, worse_status),
+                figure, kind="compare", rows_are=("comparison", "comparisons"))
+    return render(page)

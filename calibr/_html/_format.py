@@ -1,0 +1,113 @@
+"""The pieces of the HTML report's text: escaping, numbers as the report shows
+them (each inside ``<data value="...">`` with every digit, so that a reader's
+tool, and the tests, can read the exact number behind what is shown), and the
+Holm adjustment of the tests' p-values over the groups."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+import numpy as np
+
+#: Significant digits of the numbers shown (the terminal report's, ``calibr.cli._render``).
+DIGITS = 4
+
+#: An analytic p-value below this (the machine epsilon) is shown as "< 2.2e-16",
+#: as R prints a test and as the terminal report does.
+PVALUE_FLOOR = float(np.finfo(np.float64).eps)
+
+
+def esc(value: Any) -> str:
+    """``value`` as text safe in HTML content and in quoted attributes."""
+    return html.escape(str(value), quote=True)
+
+
+def key_text(value: Any) -> str:
+    """A group key as the report shows it (a missing key as "(missing)")."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "(missing)"
+    try:
+        import pandas as pd
+
+        if value is pd.NA or value is pd.NaT:
+            return "(missing)"
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pass
+    return str(value)
+
+
+def number_text(v: float) -> str:
+    """``v`` to DIGITS significant digits, trailing zeros dropped (0.0186, 0.2, 1):
+    fixed point from 1e-4 to 1e6, else scientific (1.5e-05)."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(v)))
+    rounded = float(f"{v:.{DIGITS - 1}e}")  # the exponent after rounding (0.99995 -> 1.000)
+    if rounded != 0:
+        exponent = math.floor(math.log10(abs(rounded)))
+    if -4 <= exponent < 6:
+        text = f"{v:.{max(0, DIGITS - 1 - exponent)}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    mantissa, power = f"{v:.{DIGITS - 1}e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{power}"
+
+
+def num(v: Any, cls: str = "") -> str:
+    """A number for the page: ``<data value="repr">shown</data>``."""
+    v = float(v)
+    attr = f' class="{cls}"' if cls else ""
+    return f'<data value="{esc(repr(v))}"{attr}>{esc(number_text(v))}</data>'
+
+
+def count(v: Any) -> str:
+    """A count (rows, or a total weight) as it is, integers without decimals."""
+    v = float(v)
+    shown = str(int(v)) if v.is_integer() else number_text(v)
+    return f'<data value="{esc(repr(v))}">{esc(shown)}</data>'
+
+
+def pvalue(v: Any, n_resamples: int | None) -> str:
+    """A p-value: as other numbers, except one below the resolution, ``< 1/B`` for
+    a p-value from B resamples and ``< 2.2e-16`` for an analytic one."""
+    v = float(v)
+    floor = PVALUE_FLOOR if n_resamples is None else 1.0 / n_resamples
+    if v < floor:
+        text = "2.2e-16" if n_resamples is None else f"{floor:.{DIGITS}g}"
+        return f'<data value="{esc(repr(v))}">&lt; {esc(text)}</data>'
+    return num(v)
+
+
+def holm(pvalues: Any) -> np.ndarray:
+    """Holm's step-down adjustment of ``pvalues`` (NaN kept, and not counted), as R's
+    ``p.adjust(p, "holm")``: the i-th smallest of m becomes
+    ``max_{j <= i} min(1, (m - j + 1) p_(j))`` (``docs/definitions.md``, "Adjusted
+    p-values in the HTML report").
+
+    The one place where the report adjusts p-values: when ``calibr.p_adjust``
+    (Holm and Benjamini-Hochberg) is on main, this returns
+    ``calibr.p_adjust(pvalues, method="holm")`` instead.
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03, float("nan")]).tolist()
+    [0.03, 0.06, 0.06, nan]
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = ~np.isnan(p)
+    m = int(ok.sum())
+    if m == 0:
+        return out
+    q = p[ok]
+    order = np.argsort(q, kind="stable")
+    scaled = np.minimum(1.0, (m - np.arange(m)) * q[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.maximum.accumulate(scaled)
+    out[ok] = adjusted
+    return out

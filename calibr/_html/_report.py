@@ -1,0 +1,383 @@
+"""The report's page: the overview of every group (the summary that the terminal
+report prints, with the same columns), and each group's section (its reliability
+diagram and per-bin table), for ``calibr report --html`` and
+:func:`calibr.html_report`.
+
+Both build the summary in the terminal report's layout (group keys, ``form``,
+``bins``, ``n``, each metric with ``<metric>_low``/``_high`` under ``--ci`` and
+``<mce>_bin_n`` after an MCE, ``<test>_statistic``/``_pvalue``) and the
+:class:`Figures` of the groups; :func:`report_page` turns them into a
+:class:`~calibr._html._page.Page`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._format import count, esc, holm, key_text, num, pvalue
+from ._page import Cell, Page, Section, Table
+from ._svg import FEW, Curve, reliability_svg
+
+#: An MCE from a bin of fewer samples than this is flagged, as the terminal report
+#: flags it (``calibr.cli.MCE_MIN_BIN_COUNT``).
+MIN_BIN_COUNT = FEW
+
+#: The level below which an (adjusted) p-value is shown in bold: a cue, not a verdict.
+SIGNIFICANT = 0.05
+
+#: The default level of the consistency band and its resamples.
+CONSISTENCY = 0.9
+CONSISTENCY_RESAMPLES = 1000
+
+
+class _Missing:
+    """Stands for a missing group key in the keys that match rows to groups."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def norm_key(key: Sequence[Any]) -> tuple:
+    """A group key that can be compared and hashed: missing values (NaN, None,
+    NA, NaT) all become one marker."""
+    out = []
+    for v in key:
+        try:
+            missing = bool(pd.isna(v))
+        except (TypeError, ValueError):
+            missing = False
+        out.append(_MISSING if missing else v)
+    return tuple(out)
+
+
+@dataclass
+class Figures:
+    """What the sections of one input draw: its stacked per-bin table (group keys,
+    ``class`` for a classwise table, then the columns of ``calibration_table``,
+    with the consistency band's when there is one), the smooth curve of each group
+    (by :func:`norm_key` of its keys) and notes that apply to all its groups."""
+
+    table: pd.DataFrame
+    smooth: dict[tuple, Any] = field(default_factory=dict)
+    band: float | None = None
+    right: bool = True
+    ci_level: float = 0.95
+    prefix: tuple = ()  # keys put before the table's own (the CLI's data set tag)
+    notes: list[str] = field(default_factory=list)
+
+
+def figures(data: Any, p: Any, y: Any, *, bins: Any, type: str, binning: str, right: bool,
+            classes: Any = None, na_rm: bool = False, weights: Any = None,
+            p_prefix: str | None = None, consistency: float | None = CONSISTENCY,
+            n_resamples: int = CONSISTENCY_RESAMPLES, rng: Any = 0, smooth: bool = False,
+            ) -> Figures:
+    """The :class:`Figures` of ``data`` (a DataFrame or DataFrameGroupBy): its
+    per-bin table of form ``type`` with the consistency band at level
+    ``consistency`` (none with ``weights``, which the band does not take, or for
+    isotonic bins), and with ``smooth`` each group's smooth curve
+    (:func:`calibr.smece_curve`; binary or top-label tables only)."""
+    from .._groups import groups_of, resolve_columns
+    from .._smooth import smece_curve
+    from ..table import calibration_table
+
+    notes = []
+    band = consistency
+    if band is not None and (weights is not None or binning == "isotonic"):
+        notes.append("no consistency band: "
+                     + ("it does not take frequency weights." if weights is not None else
+                        "isotonic bins are chosen from the outcomes."))
+        band = None
+    options = {"consistency": band, "n_resamples": n_resamples, "rng": rng} if band else {}
+    table = calibration_table(p, y, bins=bins, type=type, classes=classes, na_rm=na_rm,
+                              data=data, p_prefix=p_prefix, weights=weights, binning=binning,
+                              right=right, **options)
+    curves: dict[tuple, Any] = {}
+    if smooth:
+        groups = groups_of(data)
+        cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
+        if weights is not None:
+            notes.append("no smooth curve: calibr.smece_curve() takes no frequency weights.")
+        elif not cols.binary and type == "classwise":
+            notes.append("no smooth curve: it is drawn for binary and top-label diagrams "
+                         "(calibr.smece_curve() reduces classes to the top label).")
+        else:
+            key_cols = [] if groups.keys is None else list(groups.keys.columns)
+            for g, rows in groups.rows():
+                sub = groups.frame.iloc[rows]
+                key = () if groups.keys is None else tuple(groups.keys.iloc[g][key_cols])
+                curves[norm_key(key)] = smece_curve(sub[cols.p], sub[cols.y],
+                                                    classes=cols.classes, na_rm=na_rm)
+    return Figures(table, curves, band, right, 0.95, (), notes)
+
+
+# --------------------------------------------------------------------------
+# the page
+
+
+@dataclass
+class Spec:
+    """The columns of a summary: its group keys, each metric (name, function name),
+    each test (name, its p-value's resamples or None for an analytic one) and the
+    interval level of ``--ci`` (None without)."""
+
+    keys: list[Hashable]
+    metrics: list[tuple[str, str]]
+    tests: list[tuple[str, int | None]] = field(default_factory=list)
+    ci: float | None = None
+
+
+def _groups_of_figures(figs: list[Figures]) -> dict[tuple, tuple[pd.DataFrame, Figures]]:
+    """Each group's per-bin rows (by :func:`norm_key` of its full key) and figures."""
+    out: dict[tuple, tuple[pd.DataFrame, Figures]] = {}
+    for fig in figs:
+        cols = list(fig.table.columns)
+        keys = [c for c in cols[: cols.index("bin")] if c != "class"]
+        if not keys:
+            out[norm_key(fig.prefix)] = (fig.table, fig)
+            continue
+        for key, rows in fig.table.groupby(keys, sort=False, dropna=False, observed=True):
+            key = key if isinstance(key, tuple) else (key,)
+            out[norm_key((*fig.prefix, *key))] = (rows, fig)
+    return out
+
+
+def _curves(rows: pd.DataFrame, smooth: Any) -> list[Curve]:
+    """The curves of one group's rows: one per class of a classwise table, else one."""
+    if "class" in rows and rows["class"].notna().any():
+        return [Curve(sub, f"class {key_text(c)}", None, key_text(c)) for c, sub in
+                rows.groupby("class", sort=False, dropna=False, observed=True)]
+    return [Curve(rows, None, smooth)]
+
+
+def worst_bin(curves: list[Curve]) -> tuple[int, int] | None:
+    """(curve, row) of the bin with the largest gap (ties: the largest count), the
+    bin the MCE of these bins comes from."""
+    best, where = None, None
+    for j, c in enumerate(curves):
+        for i, (gap, n) in enumerate(zip(c.rows["gap"], c.rows["n"], strict=True)):
+            score = (float(gap), float(n))
+            if best is None or score > best:
+                best, where = score, (j, i)
+    return where
+
+
+def _interval(lo: Any, hi: Any) -> str:
+    if pd.isna(lo) or pd.isna(hi):
+        return "&ndash;"
+    return f"[{num(lo)}, {num(hi)}]"
+
+
+def _range(lower: float, upper: float, right: bool, first: bool, last: bool) -> str:
+    left = "[" if (not right or first) else "("
+    close = "]" if (right or last) else ")"
+    return f"{left}{num(lower)}, {num(upper)}{close}"
+
+
+def bin_table(curves: list[Curve], fig: Figures, worst: tuple[int, int] | None,
+              what: tuple[str, str] = ("class", "the class (one-vs-rest)")) -> Table:
+    """The per-bin table of a group's ``curves``: a row per bin (per curve: a column
+    ``what`` names them), the bin with the largest gap and those of few samples
+    tagged."""
+    classes = any(c.key is not None for c in curves)
+    band = fig.band is not None and "consistency_lower" in curves[0].rows
+    head = [(what[0], what[1], "k")] if classes else []
+    head += [("bin", "", "k"), ("range", "the bin's edges", "k"),
+             ("n", "predictions in the bin", ""),
+             ("mean predicted", "the mean predicted probability of the bin", ""),
+             ("observed", "the share of the bin's outcomes that are 1 (the event)", ""),
+             (f"Wilson {fig.ci_level:.0%}", "the Wilson score interval of the observed "
+              "frequency", ""),
+             ("gap", "|observed - mean predicted|", "")]
+    if band:
+        head.append((f"consistency {fig.band:.0%}", "the observed frequencies a calibrated "
+                     "model with these predictions would show (Bröcker & Smith 2007)", ""))
+    head.append(("", "", ""))
+    rows = []
+    for j, c in enumerate(curves):
+        r = c.rows
+        top = float(r["upper"].max())
+        for i, row in enumerate(r.itertuples(index=False)):
+            rec = row._asdict()
+            few = float(rec["n"]) < MIN_BIN_COUNT
+            is_worst = worst == (j, i)
+            cells = [Cell(esc(c.key or ""), cls="k")] if classes else []
+            cells += [Cell(str(int(rec["bin"])), cls="k"),
+                      Cell(_range(rec["lower"], rec["upper"], fig.right, int(rec["bin"]) == 1,
+                                  float(rec["upper"]) >= top), cls="k"),
+                      Cell(count(rec["n"]), cls="few" if few else ""),
+                      Cell(num(rec["mean_confidence"])), Cell(num(rec["observed_frequency"])),
+                      Cell(_interval(rec["ci_lower"], rec["ci_upper"])), Cell(num(rec["gap"]))]
+            if band:
+                cells.append(Cell(_interval(rec["consistency_lower"], rec["consistency_upper"])))
+            tags = ('<span class="tag worst">largest gap</span>' if is_worst else "") + (
+                f'<span class="tag few">n &lt; {MIN_BIN_COUNT}</span>' if few else "")
+            cells.append(Cell(tags, cls="k"))
+            if is_worst:
+                cells = [Cell(x.html, x.sort, f"{x.cls} worst".strip()) for x in cells]
+            rows.append(cells)
+    return Table(head, rows, cls="bins")
+
+
+def _title(spec: Spec, row: dict) -> str:
+    if not spec.keys:
+        return "all rows"
+    return ", ".join(f"{k} = {key_text(row[k])}" for k in spec.keys)
+
+
+def _metric_cell(row: dict, name: str, spec: Spec, flagged: bool) -> Cell:
+    v = row[name]
+    html = num(v) + ('<span class="flag" title="from a bin of fewer than '
+                     f'{MIN_BIN_COUNT} samples">*</span>' if flagged else "")
+    if spec.ci is not None and f"{name}_low" in row:
+        html += f'<span class="ci">{_interval(row[f"{name}_low"], row[f"{name}_high"])}</span>'
+    return Cell(html, repr(float(v)))
+
+
+def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
+                header: list[tuple[str, str]], title: str) -> Page:
+    """The page of a report: ``summary`` (one row per group, in the terminal
+    report's layout; see the module's docstring), ``spec`` its columns, ``figs``
+    the figures of each input."""
+    rows = summary.to_dict("records")
+    several = len(rows) > 1
+    adjusted = {t: holm(summary[f"{t}_pvalue"].to_numpy(dtype=np.float64))
+                for t, _ in spec.tests} if several else {}
+    show_form = "form" in summary and summary["form"].nunique(dropna=False) > 1
+    show_bins = "bins" in summary and summary["bins"].nunique(dropna=False) > 1
+
+    head = [(esc(k), "group key", "k") for k in spec.keys]
+    head += [("form", "the form of the metrics", "k")] * show_form
+    head += [("bins", "the bins of the metrics", "")] * show_bins
+    head.append(("n", "rows of the group", ""))
+    level = f" and its {spec.ci:g} interval" if spec.ci is not None else ""
+    for name, func in spec.metrics:
+        head.append((esc(name), f"{func}{level}", ""))
+        if func == "mce":
+            head.append((esc(f"{name} bin n"), "samples in the bin the MCE comes from", ""))
+    for name, _ in spec.tests:
+        head.append((esc(f"{name} p"), f"p-value of the test {name} (null hypothesis: "
+                     "calibrated)", ""))
+        if several:
+            head.append((esc(f"{name} p (Holm)"), "the p-value adjusted by Holm's method over "
+                         f"the {len(rows)} groups", ""))
+
+    lookup = _groups_of_figures(figs)
+    table_rows, sections, any_flag = [], [], False
+    for i, row in enumerate(rows):
+        anchor = f"g{i + 1}"
+        key = norm_key([row[k] for k in spec.keys])
+        cells = []
+        for j, k in enumerate(spec.keys):
+            text = esc(key_text(row[k]))
+            cells.append(Cell(f'<a href="#{anchor}">{text}</a>' if j == 0 else text, cls="k"))
+        if show_form:
+            cells.append(Cell(esc(row["form"]), cls="k"))
+        if show_bins:
+            cells.append(Cell(esc(row["bins"]), repr(float(row["bins"]))))
+        cells.append(Cell(count(row["n"]), repr(float(row["n"]))))
+        facts = [f"n {count(row['n'])}"]
+        for name, func in spec.metrics:
+            bin_n = row.get(f"{name}_bin_n") if func == "mce" else None
+            flagged = bin_n is not None and float(bin_n) < MIN_BIN_COUNT
+            any_flag |= flagged
+            cells.append(_metric_cell(row, name, spec, flagged))
+            facts.append(f"{esc(name)} {num(row[name])}" + ("*" if flagged else ""))
+            if func == "mce":
+                cells.append(Cell(count(bin_n), repr(float(bin_n)), "few" if flagged else ""))
+        for name, n_res in spec.tests:
+            p = row[f"{name}_pvalue"]
+            shown = adjusted[name][i] if several else p
+            cells.append(Cell(pvalue(p, n_res), repr(float(p)),
+                              "" if several or not shown < SIGNIFICANT else "sig"))
+            if several:
+                cells.append(Cell(pvalue(shown, n_res), repr(float(shown)),
+                                  "sig" if shown < SIGNIFICANT else ""))
+            facts.append(f"{esc(name)} p {pvalue(p, n_res)}")
+        table_rows.append(cells)
+        sections.append(_section(anchor, _title(spec, row), " &middot; ".join(facts), row,
+                                 spec, lookup.get(key)))
+
+    notes = [_glossary(spec)] if _glossary(spec) else []
+    if any_flag:
+        notes.append(f"<span class=\"flag\">*</span> the MCE comes from a bin of fewer than "
+                     f"{MIN_BIN_COUNT} samples (the bin n column): a gap measured on so few "
+                     "samples is mostly noise.")
+    if spec.tests and several:
+        notes.append(f"p (Holm): each test's p-values adjusted over the {len(rows)} groups "
+                     f"(Holm's step-down method, as R's p.adjust); bold below {SIGNIFICANT:g}.")
+    elif spec.tests:
+        notes.append(f"p-values below {SIGNIFICANT:g} are bold.")
+    if spec.ci is not None:
+        notes.append(f"Under each metric: its {spec.ci:g} bootstrap interval.")
+    overview = Table(head, table_rows, sortable=True, cls="overview")
+    return Page(title, header, overview, sections, notes)
+
+
+#: What each metric measures, in a reader's words (``docs/definitions.md`` has the formulas).
+METRIC_WORDS = {
+    "ece": "the gap between predicted probability and observed frequency, averaged over "
+           "the bins weighted by their counts (0: calibrated)",
+    "mce": "the largest gap of any bin",
+    "skce": "a kernel estimate of the squared calibration error (about 0 when calibrated)",
+    "mmce": "the maximum mean calibration error, a kernel estimate (0 when calibrated)",
+}
+
+
+def _glossary(spec: Spec) -> str:
+    """The note that says what the overview's metrics and p-values are."""
+    words = [f"<strong>{esc(name)}</strong>: {METRIC_WORDS[func]}"
+             for name, func in spec.metrics if func in METRIC_WORDS]
+    if spec.tests:
+        words.append("<strong>p</strong>: a calibration test's p-value (the null hypothesis: "
+                     "the predictions are calibrated); a small p-value is evidence of "
+                     "miscalibration")
+    return "; ".join(words) + "." if words else ""
+
+
+def _section(anchor: str, title: str, facts: str, row: dict, spec: Spec,
+             found: tuple[pd.DataFrame, Figures] | None) -> Section:
+    if found is None:  # an unobserved group (observed=False): no rows, nothing to draw
+        return Section(anchor, title, facts, "", Table([], []),
+                       ["This group has no rows: nothing to draw."])
+    rows, fig = found
+    key = norm_key([row[k] for k in spec.keys])
+    smooth = fig.smooth.get(key[len(fig.prefix):]) if fig.smooth else None
+    curves = _curves(rows.reset_index(drop=True), smooth)
+    worst = worst_bin(curves)
+    svg = reliability_svg(curves, f"Reliability diagram of {title}", worst=worst)
+    notes = list(fig.notes)
+    what = ["points: each bin's observed frequency against its mean predicted probability, "
+            f"bars: Wilson {fig.ci_level:.0%} intervals; open points: fewer than "
+            f"{MIN_BIN_COUNT} samples; red ring: the largest gap"]
+    if fig.band is not None:
+        what.append(f"shaded: the {fig.band:.0%} consistency band")
+    what.append("below: the count of each bin (log scale)")
+    notes.insert(0, "; ".join(what) + ".")
+    if smooth is not None:
+        notes.append(f"dashed: the smooth reliability curve (calibr.smece_curve), bandwidth "
+                     f"{num(smooth.bandwidth)}, smooth ECE {num(smooth.smece)}.")
+    return Section(anchor, title, facts, svg, bin_table(curves, fig, worst), notes)
+
+
+def bin_count_of_mce(table: pd.DataFrame, keys: list) -> dict[tuple, float]:
+    """Per group (by :func:`norm_key`): the count of the bin with the largest gap of
+    ``table`` (over all classes; ties: the largest count), the bin of the MCE."""
+    out: dict[tuple, float] = {}
+    parts = ([((), table)] if not keys else
+             table.groupby(keys, sort=False, dropna=False, observed=True))
+    for key, rows in parts:
+        key = key if isinstance(key, tuple) else (key,)
+        gap = rows["gap"].to_numpy(dtype=np.float64)
+        n = rows["n"].to_numpy(dtype=np.float64)
+        best = np.lexsort((-n, -gap))[0]
+        out[norm_key(key)] = float(n[best])
+    return out
+

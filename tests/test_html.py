@@ -1,0 +1,677 @@
+"""The HTML report: ``calibr.html_report()``, ``calibr report --html``,
+``calibr compare --html`` and the ``_repr_html_`` of the result objects.
+
+The pages are parsed (the standard library's ``html.parser``) and every number
+shown is compared with the Python result of the same call: each number is a
+``<data value="...">`` element whose value has every digit and whose text is that
+value to 4 significant digits. Then headless Chromium (Debian's ``chromium``,
+installed by ``.ci/install``) loads a page as a person would: no console
+message, every figure drawn, the overview table sorts, and a screenshot at
+desktop width, kept under ``$CALIBR_ARTEFACTS`` (default: a ``calibr-artefacts``
+folder in the temporary directory), never committed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import unavailable
+
+import calibr
+from calibr.cli import main
+from calibr.datasets import load_breast_cancer_predictions, load_digits_predictions
+
+# --------------------------------------------------------------------------
+# a small DOM from html.parser
+
+_VOID = {"meta", "br", "img", "input", "link", "hr", "col", "source", "wbr", "area", "base"}
+
+
+@dataclass
+class Node:
+    tag: str
+    attrs: dict
+    children: list = field(default_factory=list)
+    parent: Node | None = None
+
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def iter(self, tag: str | None = None):
+        for c in self.children:
+            if isinstance(c, Node):
+                if tag is None or c.tag == tag:
+                    yield c
+                yield from c.iter(tag)
+
+    def find_all(self, tag: str, cls: str | None = None) -> list[Node]:
+        return [n for n in self.iter(tag)
+                if cls is None or cls in n.attrs.get("class", "").split()]
+
+    def find(self, tag: str, cls: str | None = None) -> Node:
+        found = self.find_all(tag, cls)
+        assert found, (tag, cls)
+        return found[0]
+
+
+class _Builder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document", {})
+        self.cur = self.root
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, {k: (v if v is not None else "") for k, v in attrs}, parent=self.cur)
+        self.cur.children.append(node)
+        if tag not in _VOID:
+            self.cur = node
+
+    def handle_startendtag(self, tag, attrs):
+        self.cur.children.append(Node(tag, dict(attrs), parent=self.cur))
+
+    def handle_endtag(self, tag):
+        node = self.cur
+        while node is not None and node.tag != tag:
+            node = node.parent
+        if node is not None and node.parent is not None:
+            self.cur = node.parent
+
+    def handle_data(self, data):
+        self.cur.children.append(data)
+
+
+def parse(page: str) -> Node:
+    b = _Builder()
+    b.feed(page)
+    b.close()
+    return b.root
+
+
+def numbers(node: Node) -> list[float]:
+    """The exact values of the numbers a node shows, in order."""
+    return [float(d.attrs["value"]) for d in node.find_all("data")]
+
+
+def check_shown(root: Node) -> int:
+    """Every <data> element: its text is its value to 4 significant digits (or
+    "< bound" for a p-value below the resolution, with the value below it)."""
+    count = 0
+    for d in root.find_all("data"):
+        value, text = float(d.attrs["value"]), d.text().strip()
+        count += 1
+        if text.startswith("< "):
+            assert value < float(text[2:]), (value, text)
+            continue
+        if not math.isfinite(value):
+            assert text in ("NaN", "inf", "-inf"), (value, text)
+            continue
+        shown = float(text)
+        assert shown == float(f"{value:.4g}") or math.isclose(shown, value, rel_tol=5e-4,
+                                                              abs_tol=0), (value, text)
+    return count
+
+
+def overview(root: Node) -> tuple[list[str], list[list[Node]]]:
+    table = root.find("table", "overview")
+    heads = [th.text().strip() for th in table.find("thead").find_all("th")]
+    rows = [tr.find_all("td") for tr in table.find("tbody").find_all("tr")]
+    return heads, rows
+
+
+def r_holm(p) -> np.ndarray:
+    """R's ``p.adjust(p, "holm")`` (the ``rref`` fixture has started R)."""
+    import rpy2.robjects as ro
+
+    return np.array(ro.r["p.adjust"](ro.FloatVector(np.asarray(p, dtype=float)), "holm"))
+
+
+def same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+# --------------------------------------------------------------------------
+# the library: calibr.html_report()
+
+
+@pytest.fixture(scope="module")
+def breast():
+    return load_breast_cancer_predictions()
+
+
+@pytest.fixture(scope="module")
+def report_page(breast):
+    """The report of the bundled binary data with a test, intervals and smooth curves."""
+    page = calibr.html_report(breast.groupby("model"), "p", "y", tests="skce", ci=0.9,
+                              ci_resamples=200, smooth=True, rng=3)
+    return page, parse(page)
+
+
+def test_every_number_in_the_overview_is_summarise(report_page, breast, rref):
+    page, root = report_page
+    assert check_shown(root) > 100
+    data = breast.groupby("model")
+    ref = calibr.summarise(data, "p", "y", tests="skce", rng=3)
+    ci = calibr.summarise(data, "p", "y", ci=0.9, ci_resamples=200, rng=3)
+    heads, rows = overview(root)
+    assert heads == ["model", "n", "ece", "mce", "mce bin n", "skce p", "skce p (Holm)"]
+    holm = r_holm(ref["skce_pvalue"])
+    for i, cells in enumerate(rows):
+        cell = dict(zip(heads, cells, strict=True))
+        assert cell["model"].text() == ref["model"][i]
+        assert numbers(cell["n"]) == [float((breast["model"] == ref["model"][i]).sum())]
+        for m in ("ece", "mce"):
+            assert numbers(cell[m]) == [ref[m][i], ci[f"{m}_low"][i], ci[f"{m}_high"][i]]
+        assert numbers(cell["skce p"]) == [ref["skce_pvalue"][i]]
+        assert numbers(cell["skce p (Holm)"]) == pytest.approx([holm[i]], rel=1e-15)
+        # the MCE's bin: the bin of the largest gap of mce()'s bins, its count
+        tab = calibr.calibration_table("p", "y", data=breast[breast["model"] ==
+                                                             ref["model"][i]])
+        assert tab["gap"].max() == pytest.approx(ref["mce"][i], rel=1e-12)
+        worst = tab.sort_values(["gap", "n"], ascending=False).iloc[0]
+        assert numbers(cell["mce bin n"]) == [float(worst["n"])]
+        flagged = "*" in cell["mce"].text()
+        assert flagged == (worst["n"] < 10)
+
+
+def test_every_number_of_each_group_is_calibration_table(report_page, breast):
+    page, root = report_page
+    tab = calibr.calibration_table("p", "y", data=breast.groupby("model"), consistency=0.9,
+                                   rng=3)
+    sections = root.find_all("details", "group")
+    models = sorted(breast["model"].unique())
+    assert len(sections) == len(models)
+    for model, sec in zip(models, sections, strict=True):
+        assert sec.find("span", "name").text() == f"model = {model}"
+        mine = tab[tab["model"] == model].reset_index(drop=True)
+        body = sec.find("table", "bins").find("tbody").find_all("tr")
+        assert len(body) == len(mine)
+        for tr, (_, ref) in zip(body, mine.iterrows(), strict=True):
+            tds = tr.find_all("td")
+            assert tds[0].text() == str(ref["bin"])
+            shown = numbers(tr)
+            # the range's edges, then n, mean, observed, Wilson, gap, band
+            expected = [ref["lower"], ref["upper"], *(float(ref[c]) for c in
+                        ["n", "mean_confidence", "observed_frequency", "ci_lower", "ci_upper",
+                         "gap", "consistency_lower", "consistency_upper"])]
+            assert all(same(a, b) for a, b in zip(shown, expected, strict=True)), (shown,
+                                                                                  expected)
+            assert ("n < 10" in tr.text()) == (ref["n"] < 10)
+        # the largest gap is tagged once, on the bin with the largest gap
+        tagged = [tr for tr in body if "largest gap" in tr.text()]
+        assert len(tagged) == 1
+        assert numbers(tagged[0])[-3] == mine["gap"].max()
+        # the smooth curve's bandwidth and smooth ECE are calibr.smece_curve()'s
+        rows = breast[breast["model"] == model]
+        curve = calibr.smece_curve(rows["p"], rows["y"])
+        note = [li for li in sec.find_all("li") if "smooth reliability curve" in li.text()][0]
+        assert numbers(note) == [curve.bandwidth, curve.smece]
+
+
+def test_multiclass_report_draws_the_top_label(rref):
+    digits = load_digits_predictions()
+    page = calibr.html_report(digits.groupby("model"), y="y", p_prefix="p_", bins=5)
+    root = parse(page)
+    check_shown(root)
+    ref = calibr.summarise(digits.groupby("model"), y="y", p_prefix="p_",
+                           metrics=[calibr.metric("ece", bins=5), calibr.metric("mce", bins=5)])
+    heads, rows = overview(root)
+    for i, cells in enumerate(rows):
+        cell = dict(zip(heads, cells, strict=True))
+        assert numbers(cell["ece"]) == [ref["ece(bins=5)"][i]]
+    top = calibr.calibration_table(None, "y", p_prefix="p_", data=digits.groupby("model"),
+                                   bins=5, type="confidence", consistency=0.9, rng=0)
+    first = root.find_all("details", "group")[0]
+    body = first.find("table", "bins").find("tbody").find_all("tr")
+    mine = top[top["model"] == "logistic"]
+    assert [numbers(tr)[2] for tr in body] == mine["n"].astype(float).tolist()
+    assert "top label" in first.text()
+
+
+def test_escaping_of_group_labels():
+    labels = ['<script>alert("x")</script>', "a & b", 'say "hi"', "it's", "<b>bold</b>"]
+    rng = np.random.default_rng(5)
+    n = 60 * len(labels)
+    p = rng.random(n)
+    df = pd.DataFrame({"g": np.repeat(labels, 60), "p": p, "y": (rng.random(n) < p) * 1})
+    page = calibr.html_report(df.groupby("g"), "p", "y", bins=4)
+    root = parse(page)
+    # one script element: the report's own; no label became an element
+    assert len(root.find_all("script")) == 1
+    assert not root.find_all("b")
+    assert "<script>alert" not in page
+    heads, rows = overview(root)
+    shown = [cells[0].text() for cells in rows]
+    assert shown == sorted(labels)
+    titles = [s.find("span", "name").text() for s in root.find_all("details", "group")]
+    assert titles == [f"g = {v}" for v in sorted(labels)]
+    # the figures' accessible names hold the labels as text too
+    names = [svg.attrs["aria-label"] for svg in root.find_all("svg", "rd")]
+    assert names == [f"Reliability diagram of g = {v}" for v in sorted(labels)]
+
+
+def test_bad_input_names_the_argument(breast):
+    with pytest.raises(calibr.InputError, match="`consistency`") as err:
+        calibr.html_report(breast, "p", "y", consistency=1.5)
+    assert err.value.param == "consistency"
+    with pytest.raises(calibr.InputError) as err:
+        calibr.html_report(breast, "p", "y", smooth="yes")
+    assert err.value.param == "smooth"
+    with pytest.raises(calibr.InputTypeError) as err:
+        calibr.html_report(breast["p"], "p", "y")
+    assert err.value.param == "data"
+    before = breast.copy()
+    calibr.html_report(breast, "p", "y", bins=3)
+    pd.testing.assert_frame_equal(breast, before)
+
+
+def test_many_groups_stay_small():
+    """1,000 groups: under 20 MB (the page opens at once: benchmarks/bench_html.py),
+    every section but none open."""
+    rng = np.random.default_rng(7)
+    n = 1000 * 40
+    p = rng.random(n)
+    df = pd.DataFrame({"g": np.repeat(np.arange(1000), 40), "p": p,
+                       "y": (rng.random(n) < p) * 1})
+    page = calibr.html_report(df.groupby("g"), "p", "y", consistency_resamples=100)
+    assert len(page.encode("utf-8")) < 20e6
+    root = parse(page)
+    sections = root.find_all("details", "group")
+    assert len(sections) == 1000
+    assert not any("open" in s.attrs for s in sections)
+
+
+def test_holm_is_r(rref):
+    from calibr._html._format import holm
+
+    rng = np.random.default_rng(11)
+    for m in (1, 2, 7, 40):
+        p = rng.random(m) ** 3
+        p[rng.random(m) < 0.2] = p[0]  # ties
+        ref = r_holm(p)
+        assert holm(p) == pytest.approx(ref, rel=1e-15, abs=0)
+    assert np.isnan(holm([np.nan, 0.1])[0])
+
+
+# --------------------------------------------------------------------------
+# _repr_html_
+
+
+def test_repr_html_of_the_results():
+    rng = np.random.default_rng(2)
+    p = rng.random(200)
+    y = (rng.random(200) < p) * 1
+    boot = calibr.bootstrap(p, y, rng=1, n_resamples=40)
+    root = parse(boot._repr_html_())
+    check_shown(root)
+    cells = {tr.find("th").text(): tr.find("td") for tr in root.find_all("tr")}
+    assert numbers(cells["confidence_interval"]) == list(boot.confidence_interval)
+    assert numbers(cells["estimate"]) == [boot.estimate]
+    assert cells["bootstrap_distribution"].text() == "array of 40 values"
+    pair = calibr.paired_bootstrap(p, np.sqrt(p), y, rng=1, n_resamples=40)
+    cells = {tr.find("th").text(): tr.find("td") for tr in parse(pair._repr_html_())
+             .find_all("tr")}
+    assert numbers(cells["pvalue"]) == [pair.pvalue]
+    test = calibr.calibration_test(p, y, rng=1, n_resamples=40)
+    cells = {tr.find("th").text(): tr.find("td") for tr in parse(test._repr_html_())
+             .find_all("tr")}
+    assert numbers(cells["statistic"]) == [test.statistic]
+    assert cells["method"].text() == "skce"
+    dec = calibr.decompose(p, y)
+    cells = {tr.find("th").text(): tr.find("td") for tr in parse(dec._repr_html_())
+             .find_all("tr")}
+    assert numbers(cells["mcb"]) == [dec.mcb]
+    frame = pd.DataFrame({"p": p, "y": y, "g": rng.choice(["<a>", "b"], 200)})
+    mc = calibr.multicalibration(frame, "p", "y", segments=["g"], min_samples=2)
+    root = parse(mc._repr_html_())
+    cells = {tr.find("th").text(): tr.find("td") for tr in root.find_all("tr")
+             if tr.find_all("th") and tr.find_all("td") and tr.parent.parent.attrs.get(
+                 "class") == "calibr-result"}
+    assert numbers(cells["statistic"]) == [mc.statistic]
+    assert "&lt;a&gt;" in mc._repr_html_()  # a segment's value, escaped
+    assert not root.find_all("a")
+    # calibration_table returns a DataFrame, which pandas shows
+    assert isinstance(calibr.calibration_table(p, y), pd.DataFrame)
+
+
+# --------------------------------------------------------------------------
+# the command line
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def preds(tmp_path):
+    rng = np.random.default_rng(4)
+    n = 400
+    p = rng.random(n)
+    df = pd.DataFrame({"model": rng.choice(["a & b", "<c>"], n), "p": p,
+                       "y": (rng.random(n) < p ** 1.2) * 1})
+    path = tmp_path / "preds.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def test_report_html_numbers_are_the_csv(capsys, preds, tmp_path):
+    path, df = preds
+    html = tmp_path / "report.html"
+    code, out, err = run(capsys, "report", path, "--by", "model", "--test", "spiegelhalter",
+                         "--ci", "0.9", "--ci-resamples", "100", "--html", html)
+    assert code == 0 and err == ""
+    assert out.startswith("calibr report of")  # the table is printed as without --html
+    code, csv, _ = run(capsys, "report", path, "--by", "model", "--test", "spiegelhalter",
+                       "--ci", "0.9", "--ci-resamples", "100", "--format", "csv")
+    ref = pd.read_csv(io.StringIO(csv))
+    root = parse(html.read_text(encoding="utf-8"))
+    check_shown(root)
+    heads, rows = overview(root)
+    assert heads == ["model", "n", "ece", "mce", "mce bin n", "spiegelhalter p",
+                     "spiegelhalter p (Holm)"]
+    for i, cells in enumerate(rows):
+        cell = dict(zip(heads, cells, strict=True))
+        assert cell["model"].text() == ref["model"][i]
+        for m in ("ece", "mce"):
+            assert numbers(cell[m]) == [ref[m][i], ref[f"{m}_low"][i], ref[f"{m}_high"][i]]
+        assert numbers(cell["mce bin n"]) == [ref["mce_bin_n"][i]]
+        assert numbers(cell["spiegelhalter p"]) == [ref["spiegelhalter_pvalue"][i]]
+    meta = {tr.find("th").text(): tr.find("td").text() for tr in root.find("table", "meta")
+            .find_all("tr")}
+    assert meta["data"] == f"{path}: {len(df)} rows"
+    assert meta["columns"] == "probabilities p; label y; groups by model"
+    assert meta["bins"].startswith("10 equal-width bins on [0, 1]; closed on the right")
+    assert meta["calibr"].startswith(calibr.__version__)
+    # nothing but the page: no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["preds.csv", "report.html"]
+
+
+def test_report_html_of_the_bundled_data(capsys, tmp_path):
+    """README's first command path: calibr report --html report.html."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "`calibr report --html report.html`" in readme.split("\n## ", 1)[0]
+    html = tmp_path / "report.html"
+    code, out, err = run(capsys, "report", "--html", html)
+    assert code == 0, err
+    root = parse(html.read_text(encoding="utf-8"))
+    heads, rows = overview(root)
+    assert heads[:4] == ["dataset", "model", "form", "n"]
+    assert len(rows) == 6 and len(root.find_all("svg", "rd")) == 6
+    assert "top label" in root.find_all("details", "group")[3].text()
+
+
+def test_smooth_needs_html(capsys, preds):
+    path, _ = preds
+    code, out, err = run(capsys, "report", path, "--smooth")
+    assert code == 2 and out == ""
+    assert err == "calibr: error: --smooth draws the smooth curve in the HTML report; give " \
+                  "--html PATH.\n"
+
+
+def _bad_destinations(tmp_path: Path, path: Path) -> list[tuple[str, str]]:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    cases = [(str(folder), "is a directory"), (str(path), "is the input FILE"),
+             (str(tmp_path / "missing" / "r.html"), "does not exist")]
+    if os.geteuid() == 0:  # root writes anywhere a file system lets it: not /proc
+        cases.append(("/proc/calibr-report.html", "cannot write it"))
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o500)
+        cases.append((str(locked / "r.html"), "cannot write it"))
+    return cases
+
+
+def test_report_html_bad_destinations(capsys, preds, tmp_path):
+    path, _ = preds
+    before = path.read_bytes()
+    for target, words in _bad_destinations(tmp_path, path):
+        listing = sorted(p.name for p in tmp_path.rglob("*"))
+        code, out, err = run(capsys, "report", path, "--html", target)
+        assert code == 2, (target, err)
+        assert out == ""
+        assert err.count("\n") == 1 and err.startswith("calibr: error: --html ")
+        assert words in err, err
+        assert sorted(p.name for p in tmp_path.rglob("*")) == listing
+        assert path.read_bytes() == before
+
+
+def test_report_html_refusals(capsys, preds, tmp_path):
+    path, _ = preds
+    out_csv = tmp_path / "r.csv"
+    code, out, err = run(capsys, "report", path, "-o", out_csv, "--html", out_csv)
+    assert code == 2 and err == "calibr: error: --html and --output must be different files.\n"
+    code, out, err = run(capsys, "report", path, "--per-bin", "--html", tmp_path / "r.html")
+    assert code == 2 and "--per-bin" in err and not (tmp_path / "r.html").exists()
+
+
+@pytest.fixture
+def both(tmp_path):
+    df = load_breast_cancer_predictions()
+    wide = df.pivot_table(index=["id", "y"], columns="model", values="p").reset_index()
+    wide["segment"] = np.where(wide["id"] % 2 == 0, "even & <odd>", "odd")
+    path = tmp_path / "both.csv"
+    wide.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("baseline, candidate, status", [("logistic", "naive_bayes", 1),
+                                                         ("naive_bayes", "logistic", 0)])
+def test_compare_html(capsys, both, tmp_path, baseline, candidate, status):
+    html = tmp_path / "compare.html"
+    argv = ["compare", both, "--p-baseline", baseline, "--p-candidate", candidate, "--by",
+            "segment", "--metrics", "ece,mce", "--n-resamples", "300"]
+    code, out, err = run(capsys, *argv, "--html", html)
+    assert code == status, err
+    code2, csv, _ = run(capsys, *argv, "--format", "csv")
+    assert code2 == status
+    ref = pd.read_csv(io.StringIO(csv))
+    root = parse(html.read_text(encoding="utf-8"))
+    check_shown(root)
+    heads, rows = overview(root)
+    assert heads == ["segment", "metric", "n", "baseline", "candidate", "difference",
+                     "lower bound (0.95)", "p-value", "worse"]
+    for i, cells in enumerate(rows):
+        cell = dict(zip(heads, cells, strict=True))
+        assert cell["segment"].text() == ref["segment"][i]
+        for col, name in (("baseline", "baseline"), ("candidate", "candidate"),
+                          ("difference", "difference"), ("lower bound (0.95)", "ci_low"),
+                          ("p-value", "pvalue")):
+            assert numbers(cell[col]) == [ref[name][i]]
+        assert cell["worse"].text() == ("yes" if ref["worse"][i] else "no")
+    verdict = root.find("div", "verdict").text()
+    assert f"calibr compare exits with status {status}" in verdict
+    assert (("significantly worse" in verdict) == (status == 1))
+    # each group's diagrams: the baseline's and the candidate's per-bin tables
+    wide = pd.read_csv(both)
+    for sec, seg in zip(root.find_all("details", "group"), sorted(wide["segment"].unique()),
+                        strict=True):
+        rows_ = wide[wide["segment"] == seg]
+        body = sec.find("table", "bins").find("tbody").find_all("tr")
+        for model, name in (("baseline", baseline), ("candidate", candidate)):
+            tab = calibr.calibration_table(rows_[name], rows_["y"])
+            mine = [tr for tr in body if tr.find_all("td")[0].text() == model]
+            assert [numbers(tr)[3] for tr in mine] == tab["mean_confidence"].tolist()
+
+
+def test_report_html_of_a_directory_and_of_weights(capsys, preds, tmp_path):
+    """A directory of files (Dask) is gathered for the page; with --weights the
+    diagrams have no consistency band, and the page says so."""
+    path, df = preds
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    df.iloc[:150].to_csv(parts / "a.csv", index=False)
+    df.iloc[150:].to_csv(parts / "b.csv", index=False)
+    one, many = tmp_path / "one.html", tmp_path / "many.html"
+    assert run(capsys, "report", path, "--by", "model", "--html", one)[0] == 0
+    code, _, err = run(capsys, "report", parts, "--by", "model", "--html", many)
+    assert code == 0, err
+    a, b = parse(one.read_text(encoding="utf-8")), parse(many.read_text(encoding="utf-8"))
+    assert numbers(a.find("table", "overview")) == numbers(b.find("table", "overview"))
+    meta = {tr.find("th").text(): tr.find("td").text() for tr in b.find("table", "meta")
+            .find_all("tr")}
+    assert meta["data"] == f"{parts}: {len(df)} rows"
+    df.assign(w=np.arange(len(df)) % 3).to_csv(tmp_path / "w.csv", index=False)
+    weighted = tmp_path / "weighted.html"
+    code, _, err = run(capsys, "report", tmp_path / "w.csv", "--by", "model", "--weights", "w",
+                       "--html", weighted)
+    assert code == 0, err
+    root = parse(weighted.read_text(encoding="utf-8"))
+    ref = calibr.calibration_table("p", "y", data=df.assign(w=np.arange(len(df)) % 3)
+                                   .groupby("model"), weights="w")
+    first = root.find_all("details", "group")[0]
+    rows = first.find("table", "bins").find("tbody").find_all("tr")
+    mine = ref[ref["model"] == ref["model"].iloc[0]]
+    assert [numbers(tr)[2] for tr in rows] == mine["n"].astype(float).tolist()
+    assert "no consistency band" in first.text()
+
+
+def test_compare_html_refuses_its_inputs(capsys, both, tmp_path):
+    before = both.read_bytes()
+    code, out, err = run(capsys, "compare", both, "--p-baseline", "logistic",
+                         "--p-candidate", "naive_bayes", "--html", both)
+    assert code == 2 and out == ""
+    assert err.startswith("calibr: error: --html ") and "is the input FILE" in err
+    assert err.count("\n") == 1
+    assert both.read_bytes() == before
+    for target, words in _bad_destinations(tmp_path, both):
+        listing = sorted(p.name for p in tmp_path.rglob("*"))
+        code, out, err = run(capsys, "compare", both, "--p-baseline", "logistic",
+                             "--p-candidate", "naive_bayes", "--html", target)
+        assert code == 2 and out == "", (target, err)
+        assert err.count("\n") == 1 and err.startswith("calibr: error: --html ")
+        assert words in err, err
+        assert sorted(p.name for p in tmp_path.rglob("*")) == listing
+    assert both.read_bytes() == before
+
+
+# --------------------------------------------------------------------------
+# in a browser: headless Chromium
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    unavailable("Chromium is not installed (apt-get install chromium; .ci/install does)")
+    raise AssertionError  # pragma: no cover
+
+
+def artefacts() -> Path:
+    folder = Path(os.environ.get("CALIBR_ARTEFACTS",
+                                 Path(tempfile.gettempdir()) / "calibr-artefacts"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def browse(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
+    """Chromium on ``page`` (file://), headless, with console messages on stderr."""
+    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+           "--no-first-run", "--disable-extensions", "--disable-background-networking",
+           f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+           "--virtual-time-budget=5000", *args, page.as_uri()]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+
+
+def console(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line]
+
+
+#: Run after the page's own script: sorts the overview by a column's button twice and
+#: measures every figure as the browser laid it out, into <pre id="probe">.
+_PROBE = """<script>
+(function(){
+var out={};
+var svgs=document.querySelectorAll("svg");out.svgs=svgs.length;
+out.drawn=Array.prototype.map.call(svgs,function(s){
+  var paths=s.querySelectorAll("path"),n=0;
+  paths.forEach(function(p){var b=p.getBBox();
+    if(p.getAttribute("d")&&(b.width>0||b.height>0))n++;});
+  var r=s.getBoundingClientRect();return [n,paths.length,r.width,r.height];});
+var t=document.querySelector("table.overview"),col=%d;
+function order(){return Array.prototype.map.call(t.tBodies[0].rows,function(r){
+  return r.cells[col].querySelector("data").getAttribute("value");});}
+var b=t.tHead.rows[0].cells[col].querySelector("button");
+out.before=order();b.click();out.asc=order();
+out.aria=t.tHead.rows[0].cells[col].getAttribute("aria-sort");b.click();out.desc=order();
+var pre=document.createElement("pre");pre.id="probe";pre.textContent=JSON.stringify(out);
+document.body.appendChild(pre);})();
+</script>"""
+
+
+def _probe(page_text: str, col: int, tmp_path: Path) -> dict:
+    probed = tmp_path / "probed.html"
+    probed.write_text(page_text.replace("</body>", _PROBE % col + "</body>"), encoding="utf-8")
+    proc = browse(probed, tmp_path / "profile", "--dump-dom")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert console(proc.stderr) == [], console(proc.stderr)
+    pre = parse(proc.stdout).find("pre")
+    return json.loads(pre.text())
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_in_chromium_report(tmp_path, breast):
+    page = calibr.html_report(breast.groupby("model"), "p", "y", tests="skce", smooth=True)
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
+    # the page as it is: no console message at all (errors, warnings, logs)
+    proc = browse(path, tmp_path / "profile", "--dump-dom")
+    assert proc.returncode == 0 and console(proc.stderr) == [], console(proc.stderr)
+    assert "<svg" in proc.stdout
+    heads = overview(parse(page))[0]
+    got = _probe(page, heads.index("ece"), tmp_path)
+    # every figure drawn: each path laid out with a non-empty box, the svg its full size
+    assert got["svgs"] == 3
+    for drawn, total, width, height in got["drawn"]:
+        assert drawn == total and total >= 8
+        assert width > 300 and height > 300
+    values = [float(v) for v in got["before"]]
+    assert [float(v) for v in got["asc"]] == sorted(values)
+    assert [float(v) for v in got["desc"]] == sorted(values, reverse=True)
+    assert got["aria"] == "ascending"
+    shot = artefacts() / "html_report.png"
+    shot.unlink(missing_ok=True)
+    proc = browse(path, tmp_path / "profile", "--window-size=1280,2000", f"--screenshot={shot}")
+    assert proc.returncode == 0 and console(proc.stderr) == []
+    assert _png_size(shot) == (1280, 2000)
+
+
+def test_in_chromium_compare(capsys, both, tmp_path):
+    html = tmp_path / "compare.html"
+    code, _, err = run(capsys, "compare", both, "--p-baseline", "logistic", "--p-candidate",
+                       "naive_bayes", "--by", "segment", "--metrics", "ece,mce",
+                       "--n-resamples", "200", "--html", html)
+    assert code == 1, err
+    page = html.read_text(encoding="utf-8")
+    heads = overview(parse(page))[0]
+    got = _probe(page, heads.index("p-value"), tmp_path)
+    assert got["svgs"] == 3  # the chart of differences and a figure per segment
+    for drawn, total, _, _ in got["drawn"]:
+        assert drawn == total and total >= 4
+    values = [float(v) for v in got["before"]]
+    assert [float(v) for v in got["asc"]] == sorted(values)
+    shot = artefacts() / "compare_report.png"
+    proc = browse(html, tmp_path / "profile", "--window-size=1280,1600", f"--screenshot={shot}")
+    assert proc.returncode == 0 and console(proc.stderr) == []
+    assert _png_size(shot) == (1280, 1600)
