@@ -5,8 +5,9 @@ with R's signatures, defaults and numbers, ``median_bandwidth()`` (the bandwidth
 that ``bandwidth="median"`` resolves to), ``val_prob()`` (the statistics of
 R's ``rms::val.prob``), ``calibration_test()`` (is a model miscalibrated at
 all? SKCE, consistency resampling, Spiegelhalter and Hosmer-Lemeshow tests),
-``decompose()`` (how much of a Brier score or log loss is miscalibration: the
-CORP decomposition),
+``ecce()`` (the cumulative calibration error, without bins; its tests are
+``calibration_test(method="ks" | "kuiper")``), ``decompose()`` (how much of a
+Brier score or log loss is miscalibration: the CORP decomposition),
 ``bootstrap()`` and ``paired_bootstrap()`` (confidence intervals of a metric, and
 of the difference between two models on the same rows),
 plus pandas verbs (``summarise()``, ``calibration_table()``).
@@ -41,6 +42,7 @@ _SOURCES = {
     "calibration_table": ".table",
     "calibration_test": "._calibration_tests",
     "decompose": "._decompose",
+    "ecce": "._cumulative",
     "ece": "._binned_metrics",
     "mce": "._binned_metrics",
     "median_bandwidth": "._kernel_metrics",
@@ -76,6 +78,7 @@ __all__ = [
     "calibration_test",
     "datasets",
     "decompose",
+    "ecce",
     "ece",
     "mce",
     "median_bandwidth",
@@ -97,6 +100,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._binned_metrics import ece, mce
     from ._bootstrap import BootstrapResult, PairedBootstrapResult, bootstrap, paired_bootstrap
     from ._calibration_tests import CalibrationTestResult, calibration_test
+    from ._cumulative import ecce
     from ._decompose import Decomposition, decompose
     from ._input import InputError, InputTypeError
     from ._kernel_metrics import median_bandwidth, mmce, skce
