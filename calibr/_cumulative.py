@@ -3,8 +3,8 @@ Tygert & Xu (2022), and their p-values (``docs/definitions.md``, "Cumulative
 calibration errors: `ecce()`").
 
 A thin public function over :mod:`calibr._kernels.cumulative`. Unweighted
-binary data take two ``numpy.sort`` calls (the ``p`` of the rows with ``y = 1``
-and those with ``y = 0``) and one merge of the two; weighted data one
+data take one pass that packs each row's ``p`` and ``y`` into a uint64 key, one
+in-place ``numpy.sort`` of the keys and one pass over them; weighted data one
 ``numpy.argsort``. :func:`ecce_pvalue` is the one place the p-values of the
 sigma-scaled forms are computed (``calibration_test(method="ks" | "kuiper")``
 and ``multicalibration()`` call it).
@@ -76,10 +76,12 @@ def ecce_stats(prep: Prepared) -> EcceStats:
     """The ECCE of validated input (``calibr._input.prepare``), both kinds at once."""
     x, c = _binary_view(prep)
     if prep.weights is None:
-        hit = c != 0
-        s1 = np.sort(x[hit])
-        s0 = np.sort(x[~hit])
-        high, low, variance = _ck.split_extremes(read_only(s1), read_only(s0))
+        x = np.ascontiguousarray(x)
+        keys = np.empty(x.shape[0], dtype=np.uint64)
+        variance = _ck.fill_keys(read_only(x), read_only(x.view(np.uint64)),
+                                 read_only(np.ascontiguousarray(c)), keys)
+        keys.sort()  # in place: p, then y, in one integer sort
+        high, low = _ck.key_extremes(read_only(keys))
         total = float(x.shape[0])
     else:
         order = np.argsort(x)
@@ -161,8 +163,8 @@ def ecce(
     ``"kuiper"``). The formulas, their sources and every difference from mcgrad
     and MAPIE are in ``docs/definitions.md``, "Cumulative calibration errors".
 
-    O(n log n): two sorts of the ``p`` of the rows with ``y = 1`` and
-    ``y = 0`` (one ``argsort`` with weights), then one pass.
+    O(n log n): one sort of n integer keys (``p`` and ``y`` packed; one
+    ``argsort`` with weights), then one pass.
 
     References
     ----------

@@ -667,9 +667,9 @@ def val_prob_rms():
 
 
 @path
-def ecce_split_sorted_and_tails():
-    # every kernel of calibr/_kernels/cumulative.py: the merge of the two sorted
-    # halves, the weighted pass, both tails
+def ecce_keys_sorted_and_tails():
+    # every kernel of calibr/_kernels/cumulative.py: the packed keys of (p, y)
+    # and their pass, the weighted pass, both tails
     p, y = _binary(n=300, seed=11)
     return (calibr.ecce(np.round(p, 2), y), calibr.ecce(p, y, "kuiper", weights=np.ones(300)),
             calibr.calibration_test(p, y, "ks").pvalue,

@@ -1,10 +1,12 @@
 """The compiled parts of ``calibr.ecce`` and of the ECCE p-values
 (``docs/definitions.md``, "Cumulative calibration errors: `ecce()`").
 
-* :func:`split_extremes` -- the extremes of the cumulative differences of
-  unweighted binary data from the two sorted halves ``p[y == 1]`` and
-  ``p[y == 0]``: a merge of the two, read at the end of each block of tied
-  ``p`` (two sorts of n values in all, no ``argsort`` and no gather).
+* :func:`fill_keys` and :func:`key_extremes` -- the extremes of the
+  cumulative differences of unweighted binary data: each row's ``p`` and ``y``
+  packed into one uint64 key (the bits of ``p`` shifted left by one, ``y`` in
+  the last bit), the keys sorted in place by the caller (``numpy.sort`` of n
+  integers: no ``argsort`` and no gather), then one pass over them, read at
+  the end of each block of tied ``p``.
 * :func:`sorted_extremes` -- the same for weighted rows already sorted by ``p``.
 * :func:`max_abs_sf` -- ``P(max |B| > x)`` for standard Brownian motion ``B`` on
   [0, 1], the null distribution of the sigma-scaled Kolmogorov-Smirnov ECCE.
@@ -22,47 +24,64 @@ import numpy as np
 
 from ._jit import jit
 
-__all__ = ["max_abs_sf", "range_sf", "sorted_extremes", "split_extremes"]
+__all__ = ["fill_keys", "key_extremes", "max_abs_sf", "range_sf", "sorted_extremes"]
+
+
+#: The bit pattern of -0.0 (a negative zero gets the key of 0.0).
+_NEG_ZERO = np.uint64(1) << np.uint64(63)
 
 
 @jit(nogil=True)
-def split_extremes(s1, s0):  # pragma: no cover - compiled
-    """``(high, low, variance)`` of the cumulative differences of binary data.
+def fill_keys(x, bits, c, keys):  # pragma: no cover - compiled
+    """Write the sort key of each row into ``keys`` (uint64) and return
+    ``sum x (1 - x)``.
 
-    ``s1`` holds the sorted ``p`` of the rows with ``y = 1``, ``s0`` those of
-    the rows with ``y = 0``. Walking the merged order of the two, the running
-    sum ``C`` adds ``1 - p`` for a row of ``s1`` and ``-p`` for a row of
-    ``s0``; it is read after the last row of each block of equal ``p`` (both
-    halves' rows of that value), so the order of tied rows does not matter.
-    ``high`` and ``low`` are its largest and smallest value, the empty sum
-    ``C_0 = 0`` included; ``variance`` is ``sum p (1 - p)`` over all rows.
+    ``bits`` is ``x`` seen as uint64 (``x.view(numpy.uint64)``). For ``x`` in
+    [0, 1] the bit pattern of a double has its two top bits clear and orders as
+    the value does, so ``key = bits << 1 | 1{c != 0}`` loses nothing: sorting the
+    keys sorts the rows by ``x``, tied rows with ``c = 0`` first, and both the
+    value (``key >> 1``) and the outcome (``key & 1``) are read back from the key
+    (:func:`key_extremes`). -0.0 gets the key of 0.0.
     """
-    n1 = s1.shape[0]
-    n0 = s0.shape[0]
-    i = 0
-    j = 0
+    one = np.uint64(1)
+    zero = np.uint64(0)
+    variance = 0.0
+    for i in range(x.shape[0]):
+        v = x[i]
+        b = bits[i]
+        if b == _NEG_ZERO:
+            b = zero
+        keys[i] = (b << one) | (one if c[i] != 0 else zero)
+        variance += v * (1.0 - v)
+    return variance
+
+
+@jit(nogil=True)
+def key_extremes(keys):  # pragma: no cover - compiled
+    """``(high, low)`` of the cumulative differences from the sorted keys of
+    :func:`fill_keys`.
+
+    The running sum ``C`` adds ``y - p`` row by row in key order; it is read
+    after the last row of each block of equal ``p`` (the next key's value
+    differs), so the order of tied rows does not matter. ``high`` and ``low``
+    are its largest and smallest value, the empty sum ``C_0 = 0`` included.
+    """
+    one = np.uint64(1)
+    scratch = np.empty(1, dtype=np.uint64)
+    value = scratch.view(np.float64)  # the bits of the key's value, as a double
+    n = keys.shape[0]
     run = 0.0
     high = 0.0
     low = 0.0
-    variance = 0.0
-    while i < n1 or j < n0:
-        if j >= n0 or (i < n1 and s1[i] <= s0[j]):
-            v = s1[i]
-        else:
-            v = s0[j]
-        while i < n1 and s1[i] == v:
-            run += 1.0 - v
-            variance += v * (1.0 - v)
-            i += 1
-        while j < n0 and s0[j] == v:
-            run -= v
-            variance += v * (1.0 - v)
-            j += 1
-        if run > high:
-            high = run
-        elif run < low:
-            low = run
-    return high, low, variance
+    for i in range(n):
+        k = keys[i]
+        b = k >> one
+        scratch[0] = b
+        run += float(k & one) - value[0]
+        if i == n - 1 or (keys[i + 1] >> one) != b:
+            high = max(high, run)
+            low = min(low, run)
+    return high, low
 
 
 @jit(nogil=True)
