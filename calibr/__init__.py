@@ -8,6 +8,7 @@ all? SKCE, consistency resampling, Spiegelhalter and Hosmer-Lemeshow tests),
 ``ecce()`` (the cumulative calibration error, without bins; its tests are
 ``calibration_test(method="ks" | "kuiper")``), ``decompose()`` (how much of a
 Brier score or log loss is miscalibration: the CORP decomposition),
+``p_adjust()`` (p-values adjusted for multiple comparisons, R's ``p.adjust``),
 ``bootstrap()`` and ``paired_bootstrap()`` (confidence intervals of a metric, and
 of the difference between two models on the same rows),
 plus pandas verbs (``summarise()``, ``calibration_table()``).
@@ -49,6 +50,7 @@ _SOURCES = {
     "metric": ".frame",
     "mmce": "._kernel_metrics",
     "multicalibration": "._multicalibration",
+    "p_adjust": "._multitest",
     "MulticalibrationResult": "._multicalibration",
     "paired_bootstrap": "._bootstrap",
     "reliability_diagram": ".plot",
@@ -85,6 +87,7 @@ __all__ = [
     "metric",
     "mmce",
     "multicalibration",
+    "p_adjust",
     "paired_bootstrap",
     "reliability_diagram",
     "skce",
@@ -106,6 +109,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._kernel_metrics import median_bandwidth, mmce, skce
     from ._lp import calibration_error
     from ._multicalibration import MulticalibrationResult, multicalibration
+    from ._multitest import p_adjust
     from ._smooth import SmoothCurve, smece, smece_curve
     from ._valprob import val_prob
     from .frame import Metric, metric, summarise, test

@@ -183,6 +183,9 @@ REGISTRY: list[Entry] = [
     Entry("calibration_test/ks", calibr.calibration_test,
           lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy(), "method": "ks"},
           arrays=("p", "y"), result="test", costly_options=("n_resamples",)),
+    Entry("p_adjust", calibr.p_adjust,
+          lambda: {"p": np.array([0.01, 0.2, np.nan, 0.04]), "method": "BH"},
+          arrays=("p",), result="pvalues"),
     Entry("median_bandwidth/binary", calibr.median_bandwidth,
           lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy()}, arrays=("p", "y"), result="bandwidth"),
     Entry("median_bandwidth/multiclass", calibr.median_bandwidth,
@@ -535,6 +538,11 @@ def _check_result(entry: Entry, out: Any) -> None:
         assert isinstance(out, calibr.SmoothCurve)
         assert math.isfinite(out.smece) and out.bandwidth > 0, out
         assert np.isfinite(out.density).all() and out.x.shape == out.y.shape
+    elif entry.result == "pvalues":  # p_adjust (a Series for a Series): NaN where p is missing
+        assert isinstance(out, (np.ndarray, pd.Series)) and out.dtype == np.float64
+        out = np.asarray(out)
+        present = out[~np.isnan(out)]
+        assert ((present >= 0) & (present <= 1)).all(), out
     else:
         lo, hi = out
         assert np.isfinite(lo).all() and np.isfinite(hi).all()
