@@ -153,3 +153,59 @@ def test_refusals():
     with pytest.raises(calibr.InputError, match=r"`p` must be a vector of p-values; got an "
                                                 r"array of shape \(1, 2\)\."):
         calibr.p_adjust([[0.1, 0.2]], "holm")
+
+
+# --------------------------------------------------------------------------
+# summarise(tests=..., p_adjust=...)
+
+
+def _groups_frame(n: int = 600, groups: int = 6, seed: int = 20) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, groups, n)
+    p = rng.random(n)
+    y = (rng.random(n) < p ** (1 + 0.2 * g)).astype(int)
+    return pd.DataFrame({"g": pd.Categorical(g, categories=range(groups + 1)), "p": p, "y": y})
+
+
+@pytest.mark.parametrize("method", ["holm", "BH", "hommel"])
+def test_summarise_adjusts_each_test_across_groups(method):
+    df = _groups_frame()
+    grouped = df.groupby("g", observed=False)  # category 6 is unobserved: NaN, out of n
+    tests = {"sp": "spiegelhalter", "ku": "kuiper"}
+    plain = calibr.summarise(grouped, "p", "y", "ece", tests=tests, rng=1)
+    out = calibr.summarise(grouped, "p", "y", "ece", tests=tests, rng=1, p_adjust=method)
+    assert list(out.columns) == ["g", "ece", "sp_statistic", "sp_pvalue", "sp_pvalue_adjusted",
+                                 "ku_statistic", "ku_pvalue", "ku_pvalue_adjusted"]
+    pd.testing.assert_frame_equal(out.drop(columns=["sp_pvalue_adjusted", "ku_pvalue_adjusted"]),
+                                  plain)
+    for name in tests:
+        raw = plain[f"{name}_pvalue"].to_numpy()
+        assert np.isnan(raw[-1])
+        np.testing.assert_array_equal(out[f"{name}_pvalue_adjusted"].to_numpy(),
+                                      calibr.p_adjust(raw, method))
+        np.testing.assert_array_equal(out[f"{name}_pvalue_adjusted"].to_numpy()[:-1],
+                                      calibr.p_adjust(raw[:-1], method))
+
+
+def test_summarise_refusals():
+    df = _groups_frame()
+    with pytest.raises(calibr.InputError, match=r"`p_adjust` adjusts the p-values of `tests`, "
+                                                r"and there are none; got p_adjust = 'holm'"):
+        calibr.summarise(df, "p", "y", "ece", p_adjust="holm")
+    with pytest.raises(calibr.InputError, match=r"`p_adjust` must be one of 'holm', "):
+        calibr.summarise(df, "p", "y", "ece", tests="kuiper", p_adjust="Holm")
+    with pytest.raises(calibr.InputError, match=r"The column 'ku_pvalue_adjusted' of p_adjust "
+                                                r"exists already"):
+        calibr.summarise(df.groupby("g", observed=True), "p", "y",
+                         {"ku_pvalue_adjusted": "ece"}, tests={"ku": "kuiper"}, p_adjust="BH")
+
+
+def test_summarise_on_dask_adjusts_the_gathered_groups():
+    import dask.dataframe as dd
+    df = _groups_frame().assign(g=lambda d: d["g"].astype(int))
+    want = calibr.summarise(df.groupby("g"), "p", "y", "ece", tests="kuiper", rng=2,
+                            p_adjust="BY")
+    lazy = calibr.summarise(dd.from_pandas(df, npartitions=3).groupby("g"), "p", "y", "ece",
+                            tests="kuiper", rng=2, p_adjust="BY")
+    got = lazy.compute(scheduler="synchronous").reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
