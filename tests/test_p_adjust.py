@@ -209,3 +209,70 @@ def test_summarise_on_dask_adjusts_the_gathered_groups():
                             tests="kuiper", rng=2, p_adjust="BY")
     got = lazy.compute(scheduler="synchronous").reset_index(drop=True)
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
+
+
+# --------------------------------------------------------------------------
+# calibr compare --p-adjust
+
+
+def _compare_cli(capsys, *argv) -> tuple[int, str, str]:
+    import argparse
+
+    from calibr.cli import _compare
+
+    parser = argparse.ArgumentParser(prog="calibr")
+    _compare.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["compare", *map(str, argv)])
+    status = args.run(args)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _compare_file(tmp_path, n: int = 2000, seed: int = 30):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(n)
+    y = (rng.random(n) < 1 / (1 + np.exp(-x))).astype(int)
+    frame = pd.DataFrame({"seg": rng.choice(list("abcd"), n), "y": y,
+                          "p_old": 1 / (1 + np.exp(-(x + 0.3 * rng.standard_normal(n)))),
+                          "p_new": 1 / (1 + np.exp(-1.15 * (x + 0.3 * rng.standard_normal(n))))})
+    frame.to_csv(tmp_path / "both.csv", index=False)
+    return tmp_path / "both.csv"
+
+
+def test_compare_p_adjust_adds_the_adjusted_column_and_gates_on_it(tmp_path, capsys):
+    import io
+
+    from calibr.cli._compare import P_ADJUST_CHOICES, RESULT_COLUMNS
+
+    assert P_ADJUST_CHOICES == P_ADJUST_METHODS  # the parser's copy of the names
+    path = _compare_file(tmp_path)
+    common = [path, "--p-baseline", "p_old", "--p-candidate", "p_new", "--by", "seg",
+              "-m", "ece,mce(bins=5)", "--n-resamples", "499", "-f", "csv"]
+    status, out, err = _compare_cli(capsys, *common)
+    plain = pd.read_csv(io.StringIO(out))
+    assert list(plain.columns) == ["seg", *RESULT_COLUMNS]
+    for method in ("holm", "BH"):
+        status_adj, out, err = _compare_cli(capsys, *common, "--p-adjust", method)
+        assert err == ""
+        got = pd.read_csv(io.StringIO(out))
+        cols = list(RESULT_COLUMNS)
+        cols.insert(cols.index("pvalue") + 1, "pvalue_adjusted")
+        assert list(got.columns) == ["seg", *cols]
+        np.testing.assert_array_equal(got["pvalue"], plain["pvalue"])
+        want = calibr.p_adjust(plain["pvalue"].to_numpy(), method)
+        np.testing.assert_allclose(got["pvalue_adjusted"], want, rtol=1e-15)
+        assert (got["worse"] == (want < 0.05)).all()
+        assert status_adj == (1 if got["worse"].any() else 0)
+    # with holm at least as few worse comparisons as without adjustment
+    assert got["worse"].sum() <= plain["worse"].sum()
+    status, out, _ = _compare_cli(capsys, *common[:-2], "--p-adjust", "holm")
+    assert "p-values adjusted by 'holm' over the 8 comparisons" in out
+    assert "worse: adjusted p-value < 0.05" in out
+
+
+def test_compare_p_adjust_refuses_unknown_names(tmp_path, capsys):
+    path = _compare_file(tmp_path, n=100)
+    with pytest.raises(SystemExit):
+        _compare_cli(capsys, path, "--p-baseline", "p_old", "--p-candidate", "p_new",
+                     "--p-adjust", "bh")
+    assert "invalid choice: 'bh'" in capsys.readouterr().err
