@@ -143,3 +143,15 @@ def test_refusals():
     with pytest.raises(calibr.InputError, match=r"`bins` does not apply to binning = "
                                                 r"'isotonic'.*got bins = 'sweep'"):
         calibr.ece(p, y, bins="sweep", binning="isotonic")
+
+
+def test_dask_gathers_the_rows_for_a_number_of_bins_from_the_data():
+    import dask.dataframe as dd
+
+    p, y = _data(2000, 11)
+    frame = dd.from_pandas(pd.DataFrame({"p": p, "y": y}), npartitions=4)
+    for bins in ("sweep", "auto"):
+        got = calibr.ece(frame["p"], frame["y"], bins=bins, binning="equal-mass")
+        got = got.compute(scheduler="synchronous") if hasattr(got, "compute") else got
+        assert got == pytest.approx(calibr.ece(p, y, bins=bins, binning="equal-mass"),
+                                    rel=ORACLE_RTOL)
