@@ -5,9 +5,11 @@ with R's signatures, defaults and numbers, ``median_bandwidth()`` (the bandwidth
 that ``bandwidth="median"`` resolves to), ``val_prob()`` (the statistics of
 R's ``rms::val.prob``), ``calibration_test()`` (is a model miscalibrated at
 all? SKCE, consistency resampling, Spiegelhalter and Hosmer-Lemeshow tests),
-``decompose()`` (how much of a Brier score or log loss is miscalibration: the
-CORP decomposition), ``html_report()`` (a self-contained HTML report a person
-reads),
+``ecce()`` (the cumulative calibration error, without bins; its tests are
+``calibration_test(method="ks" | "kuiper")``), ``decompose()`` (how much of a
+Brier score or log loss is miscalibration: the CORP decomposition),
+``p_adjust()`` (p-values adjusted for multiple comparisons, R's ``p.adjust``),
+``html_report()`` (a self-contained HTML report a person reads),
 ``bootstrap()`` and ``paired_bootstrap()`` (confidence intervals of a metric, and
 of the difference between two models on the same rows),
 plus pandas verbs (``summarise()``, ``calibration_table()``).
@@ -49,6 +51,7 @@ _SOURCES = {
     "metric": ".frame",
     "mmce": "._kernel_metrics",
     "multicalibration": "._multicalibration",
+    "p_adjust": "._multitest",
     "MulticalibrationResult": "._multicalibration",
     "paired_bootstrap": "._bootstrap",
     "reliability_diagram": ".plot",
@@ -78,6 +81,7 @@ __all__ = [
     "calibration_test",
     "datasets",
     "decompose",
+    "ecce",
     "ece",
     "html_report",
     "mce",
@@ -85,6 +89,7 @@ __all__ = [
     "metric",
     "mmce",
     "multicalibration",
+    "p_adjust",
     "paired_bootstrap",
     "reliability_diagram",
     "skce",
@@ -110,12 +115,14 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._binned_metrics import ece, mce
     from ._bootstrap import BootstrapResult, PairedBootstrapResult, bootstrap, paired_bootstrap
     from ._calibration_tests import CalibrationTestResult, calibration_test
+    from ._cumulative import ecce
     from ._decompose import Decomposition, decompose
     from ._html import html_report
     from ._input import InputError, InputTypeError
     from ._kernel_metrics import median_bandwidth, mmce, skce
     from ._lp import calibration_error
     from ._multicalibration import MulticalibrationResult, multicalibration
+    from ._multitest import p_adjust
     from ._smooth import SmoothCurve, smece, smece_curve
     from ._valprob import val_prob
     from .frame import Metric, metric, summarise, test

@@ -73,8 +73,10 @@ class BinSpec:
 
     Attributes
     ----------
-    bins : int or tuple of float
-        A number of bins, or the breaks themselves (strictly increasing, 0 to 1).
+    bins : int, str or tuple of float
+        A number of bins, the breaks themselves (strictly increasing, 0 to 1),
+        or a rule that chooses the number from the data: ``"sweep"`` (the
+        monotonic sweep) or ``"auto"`` (the cube-root rule).
     binning : {"equal-width", "equal-mass", "isotonic"}
         How a number of bins is placed (explicit breaks: always "equal-width");
         ``"isotonic"``: the blocks of the isotonic fit, whatever ``bins`` (which
@@ -83,7 +85,7 @@ class BinSpec:
         Closed on the right (0 in the first bin) or on the left (1 in the last).
     """
 
-    bins: int | tuple[float, ...]
+    bins: int | str | tuple[float, ...]
     binning: str
     right: bool
 
@@ -92,7 +94,8 @@ class BinSpec:
         """The spec of options that their rules have checked (``calibr._input.params``:
         ``BIN_SPEC``, ``BINNING``, ``RIGHT``); refuses ``binning`` with breaks, and
         ``bins`` other than the default with ``binning="isotonic"`` (whose bins come
-        from the fit: a number of bins would be ignored)."""
+        from the fit: a number of bins would be ignored, and so would ``"sweep"`` or
+        ``"auto"``)."""
         if binning == "isotonic" and not (isinstance(bins, int) and bins == BINS_DEFAULT):
             shown = (f"{bins.shape[0]} breaks" if isinstance(bins, np.ndarray)
                      else f"bins = {fmt(bins)}")
@@ -101,6 +104,8 @@ class BinSpec:
                 f"the isotonic fit, one per fitted value; got {shown}. Leave `bins` out.",
                 param="bins"
             )
+        if isinstance(bins, str):  # "sweep" or "auto": a number for either placement
+            return cls(bins, binning, right)
         check_binning(bins, binning)
         if not isinstance(bins, int):
             bins = tuple(np.asarray(bins, dtype=np.float64).tolist())  # exact doubles
@@ -114,8 +119,9 @@ class BinSpec:
 
     @property
     def data_free(self) -> bool:
-        """Whether the breaks are known without the data (equal-width, or explicit)."""
-        return self.binning == "equal-width"
+        """Whether the breaks are known without the data (equal-width, or explicit;
+        not ``bins="sweep"`` or ``"auto"``, whose number comes from the data)."""
+        return self.binning == "equal-width" and not isinstance(self.bins, str)
 
     @property
     def nbins(self) -> int:
@@ -124,8 +130,8 @@ class BinSpec:
         their number comes from the data, at most one per row, so that their
         per-bin sums never outgrow the data and the bound on bins times classes
         (``check_bin_cells``) has nothing to bound."""
-        if self.binning == "isotonic":
-            return 1
+        if self.binning == "isotonic" or isinstance(self.bins, str):
+            return 1  # from the data: at most one bin per row (the sweep, "auto": fewer)
         return self.bins if isinstance(self.bins, int) else len(self.bins) - 1
 
     @functools.cached_property
@@ -138,7 +144,7 @@ class BinSpec:
               hits: np.ndarray | None = None) -> np.ndarray:
         """The breaks (:func:`breaks`); equal-mass bins need the values ``x`` (and
         their frequency ``weights``, if any), isotonic bins the outcomes ``hits`` too."""
-        if not isinstance(self.bins, int):
+        if not isinstance(self.bins, (int, str)):
             return self._breaks
         return breaks(x, self.bins, self.binning, self.right, weights, hits)
 
@@ -157,8 +163,9 @@ def _group_starts(n: int, bins: int) -> np.ndarray:
     return i * q + np.minimum(i, r)
 
 
-def equal_mass_breaks(x: np.ndarray, bins: int, right: bool = RIGHT_DEFAULT,
-                      weights: np.ndarray | None = None) -> np.ndarray:
+def equal_mass_breaks(x: np.ndarray | None, bins: int, right: bool = RIGHT_DEFAULT,
+                      weights: np.ndarray | None = None,
+                      presorted: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Equal-mass breaks of the values ``x`` (1-d, in [0, 1]): the rule of
     uncertainty-calibration's ``get_equal_bins`` (Kumar, Liang & Ma 2019).
 
@@ -180,9 +187,22 @@ def equal_mass_breaks(x: np.ndarray, bins: int, right: bool = RIGHT_DEFAULT,
     Real, non-whole weights have no repeated sample and are refused.
 
     One ``numpy.sort`` (a vectorised sort, faster than ``numpy.partition`` at
-    the 2 (B - 1) ranks needed; see ``docs/definitions.md``).
+    the 2 (B - 1) ranks needed; see ``docs/definitions.md``). ``presorted``:
+    the values already sorted and their running weights (the running count
+    ``1..n`` without weights), for a caller that needs the breaks of many ``bins``
+    (``calibr._sweep``); then ``x`` is not read and the weights are not checked.
     """
-    if weights is None:
+    if presorted is not None:
+        xs, cum = presorted
+        n = int(cum[-1]) if cum.shape[0] else 0
+        b = min(bins, n)
+        s = _group_starts(n, b)
+        if weights is None:
+            cuts = _cut_points(xs, s)
+        else:
+            cuts = (xs[np.searchsorted(cum, s - 1, side="right")]
+                    + xs[np.searchsorted(cum, s, side="right")]) / 2.0
+    elif weights is None:
         xs = np.sort(x)
         n = xs.shape[0]
         b = min(bins, n)
@@ -217,19 +237,23 @@ def equal_mass_breaks(x: np.ndarray, bins: int, right: bool = RIGHT_DEFAULT,
     return np.append(np.unique(np.append(0.0, cuts)), 1.0)
 
 
-def breaks(x: np.ndarray | None, bins: int | np.ndarray, binning: str = BINNING_DEFAULT,
-           right: bool = RIGHT_DEFAULT, weights: np.ndarray | None = None,
-           hits: np.ndarray | None = None) -> np.ndarray:
+def breaks(x: np.ndarray | None, bins: int | str | np.ndarray,
+           binning: str = BINNING_DEFAULT, right: bool = RIGHT_DEFAULT,
+           weights: np.ndarray | None = None, hits: np.ndarray | None = None,
+           presorted: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """The breaks of one column of values ``x`` (1-d float64 in [0, 1]).
 
     Parameters
     ----------
     x : ndarray or None
         The values to bin (only ``"equal-mass"`` and ``"isotonic"`` read them).
-    bins : int or ndarray
+    bins : int, str or ndarray
         A number of bins, or the breaks themselves (checked by
         ``calibr._input.BIN_SPEC``: float64, strictly increasing, 0 to 1),
-        returned as they are.
+        returned as they are; or a rule that chooses the number of bins from the
+        data (``calibr._sweep``): ``"sweep"`` (the monotonic sweep, which reads
+        the outcomes ``hits``) or ``"auto"`` (the cube-root rule, of the number of
+        rows, the total weight with weights).
     binning : {"equal-width", "equal-mass", "isotonic"}
         ``"equal-width"``: R's ``seq(0, 1, length.out = bins + 1)``
         (``numpy.linspace``); ``"equal-mass"``: :func:`equal_mass_breaks`;
@@ -239,20 +263,31 @@ def breaks(x: np.ndarray | None, bins: int | np.ndarray, binning: str = BINNING_
     weights : ndarray, optional
         Frequency weights (``"equal-mass"`` and ``"isotonic"`` only).
     hits : ndarray, optional
-        The outcomes, 0/1 (``"isotonic"`` only, which needs them).
+        The outcomes, 0/1 (``"isotonic"`` and ``bins="sweep"``, which need them).
+    presorted : tuple of ndarray, optional
+        ``"equal-mass"``: the values sorted and their running weights
+        (:func:`equal_mass_breaks`).
 
     Returns
     -------
     ndarray
         ``B + 1`` nondecreasing breaks, the first 0 and the last 1.
     """
+    if isinstance(bins, str):
+        from ._sweep import cube_root_bins, sweep_bins
+
+        if bins == "auto":
+            total = x.shape[0] if weights is None else float(np.sum(weights))
+            bins = cube_root_bins(total)
+        else:
+            bins = sweep_bins(x, hits, binning, right, weights)
     if not isinstance(bins, int):
         return bins
     if binning == "equal-width":
         return binned.breaks(bins)
     if binning == "isotonic":
         return isotonic_breaks(x, hits, right, weights)
-    return equal_mass_breaks(x, bins, right, weights)
+    return equal_mass_breaks(x, bins, right, weights, presorted)
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,8 @@ from ._valprob import spiegelhalter
 
 __all__ = ["CalibrationTestResult", "calibration_test"]
 
-_METHODS = ("skce", "skce_block", "consistency", "spiegelhalter", "hosmer_lemeshow")
+_METHODS = ("skce", "skce_block", "consistency", "spiegelhalter", "hosmer_lemeshow", "ks",
+            "kuiper")
 #: The metrics of consistency resampling: those of the registry that can be its
 #: statistic (``calibr._registry``, ``consistency``).
 _METRICS = tuple(name for name, info in METRICS.items() if info.consistency is not None)
@@ -193,13 +194,18 @@ def calibration_test(
     ----------
     <calibr:p>
     <calibr:y>
-    method : {"skce", "skce_block", "consistency", "spiegelhalter", "hosmer_lemeshow"}
+    method : str, default "skce"
+        One of ``"skce"``, ``"skce_block"``, ``"consistency"``,
+        ``"spiegelhalter"``, ``"hosmer_lemeshow"``, ``"ks"``, ``"kuiper"``.
         ``"skce"``: the asymptotic SKCE test (bootstrap); ``"skce_block"``: the
         asymptotic block SKCE test with blocks of 2 (a z test, no resampling);
         ``"consistency"``: consistency resampling of a metric;
         ``"spiegelhalter"``: Spiegelhalter's z test (binary only);
         ``"hosmer_lemeshow"``: the Hosmer-Lemeshow test on deciles of risk
-        (binary only). The default is ``"skce"``.
+        (binary only); ``"ks"`` and ``"kuiper"``: the cumulative calibration
+        tests of Arrieta-Ibarra et al. (2022), asymptotic p-values of the
+        sigma-scaled :func:`calibr.ecce` (no resampling). The default is
+        ``"skce"``.
     n_resamples : int, default 1000, keyword-only
         Bootstrap or consistency resamples (``"skce"``, ``"consistency"``), at
         most 10,000,000.
@@ -308,6 +314,13 @@ def calibration_test(
       :math:`2\Phi(-|z|)`, as ``rms::val.prob``'s S:z and S:p (and
       :func:`calibr.val_prob`); estimate: the Brier score minus its
       expectation under calibration, :math:`\frac1n \sum_i (y_i - p_i)(1 - 2p_i)`.
+    - ``"ks"`` and ``"kuiper"`` (Arrieta-Ibarra et al. 2022): statistic
+      ``ecce(p, y, kind=method, scale="sigma")``, estimate ``ecce(p, y,
+      kind=method)``; p-value the upper tail of the maximum of :math:`|B|`
+      (``"ks"``) or of the range of :math:`B` (``"kuiper"``), :math:`B`
+      standard Brownian motion on [0, 1] (``docs/definitions.md``,
+      "Cumulative calibration errors"). A matrix ``p``: the top-label
+      (confidence) form only.
     - ``"hosmer_lemeshow"``: groups cut at R's type-7 quantiles of ``p`` at
       :math:`0, 1/g, \dots, 1`, intervals closed on the right (the first on
       both sides), so **rows with equal p always share a group**; repeated
@@ -335,6 +348,9 @@ def calibration_test(
 
     Spiegelhalter, D. J. (1986). Probabilistic prediction in patient
     management and clinical trials. Statistics in Medicine, 5, 421-433.
+
+    Arrieta-Ibarra, I., Gujral, P., Tannen, J., Tygert, M., & Xu, C. (2022).
+    Metrics of calibration for probabilistic predictions. JMLR 23(351), 1-54.
 
     Hosmer, D. W., & Lemeshow, S. (1980). Goodness of fit tests for the
     multiple logistic regression model. Communications in Statistics - Theory
@@ -755,6 +771,28 @@ def _hosmer_lemeshow_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     )
 
 
+# --------------------------------------------------------------------------
+# "ks" and "kuiper": the cumulative calibration tests
+
+
+def _cumulative_test(prep: Prepared, o: _Options, kind: str) -> CalibrationTestResult:
+    from ._cumulative import ecce_pvalue, ecce_stats
+
+    if not prep.binary and o.type not in (None, "confidence"):
+        raise InputError(
+            f'`type` must be "confidence" (or left out) for `method = "{kind}"`: the '
+            f"cumulative differences are of one score per row; got {o.type!r}.",
+            param="type"
+        )
+    stats = ecce_stats(prep)
+    statistic = stats.value(kind, "sigma")
+    return CalibrationTestResult(
+        statistic=statistic, pvalue=float(ecce_pvalue(statistic, kind)[0]),
+        estimate=stats.value(kind), method=kind, n=prep.n,
+        type="binary" if prep.binary else "confidence",
+    )
+
+
 #: Dispatch by table: one entry per method.
 _RUNNERS: dict[str, Callable[[Prepared, _Options], CalibrationTestResult]] = {
     "skce": _skce_test,
@@ -762,4 +800,6 @@ _RUNNERS: dict[str, Callable[[Prepared, _Options], CalibrationTestResult]] = {
     "consistency": _consistency_test,
     "spiegelhalter": _spiegelhalter_test,
     "hosmer_lemeshow": _hosmer_lemeshow_test,
+    "ks": lambda prep, o: _cumulative_test(prep, o, "ks"),
+    "kuiper": lambda prep, o: _cumulative_test(prep, o, "kuiper"),
 }

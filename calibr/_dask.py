@@ -192,7 +192,10 @@ def _has_complete(p: Any, y: Any) -> bool:
 
 
 def mergeable(bins: Any, binning: str) -> bool:
-    """Bins whose breaks do not depend on the data: per-partition sums merge."""
+    """Bins whose breaks do not depend on the data: per-partition sums merge (not
+    ``bins="sweep"`` or ``"auto"``, whose number of bins comes from all the rows)."""
+    if isinstance(bins, str):
+        return False
     return binning == "equal-width" or not isinstance(bins, int)
 
 

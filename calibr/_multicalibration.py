@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._cumulative import ecce_pvalue
 from ._docs import shared_docs
 from ._groups import complete_rows, resolve_columns, weights_column
 from ._input import (
@@ -125,13 +126,9 @@ class MulticalibrationResult:
 
 def _ecce_pvalue(x: np.ndarray) -> np.ndarray:
     """The p-value of sigma-scaled ECCEs ``x``: ``P(R > x)``, ``R`` the range of
-    standard Brownian motion on [0, 1].
-
-    This is multicalibration's own minimal ECCE tail, a stand-in for the one of
-    ``calibr.ecce`` (``kind="kuiper"``): once that exists, this function is to be
-    replaced by it.
-    """
-    return _mk.range_sf(read_only(np.ascontiguousarray(x, dtype=np.float64)))
+    standard Brownian motion on [0, 1]; the one tail of ``calibr.ecce``'s Kuiper
+    form (``calibr._cumulative.ecce_pvalue``)."""
+    return ecce_pvalue(x, "kuiper")
 
 
 # --------------------------------------------------------------------------

@@ -15,7 +15,8 @@ An entry says
 * ``name``: the metric's name, which is also the name of its public function;
 * ``kind``: ``"binned"`` (over the bins of ``calibr._binning``: ``ece``, ``mce``,
   ``calibration_error``), ``"kernel"`` (the Laplacian-kernel estimators: ``skce``,
-  ``mmce``) or ``"smooth"`` (``smece``);
+  ``mmce``), ``"smooth"`` (``smece``) or ``"cumulative"`` (the cumulative
+  differences along sorted ``p``: ``ecce``);
 * ``stats`` and ``reduction``: the sufficient statistics the number is a function
   of, and which function. :data:`BIN_SUMS` are the per-bin (count, sum of p, sum of
   y) of ``calibr._kernels.binned`` / ``grouped.*_stat_batches``; :data:`PAIR_SUMS`
@@ -194,7 +195,7 @@ class MetricInfo:
 
 
 #: The kinds of metric.
-KINDS = ("binned", "kernel", "smooth")
+KINDS = ("binned", "kernel", "smooth", "cumulative")
 
 _ENTRIES = (
     MetricInfo(
@@ -239,6 +240,14 @@ _ENTRIES = (
         consistency=("type",),
         note="a kernel smoothing of the rows, no sums to merge: recomputed, one call "
              "per group, gathered; its bandwidth ('auto') is not calibration_test's",
+    ),
+    MetricInfo(
+        "ecce", "calibr._cumulative", "cumulative",
+        "cumulative calibration error, KS or Kuiper (Arrieta-Ibarra et al.)",
+        note="the path of the rows sorted by p: each bootstrap resample sorts again "
+             "(O(n log n) per replicate), and Dask gathers the rows (a global sort; "
+             "per-partition sums do not merge); its tests are calibration_test's "
+             "'ks' and 'kuiper', not consistency resampling",
     ),
 )
 

@@ -59,6 +59,7 @@ from ._input import (
 from ._kernel_metrics import ROUNDING_FLOOR, as_hits
 from ._kernels import grouped
 from ._kernels.top_label import top_label
+from ._multitest import P_ADJUST_METHODS, adjust_array
 
 __all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS", "TESTS"]
 
@@ -245,7 +246,7 @@ def _as_spec(value: Any) -> Metric:
 
 #: The parameters of summarise() after ``data``, which a mistyped keyword may have meant.
 _VERB_PARAMS = ("p", "y", "metrics", "p_prefix", "classes", "na_rm", "tests", "rng", "weights",
-                "confidence_level", "ci_method", "n_resamples")
+                "confidence_level", "ci_method", "n_resamples", "p_adjust")
 
 #: Other words for those parameters (too far from them for difflib to find).
 _ALIASES = {
@@ -500,7 +501,8 @@ def columns_of_tests(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
 
 @renamed(ci="confidence_level", ci_resamples="n_resamples")
 @validate_params(na_rm=FLAG, rng=RNG, confidence_level=Optional(LEVEL),
-                 ci_method=Options(*_CI_METHODS, "BCa"), n_resamples=Integer(1, MAX_RESAMPLES))
+                 ci_method=Options(*_CI_METHODS, "BCa"), n_resamples=Integer(1, MAX_RESAMPLES),
+                 p_adjust=Optional(Options(*P_ADJUST_METHODS)))
 @shared_docs
 def summarise(
     data: pd.DataFrame | DataFrameGroupBy,
@@ -517,6 +519,7 @@ def summarise(
     confidence_level: float | None = None,
     ci_method: str = "percentile",
     n_resamples: int = 9999,
+    p_adjust: str | None = None,
     **named_metrics: Any,
 ) -> pd.DataFrame:
     """Calibration metrics per group, as a tidy DataFrame (R's ``summarise()``).
@@ -593,6 +596,14 @@ def summarise(
         Bootstrap resamples per group for ``confidence_level``, 1 to
         10,000,000 (``ci_resamples``, its old name, still works and warns);
         a test's own are ``calibr.test(method, n_resamples=...)``.
+    p_adjust : str, optional, keyword-only
+        Adjust each test's p-values for multiple comparisons across the groups
+        (:func:`calibr.p_adjust`, R's method names: ``"holm"``, ``"hochberg"``,
+        ``"hommel"``, ``"bonferroni"``, ``"BH"``, ``"BY"``, ``"fdr"``,
+        ``"none"``): each ``<name>_pvalue`` column is followed by
+        ``<name>_pvalue_adjusted``, the adjusted p-values of that test over the
+        rows of the result (unobserved groups, NaN, do not count). Each test is
+        adjusted on its own. Needs ``tests``.
     **named_metrics
         More metrics as ``column=metric``, e.g. ``ece="ece"`` or
         ``mce2=calibr.metric("mce", bins=2)`` (R's
@@ -667,6 +678,11 @@ def summarise(
     ``[test 'hosmer_lemeshow'; group model='a']``; unknown tests and bad
     options raise before anything is computed.
 
+    **Adjusted p-values.** With ``p_adjust``, ``<name>_pvalue_adjusted`` is
+    ``calibr.p_adjust(result["<name>_pvalue"], p_adjust)``: each test adjusted
+    across the groups of the result, the raw p-values kept beside it
+    (``docs/definitions.md``, "Multiple comparisons").
+
     ``data`` is never modified. The verb takes ``data`` first, so it chains
     with ``.pipe()``: ``df.groupby("model").pipe(calibr.summarise, p="p", y="y")``.
 
@@ -706,7 +722,36 @@ def summarise(
       model   ece  spiegelhalter_statistic  spiegelhalter_pvalue
     0     a  0.15                  -0.8333                0.4047
     1     b  0.50                   0.6804                0.4962
+
+    Adjusted for the two groups (Holm):
+
+    >>> df.groupby("model").pipe(
+    ...     summarise, p="p", y="y", metrics="ece", tests="spiegelhalter", p_adjust="holm"
+    ... ).drop(columns="spiegelhalter_statistic").round(4)
+      model   ece  spiegelhalter_pvalue  spiegelhalter_pvalue_adjusted
+    0     a  0.15                0.4047                         0.8093
+    1     b  0.50                0.4962                         0.8093
     """
+    if p_adjust is not None:
+        if tests is None:
+            raise InputError(
+                f"`p_adjust` adjusts the p-values of `tests`, and there are none; got "
+                f"p_adjust = {p_adjust!r} without tests. Pass tests=..., or leave "
+                "`p_adjust` out.",
+                param="p_adjust"
+            )
+        adjusted = [name for name, _ in named_tests(tests)]
+        out = summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes, na_rm=na_rm,
+                        tests=tests, rng=rng, weights=weights,
+                        confidence_level=confidence_level, ci_method=ci_method,
+                        n_resamples=n_resamples, **named_metrics)
+        if isinstance(out, pd.DataFrame):
+            return _adjusted(out, adjusted, p_adjust)
+        # a lazy result (docs/dask.md): the adjustment reads every group, in one partition
+        if out.npartitions != 1:
+            out = out.repartition(npartitions=1)
+        return out.map_partitions(_adjusted, adjusted, p_adjust,
+                                  meta=_adjusted(out._meta, adjusted, p_adjust))
     lazy = lazy_backend(data)
     if lazy is not None:  # a lazy Dask DataFrame: docs/dask.md
         return lazy.summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes,
@@ -778,6 +823,25 @@ def summarise(
         )
     keys = groups.keys.reset_index(drop=True)
     return pd.concat([keys, result], axis=1)
+
+
+def _adjusted(result: pd.DataFrame, tests: list[str], method: str) -> pd.DataFrame:
+    """``result`` with ``<name>_pvalue_adjusted`` after each test's ``<name>_pvalue``:
+    :func:`calibr.p_adjust` over the rows (the groups), NaN out of the count. A new
+    frame (``result`` is left as it is)."""
+    result = result.copy()
+    for name in tests:
+        column = f"{name}_pvalue"
+        adjusted = f"{column}_adjusted"
+        if adjusted in result.columns:
+            raise InputError(
+                f"The column {adjusted!r} of p_adjust exists already (a metric or a group "
+                "key); name the test differently with a dict, e.g. tests={'t': ...}.",
+                param="p_adjust"
+            )
+        values = adjust_array(result[column].to_numpy(dtype=np.float64), method)
+        result.insert(result.columns.get_loc(column) + 1, adjusted, values)
+    return result
 
 
 def _check_weighted(columns: list[tuple[str, Metric, Callable[..., Any]]],

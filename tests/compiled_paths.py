@@ -667,6 +667,16 @@ def val_prob_rms():
 
 
 @path
+def ecce_keys_sorted_and_tails():
+    # every kernel of calibr/_kernels/cumulative.py: the packed keys of (p, y)
+    # and their pass, the weighted pass, both tails
+    p, y = _binary(n=300, seed=11)
+    return (calibr.ecce(np.round(p, 2), y), calibr.ecce(p, y, "kuiper", weights=np.ones(300)),
+            calibr.calibration_test(p, y, "ks").pvalue,
+            calibr.calibration_test(p, y, "kuiper").pvalue)
+
+
+@path
 def multicalibration_tied_and_weighted():
     # both kernels of calibr/_kernels/multicalibration.py; tied p (the blocks of
     # ties), weights, and the threads of several combinations of features

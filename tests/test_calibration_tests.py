@@ -740,7 +740,7 @@ NRES = r"^`n_resamples` must be an integer from 1 to 10,000,000; got "
 
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
     ({"method": "kce"}, InputError, r"^`method` must be one of 'skce', 'skce_block', "
-     r"'consistency', 'spiegelhalter', 'hosmer_lemeshow'; got 'kce'\.$"),
+     r"'consistency', 'spiegelhalter', 'hosmer_lemeshow', 'ks', 'kuiper'; got 'kce'\.$"),
     ({"n_resamples": 0}, InputError, NRES + r"0\.$"),
     ({"n_resamples": 2.5}, InputError, NRES + r"2\.5\.$"),
     ({"n_resamples": True}, InputError, NRES + r"True"),

@@ -181,6 +181,16 @@ REGISTRY: list[Entry] = [
                    "min_samples": 2},
           frame_columns=("p", "y", "g", "x"), result="multicalibration",
           column_params={"g": "segments", "x": "segments"}),
+    Entry("ecce/binary", calibr.ecce,
+          lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy(), "kind": "kuiper"}, arrays=("p", "y")),
+    Entry("ecce/multiclass[scale=sigma]", calibr.ecce,
+          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "scale": "sigma"}, arrays=("p", "y")),
+    Entry("calibration_test/ks", calibr.calibration_test,
+          lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy(), "method": "ks"},
+          arrays=("p", "y"), result="test", costly_options=("n_resamples",)),
+    Entry("p_adjust", calibr.p_adjust,
+          lambda: {"p": np.array([0.01, 0.2, np.nan, 0.04]), "method": "BH"},
+          arrays=("p",), result="pvalues"),
     Entry("median_bandwidth/binary", calibr.median_bandwidth,
           lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy()}, arrays=("p", "y"), result="bandwidth"),
     Entry("median_bandwidth/multiclass", calibr.median_bandwidth,
@@ -507,7 +517,9 @@ def _check_result(entry: Entry, out: Any) -> None:
         assert np.isfinite(out.drop("D:p")).any()
     elif entry.result == "test":  # calibration_test
         assert isinstance(out, calibr.CalibrationTestResult)
-        assert math.isfinite(out.statistic) and 0.0 <= out.pvalue <= 1.0, out
+        # +inf only where no null value reaches it (ecce: a p of 0 or 1 contradicted)
+        assert (math.isfinite(out.statistic) or (out.statistic == math.inf
+                and out.pvalue == 0.0)) and 0.0 <= out.pvalue <= 1.0, out
     elif entry.result == "bootstrap":  # bootstrap, paired_bootstrap
         assert isinstance(out, (calibr.BootstrapResult, calibr.PairedBootstrapResult))
         low, high = out.confidence_interval
@@ -536,6 +548,11 @@ def _check_result(entry: Entry, out: Any) -> None:
         assert isinstance(out, calibr.SmoothCurve)
         assert math.isfinite(out.smece) and out.bandwidth > 0, out
         assert np.isfinite(out.density).all() and out.x.shape == out.y.shape
+    elif entry.result == "pvalues":  # p_adjust (a Series for a Series): NaN where p is missing
+        assert isinstance(out, (np.ndarray, pd.Series)) and out.dtype == np.float64
+        out = np.asarray(out)
+        present = out[~np.isnan(out)]
+        assert ((present >= 0) & (present <= 1)).all(), out
     else:
         lo, hi = out
         assert np.isfinite(lo).all() and np.isfinite(hi).all()

@@ -293,18 +293,6 @@ def test_many_groups_stay_small():
     assert not any("open" in s.attrs for s in sections)
 
 
-def test_holm_is_r(rref):
-    from calibr._html._format import holm
-
-    rng = np.random.default_rng(11)
-    for m in (1, 2, 7, 40):
-        p = rng.random(m) ** 3
-        p[rng.random(m) < 0.2] = p[0]  # ties
-        ref = r_holm(p)
-        assert holm(p) == pytest.approx(ref, rel=1e-15, abs=0)
-    assert np.isnan(holm([np.nan, 0.1])[0])
-
-
 # --------------------------------------------------------------------------
 # _repr_html_
 

@@ -31,7 +31,7 @@ from tolerances import (
 )
 
 import calibr
-from calibr._kernels.multicalibration import range_sf
+from calibr._kernels.cumulative import range_sf
 from calibr._multicalibration import SEGMENT_COLUMNS, _weighted_quantiles
 
 # mcgrad 0.1.5 sorts in place, which pandas 3 deprecates

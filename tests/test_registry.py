@@ -37,7 +37,7 @@ NOT_METRICS = {
     "decompose": "a Decomposition", "multicalibration": "a MulticalibrationResult",
     "val_prob": "a Series of statistics", "median_bandwidth": "a bandwidth",
     "smece_curve": "a curve", "reliability_diagram": "a figure", "metric": "a metric spec",
-    "summarise": "a DataFrame", "test": "a test spec",
+    "summarise": "a DataFrame", "test": "a test spec", "p_adjust": "adjusted p-values",
 }
 
 #: Options of each metric other than its defaults, as a user would set them (a
@@ -49,6 +49,7 @@ OPTIONS = {
     "mmce": {"bandwidth": 0.4},
     "calibration_error": {"bins": 5, "norm": "l1"},
     "smece": {"bandwidth": 0.1},
+    "ecce": {"kind": "kuiper", "scale": "sigma"},
 }
 
 

@@ -230,6 +230,8 @@ CALLS = {
     "median_bandwidth": "calibr.median_bandwidth(p)",
     "calibration_table": "calibr.calibration_table(p, y)",
     "decompose": "calibr.decompose(p, y)",
+    "ecce": ("calibr.ecce(p, y)\ncalibr.ecce(p, y, weights=np.ones(len(p)))\n"
+             "calibr.calibration_test(p, y, 'ks')\ncalibr.calibration_test(p, y, 'kuiper')"),
     "summarise": ("import pandas as pd\n"
                   "df = pd.DataFrame({'g': np.arange(300) % 3, 'p': p, 'y': y})\n"
                   "calibr.summarise(df.groupby('g'), 'p', 'y', "

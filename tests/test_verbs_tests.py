@@ -264,7 +264,8 @@ def test_binary_only_test_on_multiclass_names_the_group(digits):
 
 @pytest.mark.parametrize(("tests", "err", "match"), [
     ("brier", InputError, r"^`tests` must name calibration tests \('skce', 'skce_block', "
-                          r"'consistency', 'spiegelhalter', 'hosmer_lemeshow'\); got 'brier'\.$"),
+                          r"'consistency', 'spiegelhalter', 'hosmer_lemeshow', 'ks', "
+                          r"'kuiper'\); got 'brier'\.$"),
     (["skce", 3], InputError, r"^`tests` must hold calibration test names .* got 3\.$"),
     (5, InputError, r"^`tests` must be a test name, a calibr.test\(\.\.\.\) spec, a list or a "
                     r"dict of them; got int\.$"),
@@ -468,7 +469,7 @@ def _bad(capsys, tmp_path, *argv, match):
 
 @pytest.mark.parametrize(("argv", "match"), [
     (["--test", "brier"], r"--test: unknown test 'brier'; the tests are skce, skce_block, "
-                          r"consistency, spiegelhalter, hosmer_lemeshow\.$"),
+                          r"consistency, spiegelhalter, hosmer_lemeshow, ks, kuiper\.$"),
     (["--test", "skce(n_resamples=0)"], r"--test: 'skce\(n_resamples=0\)': `n_resamples` must "
                                         r"be an integer from 1 to 10,000,000; got 0\.$"),
     (["--test", "skce(foo=1)"], r"--test: the test 'skce\(foo=1\)' has no option 'foo'"),

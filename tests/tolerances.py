@@ -130,3 +130,18 @@ MULTICAL_PVALUE_ATOL = 1e-14
 #: they alternate with little cancellation); below, 1 - F(x) is absolute.
 RANGE_SF_RTOL = 1e-13
 RANGE_SF_ATOL = 1e-15
+
+# ecce() and calibration_test("ks" | "kuiper") (tests/test_ecce.py)
+
+#: calibr.ecce vs mcgrad's ecce / ecce_sigma at float64 and vs the oracle: the
+#: same running sum (mcgrad divides each term by n before its cumsum, calibr the
+#: extremes once). Measured at most 2e-14 relative at n = 1e5.
+ECCE_RTOL = 1e-12
+#: calibr.ecce (exact p) vs MAPIE's statistics: MAPIE sorts and sums the scores
+#: multiplied by 1 + 1e-8 N(0, 1) (its add_jitter, seed 1), so its running sums
+#: are off by about 1e-8 of each score. Measured at most 3e-9 relative.
+MAPIE_JITTER_RTOL = 1e-7
+#: the tail of the maximum of |B| vs the 40-digit oracle (as RANGE_SF_*): from
+#: x >= 1 relative to the value, below absolute.
+MAX_ABS_SF_RTOL = 1e-13
+MAX_ABS_SF_ATOL = 1e-15

@@ -81,33 +81,3 @@ def pvalue(v: Any, n_resamples: int | None) -> str:
         text = "2.2e-16" if n_resamples is None else f"{floor:.{DIGITS}g}"
         return f'<data value="{esc(repr(v))}">&lt; {esc(text)}</data>'
     return num(v)
-
-
-def holm(pvalues: Any) -> np.ndarray:
-    """Holm's step-down adjustment of ``pvalues`` (NaN kept, and not counted), as R's
-    ``p.adjust(p, "holm")``: the i-th smallest of m becomes
-    ``max_{j <= i} min(1, (m - j + 1) p_(j))`` (``docs/definitions.md``, "Adjusted
-    p-values in the HTML report").
-
-    The one place where the report adjusts p-values: when ``calibr.p_adjust``
-    (Holm and Benjamini-Hochberg) is on main, this returns
-    ``calibr.p_adjust(pvalues, method="holm")`` instead.
-
-    Examples
-    --------
-    >>> holm([0.01, 0.04, 0.03, float("nan")]).tolist()
-    [0.03, 0.06, 0.06, nan]
-    """
-    p = np.asarray(pvalues, dtype=np.float64)
-    out = np.full(p.shape, np.nan)
-    ok = ~np.isnan(p)
-    m = int(ok.sum())
-    if m == 0:
-        return out
-    q = p[ok]
-    order = np.argsort(q, kind="stable")
-    scaled = np.minimum(1.0, (m - np.arange(m)) * q[order])
-    adjusted = np.empty(m)
-    adjusted[order] = np.maximum.accumulate(scaled)
-    out[ok] = adjusted
-    return out

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._format import count, esc, holm, key_text, num, pvalue
+from .._multitest import p_adjust
+from ._format import count, esc, key_text, num, pvalue
 from ._page import Cell, Page, Section, Table
 from ._svg import FEW, Curve, reliability_svg
 
@@ -248,7 +249,7 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
     the figures of each input."""
     rows = summary.to_dict("records")
     several = len(rows) > 1
-    adjusted = {t: holm(summary[f"{t}_pvalue"].to_numpy(dtype=np.float64))
+    adjusted = {t: p_adjust(summary[f"{t}_pvalue"].to_numpy(dtype=np.float64), "holm")
                 for t, _ in spec.tests} if several else {}
     show_form = "form" in summary and summary["form"].nunique(dropna=False) > 1
     show_bins = "bins" in summary and summary["bins"].nunique(dropna=False) > 1

@@ -298,11 +298,25 @@ def _breaks(value: Any, name: str) -> np.ndarray:
     return out
 
 
-def _bin_spec(value: Any, name: str) -> int | np.ndarray:
-    """``bins``: a number of bins (the BINS rule) or explicit breaks (a list, tuple,
-    range, 1-d array or pandas Series/Index; not a set, dict or iterator)."""
+#: The rules of ``bins`` that choose the number of bins from the data
+#: (``calibr._sweep``): the monotonic sweep and the cube-root rule.
+BIN_RULES = ("sweep", "auto")
+
+
+def _bin_spec(value: Any, name: str) -> int | str | np.ndarray:
+    """``bins``: a number of bins (the BINS rule), explicit breaks (a list, tuple,
+    range, 1-d array or pandas Series/Index; not a set, dict or iterator), or one of
+    ``BIN_RULES``."""
     import pandas as pd
 
+    if isinstance(value, str):
+        if value in BIN_RULES:
+            return value
+        raise InputError(
+            f"`{name}` must be a single positive integer; got {fmt(value)}. The strings it "
+            "takes are 'sweep' (the monotonic sweep) and 'auto' (the cube-root rule).",
+            param=name
+        )
     if isinstance(value, np.ndarray) and value.ndim > 0 or isinstance(
             value, (list, tuple, range, pd.Series, pd.Index)):
         return _breaks(value, name)
@@ -400,8 +414,9 @@ def _optional_string(value: Any, name: str) -> str | None:
 #: ``bins``: a single positive integer (integral floats too, as R's ``10`` is a
 #: double), at most ``MAX_BINS``.
 BINS: Rule = _bins
-#: ``bins`` of the binned metrics: a number of bins (as BINS), or explicit breaks
-#: (R's ``cut(x, breaks = ...)``), a sequence from 0 to 1, strictly increasing.
+#: ``bins`` of the binned metrics: a number of bins (as BINS), explicit breaks
+#: (R's ``cut(x, breaks = ...)``), a sequence from 0 to 1, strictly increasing, or
+#: ``"sweep"`` / ``"auto"`` (the number chosen from the data: ``calibr._sweep``).
 BIN_SPEC: Rule = _bin_spec
 #: ``binning``: R's equal-width bins (the default), equal-mass bins, or the blocks
 #: of the isotonic fit of the outcomes (``docs/definitions.md``, "Binning options").

@@ -7,7 +7,10 @@
   ``vexp`` (a vectorisable exp);
 * ``top_label`` -- the one top-label rule (first maximal column);
 * ``multicalibration`` -- one pass over the rows sorted by ``p`` per
-  combination of segment features, and the tail of the range of Brownian motion;
+  combination of segment features;
+* ``cumulative`` -- ``ecce()``'s cumulative differences (a merge of the sorted
+  ``p`` of the rows with ``y = 1`` and ``y = 0``), and the tails of the maximum
+  of ``|B|`` and of the range of Brownian motion, the ECCE p-values;
 * ``scans`` -- the input layer's one-pass checks;
 * ``rms`` -- the arithmetic of rms's Fortran ``lrm.fit`` for
   ``val_prob(method="rms")``;

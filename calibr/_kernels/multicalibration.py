@@ -9,21 +9,20 @@
   column need of its values: where each code first occurs, and whether a
   numeric column has more than ``max_values`` distinct values (without hashing
   them all).
-* :func:`range_sf` -- the upper tail of the range of standard Brownian motion
-  on [0, 1], the null distribution of the sigma-scaled ECCE (the p-value).
+
+The p-value of a sigma-scaled ECCE is ``calibr._kernels.cumulative.range_sf``,
+the one tail of the range of Brownian motion (``calibr.ecce`` uses it too).
 
 The readable oracles of the tests are in ``tests/oracles/multicalibration.py``.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ._jit import jit
 
-__all__ = ["distinct_upto", "first_positions", "range_sf", "segment_sums"]
+__all__ = ["distinct_upto", "first_positions", "segment_sums"]
 
 
 @jit(nogil=True)
@@ -124,51 +123,3 @@ def segment_sums(codes, features, strides, ncells, a, b, c, last,
             pending[npending] = cell
             npending += 1
     return rows, total, variance, high, low
-
-
-#: Below this x the series in exp(-1 / x^2) is used, from it on the one in
-#: erfc(k x / sqrt(2)); each needs at most a dozen terms for 1e-17 there.
-_SF_SWITCH = 1.0
-
-
-@jit(nogil=True)
-def range_sf(x):  # pragma: no cover - compiled
-    """``P(R > x)`` for each ``x``, ``R`` the range (maximum minus minimum) of
-    standard Brownian motion on [0, 1] (Arrieta-Ibarra et al. 2022; Feller 1951).
-
-    For ``x >= 1``: ``4 sum_{k >= 1} (-1)^(k-1) k erfc(k x / sqrt(2))``, accurate
-    relative to the value however small it is. Below: ``1 - F(x)`` with the
-    distribution function ``F(x) = sum_{k >= 0} (8 / x^2 + 2 / (pi^2 (k + 1/2)^2))
-    exp(-2 pi^2 (k + 1/2)^2 / x^2)`` (the series mcgrad evaluates everywhere), the
-    p-value then being above 0.93. ``x = 0`` gives 1, ``inf`` gives 0, NaN NaN.
-    """
-    out = np.empty(x.shape[0])
-    for i in range(x.shape[0]):
-        v = x[i]
-        if math.isnan(v):
-            out[i] = math.nan
-        elif v <= 0.0:
-            out[i] = 1.0
-        elif math.isinf(v):
-            out[i] = 0.0
-        elif v < _SF_SWITCH:
-            f = 0.0
-            for k in range(12):
-                h = (k + 0.5) * (k + 0.5)
-                term = (8.0 / (v * v) + 2.0 / (h * math.pi * math.pi)) * math.exp(
-                    -2.0 * h * math.pi * math.pi / (v * v))
-                f += term
-                if term == 0.0:
-                    break
-            out[i] = 1.0 - f
-        else:
-            s = 0.0
-            sign = 1.0
-            for k in range(1, 60):
-                term = k * math.erfc(k * v / math.sqrt(2.0))
-                s += sign * term
-                sign = -sign
-                if term <= 1e-17 * s:
-                    break
-            out[i] = 4.0 * s
-    return out

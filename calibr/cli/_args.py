@@ -49,10 +49,10 @@ picks one of the two data sets instead.
 
 _EPILOG = f"""\
 tests: --test adds a calibration test per group (calibr.calibration_test): skce,
-skce_block, consistency, spiegelhalter or hosmer_lemeshow (the last two binary
-only), each optionally with options in parentheses, e.g.
-"consistency(metric=mce,n_resamples=500)"; --test is repeatable and takes
-comma-separated lists. Each test adds the columns <test>_statistic and
+skce_block, consistency, spiegelhalter, hosmer_lemeshow (these two binary only),
+ks or kuiper (the cumulative tests of calibr.ecce), each optionally with
+options in parentheses, e.g. "consistency(metric=mce,n_resamples=500)"; --test
+is repeatable and takes comma-separated lists. Each test adds the columns <test>_statistic and
 <test>_pvalue (and <test>_n_resamples for skce and consistency) and the column
 seed; the table output says which tests ran. Resampling uses --seed (default 0,
 so that a report is reproducible), with its own random stream per group.

@@ -41,6 +41,9 @@ DEFAULT_METRICS = DEFAULT_METRIC
 #: The columns of the result after the group keys.
 RESULT_COLUMNS = ("metric", "n", "baseline", "candidate", "difference", "ci_low", "ci_high",
                   "pvalue", "worse")
+#: The methods of --p-adjust: R's p.adjust names (calibr.p_adjust; kept equal to
+#: calibr._multitest.P_ADJUST_METHODS by the tests, so the parser imports no numerics).
+P_ADJUST_CHOICES = ("holm", "hochberg", "hommel", "bonferroni", "BH", "BY", "fdr", "none")
 #: Keys shown in a "not matched" message before "...".
 _KEYS_SHOWN = 3
 
@@ -61,8 +64,12 @@ exit status: 0 when no metric of any group is significantly worse; 1 when one is
 (its p-value is below 1 - --confidence-level, e.g. p < 0.05 at the default 0.95), so that a CI
 job can gate a release on it; 2 for bad input (one line on stderr, nothing on
 stdout); 3 for an internal error (a bug in calibr: never read as a verdict). Each
-metric and group is its own test at --confidence-level (no correction for multiple
-comparisons: with several, the chance of a false alarm grows).
+metric and group is its own test at --confidence-level, unless --p-adjust METHOD
+adjusts the p-values of all comparisons together (calibr.p_adjust, R's p.adjust
+names: holm, hochberg, hommel, bonferroni, BH, BY, fdr, none): the column
+pvalue_adjusted follows pvalue, and "worse" (and the exit status) then reads
+it. Without it there is no correction for multiple comparisons: with several,
+the chance of a false alarm grows.
 
 p-value: the share of bootstrap replicates whose difference is <= 0 (it inverts
 the percentile interval); ci_low is the one-sided lower bound of the difference
@@ -138,6 +145,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    f"p-value < 1 - L (default: {DEFAULT_LEVEL})")
     test.add_argument("--n-resamples", type=int, default=DEFAULT_RESAMPLES, metavar="B",
                       help=f"bootstrap replicates (default: {DEFAULT_RESAMPLES})")
+    test.add_argument("--p-adjust", choices=P_ADJUST_CHOICES, default=None, metavar="METHOD",
+                      help="adjust the p-values of all comparisons (metrics and groups) "
+                      "together: " + ", ".join(P_ADJUST_CHOICES) + " (calibr.p_adjust; "
+                      "default: no adjustment)")
     test.add_argument("--seed", type=int, default=0, metavar="N",
                       help="seed of the bootstrap, a nonnegative integer (default: 0)")
     cmp.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table",
@@ -435,6 +446,16 @@ def _run(args: argparse.Namespace) -> int:
                          "ci_high": res.confidence_interval.high, "pvalue": res.pvalue,
                          "worse": bool(res.pvalue < alpha)})
     result = pd.DataFrame(rows, columns=[*by, *RESULT_COLUMNS])
+    method = getattr(args, "p_adjust", None)
+    if method is not None:
+        from .._multitest import adjust_array
+
+        if "pvalue_adjusted" in by:
+            raise CLIError("--by: the column 'pvalue_adjusted' has the name of a column of "
+                           "the result with --p-adjust; rename it in the data.")
+        adjusted = adjust_array(result["pvalue"].to_numpy(dtype=np.float64), method)
+        result.insert(result.columns.get_loc("pvalue") + 1, "pvalue_adjusted", adjusted)
+        result["worse"] = adjusted < alpha
     worse = result[result["worse"]]
     header = [
         (f"calibr compare of {labels[0]} (baseline) and {labels[1]} (candidate)" if two else
@@ -446,9 +467,12 @@ def _run(args: argparse.Namespace) -> int:
         f"method: paired bootstrap (calibr.paired_bootstrap, alternative=\"greater\": the "
         f"candidate is worse), percentile, {n_resamples} resamples, seed {seed} (the same "
         "for each group and metric)",
-        f"worse: p-value < {alpha:.6g} (--confidence-level {level:g}); ci_low = one-sided "
-        f"{level:.6g} lower bound of the difference",
+        f"worse: {'adjusted ' if method else ''}p-value < {alpha:.6g} (--confidence-level "
+        f"{level:g}); ci_low = one-sided {level:.6g} lower bound of the difference",
     ]
+    if method is not None:
+        header.append(f"p-values adjusted by {method!r} over the {len(result)} comparisons "
+                      "(calibr.p_adjust, R's p.adjust)")
     shown = result.copy()
     shown["worse"] = np.where(result["worse"], "yes", "no")
     if args.format == "table":

@@ -80,6 +80,8 @@ _TEST_WORDS = {
     "consistency": "consistency resampling of {metric}, {n} resamples",
     "spiegelhalter": "Spiegelhalter's z test",
     "hosmer_lemeshow": "Hosmer-Lemeshow test",
+    "ks": "cumulative calibration test, Kolmogorov-Smirnov (sigma-scaled ECCE, analytic)",
+    "kuiper": "cumulative calibration test, Kuiper (sigma-scaled ECCE range, analytic)",
 }
 
 

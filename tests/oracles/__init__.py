@@ -19,6 +19,8 @@ The oracles of the kernels in ``calibr/_kernels/``:
 * :mod:`.multicalibration` -- ``multicalibration()``'s segments (pandas'
   ``value_counts``, ``quantile`` and ``cut``), each segment's ECCE from its own
   rows, and the tail of the range of Brownian motion in 40 digits;
+* :mod:`.cumulative` -- ``ecce()``'s cumulative differences over the distinct
+  values of ``p``, and the tail of the maximum of ``|B|`` in 40 digits;
 * :mod:`.valprob_oracle` -- ``rms::val.prob``'s statistics and its Fortran
   logistic fit, transcribed from R's source (``docs/val_prob.md``).
 """
