@@ -56,6 +56,7 @@ from ._input import (
     resolved_options,
     validate_params,
 )
+from ._input.frames import frame_verb, lazy_grouping
 from ._kernel_metrics import ROUNDING_FLOOR, _as_hits, mmce, skce
 from ._kernels import grouped
 from ._kernels.top_label import top_label
@@ -478,6 +479,7 @@ def columns_of_tests(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
 # the verb
 
 
+@frame_verb  # polars / Arrow frames and by= (calibr/_input/frames.py)
 @validate_params(na_rm=FLAG, rng=RNG, ci=Optional(LEVEL),
                  ci_method=Options(*_CI_METHODS, "BCa"), ci_resamples=Integer(1, MAX_RESAMPLES))
 @shared_docs
@@ -496,6 +498,7 @@ def summarise(
     ci: float | None = None,
     ci_method: str = "percentile",
     ci_resamples: int = 9999,
+    by: Hashable | Sequence[Hashable] | None = None,
     **named_metrics: Any,
 ) -> pd.DataFrame:
     """Calibration metrics per group, as a tidy DataFrame (R's ``summarise()``).
@@ -508,7 +511,10 @@ def summarise(
         act as in pandas: with ``observed=False`` an unobserved category
         combination gets a row of NaN (like pandas' ``mean()``); with
         ``dropna=True`` (pandas' default) rows with a missing key belong to no
-        group; with ``dropna=False`` they form their own group.
+        group; with ``dropna=False`` they form their own group. Also a polars
+        DataFrame or an Arrow Table (the result is then of that type), or a
+        lazy source: a polars LazyFrame, a DuckDB relation, a Spark DataFrame
+        (``docs/engines.md``).
     p : str or list of str, optional
         The probability column: one column name for binary problems (P(y = 1)),
         or a list of column names, one per class. Labels in ``y`` are then
@@ -567,6 +573,10 @@ def summarise(
         The interval of ``ci`` (``method`` of :func:`calibr.bootstrap`).
     ci_resamples : int, default 9999, keyword-only
         Bootstrap resamples per group for ``ci``, 1 to 10,000,000.
+    by : str or list of str, optional, keyword-only
+        Group ``data`` (a DataFrame of any supported kind) by these columns, as
+        ``data.groupby(by)`` does in pandas: keys sorted, rows whose key is
+        missing in no group (pandas' ``dropna=True``).
     **named_metrics
         More metrics as ``column=metric``, e.g. ``ece="ece"`` or
         ``mce2=calibr.metric("mce", bins=2)`` (R's
@@ -681,11 +691,12 @@ def summarise(
     1     b  0.50                   0.6804                0.4962
     """
     lazy = lazy_backend(data)
-    if lazy is not None:  # a lazy Dask DataFrame: docs/dask.md
+    if lazy is not None:  # a lazy source: docs/dask.md, docs/engines.md
+        data, grouping = lazy_grouping(lazy, data, by)
         return lazy.summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes,
                               na_rm=na_rm, tests=tests, rng=rng, weights=weights, ci=ci,
                               ci_method=ci_method, ci_resamples=ci_resamples,
-                              named_metrics=named_metrics)
+                              named_metrics=named_metrics, **grouping)
     columns = metric_columns(metrics, named_metrics)
     test_columns = named_tests(tests)
     _check_unique([name for name, _, _ in columns], columns_of_tests(test_columns))
