@@ -241,8 +241,8 @@ _ALIASES = {
     **dict.fromkeys(("w", "weight", "sample_weight"), "weights"),
 }
 
-#: Keywords that ask for groups, which summarise() takes from a DataFrameGroupBy.
-_GROUP_WORDS = ("by", "group", "groups", "group_by", "groupby", "keys")
+#: Keywords that ask for groups, which summarise() takes from ``by=`` or a DataFrameGroupBy.
+_GROUP_WORDS = ("group", "groups", "group_by", "groupby", "keys")
 
 
 def _named_spec(key: str, value: Any) -> Metric:
@@ -257,7 +257,8 @@ def _named_spec(key: str, value: Any) -> Metric:
                                                                       n=1)), None)
     if lower in _GROUP_WORDS:
         keys = fmt(value) if isinstance(value, (str, list, tuple)) else "keys"
-        hint = f"; for metrics per group, pass data.groupby({keys}) as `data`."
+        hint = (f"; for metrics per group, pass by={keys}, or data.groupby({keys}) as "
+                "`data`.")
     elif guess is not None:
         hint = f"; did you mean `{guess}=`?"
     else:

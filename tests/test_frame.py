@@ -746,8 +746,8 @@ _TAKEN = (r"was taken as an output column named {key} \(keyword arguments of sum
     ({"weight": "w"}, ("'weight'", "'w'"), r"; did you mean `weights=`\?"),  # difflib
     ({"na_rn": True}, ("'na_rn'", "True"), r"; did you mean `na_rm=`\?"),
     ({"n_resamples": 99}, ("'n_resamples'", "99"), r"; did you mean `ci_resamples=`\?"),
-    ({"by": "model"}, ("'by'", "'model'"),
-     r"; for metrics per group, pass data\.groupby\('model'\) as `data`\."),
+    ({"group_by": "model"}, ("'group_by'", "'model'"),
+     r"; for metrics per group, pass by='model', or data\.groupby\('model'\) as `data`\."),
     ({"foo": "bar"}, ("'foo'", "'bar'"), r"\."),  # nothing close: no guess
 ])
 def test_a_keyword_that_is_no_metric_says_which_parameter_it_may_mean(kwargs, shown, hint):
