@@ -53,10 +53,30 @@ def foreign_kind(value: Any) -> str | None:
     return None
 
 
+#: The module prefixes of the lazy sources of calibr/_engines/, and how a message names them.
+_LAZY = (("polars.lazyframe", "a polars LazyFrame"), ("duckdb", "a DuckDB relation"),
+         ("_duckdb", "a DuckDB relation"), ("pyspark.sql", "a Spark DataFrame"))
+
+
+def _lazy_what(value: Any) -> str | None:
+    module = type(value).__module__
+    for prefix, what in _LAZY:
+        if module.startswith(prefix):
+            return what
+    return None
+
+
 def eager(value: Any, name: str) -> Any:
     """``value`` as numpy or pandas if it is an eager polars or pyarrow object
     (see the module docstring), else ``value`` itself, untouched."""
     if foreign_kind(value) is None:
+        lazy = _lazy_what(value)
+        if lazy is not None:
+            raise InputTypeError(
+                f"`{name}` is {lazy}: this function does not compute on lazy sources; "
+                "collect the columns it needs first (e.g. lf.collect(), rel.arrow(), "
+                "sdf.toPandas()). ece, mce, calibration_error, calibration_table and "
+                "summarise compute on them (docs/engines.md).", param=name)
         return value
     import narwhals as nw
 
