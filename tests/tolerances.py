@@ -130,3 +130,10 @@ MULTICAL_PVALUE_ATOL = 1e-14
 #: they alternate with little cancellation); below, 1 - F(x) is absolute.
 RANGE_SF_RTOL = 1e-13
 RANGE_SF_ATOL = 1e-15
+
+# Lazy engines: polars LazyFrame, DuckDB, Spark (tests/test_engines*.py)
+
+#: The engine adds each bin's confidences (and weighted sums) in its own order
+#: (threads, partitions), not in row order: the binned results agree to rounding
+#: (docs/engines.md); counts and hits are integers, exact in any order.
+ENGINE_RTOL = 1e-12
