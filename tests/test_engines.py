@@ -216,8 +216,8 @@ def test_bad_columns_raise_the_pandas_message(engine):
     df = _frame(100)
     src = _source(df, engine)
     for kwargs in (dict(p="q", y="y"), dict(p="p", y="z"), dict(p="p", y="y", weights="v")):
-        want = _message(lambda: calibr.summarise(df, **kwargs))
-        assert _message(lambda: calibr.summarise(src, **kwargs)) == want
+        want = _message(lambda kw=kwargs: calibr.summarise(df, **kw))
+        assert _message(lambda kw=kwargs: calibr.summarise(src, **kw)) == want
     want = _message(lambda: calibr.summarise(pl.from_pandas(df), "p", "y", by="zz"))
     assert _message(lambda: calibr.summarise(src, "p", "y", by="zz")) == want
     err, msg = _message(lambda: calibr.ece(_cols(src, "p", "y"), "label"))
