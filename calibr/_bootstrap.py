@@ -12,7 +12,6 @@ the metric on each resample.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _binning
+from . import _binning, _registry
 from ._docs import shared_docs
 from ._groups import group_seeds
 from ._input import (
@@ -47,6 +46,7 @@ from ._kernels import bootstrap as kb
 from ._kernels._threads import chunk_bounds, run_chunks
 from ._kernels.top_label import top_label
 from ._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
+from ._registry import DEFAULT_METRIC, METRICS
 
 __all__ = [
     "BootstrapResult",
@@ -56,7 +56,6 @@ __all__ = [
     "paired_bootstrap",
 ]
 
-_METRICS = ("ece", "mce", "skce", "mmce")
 _METHODS = ("percentile", "basic", "bca")
 _ALTERNATIVES = ("two-sided", "less", "greater")
 #: Counts of draws at or above this go to the kernels' int32 carry (the tests
@@ -158,23 +157,11 @@ class PairedBootstrapResult:
 # the metric as a plan: its value, replicates and jackknife
 
 
-def _metric_functions() -> dict[str, Callable[..., float]]:
-    from ._binned_metrics import ece, mce
-    from ._kernel_metrics import mmce, skce
-
-    return {"ece": ece, "mce": mce, "skce": skce, "mmce": mmce}
-
-
-#: The arguments of a metric that the bootstrap sets itself (the data); every
-#: other keyword of the metric's signature is an option it passes on.
-_DATA_ARGS = ("p", "y", "classes", "na_rm", "weights")
-
-
-def _metric_options(fn: Callable[..., float]) -> list[str]:
-    """The options of a calibr metric: its keywords other than the data."""
-    return [name for name, prm in inspect.signature(fn).parameters.items()
-            if prm.kind in (prm.POSITIONAL_OR_KEYWORD, prm.KEYWORD_ONLY)
-            and name not in _DATA_ARGS]
+#: The kernel code of each reduction of the per-bin sums and of the pair sums
+#: (``calibr._registry.REDUCTIONS``); the pair sums' "skce" code is the estimator's.
+_BIN_CODES = {"ece": kb.ECE, "mce": kb.MCE}
+_PAIR_CODES = {"mmce": {"biased": kb.MMCE},
+               "skce": {"uq": kb.UQ, "biased": kb.BIASED}}
 
 
 def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
@@ -187,14 +174,15 @@ def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
             param="weights"
         )
     if isinstance(metric, str):
-        if metric not in _METRICS:
+        if metric not in METRICS:
             raise InputError(
-                "`metric` must be one of " + ", ".join(f'"{m}"' for m in _METRICS)
+                "`metric` must be one of " + ", ".join(f'"{m}"' for m in METRICS)
                 + f", or a callable; got {fmt(metric)}.",
                 param="metric"
             )
-        fn = _metric_functions()[metric]
-        known_options = _metric_options(fn)
+        info = METRICS[metric]
+        fn = info.function
+        known_options = info.options
         bad = [k for k in options if k not in known_options]
         if bad:
             known = ", ".join(known_options)
@@ -242,24 +230,24 @@ class _Plan:
         y, self.label_kwargs = _labels(prep)
         self.y = y
         self.kind = "generic"
-        if name in _METRICS:
+        info = _registry.info_of(fn)
+        if info is not None:  # a calibr metric: its bootstrap path (calibr._registry)
             full = {**defaults(fn), **opts}  # what the call fn(p, y, **opts) uses
             self.form = _form(prep, full)
-            if name in ("ece", "mce"):
+            if info.bootstrap == _registry.BIN_SUMS:
                 spec = _binning.BinSpec.from_options(full["bins"], full["binning"],
                                                      full["right"])
                 if spec.data_free:
-                    self._binned(spec)
+                    self._binned(spec, _BIN_CODES[info.reduction])
                 # equal-mass bins are the resample's own: the metric on each resample
-            elif self.form != "canonical" and full["bandwidth"] != "median":
+            elif (info.bootstrap == _registry.PAIR_SUMS and self.form != "canonical"
+                  and full["bandwidth"] != "median"):
                 bandwidth = full["bandwidth"]
-                estimator = full["estimator"] if name == "skce" else "biased"
+                estimator = full.get("estimator", "biased")  # mmce: the biased estimate
                 if estimator == "ul":
                     self._ul(float(bandwidth))
                 else:
-                    code = kb.MMCE if name == "mmce" else (
-                        kb.UQ if estimator == "uq" else kb.BIASED)
-                    self._scalar(float(bandwidth), code)
+                    self._scalar(float(bandwidth), _PAIR_CODES[info.reduction][estimator])
         self.estimate = self.call(prep.p, y)
 
     def call(self, p: np.ndarray, y: np.ndarray) -> float:
@@ -280,7 +268,7 @@ class _Plan:
         return [(np.ascontiguousarray(prep.p[:, k]), (prep.y == k).astype(np.uint8))
                 for k in range(prep.k)]
 
-    def _binned(self, spec: _binning.BinSpec) -> None:
+    def _binned(self, spec: _binning.BinSpec, code: int) -> None:
         """Fixed bins (equal-width, or explicit breaks), either closure: each row's
         cell once, by the rule of calibr._binning."""
         edges, right = spec.edges(), spec.right
@@ -293,8 +281,7 @@ class _Plan:
             [k * bins + _binning.bin_index(x, edges, right) for k, (x, _) in enumerate(cols)]),
             dtype=np.int32)
         self.c = np.ascontiguousarray(np.column_stack([c for _, c in cols]), dtype=np.uint8)
-        self.kind, self.bins = "binned", bins
-        self.code = kb.ECE if self.name == "ece" else kb.MCE
+        self.kind, self.bins, self.code = "binned", bins, code
 
     def _scalar(self, h: float, code: int) -> None:
         orders, es, gs = [], [], []
@@ -517,7 +504,7 @@ def _method(method: str) -> str:
 def bootstrap(
     p: Any,
     y: Any,
-    metric: str | Callable[..., float] = "ece",
+    metric: str | Callable[..., float] = DEFAULT_METRIC,
     *,
     n_resamples: int = 9999,
     confidence_level: float = 0.95,
@@ -533,11 +520,13 @@ def bootstrap(
     ----------
     <calibr:p>
     <calibr:y>
-    metric : {"ece", "mce", "skce", "mmce"} or callable, default "ece"
+    metric : {"ece", "mce", "skce", "mmce", "calibration_error", "smece"} or \
+callable, default "ece"
         The metric, computed by the calibr function of that name with
-        ``options``; or any function ``f(p, y, **options) -> float`` (called
-        on each resample), which must return a real number: a Python or numpy
-        int or float (or a 0-d array of one), finite or NaN.
+        ``options`` (the registry, ``calibr.frame.METRICS``); or any function
+        ``f(p, y, **options) -> float`` (called on each resample), which must
+        return a real number: a Python or numpy int or float (or a 0-d array of
+        one), finite or NaN.
     n_resamples : int, default 9999, keyword-only
         Bootstrap replicates (scipy's default), 1 to 10,000,000.
     confidence_level : float, default 0.95, keyword-only
@@ -555,7 +544,8 @@ def bootstrap(
     **options
         The metric's options, the keywords of its signature: ``bins``,
         ``type``, ``binning`` and ``right`` (``ece``, ``mce``); ``estimator``,
-        ``bandwidth`` and ``type`` (``skce``); ``bandwidth`` (``mmce``).
+        ``bandwidth`` and ``type`` (``skce``); ``bandwidth`` (``mmce``); those
+        of ``calibration_error`` and ``smece`` (called on each resample).
         Frequency weights are not taken. Equal-width bins and explicit breaks
         (either closure) are fixed bins, O(n) per replicate;
         ``binning="equal-mass"`` places the bins on each resample (a call of
@@ -674,7 +664,7 @@ def paired_bootstrap(
     p_a: Any,
     p_b: Any,
     y: Any,
-    metric: str | Callable[..., float] = "ece",
+    metric: str | Callable[..., float] = DEFAULT_METRIC,
     *,
     n_resamples: int = 9999,
     confidence_level: float = 0.95,
@@ -694,7 +684,7 @@ def paired_bootstrap(
         The predictions of the two models for the same rows, each as ``p`` of
         the metric (both vectors, or both matrices with the same columns).
     <calibr:y>
-    metric : {"ece", "mce", "skce", "mmce"} or callable, default "ece"
+    metric : str or callable, default "ece"
         As in :func:`calibr.bootstrap`.
     n_resamples, confidence_level, method, rng
         As in :func:`calibr.bootstrap`.

@@ -47,12 +47,15 @@ from ._kernels.weighted_sums import (
     sorted_scalars,
     weighted_row_sums,
 )
+from ._registry import DEFAULT_METRIC, METRICS
 from ._valprob import _spiegelhalter
 
 __all__ = ["CalibrationTestResult", "calibration_test"]
 
 _METHODS = ("skce", "skce_block", "consistency", "spiegelhalter", "hosmer_lemeshow")
-_METRICS = ("ece", "mce", "skce", "mmce")
+#: The metrics of consistency resampling: those of the registry that can be its
+#: statistic (``calibr._registry``, ``consistency``).
+_METRICS = tuple(name for name, info in METRICS.items() if info.consistency is not None)
 _TYPES = ("canonical", "confidence", "classwise")
 _BINARY_ONLY = ("spiegelhalter", "hosmer_lemeshow")
 
@@ -170,7 +173,7 @@ def calibration_test(
     rng: int | np.random.Generator | None = None,
     bandwidth: float | str = 0.2,
     type: str | None = None,
-    metric: str = "ece",
+    metric: str = DEFAULT_METRIC,
     bins: int = BINS_DEFAULT,
     estimator: str = "uq",
     groups: int = 10,
@@ -206,10 +209,14 @@ def calibration_test(
         Multiclass form, ignored for a vector ``p``. Default: that of
         :func:`calibr.skce` (``"canonical"``) for the SKCE tests, and the
         metric's own default for consistency resampling.
-    metric : {"ece", "mce", "skce", "mmce"}, default "ece", keyword-only
+    metric : {"ece", "mce", "skce", "mmce", "calibration_error", "smece"}, \
+default "ece", keyword-only
         The statistic of consistency resampling, computed by the calibr
         function of that name with ``bins``, ``type``, ``estimator`` and
-        ``bandwidth`` as they apply.
+        ``bandwidth`` as they apply (``bins`` and ``type`` for ``ece``, ``mce``
+        and ``calibration_error``; ``type``, ``estimator`` and ``bandwidth`` for
+        ``skce``; ``bandwidth`` for ``mmce``; ``type`` for ``smece``, whose
+        bandwidth is its own ``"auto"``).
     <calibr:test_bins>
     estimator : {"uq", "ul", "biased"}, default "uq", keyword-only
         ``estimator`` of ``skce`` in consistency resampling.
@@ -592,30 +599,21 @@ def _skce_block_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
 def _metric_call(prep: Prepared, o: _Options) -> tuple[Callable[[np.ndarray, np.ndarray], float],
                                                          str, float | str | None]:
     """The metric as a function of (p, codes) on canonical arrays, the form it
-    uses, and the bandwidth to report."""
-    from ._binned_metrics import ece, mce
-    from ._kernel_metrics import mmce, skce
-
-    kwargs: dict[str, Any] = {}
-    bandwidth: float | str | None = None
-    if o.metric in ("ece", "mce"):
-        fn = ece if o.metric == "ece" else mce
-        kwargs["bins"] = o.bins
-        form = o.type or defaults(fn)["type"]
-    elif o.metric == "skce":
-        fn = skce
-        kwargs.update(estimator=o.estimator, bandwidth=o.bandwidth)
-        bandwidth = o.bandwidth
-        form = o.type or defaults(fn)["type"]
-    else:
-        fn = mmce
-        kwargs["bandwidth"] = o.bandwidth
-        bandwidth = o.bandwidth
-        form = "confidence"
+    uses, and the bandwidth to report. The metric's entry in the registry names
+    the options of this function that it is given (``consistency``): ``type`` as
+    given, or the metric's default; the others always."""
+    info = METRICS[o.metric]
+    fn = info.function
+    passed = info.consistency
+    kwargs: dict[str, Any] = {k: getattr(o, k) for k in passed if k != "type"}
+    bandwidth = o.bandwidth if "bandwidth" in passed else None
     if prep.binary:
         return (lambda p, y: float(fn(p, y, **kwargs))), "binary", bandwidth
-    if o.metric != "mmce":
+    if "type" in passed:
+        form = o.type or defaults(fn)["type"]
         kwargs["type"] = form
+    else:  # mmce: the top-label confidence
+        form = "confidence"
     # 0-based codes passed on as R's codes 1..K (the fastest route through prepare())
     return (lambda p, y: float(fn(p, y + 1, **kwargs))), form, bandwidth
 

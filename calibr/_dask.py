@@ -56,6 +56,14 @@ __all__ = ["calibration_table", "ece", "exact_scalar", "mce", "mmce", "skce", "s
 _COLLECTIONS = (dd.Series, dd.DataFrame)
 
 
+def _from_stats(reduction: str) -> Callable[..., float]:
+    """The function of the merged per-bin sums of a reduction of the registry
+    (``calibr._registry.REDUCTIONS["bin_sums"]``); an unknown one is a KeyError."""
+    from ._kernels import binned
+
+    return {"ece": binned.ece_from_stats, "mce": binned.mce_from_stats}[reduction]
+
+
 # --------------------------------------------------------------------------
 # partitions
 
@@ -218,7 +226,6 @@ def _binned_part(i, p, y, w, bins, type, classes, na_rm, binning, right):
 
 
 def _finish_binned(stats: tuple | None, which: str, na_rm: bool) -> float:
-    from ._kernels import binned
 
     if stats is None:
         if na_rm:
@@ -228,7 +235,7 @@ def _finish_binned(stats: tuple | None, which: str, na_rm: bool) -> float:
     if float(np.sum(stats[0])) == 0.0:  # weighted: every kept weight 0
         raise InputError("`weights` must have a positive total; all the weights of the "
                          "rows kept are 0.", param="weights", code="zero_total")
-    return (binned.ece_from_stats if which == "ece" else binned.mce_from_stats)(*stats)
+    return _from_stats(which)(*stats)
 
 
 def binned_metric(which: str, p, y, bins, type, classes, na_rm, weights, binning, right):
@@ -539,15 +546,17 @@ def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
     spec position); ``("group", None)`` for a column that is not a mergeable
     binned metric (computed group by group)."""
     from ._input import resolved_options
+    from ._registry import MERGED_SUMS, METRICS
     from .frame import metric_name
 
     specs: list[tuple] = []
     plan: list[tuple[str, int | None]] = []
     for _, spec, func in columns:
         name = metric_name(spec, func)
-        if name not in ("ece", "mce"):
+        if name is None or METRICS[name].dask != MERGED_SUMS:  # the registry's Dask path
             plan.append(("group", None))
             continue
+        name = METRICS[name].reduction  # of the merged per-bin sums
         opts = resolved_options(func, spec.options)
         if not mergeable(opts["bins"], opts["binning"]):
             plan.append(("group", None))
@@ -571,7 +580,6 @@ def _summary_frame(merged, keys, opts, key_meta, plan, names, na_rm,
                    per_group: pd.DataFrame | None = None) -> pd.DataFrame:
     """The summary in pandas' order: the binned columns from the merged sums, the
     others from ``per_group`` (indexed by the group keys)."""
-    from ._kernels import binned
 
     groups, ids, n_groups = _pandas_groups(merged, keys, opts, key_meta)
     values = np.full((n_groups, len(names)), np.nan)
@@ -598,8 +606,7 @@ def _summary_frame(merged, keys, opts, key_meta, plan, names, na_rm,
                     values[ids[r], j] = by_key[key][q]
                     q += 1
                     continue
-                f = binned.ece_from_stats if name == "ece" else binned.mce_from_stats
-                values[ids[r], j] = f(*stats[s])
+                values[ids[r], j] = _from_stats(name)(*stats[s])
     result = pd.DataFrame(values, columns=names)
     if groups is None:
         return result

@@ -32,8 +32,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
-from . import _binning
-from ._binned_metrics import ece, mce
+from . import _binning, _registry
 from ._bootstrap import _METHODS as _CI_METHODS
 from ._bootstrap import bootstrap
 from ._calibration_tests import _METHODS, calibration_test
@@ -57,14 +56,32 @@ from ._input import (
     validate_params,
 )
 from ._input.frames import frame_verb, lazy_grouping
-from ._kernel_metrics import ROUNDING_FLOOR, _as_hits, mmce, skce
+from ._kernel_metrics import ROUNDING_FLOOR, _as_hits
 from ._kernels import grouped
 from ._kernels.top_label import top_label
 
 __all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS", "TESTS"]
 
-#: The metrics that can be named by a string.
-METRICS: dict[str, Callable[..., Any]] = {"ece": ece, "mce": mce, "skce": skce, "mmce": mmce}
+class _MetricFunctions(Mapping):
+    """The public function of each metric of the registry, by name: a read-only view
+    of :data:`calibr._registry.METRICS` (which has each metric's kind and paths)."""
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        return _registry.METRICS[name].function
+
+    def __iter__(self):
+        return iter(_registry.METRICS)
+
+    def __len__(self) -> int:
+        return len(_registry.METRICS)
+
+    def __repr__(self) -> str:
+        return f"METRICS({', '.join(_registry.METRICS)})"
+
+
+#: The metrics that can be named by a string: name -> public function, read-only
+#: (the registry's, :mod:`calibr._registry`).
+METRICS: Mapping[str, Callable[..., Any]] = _MetricFunctions()
 
 #: Arguments that belong to the data, not to a metric: summarise() sets them.
 _DATA_ARGS = ("p", "y", "classes", "na_rm")
@@ -94,7 +111,8 @@ class Metric:
     ----------
     func : str or callable
         A name from :data:`METRICS` (``"ece"``, ``"mce"``, ``"skce"``,
-        ``"mmce"``) or a callable with calibr's metric signature.
+        ``"mmce"``, ``"calibration_error"``, ``"smece"``) or a callable with
+        calibr's metric signature.
     options : dict
         Keyword arguments passed on every call (e.g. ``{"bins": 2}``).
     """
@@ -118,8 +136,9 @@ def metric(func: str | Callable[..., Any], /, **options: Any) -> Metric:
     Parameters
     ----------
     func : str or callable
-        ``"ece"``, ``"mce"``, ``"skce"`` or ``"mmce"``, or a callable with
-        calibr's metric signature (such as ``calibr.mce`` itself, or your own
+        A calibr metric by name (:data:`METRICS`: ``"ece"``, ``"mce"``,
+        ``"skce"``, ``"mmce"``, ``"calibration_error"``, ``"smece"``), or a
+        callable with calibr's metric signature (such as ``calibr.mce`` itself, or your own
         function; see :func:`summarise` for what it receives).
     **options
         The metric's options, e.g. ``bins=2``, ``type="confidence"``,
@@ -279,7 +298,7 @@ def metric_columns(
     columns of :func:`summarise` (and of its Dask backend), checked and resolved."""
     items: list[tuple[str, Metric]] = []
     if metrics is None and not named:
-        metrics = ("ece", "mce")
+        metrics = _registry.DEFAULT_METRICS
     if metrics is not None:
         if isinstance(metrics, Mapping):
             items += [(str(k), _as_spec(v)) for k, v in metrics.items()]
@@ -526,7 +545,8 @@ def summarise(
         The label column.
     metrics : str, callable, Metric, list or dict, default ("ece", "mce")
         The metrics, one column each. A name (``"ece"``, ``"mce"``,
-        ``"skce"``, ``"mmce"``), a callable, or :func:`calibr.metric` with
+        ``"skce"``, ``"mmce"``, ``"calibration_error"``, ``"smece"``: the
+        registry, ``calibr.frame.METRICS``), a callable, or :func:`calibr.metric` with
         options (``calibr.metric("mce", bins=2)``). A list names each column
         after its metric (``"mce"``, or ``"mce(bins=2)"`` with options); a dict
         maps column names to metrics.
@@ -869,7 +889,8 @@ def metric_name(spec: Metric, func: Callable[..., Any]) -> str | None:
     backends, which compute calibr's own metrics in their own ways."""
     if isinstance(spec.func, str):
         return spec.func
-    return next((name for name, f in METRICS.items() if func is f), None)
+    info = _registry.info_of(func)
+    return None if info is None else info.name
 
 
 def _all_groups(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any]]],
@@ -924,15 +945,17 @@ class _AllGroups:
     def metric(self, name: str, func: Callable[..., Any], options: dict) -> Any:
         """The metric ``name`` with ``options`` (checked as the metric checks them);
         ``_PER_GROUP`` for a binned metric with bins other than R's."""
+        info = _registry.METRICS[name]
+        if info.grouped is None:  # no grouped kernels: the per-group loop calls it
+            return _PER_GROUP
         opts = resolved_options(func, options)
-        if name in ("ece", "mce"):
+        if info.grouped == _registry.BIN_SUMS:
             if not _binning.BinSpec.from_options(opts["bins"], opts["binning"],
                                                  opts["right"]).is_default:
                 return _PER_GROUP  # the grouped kernels know R's bins only
-            return self.binned(name, opts["bins"], opts["type"])
-        if name == "skce":
-            return self.skce(opts["estimator"], opts["bandwidth"], opts["type"])
-        return self.mmce(opts["bandwidth"])
+            return self.binned(info.reduction, opts["bins"], opts["type"])
+        return {"skce": lambda: self.skce(opts["estimator"], opts["bandwidth"], opts["type"]),
+                "mmce": lambda: self.mmce(opts["bandwidth"])}[info.reduction]()
 
     # the kernels' inputs, made once: 0/1 hits, the top label, sorted by group
 
@@ -975,7 +998,7 @@ class _AllGroups:
             for g0, g1, *stats in self.stat_batches(bins, type):
                 ece_all[g0:g1], mce_all[g0:g1] = grouped.ece_mce(*stats)
             self._binned[key] = (ece_all, mce_all)
-        return self._binned[key][0 if name == "ece" else 1]
+        return self._binned[key][{"ece": 0, "mce": 1}[name]]  # grouped.ece_mce's order
 
     # kernel metrics
 

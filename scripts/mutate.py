@@ -96,6 +96,30 @@ TARGETS: dict[str, list[str]] = {
     "calibr/_bootstrap.py": ["tests/test_bootstrap.py"],
     "calibr/cli/_compare.py": ["tests/test_regression_gate.py"],
     "calibr/pytest_plugin.py": ["tests/test_regression_gate.py"],
+    "calibr/_calibration_tests.py": ["tests/test_calibration_tests.py"],
+    "calibr/_decompose.py": ["tests/test_decompose.py"],
+    "calibr/_multicalibration.py": ["tests/test_multicalibration.py"],
+    "calibr/_smooth_relplot.py": ["tests/test_smece.py"],
+    "calibr/_lowess.py": ["tests/test_val_prob.py"],
+    "calibr/_defaults.py": ["tests/test_binned.py", "tests/test_frame.py", "tests/test_cli.py"],
+    "calibr/_dask.py": ["tests/test_dask.py"],
+    "calibr/_input/errors.py": ["tests/test_validation.py", "tests/test_cli.py"],
+    "calibr/_input/warning.py": ["tests/test_validation.py"],
+    "calibr/_input/backends.py": ["tests/test_validation.py", "tests/test_dask.py"],
+    "calibr/cli/_engine.py": ["tests/test_cli.py", "tests/test_dask.py"],
+    "calibr/datasets/__init__.py": ["tests/test_datasets.py"],
+    "calibr/_registry.py": ["tests/test_registry.py", "tests/test_frame.py"],
+}
+
+#: Modules with nothing to mutate, each with the reason (tests/test_repository.py checks
+#: that every other module of the package is a target). The compiled kernels
+#: (calibr/_kernels/) are tested against the oracles in tests/oracles/ instead: a mutant
+#: of a numba kernel would be compiled again for every test process.
+NOT_TARGETS: dict[str, str] = {
+    "calibr/__init__.py": "the table of public names, imported lazily",
+    "calibr/_input/__init__.py": "re-exports only",
+    "calibr/_docs.py": "docstring paragraphs (text, which the mutants leave alone)",
+    "calibr/cli/__main__.py": "calls calibr.cli.main",
 }
 
 #: Set to 1 for every run (as .ci/run sets them): a skip becomes a failure.

@@ -756,7 +756,7 @@ NRES = r"^`n_resamples` must be an integer from 1 to 10,000,000; got "
     ({"type": "conf"}, InputError, r"^`type` must be one of 'canonical', 'confidence', "
      r"'classwise'; got 'conf'\.$"),
     ({"metric": "brier"}, InputError, r"^`metric` must be one of 'ece', 'mce', 'skce', "
-     r"'mmce'; got 'brier'\.$"),
+     r"'mmce', 'calibration_error', 'smece'; got 'brier'\.$"),
     ({"bins": 0}, InputError, r"^`bins` must be a single positive integer; got 0\.$"),
     ({"estimator": "u"}, InputError, r"^`estimator` must be one of 'uq', 'ul', 'biased'; "
      r"got 'u'\.$"),

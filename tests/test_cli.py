@@ -347,7 +347,8 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
          r"from 1\. If the probabilities were rounded \(e\.g\. saved with 6 decimals\), pass "
          r"--renormalize to divide each row by its sum\.$"),
         (lambda t: ["report", write(t, GOOD), "-m", "ece,brier"],
-         r"error: --metrics: unknown metric 'brier'; the metrics are ece, mce, skce, mmce\.$"),
+         r"error: --metrics: unknown metric 'brier'; the metrics are ece, mce, skce, mmce, "
+         r"calibration_error, smece\.$"),
         (lambda t: ["report", write(t, GOOD), "-m", "mce(bns=2)"],
          r"error: --metrics: the metric 'mce\(bns=2\)' has no option 'bns'; its options are "
          r"bins, type, binning, right\.$"),

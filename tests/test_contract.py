@@ -52,6 +52,7 @@ from tolerances import ORACLE_ATOL, ORACLE_RTOL
 
 import calibr
 from calibr import InputError, InputTypeError
+from calibr._registry import METRICS
 from calibr.datasets import load_breast_cancer_predictions, load_digits_predictions
 from calibr.table import wilson_interval
 
@@ -122,17 +123,27 @@ class Entry:
     column_params: dict[str, str] = field(default_factory=dict)
 
 
+#: The calls of each metric of calibr's registry (``calibr._registry.METRICS``), binary
+#: and multiclass: its defaults and option sets that reach each of its code paths.
+METRIC_FORMS: dict[str, list[dict[str, Any]]] = {
+    "ece": [{}, {"type": "confidence"}],
+    "mce": [{}, {"type": "confidence"}],
+    "skce": [{}, {"estimator": "biased", "type": "classwise"},
+             {"bandwidth": "median", "type": "confidence"}, {"estimator": "ul"}],
+    "mmce": [{}, {"bandwidth": "median"}],
+    "calibration_error": [{"debias": True},
+                          {"type": "confidence", "norm": "l1", "binning": "equal-mass"}],
+    "smece": [{}, {"bandwidth": 0.1, "type": "classwise"}],
+}
+
+
 def _metric_entries() -> list[Entry]:
+    """An entry per metric of the registry and form (a test below checks that every
+    registered metric has its forms here)."""
     out = []
-    for name, func, forms in [
-        ("ece", calibr.ece, [{}, {"type": "confidence"}]),
-        ("mce", calibr.mce, [{}, {"type": "confidence"}]),
-        ("skce", calibr.skce, [{}, {"estimator": "biased", "type": "classwise"},
-                               {"bandwidth": "median", "type": "confidence"},
-                               {"estimator": "ul"}]),
-        ("mmce", calibr.mmce, [{}, {"bandwidth": "median"}]),
-    ]:
-        for kw in forms:
+    for name, info in METRICS.items():
+        func = info.function
+        for kw in METRIC_FORMS[name]:
             tag = ",".join(f"{k}={v}" for k, v in kw.items())
             order_free = kw.get("estimator") != "ul"
             out.append(Entry(f"{name}/binary[{tag}]", func,
@@ -146,13 +157,6 @@ def _metric_entries() -> list[Entry]:
 
 REGISTRY: list[Entry] = [
     *_metric_entries(),
-    Entry("calibration_error/binary", calibr.calibration_error,
-          lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy(), "debias": True},
-          arrays=("p", "y")),
-    Entry("calibration_error/multiclass", calibr.calibration_error,
-          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "type": "confidence", "norm": "l1",
-                   "binning": "equal-mass"},
-          arrays=("p", "y")),
     Entry("calibration_table/binary", calibr.calibration_table,
           lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy(), "bins": 5},
           arrays=("p", "y"), result="frame"),
@@ -220,13 +224,6 @@ REGISTRY: list[Entry] = [
           lambda: {"successes": np.array([0.0, 3.0, 5.0]), "n": np.array([4.0, 10.0, 5.0]),
                    "level": 0.9},
           arrays=("successes", "n"), result="interval"),
-    Entry("smece/binary", calibr.smece, lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy()},
-          arrays=("p", "y")),
-    Entry("smece/multiclass[bandwidth=0.1,type=classwise]", calibr.smece,
-          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "bandwidth": 0.1, "type": "classwise"},
-          arrays=("p", "y")),
-    Entry("smece/multiclass", calibr.smece, lambda: {"p": P_MC.copy(), "y": Y_MC.copy()},
-          arrays=("p", "y")),
     Entry("smece_curve", calibr.smece_curve,
           lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "points": 50}, arrays=("p", "y"),
           result="smooth_curve"),
@@ -248,6 +245,10 @@ REGISTRY: list[Entry] = [
     Entry("load_digits_predictions", load_digits_predictions, dict, result="frame"),
 ]
 IDS = [e.name for e in REGISTRY]
+
+
+def test_every_registered_metric_has_its_forms():
+    assert list(METRIC_FORMS) == list(METRICS)
 
 
 def test_registry_covers_every_public_function():
@@ -869,14 +870,18 @@ def test_frames_and_tables_are_invariant_too():
 # ------------------------------------------------------------------ the bins x K bound
 
 
+_BINNED = [name for name, info in METRICS.items() if info.kind == "binned"]
+
+
 @pytest.mark.parametrize("call", [
-    lambda p, y: calibr.ece(p, y, bins=10**6),
-    lambda p, y: calibr.mce(p, y, bins=10**6, type="classwise"),
+    *(lambda p, y, f=METRICS[name].function: f(p, y, bins=10**6, type="classwise")
+      for name in _BINNED),
     lambda p, y: calibr.calibration_table(p, y, bins=10**6),
-    lambda p, y: calibr.summarise(pd.DataFrame(p).assign(y=y), list(range(p.shape[1])), "y",
-                                  classes=range(1, p.shape[1] + 1),
-                                  metrics=calibr.metric("ece", bins=10**6)),
-], ids=["ece", "mce", "calibration_table", "summarise"])
+    *(lambda p, y, name=name: calibr.summarise(
+        pd.DataFrame(p).assign(y=y), list(range(p.shape[1])), "y",
+        classes=range(1, p.shape[1] + 1), metrics=calibr.metric(name, bins=10**6))
+      for name in _BINNED),
+], ids=[*_BINNED, "calibration_table", *(f"summarise-{name}" for name in _BINNED)])
 def test_bins_times_classes_is_checked_before_anything_is_allocated(monkeypatch, call):
     from calibr._kernels import binned
 

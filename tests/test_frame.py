@@ -195,7 +195,11 @@ def test_kernel_metrics_join():
 
 def test_metric_names_are_the_public_functions():
     assert calibr.frame.METRICS == {"ece": calibr.ece, "mce": calibr.mce,
-                                    "skce": calibr.skce, "mmce": calibr.mmce}
+                                    "skce": calibr.skce, "mmce": calibr.mmce,
+                                    "calibration_error": calibr.calibration_error,
+                                    "smece": calibr.smece}
+    with pytest.raises(TypeError):  # a read-only view of the registry
+        calibr.frame.METRICS["brier"] = len
 
 
 def test_ungrouped_dataframe_gives_one_row():
@@ -671,13 +675,15 @@ def test_errors_on_arguments():
     df = binary_frame()
     gb = df.groupby("model")
     with pytest.raises(ValueError, match=r"`metrics` must name calibr metrics \('ece', 'mce', "
-                       r"'skce', 'mmce'\) or be callables; got 'ecee'\."):
+                       r"'skce', 'mmce', 'calibration_error', 'smece'\) or be callables; "
+                       r"got 'ecee'\."):
         summarise(gb, "p", "y", metrics=["ecee"])
     with pytest.raises(ValueError, match=r"^`metrics` must name calibr metrics \('ece', 'mce', "
-                       r"'skce', 'mmce'\) or be callables or calibr.metric\(...\) specs; got 3\.$"):
+                       r"'skce', 'mmce', 'calibration_error', 'smece'\) or be callables or "
+                       r"calibr.metric\(...\) specs; got 3\.$"):
         summarise(gb, "p", "y", metrics=[3])
     with pytest.raises(ValueError, match=r"^`metrics` must name calibr metrics \('ece', 'mce', "
-                       r"'skce', 'mmce'\) or be callables; got 3\.$"):
+                       r"'skce', 'mmce', 'calibration_error', 'smece'\) or be callables; got 3\.$"):
         summarise(gb, "p", "y", metrics=[Metric(3)])
     with pytest.raises(ValueError, match=r"^`metrics` must be a metric, a list of metrics or a "
                        r"dict of them; got int\.$"):
@@ -735,8 +741,8 @@ def test_errors_on_arguments():
 
 _TAKEN = (r"was taken as an output column named {key} \(keyword arguments of summarise\(\) "
           r"that are not its parameters name metric columns\), but {value} is not a calibr "
-          r"metric \('ece', 'mce', 'skce', 'mmce'\), a callable or a calibr.metric\(\.\.\.\) "
-          r"spec")
+          r"metric \('ece', 'mce', 'skce', 'mmce', 'calibration_error', 'smece'\), a callable "
+          r"or a calibr.metric\(\.\.\.\) spec")
 
 
 @pytest.mark.parametrize(("kwargs", "shown", "hint"), [

@@ -10,6 +10,8 @@
   ``conftest.require`` (a failure under CI's variables), not
   ``pytest.importorskip``.
 * Every pytest marker declared in ``pyproject.toml`` is used.
+* Every pure-Python module of the package is a target of ``scripts/mutate.py``
+  (or excluded there with a reason).
 * A default lives in one place: the signature that defines it (the bin options'
   in ``calibr/_defaults.py``, which the binned signatures read); code that needs
   a function's default reads it from the signature (``calibr._input.defaults``)
@@ -22,6 +24,7 @@ import ast
 import inspect
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,6 +109,38 @@ def test_every_declared_marker_is_used():
     unused = [m for m in markers if not re.search(rf"\bpytest\.mark\.{m}\b", source)]
     assert unused == [], (f"markers declared in pyproject.toml but used by no test: {unused}; "
                           "use them or remove the declaration")
+
+
+# --------------------------------------------------------------------------
+# every module is a mutation target
+
+
+def _mutation_tables() -> tuple[dict, dict]:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_mutate", ROOT / "scripts" / "mutate.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module.TARGETS, module.NOT_TARGETS
+
+
+def test_every_pure_python_module_is_a_mutation_target():
+    targets, excluded = _mutation_tables()
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "calibr").rglob("*.py")
+               if "_kernels" not in p.parts}
+    missing = sorted(modules - set(targets) - set(excluded))
+    assert missing == [], (f"modules scripts/mutate.py does not mutate: {missing}; add each "
+                           "to TARGETS with the test files of its behaviour, or to NOT_TARGETS "
+                           "with the reason")
+    gone = sorted((set(targets) | set(excluded)) - modules)
+    assert gone == [], f"scripts/mutate.py names modules that do not exist: {gone}"
+    absent = sorted({t for files in targets.values() for t in files
+                     if not (ROOT / t).is_file()})
+    assert absent == [], f"scripts/mutate.py names test files that do not exist: {absent}"
 
 
 # --------------------------------------------------------------------------

@@ -615,15 +615,18 @@ def _native_result(engine: Engine, result: pd.DataFrame) -> Any:
 
 
 def _binned_plan(metrics: Any, named: dict) -> list | None:
-    """``[(column, "ece" or "mce", resolved options)]`` of summarise()'s metric
-    columns when every one is calibr's ece or mce (pushed down), else None."""
+    """``[(column, reduction, resolved options)]`` of summarise()'s metric columns
+    when every one is a metric of the registry whose number comes from the per-bin
+    sums (``calibr._registry``: ``stats=BIN_SUMS``, the reductions ``"ece"`` and
+    ``"mce"``), pushed down; else None (the call is collected)."""
     from .._input import resolved_options
-    from ..frame import metric_columns, metric_name
+    from .._registry import BIN_SUMS, info_of
+    from ..frame import metric_columns
 
     plan = []
     for name, spec, func in metric_columns(metrics, named):
-        which = metric_name(spec, func)
-        if which not in ("ece", "mce"):
+        info = info_of(spec.func if isinstance(spec.func, str) else func)
+        if info is None or info.stats != BIN_SUMS:
             return None
-        plan.append((name, which, resolved_options(func, spec.options)))
+        plan.append((name, info.reduction, resolved_options(func, spec.options)))
     return plan

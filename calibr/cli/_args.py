@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
 from .._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
+from .._registry import DEFAULT_METRICS, METRICS
 from ._errors import EXIT_BROKEN_PIPE, CLIError, _cli_words
 
 if TYPE_CHECKING:
@@ -29,7 +29,10 @@ MCE_MIN_BIN_COUNT = 10
 #: --renormalize divides each row by its sum only if every row sums to 1 within this.
 RENORMALIZE_TOL = 1e-3
 
-_BINNED = ("ece", "mce")
+#: The metrics that --bins, --type, --binning and --right apply to: the binned ones.
+_BINNED = tuple(name for name, info in METRICS.items() if info.kind == "binned")
+_METRIC_WORDS = ", ".join(METRICS)
+_BINNED_WORDS = ", ".join(_BINNED)
 _FORMATS = ("table", "csv", "json")
 
 _DESCRIPTION = """\
@@ -61,10 +64,10 @@ output says how they were computed. Each group resamples its rows --ci-resamples
 times (default 9999) with --seed; --ci-method is percentile (default), basic or
 bca. Not with --per-bin or --weights.
 
-metrics: a comma-separated list of ece, mce, skce and mmce, each optionally with
+metrics: a comma-separated list of metrics ({_METRIC_WORDS}), each optionally with
 options in parentheses, as in R: "ece,mce(bins=5),skce(estimator=ul,bandwidth=0.1)".
---bins, --type, --binning and --right apply to ece and mce (and the per-bin table
-and the plot) unless a metric sets them itself, e.g.
+--bins, --type, --binning and --right apply to the binned metrics ({_BINNED_WORDS}; and
+the per-bin table and the plot) unless a metric sets them itself, e.g.
 "ece(binning=equal-mass,bins=15,right=false)". The columns form and bins say which
 form and bins the ece and mce columns without their own options use: binary (one
 probability column), or for multiclass data classwise (ece: the mean over the classes of each
@@ -312,19 +315,20 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
     )
     met = rep.add_argument_group("metrics")
     met.add_argument(
-        "-m", "--metrics", default="ece,mce", metavar="LIST",
-        help='comma-separated metrics with options, e.g. "ece,mce(bins=5)" (default: ece,mce)',
+        "-m", "--metrics", default=",".join(DEFAULT_METRICS), metavar="LIST",
+        help='comma-separated metrics with options, e.g. "ece,mce(bins=5)" '
+        f"(default: {','.join(DEFAULT_METRICS)})",
     )
     # the defaults are ece()'s (calibr._defaults: the parser imports no numerics)
     met.add_argument("--bins", type=int, default=None, metavar="B",
-                     help="number of equal-width bins for ece, mce, --per-bin and --plot "
+                     help=f"number of equal-width bins for {_BINNED_WORDS}, --per-bin and --plot "
                      f"(default: {BINS_DEFAULT})")
     met.add_argument("--type", choices=("classwise", "confidence"), default=None,
-                     help="multiclass form of ece, mce, --per-bin and --plot "
+                     help=f"multiclass form of {_BINNED_WORDS}, --per-bin and --plot "
                      f"(default: {BINNED_TYPE_DEFAULT}; --plot: confidence, the top label, "
                      "for more than 3 classes)")
     met.add_argument("--binning", choices=("equal-width", "equal-mass"), default=None,
-                     help="bins of ece, mce, --per-bin and --plot: equal-width (R's"
+                     help=f"bins of {_BINNED_WORDS}, --per-bin and --plot: equal-width (R's"
                      f"{_the_default('equal-width', BINNING_DEFAULT)}) or equal-mass (B groups "
                      "of nearly equal size, each group's and class's own breaks"
                      f"{_the_default('equal-mass', BINNING_DEFAULT)})")
@@ -433,16 +437,9 @@ def _value(text: str) -> Any:
 
 
 def _metric_options(name: str) -> list[str]:
-    """The options of a named metric (its keyword arguments other than the data's)."""
-    from ..frame import METRICS
-
-    params = list(inspect.signature(METRICS[name]).parameters.values())[2:]
-    return [
-        prm.name for prm in params
-        if prm.kind in (prm.POSITIONAL_OR_KEYWORD, prm.KEYWORD_ONLY)
-        and prm.name not in _DATA_OPTIONS  # --weights sets the weights of all metrics
-    ]
-
+    """The options of a named metric (its keyword arguments other than the data's:
+    --weights sets the weights of all metrics)."""
+    return list(METRICS[name].options)
 
 
 def _read_options(part: str, args: str | None, flag: str, kind: str, known: list[str],
@@ -486,7 +483,7 @@ def parse_metrics(text: str) -> list[tuple[str, Metric]]:
 Metric(func='skce', options={'estimator': 'ul', 'bandwidth': 'median'}))]
     """
     from .._input import InputError, InputTypeError
-    from ..frame import METRICS, metric
+    from ..frame import metric
 
     out = []
     for part in _split_top(text):

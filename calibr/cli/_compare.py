@@ -23,6 +23,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .._registry import DEFAULT_METRIC
 from ._args import _ColumnList
 from ._errors import EXIT_INPUT, CLIError, _cli_words
 
@@ -35,7 +36,8 @@ __all__ = ["EXIT_WORSE", "add_parser", "run"]
 EXIT_WORSE = 1
 DEFAULT_LEVEL = 0.95
 DEFAULT_RESAMPLES = 9999
-DEFAULT_METRICS = "ece"
+#: The metric compared when --metrics is not given: bootstrap()'s (the registry's).
+DEFAULT_METRICS = DEFAULT_METRIC
 #: The columns of the result after the group keys.
 RESULT_COLUMNS = ("metric", "n", "baseline", "candidate", "difference", "ci_low", "ci_high",
                   "pvalue", "worse")

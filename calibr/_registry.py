@@ -1,0 +1,264 @@
+"""The registry of calibr's scalar metrics: one entry per metric, read by everything
+that takes a metric by name.
+
+The verbs (``summarise(metrics=...)``, ``calibr.metric(...)``), the bootstrap
+(``bootstrap(metric=...)``, ``paired_bootstrap``), ``calibration_test(method=
+"consistency", metric=...)``, the Dask backend, the command line (``calibr report
+--metrics``, ``calibr compare``), the regression gate, the contract tests and the
+table of ``docs/definitions.md`` ("The metric registry") all read :data:`METRICS`;
+none keeps a list of names or an if-chain over them. A name that is not here is
+refused by each of them with its own message (listing :data:`METRICS`), never
+computed by an ``else`` branch.
+
+An entry says
+
+* ``name``: the metric's name, which is also the name of its public function;
+* ``kind``: ``"binned"`` (over the bins of ``calibr._binning``: ``ece``, ``mce``,
+  ``calibration_error``), ``"kernel"`` (the Laplacian-kernel estimators: ``skce``,
+  ``mmce``) or ``"smooth"`` (``smece``);
+* ``stats`` and ``reduction``: the sufficient statistics the number is a function
+  of, and which function. :data:`BIN_SUMS` are the per-bin (count, sum of p, sum of
+  y) of ``calibr._kernels.binned`` / ``grouped.*_stat_batches``; :data:`PAIR_SUMS`
+  the kernel pair sums of the sorted scalars (``grouped.scalar_pair_sums``,
+  ``_kernels.weighted_sums``). The reductions are :data:`REDUCTIONS`; ``None``: no
+  path from statistics (the metric is called on the rows);
+* the paths that use them, each a fixed word (or ``None``, with the reason in
+  ``note``): ``bootstrap`` (:data:`BIN_SUMS` or :data:`PAIR_SUMS`: O(n) per
+  replicate; :data:`RECOMPUTE`: the metric on each resample), ``grouped``
+  (``summarise`` on a pandas groupby: every group at once from the compiled
+  grouped kernels of ``calibr._kernels.grouped``, or ``None``: one call per
+  group), ``dask`` (:data:`MERGED_SUMS`: per-partition sums added;
+  :data:`GATHERED`: the pandas path on the rows gathered, group by group for a
+  groupby);
+* ``consistency``: the options of ``calibration_test`` passed on to the metric in
+  consistency resampling (``calibration_test(method="consistency",
+  metric=name)``), or ``None`` when it cannot be its statistic;
+* the metric's options and whether it takes ``weights`` are read from its
+  signature (:attr:`MetricInfo.options`, :attr:`MetricInfo.weights`), never
+  restated.
+
+Each path can be narrower than the entry says: a data-dependent binning
+(``binning="equal-mass"``) has no fixed bins, the canonical SKCE and
+``bandwidth="median"`` no sorted pair sums; the consumer then recomputes, as
+its docs say.
+
+Not scalar metrics, so not here: ``decompose`` (a ``Decomposition``: score,
+miscalibration, discrimination, uncertainty), ``multicalibration`` (a
+``MulticalibrationResult``: a segment table and a test), ``val_prob`` (a Series of
+fifteen statistics), ``median_bandwidth`` (a bandwidth, not an error),
+``smece_curve`` (a curve), ``calibration_table`` (a table) and ``calibration_test``
+(a test). A column of ``summarise`` or a bootstrap replicate is one number.
+
+This module imports nothing of the numerics: the command line's ``--help`` lists
+the metrics without numpy. :attr:`MetricInfo.function` imports the function on
+first use.
+
+How to add a metric
+-------------------
+1. The function, in a module of the metrics layer: ``f(p, y, <options>, *,
+   classes=None, na_rm=False[, weights=None])`` returning a float, its options
+   declared with ``validate_params`` (their defaults in the signature, or in
+   ``calibr._defaults``), a numpydoc docstring with Examples; export it from
+   ``calibr/__init__.py``.
+2. One entry in :data:`METRICS` below: at least ``name``, ``module`` and
+   ``kind``; the paths default to the generic ones (recompute, one call per
+   group, gathered), so a metric works everywhere from its entry alone. Name its
+   sufficient statistics only if every consumer has their kernels.
+3. Its docs: the formula once in ``docs/definitions.md`` with its paper, and its
+   row of the registry table there (``tests/test_registry.py`` checks the table
+   equals this registry).
+4. Its oracle: a readable numpy version under ``tests/oracles/`` and a test of the
+   function against it (and against R or a peer where one has it). The common
+   tests (``tests/test_contract.py``, ``tests/test_registry.py``) pick the entry
+   up: every path against the direct call.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import import_module
+from types import MappingProxyType
+from typing import Any
+
+__all__ = [
+    "BIN_SUMS",
+    "DATA_ARGS",
+    "DEFAULT_METRIC",
+    "DEFAULT_METRICS",
+    "GATHERED",
+    "GLOBAL_SORT",
+    "MERGED_SUMS",
+    "METRICS",
+    "PAIR_SUMS",
+    "RECOMPUTE",
+    "REDUCTIONS",
+    "MetricInfo",
+    "info_of",
+]
+
+#: The per-bin sums (count, sum of p, sum of y) of fixed bins.
+BIN_SUMS = "bin_sums"
+#: The Laplacian-kernel pair sums of sorted scalars (a numeric bandwidth).
+PAIR_SUMS = "pair_sums"
+#: The bootstrap calls the metric on each resample.
+RECOMPUTE = "recompute"
+#: Dask: per-partition sums, added in a fixed tree.
+MERGED_SUMS = "merged_sums"
+#: Dask: a direct call sorts the scalars globally and adds each partition's pair
+#: sums and boundary sums (``calibr._dask.exact_scalar``); ``summarise`` computes it
+#: group by group, as :data:`GATHERED`.
+GLOBAL_SORT = "global_sort"
+#: Dask: ``summarise`` runs the pandas path on the rows gathered to one worker (per
+#: group for a groupby); the function itself takes no Dask input.
+GATHERED = "gathered"
+
+#: The reductions of each kind of statistics to a metric's number.
+REDUCTIONS = {
+    BIN_SUMS: ("ece", "mce"),  # the share-weighted mean of the bins' gaps; their maximum
+    PAIR_SUMS: ("skce", "mmce"),  # an SKCE estimator; the square root of the biased one
+}
+
+#: The Dask paths each kind of statistics allows.
+DASK_PATHS = {BIN_SUMS: (MERGED_SUMS, GATHERED), PAIR_SUMS: (GLOBAL_SORT, GATHERED)}
+
+#: The arguments of a metric that belong to the data, not to its options.
+DATA_ARGS = ("p", "y", "classes", "na_rm", "weights")
+
+#: The metric of ``bootstrap()``, ``paired_bootstrap()``, consistency resampling
+#: and ``calibr compare`` when none is named (their signatures read it here).
+DEFAULT_METRIC = "ece"
+
+#: The metrics of ``summarise()`` (and of its fixture, and of ``calibr report``)
+#: when none are named.
+DEFAULT_METRICS = ("ece", "mce")
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """One metric of the registry (the fields: the module docstring).
+
+    Examples
+    --------
+    >>> from calibr._registry import METRICS
+    >>> info = METRICS["mce"]
+    >>> info.kind, info.bootstrap, info.weights
+    ('binned', 'bin_sums', True)
+    >>> info.options
+    ('bins', 'type', 'binning', 'right')
+    """
+
+    name: str
+    module: str
+    kind: str
+    summary: str
+    stats: str | None = None
+    reduction: str | None = None
+    bootstrap: str = RECOMPUTE
+    grouped: str | None = None
+    dask: str = GATHERED
+    consistency: tuple[str, ...] | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.name}: kind {self.kind!r} is not one of {KINDS}")
+        if self.stats is not None and self.reduction not in REDUCTIONS[self.stats]:
+            raise ValueError(f"{self.name}: reduction {self.reduction!r} of {self.stats}")
+        if self.bootstrap not in (RECOMPUTE, self.stats):
+            raise ValueError(f"{self.name}: bootstrap {self.bootstrap!r} without its stats")
+        if self.grouped not in (None, self.stats):
+            raise ValueError(f"{self.name}: grouped {self.grouped!r} without its stats")
+        if self.dask not in DASK_PATHS.get(self.stats, (GATHERED,)):
+            raise ValueError(f"{self.name}: dask {self.dask!r}")
+
+    @property
+    def function(self) -> Callable[..., float]:
+        """The public function (imported on first use)."""
+        return getattr(import_module(self.module), self.name)
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The options of the function, in its order: its keywords but the data's."""
+        return tuple(
+            name for name, prm in inspect.signature(self.function).parameters.items()
+            if prm.kind in (prm.POSITIONAL_OR_KEYWORD, prm.KEYWORD_ONLY)
+            and name not in DATA_ARGS
+        )
+
+    @property
+    def weights(self) -> bool:
+        """Whether the function takes frequency weights (``weights=``)."""
+        return "weights" in inspect.signature(self.function).parameters
+
+
+#: The kinds of metric.
+KINDS = ("binned", "kernel", "smooth")
+
+_ENTRIES = (
+    MetricInfo(
+        "ece", "calibr._binned_metrics", "binned",
+        "expected calibration error over bins (R's ece)",
+        stats=BIN_SUMS, reduction="ece", bootstrap=BIN_SUMS, grouped=BIN_SUMS,
+        dask=MERGED_SUMS, consistency=("bins", "type"),
+        note="fixed bins only: equal-mass bins are the data's own, so recomputed",
+    ),
+    MetricInfo(
+        "mce", "calibr._binned_metrics", "binned",
+        "maximum calibration error over bins (R's mce)",
+        stats=BIN_SUMS, reduction="mce", bootstrap=BIN_SUMS, grouped=BIN_SUMS,
+        dask=MERGED_SUMS, consistency=("bins", "type"),
+        note="fixed bins only, as ece",
+    ),
+    MetricInfo(
+        "skce", "calibr._kernel_metrics", "kernel",
+        "squared kernel calibration error (R's skce)",
+        stats=PAIR_SUMS, reduction="skce", bootstrap=PAIR_SUMS, grouped=PAIR_SUMS,
+        dask=GLOBAL_SORT, consistency=("type", "estimator", "bandwidth"),
+        note="pair sums need a numeric bandwidth and a scalar form (not canonical), "
+             "and the global sort of Dask no weights and not 'ul'",
+    ),
+    MetricInfo(
+        "mmce", "calibr._kernel_metrics", "kernel",
+        "maximum mean calibration error (R's mmce)",
+        stats=PAIR_SUMS, reduction="mmce", bootstrap=PAIR_SUMS, grouped=PAIR_SUMS,
+        dask=GLOBAL_SORT, consistency=("bandwidth",),
+        note="as skce",
+    ),
+    MetricInfo(
+        "calibration_error", "calibr._lp", "binned",
+        "Lp calibration error over bins, plug-in or debiased (Kumar et al.)",
+        consistency=("bins", "type"),
+        note="its reduction of the bin sums (an Lp norm, debiased) has no compiled "
+             "kernel yet: recomputed, one call per group, gathered",
+    ),
+    MetricInfo(
+        "smece", "calibr._smooth", "smooth",
+        "smooth ECE (Blasiok & Nakkiran)",
+        consistency=("type",),
+        note="a kernel smoothing of the rows, no sums to merge: recomputed, one call "
+             "per group, gathered; its bandwidth ('auto') is not calibration_test's",
+    ),
+)
+
+#: Every metric by name, in the order of the docs (read-only).
+METRICS: Mapping[str, MetricInfo] = MappingProxyType({e.name: e for e in _ENTRIES})
+
+
+def info_of(func: Any) -> MetricInfo | None:
+    """The entry of a metric given by name or as its public function; None for any
+    other value (a callable of the user's, called on the rows).
+
+    Examples
+    --------
+    >>> import calibr
+    >>> from calibr._registry import info_of
+    >>> info_of(calibr.ece).name, info_of("smece").kind, info_of(len)
+    ('ece', 'smooth', None)
+    """
+    if isinstance(func, str):
+        return METRICS.get(func)
+    name = getattr(func, "__name__", None)
+    info = METRICS.get(name) if isinstance(name, str) else None
+    return info if info is not None and info.function is func else None
