@@ -17,7 +17,16 @@ import numpy as np
 from ._binning import BinSpec, binned_stats
 from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
-from ._input import BIN_SPEC, BINNING, FLAG, RIGHT, InputError, Options, validate_params
+from ._input import (
+    BIN_SPEC,
+    BINNING,
+    FLAG,
+    RIGHT,
+    InputError,
+    Options,
+    lazy_backend,
+    validate_params,
+)
 
 __all__ = ["calibration_error"]
 
@@ -150,6 +159,11 @@ def calibration_error(
             f'`norm = "{norm}"`.',
             param="debias"
         )
+    lazy = lazy_backend(p, y)
+    if lazy is not None and hasattr(lazy, "calibration_error"):  # docs/engines.md
+        return lazy.calibration_error(p, y, bins, type, norm=norm, debias=debias,
+                                      binning=binning, right=right, classes=classes,
+                                      na_rm=na_rm)
     count, conf, hit = binned_stats(p, y, BinSpec.from_options(bins, binning, right), type=type,
                                     classes=classes, na_rm=na_rm)
     per = _per_row(count, conf, hit, norm, debias)

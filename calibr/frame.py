@@ -56,6 +56,7 @@ from ._input import (
     resolved_options,
     validate_params,
 )
+from ._input.frames import frame_verb, lazy_grouping
 from ._kernel_metrics import ROUNDING_FLOOR, as_hits
 from ._kernels import grouped
 from ._kernels.top_label import top_label
@@ -261,8 +262,8 @@ _ALIASES = {
     **dict.fromkeys(("w", "weight", "sample_weight"), "weights"),
 }
 
-#: Keywords that ask for groups, which summarise() takes from a DataFrameGroupBy.
-_GROUP_WORDS = ("by", "group", "groups", "group_by", "groupby", "keys")
+#: Keywords that ask for groups, which summarise() takes from ``by=`` or a DataFrameGroupBy.
+_GROUP_WORDS = ("group", "groups", "group_by", "groupby", "keys")
 
 
 def _named_spec(key: str, value: Any) -> Metric:
@@ -277,7 +278,8 @@ def _named_spec(key: str, value: Any) -> Metric:
                                                                       n=1)), None)
     if lower in _GROUP_WORDS:
         keys = fmt(value) if isinstance(value, (str, list, tuple)) else "keys"
-        hint = f"; for metrics per group, pass data.groupby({keys}) as `data`."
+        hint = (f"; for metrics per group, pass by={keys}, or data.groupby({keys}) as "
+                "`data`.")
     elif guess is not None:
         hint = f"; did you mean `{guess}=`?"
     else:
@@ -500,6 +502,7 @@ def columns_of_tests(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
 
 
 @renamed(ci="confidence_level", ci_resamples="n_resamples")
+@frame_verb  # polars / Arrow frames and by= (calibr/_input/frames.py)
 @validate_params(na_rm=FLAG, rng=RNG, confidence_level=Optional(LEVEL),
                  ci_method=Options(*_CI_METHODS, "BCa"), n_resamples=Integer(1, MAX_RESAMPLES),
                  p_adjust=Optional(Options(*P_ADJUST_METHODS)))
@@ -520,6 +523,7 @@ def summarise(
     ci_method: str = "percentile",
     n_resamples: int = 9999,
     p_adjust: str | None = None,
+    by: Hashable | Sequence[Hashable] | None = None,
     **named_metrics: Any,
 ) -> pd.DataFrame:
     """Calibration metrics per group, as a tidy DataFrame (R's ``summarise()``).
@@ -532,7 +536,10 @@ def summarise(
         act as in pandas: with ``observed=False`` an unobserved category
         combination gets a row of NaN (like pandas' ``mean()``); with
         ``dropna=True`` (pandas' default) rows with a missing key belong to no
-        group; with ``dropna=False`` they form their own group.
+        group; with ``dropna=False`` they form their own group. Also a polars
+        DataFrame or an Arrow Table (the result is then of that type), or a
+        lazy source: a polars LazyFrame, a DuckDB relation, a Spark DataFrame
+        (``docs/engines.md``).
     p : str or list of str, optional
         The probability column: one column name for binary problems (P(y = 1)),
         or a list of column names, one per class. Labels in ``y`` are then
@@ -604,6 +611,10 @@ def summarise(
         ``<name>_pvalue_adjusted``, the adjusted p-values of that test over the
         rows of the result (unobserved groups, NaN, do not count). Each test is
         adjusted on its own. Needs ``tests``.
+    by : str or list of str, optional, keyword-only
+        Group ``data`` (a DataFrame of any supported kind) by these columns, as
+        ``data.groupby(by)`` does in pandas: keys sorted, rows whose key is
+        missing in no group (pandas' ``dropna=True``).
     **named_metrics
         More metrics as ``column=metric``, e.g. ``ece="ece"`` or
         ``mce2=calibr.metric("mce", bins=2)`` (R's
@@ -753,12 +764,13 @@ def summarise(
         return out.map_partitions(_adjusted, adjusted, p_adjust,
                                   meta=_adjusted(out._meta, adjusted, p_adjust))
     lazy = lazy_backend(data)
-    if lazy is not None:  # a lazy Dask DataFrame: docs/dask.md
+    if lazy is not None:  # a lazy source: docs/dask.md, docs/engines.md
+        data, grouping = lazy_grouping(lazy, data, by)
         return lazy.summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes,
                               na_rm=na_rm, tests=tests, rng=rng, weights=weights,
                               confidence_level=confidence_level, ci_method=ci_method,
                               n_resamples=n_resamples,
-                              named_metrics=named_metrics)
+                              named_metrics=named_metrics, **grouping)
     columns = metric_columns(metrics, named_metrics)
     test_columns = named_tests(tests)
     _check_unique([name for name, _, _ in columns], columns_of_tests(test_columns))

@@ -40,6 +40,7 @@ from ._input import (
     renamed,
     validate_params,
 )
+from ._input.frames import frame_verb, lazy_grouping
 from ._kernel_metrics import as_hits
 from ._kernels import binned, grouped
 from ._kernels.top_label import top_label
@@ -342,6 +343,7 @@ def _frame(parts: list[dict[str, np.ndarray]], classes: tuple | None) -> pd.Data
 
 
 @renamed(ci_level="confidence_level")
+@frame_verb  # polars / Arrow frames and by= (calibr/_input/frames.py)
 @validate_params(bins=BIN_SPEC, type=Options(*_TYPES), confidence_level=LEVEL, na_rm=FLAG,
                  consistency=Optional(LEVEL), n_resamples=Optional(Integer(1, MAX_RESAMPLES)),
                  rng=RNG, binning=BINNING, right=RIGHT)
@@ -363,6 +365,7 @@ def calibration_table(
     rng: int | np.random.Generator | None = None,
     binning: str = BINNING_DEFAULT,
     right: bool = RIGHT_DEFAULT,
+    by: Any = None,
 ) -> pd.DataFrame:
     """The per-bin statistics behind ``ece()`` and ``mce()``, as a tidy DataFrame.
 
@@ -385,7 +388,9 @@ def calibration_table(
     data : DataFrame or DataFrameGroupBy, optional, keyword-only
         Take ``p`` and ``y`` from the columns of this frame (``p`` and ``y``
         name them, as for :func:`calibr.summarise`); grouped, one table per
-        group (pandas' ``observed=``/``dropna=`` semantics), stacked.
+        group (pandas' ``observed=``/``dropna=`` semantics), stacked. Also a
+        polars DataFrame or an Arrow Table (the table is then of that type), or
+        a lazy source (``docs/engines.md``).
     p_prefix : str, optional, keyword-only
         With ``data``: the probability columns are those starting with this
         prefix (see :func:`calibr.summarise` for how class labels are derived).
@@ -413,6 +418,10 @@ def calibration_table(
     <calibr:binning>
         With ``data``, each group's own bins.
     <calibr:right>
+    by : str or list of str, optional, keyword-only
+        With ``data`` (a DataFrame of any supported kind): one table per group
+        of these columns, as ``data.groupby(by)`` (keys sorted, rows with a
+        missing key in no group).
 
     Returns
     -------
@@ -491,11 +500,12 @@ def calibration_table(
     """
     spec = _binning.BinSpec.from_options(bins, binning, right)
     lazy = lazy_backend(p, y, data, weights)
-    if lazy is not None:  # a lazy Dask DataFrame: docs/dask.md
+    if lazy is not None:  # a lazy source: docs/dask.md, docs/engines.md
+        data, grouping = lazy_grouping(lazy, data, by)
         return lazy.calibration_table(
             p, y, bins, type, classes=classes, na_rm=na_rm, confidence_level=confidence_level,
             data=data, p_prefix=p_prefix, weights=weights, consistency=consistency,
-            n_resamples=n_resamples, rng=rng, binning=binning, right=right)
+            n_resamples=n_resamples, rng=rng, binning=binning, right=right, **grouping)
     nb = spec.nbins
     z = _z(confidence_level)
     band = _band_options(consistency, n_resamples, rng, weights)

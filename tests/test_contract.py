@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import polars as pl
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -337,6 +339,10 @@ def _pandas(a, kind):
     a = np.asarray(a)
     if a.ndim != 1:
         frame = pd.DataFrame(a)
+        if kind.startswith("polars"):
+            return pl.from_pandas(frame.set_axis([str(c) for c in frame.columns], axis=1))
+        if kind.startswith("arrow"):
+            return pa.Table.from_pandas(frame.set_axis([str(c) for c in frame.columns], axis=1))
         if kind == "Int64":
             return frame.round().astype("Int64")
         return frame.astype("Float64") if kind.startswith("Float64") else frame
@@ -354,6 +360,14 @@ def _pandas(a, kind):
         "sparse": lambda: pd.Series(pd.arrays.SparseArray(a.astype(float))),
         "shifted-index": lambda: pd.Series(a, index=np.arange(a.size) + 7),
         "Index": lambda: pd.Index(a),
+        # the same values as polars and Arrow columns (calibr/_input/frames.py)
+        "polars": lambda: pl.Series(a),
+        "polars-null": lambda: pl.Series(a.astype(float)).scatter(1, None),
+        "polars-string": lambda: pl.Series(a.astype(str)),
+        "polars-categorical": lambda: pl.Series(a.astype(str), dtype=pl.Categorical),
+        "arrow": lambda: pa.array(a),
+        "arrow-chunked-null": lambda: pa.chunked_array([a[:1], pa.array([None]), a[2:]]),
+        "arrow-dictionary": lambda: pa.array(a.astype(str)).dictionary_encode(),
     }
     try:
         return makers[kind]()
@@ -363,7 +377,8 @@ def _pandas(a, kind):
 
 PANDAS_KINDS = ["Series", "Int64", "Float64", "Float64-NA", "boolean", "string", "arrow-float",
                 "arrow-string", "Categorical", "category-Series", "sparse", "shifted-index",
-                "Index"]
+                "Index", "polars", "polars-null", "polars-string", "polars-categorical", "arrow",
+                "arrow-chunked-null", "arrow-dictionary"]
 
 SHAPES = {
     "0-d": lambda a: np.asarray(a).ravel()[0],
@@ -567,8 +582,10 @@ def _call(entry: Entry, args: dict[str, Any]) -> Any:
 #: Corrupting one argument may break a rule stated about another: ``classes``
 #: decides which labels ``y`` may hold, and the verbs take the probability
 #: columns by ``p`` or by ``p_prefix`` (giving both is one error of the two).
+# p_prefix gives the class labels (the rest of each column name), which the labels
+# in y must match: as for classes, the error may name y
 _PARAM_OF_CORRUPTED = {"classes": {"classes", "y"}, "p": {"p", "p_prefix"},
-                       "p_prefix": {"p", "p_prefix"}}
+                       "p_prefix": {"p", "p_prefix", "y"}}
 
 
 def _expected_params(entry: Entry, corrupted: str) -> set[str]:
@@ -783,6 +800,12 @@ def _forms(p: np.ndarray, y: np.ndarray, multiclass: bool) -> dict[str, tuple[An
             "0-based + classes": (p, y - 1, {"classes": range(3)}),
             "names + classes": (p, names.tolist(), {"classes": list(LABELS)}),
             "Index classes": (p, names, {"classes": pd.Index(LABELS)}),
+            "polars DataFrame + Series": (pl.from_pandas(frame), pl.Series(names), {}),
+            "polars + Categorical": (pl.from_pandas(frame),
+                                     pl.Series(names, dtype=pl.Categorical), {}),
+            "Arrow Table + array": (pa.Table.from_pandas(frame), pa.array(names), {}),
+            "Arrow + dictionary": (pa.Table.from_pandas(frame),
+                                   pa.array(names).dictionary_encode(), {}),
         })
     else:
         forms.update({
@@ -791,6 +814,12 @@ def _forms(p: np.ndarray, y: np.ndarray, multiclass: bool) -> dict[str, tuple[An
             "bool labels": (p, y.astype(bool), {}),
             "Categorical labels": (p, pd.Categorical(y), {}),
             "named labels": (p, np.where(y == 1, "yes", "no"), {"classes": ("no", "yes")}),
+            "polars": (pl.Series(p), pl.Series(y), {}),
+            "polars bool labels": (pl.Series(p), pl.Series(y.astype(bool)), {}),
+            "polars Float32 of float64": (pl.Series(p), pl.Series(y, dtype=pl.Float32), {}),
+            "Arrow": (pa.array(p), pa.array(y), {}),
+            "Arrow chunked": (pa.chunked_array([p[:5], p[5:]]),
+                              pa.chunked_array([y[:3], y[3:]]), {}),
         })
     return forms
 
@@ -815,6 +844,13 @@ def test_float32_equals_float64_of_the_rounded_values(entry):
     assert entry.func(p32, y, **args) == want
     assert entry.func(pd.DataFrame(p32) if p32.ndim == 2 else pd.Series(p32), y,
                       **args, **({"classes": range(1, 4)} if p32.ndim == 2 else {})) == want
+    frame32 = pd.DataFrame(p32).set_axis(list("abc")[:p32.shape[1]], axis=1) if p32.ndim == 2 \
+        else None
+    for lib32 in (pl.from_pandas, pa.Table.from_pandas):  # polars and Arrow Float32
+        p_lib = lib32(frame32) if p32.ndim == 2 else (pl.Series(p32) if lib32 is pl.from_pandas
+                                                      else pa.array(p32))
+        assert entry.func(p_lib, y, **args,
+                          **({"classes": range(1, 4)} if p32.ndim == 2 else {})) == want
 
 
 @pytest.mark.parametrize("entry", _float_metric_entries(), ids=lambda e: e.name)
@@ -837,6 +873,13 @@ def test_frames_and_tables_are_invariant_too():
     a = calibr.summarise(df.groupby("g"), "p", "y", metrics=["ece", "mmce"])
     b = calibr.summarise(shuffled.groupby("g"), "p", "y", metrics=["ece", "mmce"])
     pd.testing.assert_frame_equal(a, b, rtol=ORACLE_RTOL, atol=ORACLE_ATOL)
+    # polars and Arrow frames with by=: the caller's frame type, pandas' numbers bit for bit
+    got_pl = calibr.summarise(pl.from_pandas(shuffled), "p", "y", metrics=["ece", "mmce"], by="g")
+    got_pa = calibr.summarise(pa.Table.from_pandas(shuffled), "p", "y", metrics=["ece", "mmce"],
+                              by=["g"])
+    assert isinstance(got_pl, pl.DataFrame) and isinstance(got_pa, pa.Table)
+    for got in (got_pl.to_pandas(), got_pa.to_pandas()):
+        pd.testing.assert_frame_equal(got, b, check_exact=True, check_dtype=False)
     ta = calibr.calibration_table(P_MC, Y_MC, bins=4)
     for pp, yy in ((np.asfortranarray(P_MC), Y_MC), (_readonly(P_MC), Y_MC.tolist()),
                    (pd.DataFrame(P_MC, columns=LABELS), LABELS[Y_MC - 1])):

@@ -753,8 +753,8 @@ _TAKEN = (r"was taken as an output column named {key} \(keyword arguments of sum
     ({"na_rn": True}, ("'na_rn'", "True"), r"; did you mean `na_rm=`\?"),
     ({"resamples": 99}, ("'resamples'", "99"), r"; did you mean `n_resamples=`\?"),
     ({"level": 0.9}, ("'level'", "0.9"), r"; did you mean `confidence_level=`\?"),
-    ({"by": "model"}, ("'by'", "'model'"),
-     r"; for metrics per group, pass data\.groupby\('model'\) as `data`\."),
+    ({"group_by": "model"}, ("'group_by'", "'model'"),
+     r"; for metrics per group, pass by='model', or data\.groupby\('model'\) as `data`\."),
     ({"foo": "bar"}, ("'foo'", "'bar'"), r"\."),  # nothing close: no guess
 ])
 def test_a_keyword_that_is_no_metric_says_which_parameter_it_may_mean(kwargs, shown, hint):

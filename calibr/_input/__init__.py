@@ -28,7 +28,10 @@ One job per module:
 * :mod:`.probabilities`, :mod:`.labels`, :mod:`.weights`: ``p``, ``y`` and ``weights``;
 * :mod:`.canonical`: :func:`prepare`, the entry point of the metrics;
 * :mod:`.warning`: :func:`warn`, warnings that point at the caller's line;
-* :mod:`.backends`: :func:`lazy_backend`, the backend of a lazy collection (Dask).
+* :mod:`.frames`: polars and Arrow columns and frames read as numpy or pandas, and
+  the verbs' ``by=`` (:func:`frame_verb`);
+* :mod:`.backends`: :func:`lazy_backend`, the backend of a lazy collection (Dask,
+  polars' LazyFrame, DuckDB, Spark).
 
 The layer imports only :mod:`calibr._kernels` (its one-pass scans), numpy and
 pandas, and a backend by its name when :func:`lazy_backend` finds a lazy value.
@@ -116,6 +119,14 @@ _SOURCES = {
     "RENAMED_SINCE": "warning",
     "renamed": "warning",
     "warn": "warning",
+    # frames
+    "eager": "frames",
+    "eager_frame": "frames",
+    "foreign_kind": "frames",
+    "frame_verb": "frames",
+    "grouped": "frames",
+    "lazy_grouping": "frames",
+    "to_callers_frame": "frames",
     # backends
     "BACKENDS": "backends",
     "lazy_backend": "backends",

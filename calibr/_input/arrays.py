@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError, InputTypeError
+from .frames import eager
 from .messages import bad_values_message, count_phrase, fmt, position_text
 
 __all__ = ["as_array", "as_float_array", "refuse_non_array"]
@@ -228,6 +229,7 @@ def as_float_array(
     The number of dimensions must be one of ``ndims`` (checked first, so that
     positions in messages are well defined).
     """
+    values = eager(values, name)  # polars / Arrow: numpy or pandas (frames.py)
     if isinstance(values, (pd.DataFrame, pd.Series)):
         try:
             return _pandas_to_float(values, name)

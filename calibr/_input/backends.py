@@ -19,8 +19,17 @@ __all__ = ["BACKENDS", "lazy_backend"]
 
 #: The start of the module name of a value's type, and the backend module that
 #: computes on such values (imported on first use). ``"dask"`` also covers
-#: ``dask_expr``, the module of Dask's collections from Dask 2024.
-BACKENDS = {"dask": "calibr._dask"}
+#: ``dask_expr``, the module of Dask's collections from Dask 2024. polars' lazy
+#: frames, DuckDB relations and Spark DataFrames go to ``calibr/_engines/``
+#: (``docs/engines.md``); eager polars and Arrow objects are read by
+#: ``calibr/_input/frames.py`` instead.
+BACKENDS = {
+    "dask": "calibr._dask",
+    "polars.lazyframe": "calibr._engines.polars",
+    "duckdb": "calibr._engines.duckdb",
+    "_duckdb": "calibr._engines.duckdb",
+    "pyspark.sql": "calibr._engines.spark",
+}
 
 
 def lazy_backend(*values: Any) -> ModuleType | None:
@@ -33,6 +42,8 @@ def lazy_backend(*values: Any) -> ModuleType | None:
     >>> lazy_backend([0.2, 0.8], None) is None
     True
     """
+    if not values:
+        return None
     for value in values:
         module = value.__class__.__module__
         for prefix, backend in BACKENDS.items():

@@ -20,6 +20,7 @@ import pandas as pd
 from .._kernels import scans
 from .arrays import as_array, refuse_non_array
 from .errors import InputError, InputTypeError, reworded
+from .frames import eager
 from .messages import bad_values_message, count_phrase, fmt, position_text
 
 __all__ = [
@@ -42,6 +43,7 @@ def convert_y(y: Any, binary: bool):
     """``(values, categories, codes, index)`` of the labels: a 1-d ndarray of
     native numbers (float64 for any float) or objects, and a Categorical's
     categories and codes (else None), and a Series' index (else None)."""
+    y = eager(y, "y")  # polars / Arrow: numpy or pandas (frames.py)
     refuse_non_array(y, "y", "a vector of labels")
     categories = None
     codes = None

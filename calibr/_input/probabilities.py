@@ -12,6 +12,7 @@ import pandas as pd
 from .._kernels import scans
 from .arrays import as_float_array
 from .errors import InputError
+from .frames import eager
 from .messages import bad_values_message, count_phrase, fmt
 
 __all__ = [
@@ -43,6 +44,7 @@ def any_outside_unit(x: np.ndarray) -> bool:
 
 def convert_p(p: Any) -> tuple[np.ndarray, pd.Index | None]:
     """Return (float64 array, DataFrame columns or None)."""
+    p = eager(p, "p")  # polars / Arrow: numpy or pandas (frames.py)
     columns = None
     if isinstance(p, pd.DataFrame):
         columns = p.columns

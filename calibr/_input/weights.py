@@ -12,6 +12,7 @@ import pandas as pd
 
 from .arrays import as_float_array
 from .errors import InputError
+from .frames import eager
 from .messages import bad_values_message, count_phrase, fmt
 
 __all__ = [
@@ -33,6 +34,7 @@ _WEIGHTS_WHAT = "a vector of nonnegative numbers, one per observation"
 def convert_weights(weights: Any, p: Any, n: int) -> np.ndarray:
     """``weights`` as a float64 vector of length ``n`` (values checked by
     :func:`check_weight_values`); never the caller's memory written to."""
+    weights = eager(weights, "weights")  # polars / Arrow: numpy or pandas (frames.py)
     w = as_float_array(weights, "weights", _WEIGHTS_WHAT, ndims=(1,))
     if (
         isinstance(weights, pd.Series)

@@ -276,6 +276,7 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
         "on the Dask scheduler at ADDRESS (default: threads in this process, or a local "
         "cluster if the files take more than 25%% of the available memory); see docs/dask.md",
     )
+    rep.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     # also after `report` (calibr report --debug ...); SUPPRESS keeps `calibr --debug report`
     rep.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     cols = rep.add_argument_group("columns")
@@ -666,6 +667,16 @@ def _with_defaults(specs, bins, type_, binning=None, right=None) -> list[_Column
         binned = spec.func in _BINNED
         out.append(_Column(col, spec, binned and not own_bins, binned and not own_type))
     return out
+
+
+#: ``--engine`` of report and compare (calibr/cli/_io.py, ``_engine_of``).
+ENGINE_CHOICES = ("dask", "polars", "duckdb")
+ENGINE_HELP = (
+    "what reads a directory or glob FILE of Parquet files (or one Parquet file): dask "
+    "(the default for a directory or glob when installed: the report from merged sums, "
+    "rows never all in memory; see docs/dask.md), polars or duckdb (scan only the columns "
+    "the report uses, lazily, and collect them; see docs/engines.md). A DuckDB table, "
+    "duckdb:PATH.db::TABLE, is read by DuckDB")
 
 
 def _sep(text: str | None) -> str | None:

@@ -24,7 +24,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .._registry import DEFAULT_METRIC
-from ._args import _ColumnList, renamed_option
+from ._args import ENGINE_CHOICES, ENGINE_HELP, _ColumnList, renamed_option
 from ._errors import EXIT_INPUT, CLIError, _cli_words
 
 if TYPE_CHECKING:
@@ -113,6 +113,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                      "both models with --p-baseline and --p-candidate")
     cmp.add_argument("candidate", metavar="CANDIDATE", nargs="?",
                      help="predictions of the candidate model for the same rows")
+    cmp.add_argument("--engine", choices=ENGINE_CHOICES, help=ENGINE_HELP)
     cmp.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                      help="on an error, show Python's full traceback")
     cols = cmp.add_argument_group("columns")
@@ -356,8 +357,9 @@ def _run(args: argparse.Namespace) -> int:
     names = ("BASELINE", "CANDIDATE") if two else ("FILE", "FILE")
     labels = ((f"BASELINE {args.baseline}", f"CANDIDATE {args.candidate}") if two
               else (args.baseline, args.baseline))
-    base = _read(args.baseline, sep)
-    cand = _read(args.candidate, sep) if two else base
+    engine = getattr(args, "engine", None)
+    base = _read(args.baseline, sep, engine)
+    cand = _read(args.candidate, sep, engine) if two else base
     if len(base) == 0:
         raise CLIError(f"{labels[0]} has no data rows, only a header.")
     y = args.label

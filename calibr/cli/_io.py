@@ -1,5 +1,6 @@
 """Files: reading the input (CSV, compressed CSV, TSV, Parquet, stdin, the
-bundled data, or a directory or glob of files through Dask), the format of the
+bundled data, a directory or glob of files through Dask, polars or DuckDB, a
+DuckDB table: ``calibr/_engines/files.py``), the format of the
 output (from the extension of --output), refusing an output that is the input,
 and writing every output or none (temporary files renamed over the targets at
 the end)."""
@@ -26,6 +27,7 @@ from ._errors import EXIT_BROKEN_PIPE, CLIError, _detail
 if TYPE_CHECKING:  # pandas is imported by the readers (see _args: the parser is cheap)
     import pandas as pd
 
+    from .._engines.files import EngineRead
     from ._engine import Engine
 
 
@@ -37,7 +39,8 @@ class _Source:
     label: str  # for messages and the report's header
     frame: pd.DataFrame
     colargs: dict[str, Any]
-    engine: Engine | None = None  # a directory or glob: where Dask computes its report
+    # a directory or glob: where Dask computes its report, or where polars / DuckDB read it
+    engine: Engine | EngineRead | None = None
 
 
 def _many(file: str) -> bool:
@@ -95,7 +98,55 @@ def _read_many(file: str, names: list[str], kind: str, sep: str | None) -> Any:
         raise CLIError(f"{file}: cannot read it: {_detail(err)}.") from None
 
 
-def _read(file: str, sep: str | None) -> pd.DataFrame:
+def _engine_of(file: str, engine: str | None) -> str | None:
+    """The engine that reads FILE (``--engine``; docs/engines.md, "The command line"):
+    DuckDB for a DuckDB table; for a directory or glob Dask by default (it computes
+    the report from merged sums, never holding all rows: docs/dask.md), polars or
+    DuckDB when Dask is not installed or when asked; None for one file (pandas)
+    unless ``--engine polars`` or ``duckdb`` asks for it."""
+    from .._engines.files import is_duckdb_table
+
+    if is_duckdb_table(file):
+        if engine not in (None, "duckdb"):
+            raise CLIError(f"--engine {engine}: {file} is a DuckDB table, read by DuckDB; drop "
+                           "--engine.")
+        return "duckdb"
+    if engine is None and _many(file):
+        import importlib.util
+
+        for name in ("dask", "polars", "duckdb"):
+            if importlib.util.find_spec(name) is not None:
+                return name
+        return "dask"  # its message says what to install
+    return None if engine == "dask" and not _many(file) else engine
+
+
+def _read_engine(file: str, engine: str, sep: str | None, columns=None, prefix=None):
+    """FILE (Parquet: one file, a directory, a glob; or a DuckDB table) read by polars
+    or DuckDB: ``(frame, calibr._engines.files.EngineRead)``."""
+    from .._engines import files
+
+    names = None
+    if not files.is_duckdb_table(file):
+        if _many(file):
+            names, kind = _list_files(file)
+        elif not Path(file).is_file():
+            raise CLIError(f"{file}: no such file.")
+        else:
+            names = [file]
+            kind = "parquet" if file.lower().endswith((".parquet", ".pq")) else "csv"
+        if kind != "parquet":
+            raise CLIError(f"--engine {engine} reads Parquet files; {file} is CSV: drop "
+                           "--engine.")
+        if sep is not None:
+            raise CLIError("--sep applies to CSV input; FILE holds Parquet files.")
+    return files.read(file, names, engine, columns, prefix)
+
+
+def _read(file: str, sep: str | None, engine: str | None = None) -> pd.DataFrame:
+    chosen = _engine_of(file, engine) if file != "-" else None
+    if chosen in ("polars", "duckdb"):
+        return _read_engine(file, chosen, sep)[0]
     if file == "-":
         # bytes, so that non-UTF-8 input gets the same message as a file
         return _read_csv(getattr(sys.stdin, "buffer", sys.stdin), "-", sep)
@@ -167,7 +218,19 @@ def _sources(args) -> list[_Source]:
         if args.example is not None:
             raise CLIError("--example picks bundled data; it cannot be used with FILE.")
         engine = None
-        if _many(args.file):
+        chosen = None if args.file == "-" else _engine_of(args.file,
+                                                           getattr(args, "engine", None))
+        if chosen in ("polars", "duckdb"):
+            if getattr(args, "scheduler", None) is not None:
+                raise CLIError(f"--scheduler is Dask's; --engine {chosen} reads the files "
+                               "in this process.")
+            used = [*(colargs["p"] or []), *(colargs["by"] or []),
+                    colargs["y"] or "y", *([args.weights] if args.weights else [])]
+            if colargs["p"] is None and colargs["p_prefix"] is None:
+                used.append("p")
+            frame, engine = _read_engine(args.file, chosen, _sep(args.sep), used,
+                                         colargs["p_prefix"])
+        elif _many(args.file):
             from ._engine import choose
 
             names, kind = _list_files(args.file)

@@ -1,0 +1,25 @@
+"""Lazy sources: polars ``LazyFrame``, DuckDB relations and Spark DataFrames
+(``docs/engines.md``).
+
+The public metrics and verbs hand such a source here through
+:func:`calibr._input.lazy_backend` (:data:`calibr._input.BACKENDS` names one
+module per engine: :mod:`.polars`, :mod:`.duckdb`, :mod:`.spark`); none of these
+modules, nor its engine, is imported before such a value is passed.
+
+One written rule (:mod:`._lazy`):
+
+* **Pushed down**: the binned metrics of a binary ``p`` (``ece``, ``mce``,
+  ``calibration_error``, ``calibration_table`` and the ``ece``/``mce`` columns of
+  ``summarise``), with R's bins, any number of equal-width bins, explicit breaks,
+  either closure, and weights; equal-mass bins of an ungrouped source without
+  weights. The engine computes each row's bin in its own expression language
+  and the per-(group, bin) sums in one ``group_by().agg()``, with counters of bad
+  values; only O(groups x bins) numbers travel to the driver, which finishes as
+  the pandas path does.
+* **Collected**: everything else (multiclass ``p``, ``classes=``, kernel
+  metrics, callables, ``tests``/``confidence_level``, consistency bands, isotonic bins,
+  equal-mass bins per group or with weights) and the messages of bad input: the
+  columns used are collected and the eager path runs on them, bit for bit that
+  of pandas, when the source has at most :data:`._lazy.MAX_COLLECT_ROWS` rows;
+  above, calibr refuses with a message naming the way out.
+"""

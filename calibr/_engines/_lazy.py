@@ -1,0 +1,633 @@
+"""The one implementation of the lazy engines, in narwhals' lazy layer
+(``docs/engines.md``): the bin of each row and the per-(group, bin) sums in the
+engine's expression language, the metric on the driver.
+
+The rule (the module docstring of :mod:`calibr._engines`): a binary ``p``, 0/1
+or boolean labels, numeric weights, bins known without the data (any number of
+equal-width bins, explicit breaks, either closure) or equal-mass bins of an
+ungrouped source without weights are **pushed down**; anything else is
+**collected** (the used columns, when the source has at most
+:data:`MAX_COLLECT_ROWS` rows) and computed by the eager path, bit for bit that
+of pandas; above that, refused.
+
+The pushed-down query is one ``with_columns`` (the row's bin, its contributions
+and its counters of bad values) and one ``group_by(keys, bin).agg(sum)``; the
+driver receives O(groups x bins) rows, drops the groups of a missing key
+(pandas' ``dropna=True``), orders the groups as pandas' ``groupby(sort=True)``
+does, and finishes with the functions of the pandas path (``ece_from_stats``,
+``mce_from_stats``, ``calibration_error``'s ``_per_row``, the table's
+``table_from_stats``). A counter of bad values that is not 0 (a missing ``p``
+without ``na_rm``, ``p`` outside [0, 1], a label other than 0/1, a bad weight, a
+group left empty) sends the call down the collected path, whose pandas message
+names the first bad row; above the collect limit the message gives the count
+and no position (positions are not defined on an unordered source).
+
+The bin rule is that of ``calibr._binning.bin_index``: for R's bins the
+arithmetic of the compiled kernels (``calibr._kernels.binned._bin_right_closed``:
+``m = floor(v B + 1/2)``, then one comparison with ``m * (1/B)``, exactly the
+break), otherwise the number of inner breaks below the value (``<`` closed on
+the right, ``<=`` on the left), which is ``searchsorted`` minus one, clipped.
+Every value is cast to float64 first (float32 columns are read exactly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import narwhals as nw
+import numpy as np
+import pandas as pd
+
+from .._input import InputError, InputTypeError, fmt
+
+__all__ = ["MAX_COLLECT_ROWS", "Engine", "bind"]
+
+#: A lazy source is collected (for what the engine does not compute: see the
+#: module docstring) only when it has at most this many rows; above, refused.
+MAX_COLLECT_ROWS = 10_000_000
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One engine: its name, how a message names its sources, how to collect one."""
+
+    name: str  # "polars", "duckdb", "spark"
+    what: str  # "a polars LazyFrame"
+    collect: str  # the user's way to collect: "lf.collect()"
+    is_source: Callable[[Any], bool]
+
+
+# --------------------------------------------------------------------------
+# sources, columns and the collect rule
+
+
+def _source(engine: Engine, native: Any, name: str) -> Any:
+    if not engine.is_source(native):
+        raise InputTypeError(
+            f"`{name}` must be {engine.what} (or a pandas, polars or Arrow object); got a "
+            f"{type(native).__module__}.{type(native).__name__}.", param=name)
+    return nw.from_native(native)
+
+
+_PANDAS_DTYPES = {nw.Float64: "float64", nw.Float32: "float32", nw.Int64: "int64",
+                  nw.Int32: "int32", nw.Int16: "int16", nw.Int8: "int8", nw.UInt64: "uint64",
+                  nw.UInt32: "uint32", nw.UInt16: "uint16", nw.UInt8: "uint8",
+                  nw.Boolean: "bool", nw.Categorical: "category", nw.Enum: "category"}
+
+
+def _meta(lf: Any) -> pd.DataFrame:
+    """An empty pandas frame with the source's columns and dtypes, for the
+    pandas path's column checks (their messages)."""
+    schema = lf.collect_schema()
+    return pd.DataFrame({name: pd.Series(dtype=_PANDAS_DTYPES.get(dtype.base_type(), object))
+                         for name, dtype in schema.items()})
+
+
+def _rows(lf: Any) -> int:
+    return int(lf.select(nw.len().alias("n")).collect().item())
+
+
+def _limit_text(engine: Engine, n: int, what: str) -> str:
+    return (f"{what} on {engine.what} collects its rows to the driver, and it has {n:,}, more "
+            f"than calibr collects ({MAX_COLLECT_ROWS:,}, calibr._engines._lazy."
+            f"MAX_COLLECT_ROWS). Compute it on fewer rows (a sample or a filter), or collect "
+            f"the columns yourself ({engine.collect}) and pass the result; ece, mce, "
+            f"calibration_error, calibration_table and summarise of ece/mce with equal-width "
+            f"bins run on the engine (docs/engines.md).")
+
+
+def _collected(engine: Engine, lf: Any, used: Sequence[Hashable], what: str,
+               param: str) -> Any:
+    """The used columns as the engine's eager frame (polars or Arrow), or the
+    refusal above :data:`MAX_COLLECT_ROWS` rows."""
+    n = _rows(lf)
+    if n > MAX_COLLECT_ROWS:
+        raise InputError(_limit_text(engine, n, what), param=param)
+    return lf.select(list(dict.fromkeys(used))).collect().to_native()
+
+
+def _column(frame: Any, cols: Any) -> Any:
+    """``p`` (one column, or a frame of several) or another column of a collected frame."""
+    df = nw.from_native(frame, eager_only=True)
+    if isinstance(cols, list):
+        return df.select(cols).to_native()
+    return df.get_column(cols).to_native()
+
+
+def _metric_columns(engine: Engine, lf: Any, y: Any, weights: Any):
+    """The columns of a metric's lazy ``p``: ``y`` (and ``weights``) name columns of
+    it, the others are the probabilities."""
+    from .._groups import Columns
+
+    names = list(lf.collect_schema().names())
+    for value, name in ((y, "y"), (weights, "weights")):
+        if name == "weights" and value is None:
+            continue
+        if not isinstance(value, str) or value not in names:
+            raise InputError(
+                f"`{name}` must name a column of `p` when `p` is {engine.what} (its columns: "
+                f"{', '.join(map(repr, names[:10]))}); got {fmt(value)}.", param=name)
+    pcols = [c for c in names if c not in (y, weights)]
+    if not pcols:
+        raise InputError(f"`p` ({engine.what}) has no probability column besides `y`.",
+                         param="p")
+    return Columns(p=pcols[0] if len(pcols) == 1 else pcols, y=y, classes=None)
+
+
+def _pushable(lf: Any, cols: Any, weights: Hashable | None, classes: Any) -> bool:
+    """Whether the columns' types are those the engine query reads: a numeric
+    ``p``, 0/1 numbers or booleans as labels, numeric weights; no ``classes``."""
+    if not cols.binary or classes is not None or cols.classes is not None:
+        return False
+    schema = lf.collect_schema()
+    p_t, y_t = schema[cols.p], schema[cols.y]
+    if not p_t.is_numeric() or not (y_t.is_numeric() or y_t == nw.Boolean):
+        return False
+    return weights is None or schema[weights].is_numeric()
+
+
+# --------------------------------------------------------------------------
+# the engine query
+
+
+def _bin_expr(x: Any, spec: Any, edges: np.ndarray) -> Any:
+    """The 0-based bin of ``x`` (float64, in [0, 1]) as a float64 expression."""
+    if spec.is_default:  # R's bins: calibr._kernels.binned._bin_right_closed
+        b = spec.bins
+        m = (x * float(b) + 0.5).floor()
+        j = m - 1.0 + (x > m * (1.0 / b)).cast(nw.Float64)
+        return nw.when(j < 0.0).then(0.0).when(j > b - 1.0).then(float(b - 1)).otherwise(j)
+    inner = [float(t) for t in edges[1:-1]]
+    if not inner:
+        return nw.lit(0.0)
+    below = [((nw.lit(t) < x) if spec.right else (nw.lit(t) <= x)).cast(nw.Float64)
+             for t in inner]
+    return nw.sum_horizontal(*below) if len(below) > 1 else below[0]
+
+
+_COUNTERS = ("__rows", "__valid", "__pmiss", "__ymiss", "__pbad", "__ybad", "__wbad")
+_SUMS = ("__count", "__sp", "__sy")
+
+
+def _stats(lf: Any, keys: list, cols: Any, weights: Hashable | None, spec: Any,
+           edges: np.ndarray, na_rm: bool) -> pd.DataFrame:
+    """One query: per (keys, bin) the row count, the counters of bad values and the
+    sums of the kept rows (weighted: of ``w``, ``w p``, ``w y``), as pandas."""
+    x = nw.col(cols.p).cast(nw.Float64)
+    yv = nw.col(cols.y).cast(nw.Float64)
+    p_miss = x.is_null() | x.is_nan()
+    y_miss = yv.is_null() | yv.is_nan()
+    complete = ~(p_miss | y_miss)
+    p_out = (x < 0.0) | (x > 1.0)
+    y_out = ~((yv == 0.0) | (yv == 1.0))
+    if na_rm:  # the pandas path checks the values of the complete rows only
+        p_bad, y_bad = complete & p_out, complete & y_out
+    else:
+        p_bad, y_bad = ~p_miss & p_out, ~y_miss & y_out
+    valid = complete & ~p_out & ~y_out
+    row = {
+        "__bin": nw.when(valid).then(_bin_expr(x, spec, edges)).otherwise(0.0).cast(nw.Int64),
+        "__valid": valid.cast(nw.Float64),
+        "__pmiss": p_miss.cast(nw.Float64),
+        "__ymiss": y_miss.cast(nw.Float64),
+        "__pbad": p_bad.cast(nw.Float64),
+        "__ybad": y_bad.cast(nw.Float64),
+    }
+    if weights is None:
+        row.update(__wbad=nw.lit(0.0), __count=valid.cast(nw.Float64),
+                   __sp=nw.when(valid).then(x).otherwise(0.0),
+                   __sy=nw.when(valid).then(yv).otherwise(0.0))
+    else:
+        w = nw.col(weights).cast(nw.Float64)
+        w_bad = w.is_null() | w.is_nan() | (w < 0.0) | (w > np.finfo(np.float64).max)
+        row.update(__wbad=w_bad.cast(nw.Float64),
+                   __count=nw.when(valid).then(w).otherwise(0.0),
+                   __sp=nw.when(valid).then(w * x).otherwise(0.0),
+                   __sy=nw.when(valid).then(w * yv).otherwise(0.0))
+    aggs = [nw.len().alias("__rows")] + [nw.col(c).sum().alias(c)
+                                         for c in (*_COUNTERS[1:], *_SUMS)]
+    query = (lf.select(*keys, **row)
+             .group_by(*keys, "__bin", drop_null_keys=False).agg(*aggs))
+    out = query.collect().to_pandas()
+    for c in (*_COUNTERS, *_SUMS):  # DuckDB sums to decimals, Spark to objects at times
+        out[c] = out[c].astype(np.float64)
+    return out
+
+
+@dataclass
+class _Groups:
+    """The merged sums of the groups, in pandas' group order."""
+
+    keys: pd.DataFrame | None  # one row per group (None: ungrouped)
+    count: np.ndarray  # (G, B)
+    sp: np.ndarray
+    sy: np.ndarray
+    counters: dict  # name -> (G,) totals
+
+
+def _groups(st: pd.DataFrame, keys: list, nbins: int) -> _Groups:
+    if keys:
+        gid = st.groupby(keys, sort=True, dropna=True, observed=True).ngroup()
+        st = st.assign(__g=gid.to_numpy()).dropna(subset=["__g"])
+        g = st["__g"].to_numpy().astype(np.int64)
+        first = st.drop_duplicates("__g").sort_values("__g")
+        key_frame = first[keys].reset_index(drop=True)
+        n_groups = len(key_frame)
+    else:
+        g = np.zeros(len(st), dtype=np.int64)
+        key_frame, n_groups = None, 1
+    b = st["__bin"].to_numpy().astype(np.int64)
+    out = {}
+    for c in _SUMS:
+        a = np.zeros((n_groups, nbins))
+        np.add.at(a, (g, b), st[c].to_numpy())
+        out[c] = a
+    counters = {}
+    for c in _COUNTERS:
+        a = np.zeros(n_groups)
+        np.add.at(a, g, st[c].to_numpy())
+        counters[c] = a
+    return _Groups(key_frame, out["__count"], out["__sp"], out["__sy"], counters)
+
+
+def _bad(gr: _Groups, na_rm: bool, weighted: bool) -> bool:
+    """Whether a counter says the pandas path would raise (its message is then
+    made by the collected path, or from the counters)."""
+    c = gr.counters
+    if c["__wbad"].sum() or c["__pbad"].sum() or c["__ybad"].sum():
+        return True
+    if not na_rm and (c["__pmiss"].sum() or c["__ymiss"].sum()):
+        return True
+    if np.any(c["__rows"] == 0) or np.any(c["__valid"] == 0):
+        return True
+    return bool(weighted and np.any(gr.count.sum(axis=1) == 0))
+
+
+def _counted_error(engine: Engine, gr: _Groups, n: int, na_rm: bool) -> InputError:
+    """The error of a source above the collect limit, from the counters (the
+    pandas path's order of checks; counts, no positions)."""
+    c = {k: int(v.sum()) for k, v in gr.counters.items()}
+    tail = (f" [{engine.what} of {n:,} rows, more than calibr collects "
+            f"({MAX_COLLECT_ROWS:,}) to find the first: positions are not given]")
+
+    def phrase(k: int) -> str:
+        return f"{k:,} value{'s' if k != 1 else ''}"
+
+    if c["__wbad"]:
+        return InputError(f"`weights` must be finite, nonnegative numbers, never missing; "
+                          f"{phrase(c['__wbad'])} are not.{tail}", param="weights")
+    if not na_rm and c["__pmiss"]:
+        return InputError(f"`p` must not contain missing values; {phrase(c['__pmiss'])} "
+                          f"missing. Pass na_rm=True to drop incomplete observations.{tail}",
+                          param="p")
+    if not na_rm and c["__ymiss"]:
+        return InputError(f"`y` must not contain missing values; {phrase(c['__ymiss'])} "
+                          f"missing. Pass na_rm=True to drop incomplete observations.{tail}",
+                          param="y")
+    if c["__pbad"]:
+        return InputError(f"`p` must lie in [0, 1]; {phrase(c['__pbad'])} do not.{tail}",
+                          param="p")
+    if c["__ybad"]:
+        return InputError(f"`y` must be 0/1 or boolean for a vector `p`; "
+                          f"{phrase(c['__ybad'])} do not.{tail}", param="y")
+    if np.any(gr.counters["__valid"] == 0):
+        return InputError(f"`p` and `y` have no complete observations in a group: na_rm=True "
+                          f"dropped all its rows.{tail}", param="p")
+    return InputError(f"`weights` must have a positive total in every group; a group's "
+                      f"weights are all 0.{tail}", param="weights", code="zero_total")
+
+
+def _equal_mass_edges(lf: Any, cols: Any, bins: int, right: bool, n: int) -> np.ndarray:
+    """The breaks of ``calibr._binning.equal_mass_breaks`` of the kept values:
+    the order statistics at ranks ``s - 1`` and ``s`` of each group start ``s``,
+    read by a global sort on the engine (only those 2 (B - 1) values travel)."""
+    from .._binning import _group_starts
+
+    b = min(bins, n)
+    starts = _group_starts(n, b)
+    if starts.size == 0:
+        cuts = np.empty(0)
+    else:
+        ranks = sorted(set((starts - 1).tolist()) | set(starts.tolist()))
+        x = nw.col(cols.p).cast(nw.Float64)
+        yv = nw.col(cols.y).cast(nw.Float64)
+        kept = ~(x.is_null() | x.is_nan() | yv.is_null() | yv.is_nan())
+        got = (lf.filter(kept).select(__x=x).with_row_index("__r", order_by="__x")
+               .filter(nw.col("__r").is_in(ranks)).collect().to_pandas())
+        value = dict(zip(got["__r"].astype(np.int64), got["__x"].astype(np.float64),
+                         strict=True))
+        cuts = (np.array([value[s - 1] for s in starts.tolist()])
+                + np.array([value[s] for s in starts.tolist()])) / 2.0
+    if right:
+        return np.concatenate(([0.0], np.unique(np.append(cuts, 1.0))))
+    return np.append(np.unique(np.append(0.0, cuts)), 1.0)
+
+
+def _pushed(engine: Engine, lf: Any, keys: list, cols: Any, weights: Hashable | None,
+            spec: Any, na_rm: bool, eager: Callable[[Any], Any]) -> tuple[_Groups, np.ndarray]:
+    """The groups' sums and the breaks, from the engine; a bad value or an
+    empty group runs ``eager`` on the collected columns (the pandas path's
+    message) when the source is small enough, or raises from the counters."""
+    if spec.data_free:
+        edges = spec.edges()
+    else:  # equal-mass, ungrouped, unweighted: first the kept count
+        first = _groups(_stats(lf, keys, cols, weights, _ONE_BIN, _ONE_EDGES, na_rm), keys, 1)
+        if _bad(first, na_rm, weights is not None) or first.count.sum() == 0:
+            return _explain(engine, lf, first, na_rm, eager), None
+        edges = _equal_mass_edges(lf, cols, spec.bins, spec.right, int(first.count.sum()))
+    st = _stats(lf, keys, cols, weights, spec, edges, na_rm)
+    if st.empty:
+        return _explain(engine, lf, None, na_rm, eager), None
+    gr = _groups(st, keys, edges.shape[0] - 1)
+    if _bad(gr, na_rm, weights is not None):
+        return _explain(engine, lf, gr, na_rm, eager), None
+    return gr, edges
+
+
+class _EagerResult(Exception):
+    """The collected path did not raise: its result is the answer (never expected;
+    it keeps the rule "the pandas path decides" even then)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__("eager result")
+        self.value = value
+
+
+def _explain(engine: Engine, lf: Any, gr: _Groups | None, na_rm: bool,
+             eager: Callable[[Any], Any]) -> Any:
+    n = _rows(lf)
+    if n <= MAX_COLLECT_ROWS:
+        raise _EagerResult(eager(lf.collect().to_native()))
+    if gr is None:
+        raise InputError("`p` and `y` must not be empty; got 0 observations.", param="p")
+    raise _counted_error(engine, gr, n, na_rm)
+
+
+class _OneBin:
+    """The spec of the counting query of equal-mass bins: one bin [0, 1]."""
+
+    is_default = False
+    right = True
+    data_free = True
+
+
+_ONE_BIN = _OneBin()
+_ONE_EDGES = np.array([0.0, 1.0])
+
+
+def _pushable_spec(spec: Any, grouped: bool, weighted: bool) -> bool:
+    if spec.binning == "isotonic":
+        return False
+    if spec.data_free:
+        return True
+    return not grouped and not weighted  # equal-mass: one global sort
+
+
+# --------------------------------------------------------------------------
+# the public functions, for one engine
+
+
+def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
+    """The backend functions of ``engine`` (what :func:`calibr._input.lazy_backend`
+    hands the public functions), by name."""
+
+    def run(push: Callable[[], Any]) -> Any:
+        try:
+            return push()
+        except _EagerResult as done:
+            return done.value
+
+    def binned(which: str, p, y, bins, type, classes, na_rm, weights, binning, right,
+               norm=None, debias=False):
+        import calibr
+
+        from .._binning import BinSpec
+
+        lf = _source(engine, p, "p")
+        cols = _metric_columns(engine, lf, y, weights)
+        spec = BinSpec.from_options(bins, binning, right)
+        options = dict(bins=bins, type=type, classes=classes, na_rm=na_rm, binning=binning,
+                       right=right)
+        if which == "calibration_error":
+            options.update(norm=norm, debias=debias)
+        else:
+            options["weights"] = None
+
+        def eager(frame: Any) -> float:
+            if weights is not None:
+                options["weights"] = _column(frame, weights)
+            return getattr(calibr, which)(_column(frame, cols.p), _column(frame, cols.y),
+                                          **options)
+
+        if not (_pushable(lf, cols, weights, classes)
+                and _pushable_spec(spec, False, weights is not None)):
+            used = [*(cols.p if isinstance(cols.p, list) else [cols.p]), cols.y,
+                    *([] if weights is None else [weights])]
+            return eager(_collected(engine, lf, used, f"calibr.{which}", "p"))
+
+        def push() -> float:
+            from .._kernels import binned as kernels
+
+            gr, _ = _pushed(engine, lf, [], cols, weights, spec, na_rm, eager)
+            stats = (gr.count[0], gr.sp[0], gr.sy[0])
+            if which == "ece":
+                return kernels.ece_from_stats(*stats)
+            if which == "mce":
+                return kernels.mce_from_stats(*stats)
+            from .._lp import _per_row
+
+            return float(_per_row(*stats, norm, debias)[0])
+
+        return run(push)
+
+    def ece(p, y, bins, type, classes, na_rm, weights, binning, right):
+        return binned("ece", p, y, bins, type, classes, na_rm, weights, binning, right)
+
+    def mce(p, y, bins, type, classes, na_rm, weights, binning, right):
+        return binned("mce", p, y, bins, type, classes, na_rm, weights, binning, right)
+
+    def calibration_error(p, y, bins, type, *, norm, debias, binning, right, classes, na_rm):
+        if debias and norm != "l2":
+            raise InputError(
+                f'`debias = True` is defined for `norm = "l2"` only (Kumar et al.); got '
+                f'`norm = "{norm}"`.', param="debias")
+        return binned("calibration_error", p, y, bins, type, classes, na_rm, None, binning,
+                      right, norm=norm, debias=debias)
+
+    def kernel(which: str, p, y, options: dict, weights):
+        import calibr
+
+        lf = _source(engine, p, "p")
+        cols = _metric_columns(engine, lf, y, weights)
+        used = [*(cols.p if isinstance(cols.p, list) else [cols.p]), cols.y,
+                *([] if weights is None else [weights])]
+        frame = _collected(engine, lf, used, f"calibr.{which}", "p")
+        w = None if weights is None else _column(frame, weights)
+        return getattr(calibr, which)(_column(frame, cols.p), _column(frame, cols.y),
+                                      weights=w, **options)
+
+    def skce(p, y, estimator, bandwidth, type, classes, na_rm, weights):
+        return kernel("skce", p, y, dict(estimator=estimator, bandwidth=bandwidth, type=type,
+                                         classes=classes, na_rm=na_rm), weights)
+
+    def mmce(p, y, bandwidth, classes, na_rm, weights):
+        return kernel("mmce", p, y, dict(bandwidth=bandwidth, classes=classes, na_rm=na_rm),
+                      weights)
+
+    def frame_source(data: Any, by: list | None) -> tuple[Any, list]:
+        lf = _source(engine, data, "data")
+        keys = list(by or [])
+        names = lf.collect_schema().names()
+        missing = [k for k in keys if k not in names]
+        if missing:
+            raise InputError(
+                f"`by` names {fmt(missing[0])}, which is not a column of `data`; its columns "
+                f"are {', '.join(map(repr, names[:10]))}{', ...' if len(names) > 10 else ''}.",
+                param="by")
+        return lf, keys
+
+    def summarise(data, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng, weights,
+                  confidence_level, ci_method, n_resamples, named_metrics, by=None):
+        import calibr
+
+        from .._binning import BinSpec
+        from .._groups import resolve_columns, weights_column
+
+        lf, keys = frame_source(data, by)
+        meta = _meta(lf)
+        cols = resolve_columns(meta, p, y, p_prefix, classes)
+        wcol = weights_column(meta, weights)
+        kwargs = dict(p=p, y=y, metrics=metrics, p_prefix=p_prefix, classes=classes,
+                      na_rm=na_rm, tests=tests, rng=rng, weights=weights,
+                      confidence_level=confidence_level, ci_method=ci_method,
+                      n_resamples=n_resamples, **named_metrics)
+        if keys:
+            kwargs["by"] = keys
+
+        def eager(frame: Any) -> Any:
+            return calibr.summarise(frame, **kwargs)
+
+        plan = _binned_plan(metrics, named_metrics)
+        specs = None
+        if plan is not None and tests is None and confidence_level is None:
+            specs = [BinSpec.from_options(o["bins"], o["binning"], o["right"])
+                     for _, _, o in plan]
+            if not all(s.data_free for s in specs):
+                specs = None
+        if specs is None or not _pushable(lf, cols, wcol, classes):
+            used = [*keys, *(cols.p if isinstance(cols.p, list) else [cols.p]), cols.y,
+                    *([] if wcol is None else [wcol])]
+            return eager(_collected(engine, lf, used, "calibr.summarise", "data"))
+        names = [name for name, _, _ in plan]
+        dup = [n for n in names if names.count(n) > 1] + [n for n in names if n in keys]
+        if dup:  # the pandas path's message (never a result to compute)
+            return eager(lf.head(0).collect().to_native())
+
+        def push() -> Any:
+            from .._kernels import binned as kernels
+
+            values = {}
+            done: dict = {}
+            key_frame = None
+            for (name, which, _), spec in zip(plan, specs, strict=True):
+                if spec not in done:
+                    done[spec], _ = _pushed(engine, lf, keys, cols, wcol, spec, na_rm, eager)
+                gr = done[spec]
+                key_frame = gr.keys
+                f = kernels.ece_from_stats if which == "ece" else kernels.mce_from_stats
+                values[name] = np.array([f(gr.count[g], gr.sp[g], gr.sy[g])
+                                         for g in range(gr.count.shape[0])])
+            result = pd.DataFrame(values)
+            if key_frame is not None:
+                result = pd.concat([key_frame, result], axis=1)
+            return _native_result(engine, result)
+
+        return run(push)
+
+    def calibration_table(p, y, bins, type, *, classes, na_rm, confidence_level, data, p_prefix,
+                          weights, consistency, n_resamples, rng, binning, right, by=None):
+        import calibr
+
+        from .._binning import BinSpec
+        from .._groups import resolve_columns, weights_column
+        from ..table import table_from_stats
+
+        spec = BinSpec.from_options(bins, binning, right)
+        if data is None:
+            lf = _source(engine, p, "p")
+            if p_prefix is not None:
+                raise InputError("`p_prefix` needs `data`: it selects columns of a data "
+                                 "frame.", param="p_prefix")
+            cols = _metric_columns(engine, lf, y, weights)
+            wcol, keys = weights, []
+            kwargs = dict(bins=bins, type=type, classes=classes, na_rm=na_rm,
+                          confidence_level=confidence_level, consistency=consistency,
+                          n_resamples=n_resamples, rng=rng, binning=binning, right=right)
+
+            def eager(frame: Any) -> Any:
+                w = None if wcol is None else _column(frame, wcol)
+                return calibr.calibration_table(_column(frame, cols.p),
+                                                _column(frame, cols.y), weights=w, **kwargs)
+        else:
+            lf, keys = frame_source(data, by)
+            meta = _meta(lf)
+            cols = resolve_columns(meta, p, y, p_prefix, classes)
+            wcol = weights_column(meta, weights)
+            kwargs = dict(p=p, y=y, bins=bins, type=type, classes=classes, na_rm=na_rm,
+                          confidence_level=confidence_level, p_prefix=p_prefix, weights=weights,
+                          consistency=consistency, n_resamples=n_resamples, rng=rng,
+                          binning=binning, right=right)
+            if keys:
+                kwargs["by"] = keys
+
+            def eager(frame: Any) -> Any:
+                return calibr.calibration_table(data=frame, **kwargs)
+
+        if (consistency is not None or not _pushable(lf, cols, wcol, classes)
+                or not _pushable_spec(spec, bool(keys), wcol is not None)):
+            used = [*keys, *(cols.p if isinstance(cols.p, list) else [cols.p]), cols.y,
+                    *([] if wcol is None else [wcol])]
+            return eager(_collected(engine, lf, used, "calibr.calibration_table",
+                                    "p" if data is None else "data"))
+
+        def push() -> Any:
+            gr, edges = _pushed(engine, lf, keys, cols, wcol, spec, na_rm, eager)
+            stats = [(gr.count[g], gr.sp[g], gr.sy[g]) for g in range(gr.count.shape[0])]
+            table, owner = table_from_stats(stats, edges, confidence_level, False, wcol is not None,
+                                            None)
+            if gr.keys is not None:
+                table = pd.concat([gr.keys.take(owner).reset_index(drop=True), table], axis=1)
+            return _native_result(engine, table)
+
+        return run(push)
+
+    return dict(ece=ece, mce=mce, calibration_error=calibration_error, skce=skce, mmce=mmce,
+                summarise=summarise, calibration_table=calibration_table)
+
+
+def _native_result(engine: Engine, result: pd.DataFrame) -> Any:
+    """A verb's result as the eager frame narwhals' ``collect()`` gives for the
+    engine: a polars DataFrame for a LazyFrame, an Arrow Table for DuckDB and Spark."""
+    from .._input.frames import to_callers_frame
+
+    return to_callers_frame(result, "polars" if engine.name == "polars" else "pyarrow")
+
+
+def _binned_plan(metrics: Any, named: dict) -> list | None:
+    """``[(column, reduction, resolved options)]`` of summarise()'s metric columns
+    when every one is a metric of the registry whose number comes from the per-bin
+    sums (``calibr._registry``: ``stats=BIN_SUMS``, the reductions ``"ece"`` and
+    ``"mce"``), pushed down; else None (the call is collected)."""
+    from .._input import resolved_options
+    from .._registry import BIN_SUMS, info_of
+    from ..frame import metric_columns
+
+    plan = []
+    for name, spec, func in metric_columns(metrics, named):
+        info = info_of(spec.func if isinstance(spec.func, str) else func)
+        if info is None or info.stats != BIN_SUMS:
+            return None
+        plan.append((name, info.reduction, resolved_options(func, spec.options)))
+    return plan

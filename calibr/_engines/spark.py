@@ -1,0 +1,34 @@
+"""PySpark DataFrames: the rule of :mod:`calibr._engines` in Spark SQL expressions,
+through narwhals (``docs/engines.md``). A verb's result is an Arrow
+``Table`` (``.to_pandas()`` gives pandas)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._lazy import Engine, bind
+
+
+def _is_source(value: Any) -> bool:
+    from pyspark.sql import DataFrame
+
+    return isinstance(value, DataFrame)
+
+
+ENGINE = Engine(name="spark", what="a Spark DataFrame", collect="sdf.toPandas()",
+                is_source=_is_source)
+
+#: The verbs take ``by=`` column names (calibr._input.frames.lazy_grouping).
+GROUPS_BY_NAME = True
+
+_FUNCTIONS = bind(ENGINE)
+ece = _FUNCTIONS["ece"]
+mce = _FUNCTIONS["mce"]
+calibration_error = _FUNCTIONS["calibration_error"]
+skce = _FUNCTIONS["skce"]
+mmce = _FUNCTIONS["mmce"]
+summarise = _FUNCTIONS["summarise"]
+calibration_table = _FUNCTIONS["calibration_table"]
+
+__all__ = ["ENGINE", "GROUPS_BY_NAME", "calibration_error", "calibration_table", "ece", "mce",
+           "mmce", "skce", "summarise"]

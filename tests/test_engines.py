@@ -1,0 +1,288 @@
+"""Lazy sources on the engines of calibr/_engines/ (polars LazyFrame, DuckDB;
+Spark in tests/test_engines_spark.py): the pushed-down binned metrics equal the
+pandas path on the same rows to ENGINE_RTOL, the bin of every row is that of
+calibr._binning.bin_index (breaks, 0 and 1, float32), groups and their order
+are pandas', bad input raises the pandas path's message, and the collect rule
+(docs/engines.md) collects below MAX_COLLECT_ROWS and refuses above."""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+import narwhals as nw
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+from tolerances import ENGINE_RTOL
+
+import calibr
+from calibr._binning import BinSpec, bin_index
+from calibr._engines import _lazy
+
+ENGINES = ["polars", "duckdb"]
+
+
+def _frame(n: int = 3000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    p = rng.random(n)
+    # values exactly on R's breaks of 10, 7 and 3 bins, on the explicit breaks, 0 and 1
+    on = np.concatenate([np.linspace(0, 1, 11), np.linspace(0, 1, 8), np.linspace(0, 1, 4),
+                         [0.0, 0.0, 1.0, 1.0, 0.25, 0.6]])
+    p[:on.size] = on
+    p[on.size:on.size + 20] = np.nextafter(np.linspace(0.05, 0.95, 20), 2.0)
+    df = pd.DataFrame({"g": rng.choice(["b", "a", "c"], n), "k": rng.integers(0, 4, n),
+                       "p": p, "w": rng.integers(0, 4, n).astype(float)})
+    df["y"] = (rng.random(n) < df["p"]).astype(np.int64)
+    df["p32"] = df["p"].astype(np.float32)
+    return df
+
+
+def _source(df: pd.DataFrame | pl.DataFrame, engine: str):
+    frame = df if isinstance(df, pl.DataFrame) else pl.from_pandas(df)
+    if engine == "polars":
+        return frame.lazy()
+    return duckdb.from_arrow(frame.to_arrow())
+
+
+def _cols(src, *names):
+    return nw.from_native(src).select(*names).to_native()
+
+
+def _close(a: float, b: float) -> bool:
+    return a == b or abs(a - b) <= ENGINE_RTOL * abs(b)
+
+
+BINS = [
+    dict(),  # R's bins
+    dict(bins=7, right=False),
+    dict(bins=3),
+    dict(bins=1),
+    dict(bins=np.array([0.0, 0.25, 0.6, 1.0])),
+    dict(bins=np.array([0.0, 0.25, 0.6, 1.0]), right=False),
+    dict(bins=10, binning="equal-mass"),
+    dict(bins=15, binning="equal-mass", right=False),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("opts", BINS, ids=repr)
+def test_binned_metrics_equal_the_pandas_path(engine, opts):
+    df = _frame()
+    src = _source(df, engine)
+    for pcol in ("p", "p32"):  # float32 columns are read exactly, as pandas reads them
+        lazy_p = _cols(src, pcol, "y")
+        for f, extra in ((calibr.ece, {}), (calibr.mce, {}),
+                         (calibr.calibration_error, {}),
+                         (calibr.calibration_error, {"norm": "l1"}),
+                         (calibr.calibration_error, {"norm": "max"}),
+                         (calibr.calibration_error, {"debias": True})):
+            want = f(df[pcol], df["y"], **opts, **extra)
+            got = f(lazy_p, "y", **opts, **extra)
+            assert isinstance(got, float)
+            assert _close(got, want), (f.__name__, pcol, extra, got, want)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_weighted_metrics_equal_the_pandas_path(engine):
+    df = _frame()
+    src = _cols(_source(df, engine), "p", "y", "w")
+    for opts in BINS[:6]:
+        for f in (calibr.ece, calibr.mce):
+            want = f(df["p"], df["y"], weights=df["w"], **opts)
+            assert _close(f(src, "y", weights="w", **opts), want), (f.__name__, opts)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("opts", BINS[:6], ids=repr)
+def test_the_bin_of_every_row_is_that_of_bin_index(engine, opts):
+    """The bin expression on every break, its neighbouring doubles, 0 and 1."""
+    spec = BinSpec.from_options(opts.get("bins", 10), "equal-width", opts.get("right", True))
+    edges = spec.edges()
+    x = np.unique(np.clip(np.concatenate(
+        [edges, np.nextafter(edges, -1.0), np.nextafter(edges, 2.0), [0.0, 1.0, 5e-324]]),
+        0.0, 1.0))
+    for values in (x, x.astype(np.float32)):
+        src = _source(pd.DataFrame({"x": values}), engine)
+        expr = _lazy._bin_expr(nw.col("x").cast(nw.Float64), spec, edges)
+        got = nw.from_native(src).select(b=expr.cast(nw.Int64)).collect().to_pandas()["b"]
+        want = bin_index(values.astype(np.float64), edges, spec.right)
+        np.testing.assert_array_equal(got.to_numpy(), want)
+
+
+def _grouped_frame() -> pd.DataFrame:
+    df = _frame(2000, seed=4)
+    df.loc[::97, "g"] = None  # missing keys: in no group (pandas' dropna=True)
+    return df
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("by", ["g", ["k", "g"], "k"])
+def test_summarise_groups_and_order_are_pandas(engine, by):
+    df = _grouped_frame()
+    src = _source(df, engine)
+    metrics = ["ece", "mce", calibr.metric("ece", bins=4, right=False),
+               calibr.metric("mce", bins=np.array([0.0, 0.3, 1.0]))]
+    want = calibr.summarise(df.groupby(by), "p", "y", metrics=metrics)
+    got = calibr.summarise(src, "p", "y", metrics=metrics, by=by)
+    assert isinstance(got, pl.DataFrame if engine == "polars" else pa.Table)
+    got = got.to_pandas()
+    keys = [by] if isinstance(by, str) else by
+    pd.testing.assert_frame_equal(got[keys], want[keys], check_dtype=False)
+    pd.testing.assert_frame_equal(got.drop(columns=keys), want.drop(columns=keys),
+                                  rtol=ENGINE_RTOL, atol=0)
+    # weighted, and ungrouped
+    want = calibr.summarise(df.groupby(by), "p", "y", weights="w")
+    got = calibr.summarise(src, "p", "y", weights="w", by=by).to_pandas()
+    pd.testing.assert_frame_equal(got.drop(columns=keys), want.drop(columns=keys),
+                                  rtol=ENGINE_RTOL, atol=0)
+    want = calibr.summarise(df.dropna(), "p", "y")
+    got = calibr.summarise(_source(df.dropna(), engine), "p", "y").to_pandas()
+    pd.testing.assert_frame_equal(got, want, rtol=ENGINE_RTOL, atol=0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("opts", [dict(), dict(bins=4, right=False), dict(weights="w"),
+                                  dict(bins=5, binning="equal-mass")], ids=repr)
+def test_calibration_table_equals_the_pandas_path(engine, opts):
+    df = _grouped_frame()
+    src = _source(df, engine)
+    grouped = opts.get("binning") is None
+    if grouped:
+        want = calibr.calibration_table("p", "y", data=df.groupby("g"), **opts)
+        got = calibr.calibration_table("p", "y", data=src, by="g", **opts).to_pandas()
+    else:
+        want = calibr.calibration_table("p", "y", data=df, **opts)
+        got = calibr.calibration_table("p", "y", data=src, **opts).to_pandas()
+    exact = ["bin", "lower", "upper"] + ([] if "weights" in opts else
+                                         ["n", "observed_frequency", "ci_lower", "ci_upper"])
+    pd.testing.assert_frame_equal(got[exact], want[exact], check_exact=True, check_dtype=False)
+    pd.testing.assert_frame_equal(got, want, rtol=ENGINE_RTOL, atol=0, check_dtype=False)
+    # the metric form: p a lazy frame of the probability and label columns
+    if not grouped:
+        tab = calibr.calibration_table(_cols(src, "p", "y"), "y", **opts).to_pandas()
+        pd.testing.assert_frame_equal(tab, want, rtol=ENGINE_RTOL, atol=0, check_dtype=False)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_na_rm_drops_the_rows_pandas_drops(engine):
+    df = _frame(500)
+    df["p"] = df["p"].mask(np.arange(500) % 11 == 0)
+    df["y"] = df["y"].astype("Float64").mask(np.arange(500) % 13 == 0)
+    frame = pl.from_pandas(df)  # nulls, not NaN, in polars and DuckDB
+    src = _source(frame, engine)
+    for opts in (dict(), dict(binning="equal-mass")):
+        want = calibr.ece(df["p"], df["y"], na_rm=True, **opts)
+        assert _close(calibr.ece(_cols(src, "p", "y"), "y", na_rm=True, **opts), want)
+    want = calibr.summarise(df.groupby("g"), "p", "y", na_rm=True)
+    got = calibr.summarise(src, "p", "y", na_rm=True, by="g").to_pandas()
+    pd.testing.assert_frame_equal(got.drop(columns="g"), want.drop(columns="g"),
+                                  rtol=ENGINE_RTOL, atol=0)
+
+
+def _message(call) -> tuple[type, str]:
+    with pytest.raises((calibr.InputError, calibr.InputTypeError)) as info:
+        call()
+    return type(info.value), str(info.value)
+
+
+BAD = {
+    "missing p": lambda df: df.assign(p=df["p"].mask(df.index == 7)),
+    "p above 1": lambda df: df.assign(p=df["p"].where(df.index != 5, 1.5)),
+    "y = 2": lambda df: df.assign(y=df["y"].where(df.index != 9, 2)),
+    "string y": lambda df: df.assign(y=np.where(df["y"] == 1, "yes", "no")),
+    "string p": lambda df: df.assign(p=df["p"].astype(str)),
+    "negative weight": lambda df: df.assign(w=df["w"].where(df.index != 3, -1.0)),
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("bad", sorted(BAD))
+def test_bad_input_raises_the_pandas_message(engine, bad):
+    df = BAD[bad](_frame(300))
+    src = _source(df, engine)
+    w = {"weights": "w"} if bad == "negative weight" else {}
+    want = _message(lambda: calibr.ece(df["p"], df["y"], weights=df["w"] if w else None))
+    assert _message(lambda: calibr.ece(_cols(src, "p", "y", "w") if w else _cols(src, "p", "y"),
+                                       "y", **w)) == want
+    want = _message(lambda: calibr.summarise(df.groupby("g"), "p", "y", **w))
+    assert _message(lambda: calibr.summarise(src, "p", "y", by="g", **w)) == want
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bad_columns_raise_the_pandas_message(engine):
+    df = _frame(100)
+    src = _source(df, engine)
+    for kwargs in (dict(p="q", y="y"), dict(p="p", y="z"), dict(p="p", y="y", weights="v")):
+        want = _message(lambda kw=kwargs: calibr.summarise(df, **kw))
+        assert _message(lambda kw=kwargs: calibr.summarise(src, **kw)) == want
+    want = _message(lambda: calibr.summarise(pl.from_pandas(df), "p", "y", by="zz"))
+    assert _message(lambda: calibr.summarise(src, "p", "y", by="zz")) == want
+    err, msg = _message(lambda: calibr.ece(_cols(src, "p", "y"), "label"))
+    assert err is calibr.InputError and msg.startswith("`y` must name a column of `p`")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_what_the_engine_does_not_compute_is_collected(engine):
+    df = _grouped_frame()
+    src = _source(df, engine)
+    lazy_p = _cols(src, "p", "y")
+    assert calibr.skce(lazy_p, "y") == calibr.skce(df["p"], df["y"])  # bit for bit
+    assert calibr.mmce(lazy_p, "y", bandwidth=0.2) == calibr.mmce(df["p"], df["y"],
+                                                                   bandwidth=0.2)
+    assert calibr.ece(lazy_p, "y", binning="isotonic") == calibr.ece(df["p"], df["y"],
+                                                                     binning="isotonic")
+    want = calibr.summarise(df.groupby("g"), "p", "y", metrics=["ece", "skce"],
+                            tests="spiegelhalter", rng=1)
+    got = calibr.summarise(src, "p", "y", metrics=["ece", "skce"], tests="spiegelhalter",
+                           rng=1, by="g").to_pandas()
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    # multiclass: one column per class, collected
+    rng = np.random.default_rng(2)
+    pm = rng.dirichlet([1, 1, 1], 200)
+    mc = pd.DataFrame(pm, columns=["a", "b", "c"]).assign(y=rng.choice(["a", "b", "c"], 200))
+    src_mc = _source(mc, engine)
+    for type_ in ("classwise", "confidence"):
+        assert calibr.ece(src_mc, "y", type=type_) == calibr.ece(mc[["a", "b", "c"]], mc["y"],
+                                                                 type=type_)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_above_the_collect_limit_calibr_refuses(engine, monkeypatch):
+    df = _frame(300)
+    src = _source(df, engine)
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
+    what = "a polars LazyFrame" if engine == "polars" else "a DuckDB relation"
+    with pytest.raises(calibr.InputError, match=re.escape(
+            f"calibr.skce on {what} collects its rows to the driver, and it has 300, more "
+            "than calibr collects (100, ")) as info:
+        calibr.skce(_cols(src, "p", "y"), "y")
+    assert info.value.param == "p"
+    # the pushed-down metrics still run; a bad value gives the counts, no position
+    assert _close(calibr.ece(_cols(src, "p", "y"), "y"), calibr.ece(df["p"], df["y"]))
+    bad = _source(df.assign(p=df["p"].where(df.index % 50 != 1, 1.5)), engine)
+    with pytest.raises(calibr.InputError, match=re.escape(
+            f"`p` must lie in [0, 1]; 6 values do not. [{what} of 300 rows")):
+        calibr.ece(_cols(bad, "p", "y"), "y")
+
+
+def test_functions_without_an_engine_refuse_lazy_sources():
+    lf = pl.from_pandas(_frame(50)).lazy()
+    with pytest.raises(calibr.InputTypeError, match=re.escape(
+            "`p` is a polars LazyFrame: this function does not compute on lazy sources")):
+        calibr.bootstrap(lf, "y", "ece")
+
+
+def test_import_calibr_imports_no_engine():
+    import subprocess
+    import sys
+
+    code = ("import sys, calibr; calibr.ece([0.2, 0.7], [0, 1]); "
+            "calibr.ece(__import__('polars').Series([0.2]), [0]); "
+            "print(sorted(m for m in ('duckdb', 'pyspark', 'calibr._engines') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"

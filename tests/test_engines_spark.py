@@ -1,0 +1,77 @@
+"""Spark DataFrames on calibr/_engines/spark.py (local[2], UI off, one session for
+the module, started and stopped by the fixture): the pushed-down binned metrics,
+summarise and calibration_table equal the pandas path to ENGINE_RTOL, bad input
+gives the pandas message, and what Spark does not compute is collected. Few and
+cheap: the rule itself is tested on polars and DuckDB (tests/test_engines.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from pyspark.sql import SparkSession
+from test_engines import BAD, BINS, _close, _frame, _grouped_frame, _message
+from tolerances import ENGINE_RTOL
+
+import calibr
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = (SparkSession.builder.master("local[2]").appName("calibr-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.session.timeZone", "UTC")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _sdf(spark, df: pd.DataFrame, partitions: int | None = 4):
+    """Four partitions: the sums of a bin come from several of them (the rows are
+    then shuffled: a collected frame has them in another order). None: the rows
+    in the frame's order, as the positions of messages need."""
+    sdf = spark.createDataFrame(pa.Table.from_pandas(df, preserve_index=False))
+    return sdf if partitions is None else sdf.repartition(partitions)
+
+
+def test_binned_metrics_equal_the_pandas_path(spark):
+    df = _frame(2000)
+    sdf = _sdf(spark, df)
+    cases = [(calibr.ece, "p", BINS[0]), (calibr.ece, "p32", BINS[0]),
+             (calibr.mce, "p", BINS[1]), (calibr.calibration_error, "p", BINS[4]),
+             (calibr.ece, "p", BINS[6])]  # R's bins, float32, right=False, breaks, equal-mass
+    for f, pcol, opts in cases:
+        want = f(df[pcol], df["y"], **opts)
+        assert _close(f(sdf.select(pcol, "y"), "y", **opts), want), (f.__name__, pcol, opts)
+    want = calibr.ece(df["p"], df["y"], weights=df["w"])
+    assert _close(calibr.ece(sdf.select("p", "y", "w"), "y", weights="w"), want)
+
+
+def test_verbs_equal_the_pandas_path(spark):
+    df = _grouped_frame()
+    sdf = _sdf(spark, df)
+    want = calibr.summarise(df.groupby(["k", "g"]), "p", "y")
+    got = calibr.summarise(sdf, "p", "y", by=["k", "g"])
+    assert isinstance(got, pa.Table)
+    got = got.to_pandas()
+    pd.testing.assert_frame_equal(got[["k", "g"]], want[["k", "g"]], check_dtype=False)
+    pd.testing.assert_frame_equal(got[["ece", "mce"]], want[["ece", "mce"]],
+                                  rtol=ENGINE_RTOL, atol=0)
+    want = calibr.calibration_table("p", "y", data=df.groupby("g"), bins=4)
+    got = calibr.calibration_table("p", "y", data=sdf, by="g", bins=4).to_pandas()
+    pd.testing.assert_frame_equal(got, want, rtol=ENGINE_RTOL, atol=0, check_dtype=False)
+
+
+def test_bad_input_and_the_collected_path(spark):
+    small = _frame(200)
+    for bad in ("missing p", "string y"):
+        df = BAD[bad](small)
+        want = _message(lambda d=df: calibr.ece(d["p"], d["y"]))
+        assert _message(lambda d=df: calibr.ece(_sdf(spark, d, None).select("p", "y"),
+                                                "y")) == want
+    sdf = _sdf(spark, small, None)
+    assert calibr.skce(sdf.select("p", "y"), "y") == calibr.skce(small["p"], small["y"])
+    assert np.isfinite(calibr.mmce(sdf.select("p", "y"), "y"))
