@@ -28,14 +28,14 @@ from ._input import (
     validate_params,
 )
 
-__all__ = ["calibration_error"]
+__all__ = ["calibration_error", "per_row"]
 
 _NORMS = ("l2", "l1", "max")
 _TYPES = ("classwise", "confidence")
 _POWER = {"l1": 1.0, "l2": 2.0}
 
 
-def _per_row(count: np.ndarray, conf: np.ndarray, hit: np.ndarray, norm: str,
+def per_row(count: np.ndarray, conf: np.ndarray, hit: np.ndarray, norm: str,
              debias: bool) -> np.ndarray:
     """The error of each row of (K, B) per-bin statistics (one row: binary or
     top-label)."""
@@ -166,7 +166,7 @@ def calibration_error(
                                       na_rm=na_rm)
     count, conf, hit = binned_stats(p, y, BinSpec.from_options(bins, binning, right), type=type,
                                     classes=classes, na_rm=na_rm)
-    per = _per_row(count, conf, hit, norm, debias)
+    per = per_row(count, conf, hit, norm, debias)
     if per.shape[0] == 1:
         return float(per[0])
     if norm == "max":

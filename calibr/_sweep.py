@@ -18,8 +18,10 @@ import math
 
 import numpy as np
 
+from ._equal_mass import equal_mass_breaks
 from ._input import MAX_BINS
 from ._input.params import BIN_RULES
+from ._kernels import binned
 
 __all__ = ["BIN_RULES", "cube_root_bins", "sweep_bins"]
 
@@ -71,17 +73,15 @@ def _monotone(cum_w: np.ndarray, cum_c: np.ndarray, bounds: np.ndarray) -> bool:
 def sweep_bins(x: np.ndarray, hits: np.ndarray, binning: str, right: bool,
                weights: np.ndarray | None = None) -> int:
     """The number of bins of the monotonic sweep: the largest ``b`` such that the
-    bins of every ``b' <= b`` (``calibr._binning.breaks`` with ``binning`` and
-    ``right``) have nondecreasing mean outcomes over their non-empty bins; ``b``
-    runs from 1 to the number of rows (the total weight with weights), at most
-    ``MAX_BINS``.
+    bins of every ``b' <= b`` (the breaks of ``calibr._binning.breaks`` with
+    ``binning``, equal-width or equal-mass, and ``right``) have nondecreasing
+    mean outcomes over their non-empty bins; ``b`` runs from 1 to the number of
+    rows (the total weight with weights), at most ``MAX_BINS``.
 
     If the mean outcomes of the distinct values are already nondecreasing, every
     binning is (a bin's mean lies between those of its first and last values), so
     the sweep ends at the largest ``b`` without checking.
     """
-    from ._binning import breaks
-
     xs, cum_w, cum_c = _sorted(x, hits, weights)
     n = xs.shape[0]
     total = float(cum_w[-1])
@@ -92,7 +92,8 @@ def sweep_bins(x: np.ndarray, hits: np.ndarray, binning: str, right: bool,
         return largest
     best = 1
     for b in range(2, largest + 1):
-        edges = breaks(None, b, binning, right, weights, presorted=(xs, cum_w[1:]))
+        edges = (binned.breaks(b) if binning == "equal-width" else
+                 equal_mass_breaks(None, b, right, weights, presorted=(xs, cum_w[1:])))
         bounds = np.concatenate(([0], np.searchsorted(xs, edges[1:-1], side=side), [n]))
         if not _monotone(cum_w, cum_c, bounds):
             break

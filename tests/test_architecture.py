@@ -55,15 +55,23 @@ KNOWN_PRIVATE_IMPORTS_OF_DASK: dict[str, str] = {}
 #: itself (``calibr/__init__.py``, which reads the registry) is the registry's.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kernels", ("calibr._kernels",)),
-    ("input", ("calibr._input", "calibr._defaults", "calibr._docs", "calibr.datasets")),
-    ("metrics", ("calibr._binning", "calibr._groups", "calibr._binned_metrics",
-                 "calibr._kernel_metrics", "calibr._lp", "calibr._smooth",
-                 "calibr._smooth_relplot", "calibr._lowess", "calibr._valprob",
-                 "calibr._decompose", "calibr._multicalibration", "calibr.torchmetrics")),
+    # the HTML of the result objects (``_repr_html_``) and its number formats are
+    # formatting, as calibr._docs is: the metrics' and verbs' results use them
+    ("input", ("calibr._input", "calibr._defaults", "calibr._docs", "calibr.datasets",
+               "calibr._html._format", "calibr._html._repr")),
+    ("metrics", ("calibr._binning", "calibr._equal_mass", "calibr._sweep", "calibr._groups",
+                 "calibr._binned_metrics", "calibr._kernel_metrics", "calibr._lp",
+                 "calibr._smooth", "calibr._smooth_relplot", "calibr._lowess",
+                 "calibr._valprob", "calibr._decompose", "calibr._cumulative",
+                 "calibr._multicalibration", "calibr._multitest", "calibr.torchmetrics")),
     ("registry", ("calibr._registry", "calibr")),
     ("verbs", ("calibr.frame", "calibr.table", "calibr.plot", "calibr._bootstrap",
                "calibr._calibration_tests", "calibr.pytest_plugin")),
-    ("backends", ("calibr._dask",)),
+    # the HTML report: a page drawn from the verbs' results (summarise, calibration_table)
+    ("report", ("calibr._html",)),
+    # Dask and the lazy engines (polars LazyFrame, DuckDB, Spark): reached from the
+    # metrics and verbs through calibr._input.backends, never imported by them
+    ("backends", ("calibr._dask", "calibr._engines")),
     ("cli", ("calibr.cli",)),
 )
 
@@ -316,9 +324,11 @@ def _in(module: str, package: str) -> bool:
 
 
 def layer_of(module: str) -> int:
-    """The position in :data:`LAYERS` of ``module`` (its longest entry)."""
+    """The position in :data:`LAYERS` of ``module`` (its longest entry; the entry
+    ``calibr`` is the package's ``__init__`` alone, so that a new module is placed by
+    hand, not by default)."""
     found = [(len(entry), i) for i, (_, entries) in enumerate(LAYERS) for entry in entries
-             if _in(module, entry)]
+             if (module == entry if entry == "calibr" else _in(module, entry))]
     assert found, f"{module} is in no layer of LAYERS: add it"
     return max(found)[1]
 

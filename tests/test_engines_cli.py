@@ -1,4 +1,4 @@
-"""The command line on polars and DuckDB (calibr/_engines/files.py, docs/engines.md):
+"""The command line on polars and DuckDB (calibr/cli/_scan.py, docs/engines.md):
 ``calibr report`` and ``calibr compare`` of Parquet files, directories and globs
 read with ``--engine polars`` or ``--engine duckdb``, and of a DuckDB table
 (``duckdb:PATH::TABLE``), give the output of one CSV holding the same rows (but

@@ -15,7 +15,7 @@ and its counters of bad values) and one ``group_by(keys, bin).agg(sum)``; the
 driver receives O(groups x bins) rows, drops the groups of a missing key
 (pandas' ``dropna=True``), orders the groups as pandas' ``groupby(sort=True)``
 does, and finishes with the functions of the pandas path (``ece_from_stats``,
-``mce_from_stats``, ``calibration_error``'s ``_per_row``, the table's
+``mce_from_stats``, ``calibration_error``'s ``per_row``, the table's
 ``table_from_stats``). A counter of bad values that is not 0 (a missing ``p``
 without ``na_rm``, ``p`` outside [0, 1], a label other than 0/1, a bad weight, a
 group left empty) sends the call down the collected path, whose pandas message
@@ -303,10 +303,10 @@ def _equal_mass_edges(lf: Any, cols: Any, bins: int, right: bool, n: int) -> np.
     """The breaks of ``calibr._binning.equal_mass_breaks`` of the kept values:
     the order statistics at ranks ``s - 1`` and ``s`` of each group start ``s``,
     read by a global sort on the engine (only those 2 (B - 1) values travel)."""
-    from .._binning import _group_starts
+    from .._equal_mass import group_starts
 
     b = min(bins, n)
-    starts = _group_starts(n, b)
+    starts = group_starts(n, b)
     if starts.size == 0:
         cuts = np.empty(0)
     else:
@@ -436,9 +436,9 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
                 return kernels.ece_from_stats(*stats)
             if which == "mce":
                 return kernels.mce_from_stats(*stats)
-            from .._lp import _per_row
+            from .._lp import per_row
 
-            return float(_per_row(*stats, norm, debias)[0])
+            return float(per_row(*stats, norm, debias)[0])
 
         return run(push)
 

@@ -1,6 +1,6 @@
 """Files: reading the input (CSV, compressed CSV, TSV, Parquet, stdin, the
 bundled data, a directory or glob of files through Dask, polars or DuckDB, a
-DuckDB table: ``calibr/_engines/files.py``), the format of the
+DuckDB table: ``calibr/cli/_scan.py``), the format of the
 output (from the extension of --output), refusing an output that is the input,
 and writing every output or none (temporary files renamed over the targets at
 the end)."""
@@ -27,8 +27,8 @@ from ._errors import EXIT_BROKEN_PIPE, CLIError, _detail
 if TYPE_CHECKING:  # pandas is imported by the readers (see _args: the parser is cheap)
     import pandas as pd
 
-    from .._engines.files import EngineRead
     from ._engine import Engine
+    from ._scan import EngineRead
 
 
 @dataclass
@@ -98,13 +98,23 @@ def _read_many(file: str, names: list[str], kind: str, sep: str | None) -> Any:
         raise CLIError(f"{file}: cannot read it: {_detail(err)}.") from None
 
 
+def _installed(name: str) -> bool:
+    """Whether the package ``name`` can be imported (without importing it)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a broken install or a finder that refuses it
+        return False
+
+
 def _engine_of(file: str, engine: str | None) -> str | None:
     """The engine that reads FILE (``--engine``; docs/engines.md, "The command line"):
     DuckDB for a DuckDB table; for a directory or glob Dask by default (it computes
     the report from merged sums, never holding all rows: docs/dask.md), polars or
     DuckDB when Dask is not installed or when asked; None for one file (pandas)
     unless ``--engine polars`` or ``duckdb`` asks for it."""
-    from .._engines.files import is_duckdb_table
+    from ._scan import is_duckdb_table
 
     if is_duckdb_table(file):
         if engine not in (None, "duckdb"):
@@ -112,10 +122,8 @@ def _engine_of(file: str, engine: str | None) -> str | None:
                            "--engine.")
         return "duckdb"
     if engine is None and _many(file):
-        import importlib.util
-
         for name in ("dask", "polars", "duckdb"):
-            if importlib.util.find_spec(name) is not None:
+            if _installed(name):
                 return name
         return "dask"  # its message says what to install
     return None if engine == "dask" and not _many(file) else engine
@@ -123,8 +131,8 @@ def _engine_of(file: str, engine: str | None) -> str | None:
 
 def _read_engine(file: str, engine: str, sep: str | None, columns=None, prefix=None):
     """FILE (Parquet: one file, a directory, a glob; or a DuckDB table) read by polars
-    or DuckDB: ``(frame, calibr._engines.files.EngineRead)``."""
-    from .._engines import files
+    or DuckDB: ``(frame, calibr.cli._scan.EngineRead)``."""
+    from . import _scan as files
 
     names = None
     if not files.is_duckdb_table(file):

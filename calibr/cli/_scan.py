@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..cli._errors import CLIError
+from ._errors import CLIError
 
 __all__ = ["DUCKDB_PREFIX", "ENGINES", "EngineRead", "is_duckdb_table", "read"]
 
