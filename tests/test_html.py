@@ -154,8 +154,8 @@ def breast():
 @pytest.fixture(scope="module")
 def report_page(breast):
     """The report of the bundled binary data with a test, intervals and smooth curves."""
-    page = calibr.html_report(breast.groupby("model"), "p", "y", tests="skce", ci=0.9,
-                              ci_resamples=200, smooth=True, rng=3)
+    page = calibr.html_report(breast.groupby("model"), "p", "y", tests="skce", confidence_level=0.9,
+                              n_resamples=200, smooth=True, rng=3)
     return page, parse(page)
 
 
@@ -164,7 +164,7 @@ def test_every_number_in_the_overview_is_summarise(report_page, breast, rref):
     assert check_shown(root) > 100
     data = breast.groupby("model")
     ref = calibr.summarise(data, "p", "y", tests="skce", rng=3)
-    ci = calibr.summarise(data, "p", "y", ci=0.9, ci_resamples=200, rng=3)
+    ci = calibr.summarise(data, "p", "y", confidence_level=0.9, n_resamples=200, rng=3)
     heads, rows = overview(root)
     assert heads == ["model", "n", "ece", "mce", "mce bin n", "skce p", "skce p (Holm)"]
     holm = r_holm(ref["skce_pvalue"])
@@ -360,11 +360,11 @@ def test_report_html_numbers_are_the_csv(capsys, preds, tmp_path):
     path, df = preds
     html = tmp_path / "report.html"
     code, out, err = run(capsys, "report", path, "--by", "model", "--test", "spiegelhalter",
-                         "--ci", "0.9", "--ci-resamples", "100", "--html", html)
+                         "--confidence-level", "0.9", "--n-resamples", "100", "--html", html)
     assert code == 0 and err == ""
     assert out.startswith("calibr report of")  # the table is printed as without --html
     code, csv, _ = run(capsys, "report", path, "--by", "model", "--test", "spiegelhalter",
-                       "--ci", "0.9", "--ci-resamples", "100", "--format", "csv")
+                       "--confidence-level", "0.9", "--n-resamples", "100", "--format", "csv")
     ref = pd.read_csv(io.StringIO(csv))
     root = parse(html.read_text(encoding="utf-8"))
     check_shown(root)

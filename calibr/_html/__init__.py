@@ -80,9 +80,9 @@ def _func_name(spec: Any) -> str:
 
 
 @validate_params(bins=BIN_SPEC, type=Options("classwise", "confidence"), binning=BINNING,
-                 right=RIGHT, na_rm=FLAG, ci=Optional(LEVEL),
+                 right=RIGHT, na_rm=FLAG, confidence_level=Optional(LEVEL),
                  ci_method=Options("percentile", "basic", "bca"),
-                 ci_resamples=Integer(1, MAX_RESAMPLES), consistency=Optional(LEVEL),
+                 n_resamples=Integer(1, MAX_RESAMPLES), consistency=Optional(LEVEL),
                  consistency_resamples=Integer(1, MAX_RESAMPLES), smooth=FLAG, rng=RNG,
                  title=OPTIONAL_STRING)
 @shared_docs
@@ -97,9 +97,9 @@ def html_report(
     na_rm: bool = False,
     weights: Any = None,
     tests: Any = None,
-    ci: float | None = None,
+    confidence_level: float | None = None,
     ci_method: str = "percentile",
-    ci_resamples: int = 9999,
+    n_resamples: int = 9999,
     bins: Any = BINS_DEFAULT,
     type: str = BINNED_TYPE_DEFAULT,
     binning: str = BINNING_DEFAULT,
@@ -114,7 +114,7 @@ def html_report(
 
     The page that ``calibr report --html`` writes, as a string: a header of what
     was measured; an overview table of every group (sortable by any column) with
-    each metric, its bootstrap interval (``ci``), the tests' p-values (adjusted
+    each metric, its bootstrap interval (``confidence_level``), the tests' p-values (adjusted
     by Holm's method over the groups when there are several) and the MCEs that
     come from a bin of fewer than 10 samples flagged with their counts; then per
     group its reliability diagram (count histogram, Wilson intervals,
@@ -141,15 +141,15 @@ def html_report(
     <calibr:na_rm>
     weights : str, optional, keyword-only
         The name of a column of frequency weights (as for
-        :func:`calibr.summarise`); not with ``tests`` or ``ci``, and the
+        :func:`calibr.summarise`); not with ``tests`` or ``confidence_level``, and the
         diagrams then have no consistency band or smooth curve.
     tests : str, CalibrationTest, list or dict, optional, keyword-only
         Calibration tests per group, as for :func:`calibr.summarise`.
-    ci : float, optional, keyword-only
+    confidence_level : float, optional, keyword-only
         A level in (0, 1): each metric's bootstrap interval per group
-        (:func:`calibr.bootstrap`, ``ci_method``, ``ci_resamples``).
+        (:func:`calibr.bootstrap`, ``ci_method``, ``n_resamples``).
     ci_method : {"percentile", "basic", "bca"}, default "percentile", keyword-only
-    ci_resamples : int, default 9999, keyword-only
+    n_resamples : int, default 9999, keyword-only
     <calibr:binned_bins>
         Also the bins of the diagrams and per-bin tables; keyword-only.
     type : {"classwise", "confidence"}, default "classwise", keyword-only
@@ -189,7 +189,7 @@ def html_report(
     Notes
     -----
     The numbers are those of :func:`calibr.summarise` (metrics, tests and
-    ``ci``) and :func:`calibr.calibration_table` (the per-bin tables, with
+    ``confidence_level``) and :func:`calibr.calibration_table` (the per-bin tables, with
     ``consistency``) on the same arguments; group labels are escaped, so a key
     such as ``<script>`` shows as text. The MCE's bin count is that of the bin
     with the largest gap in the MCE's own bins (ties: the largest count).
@@ -239,9 +239,9 @@ def html_report(
         counts = bin_count_of_mce(tab, keys)
         summary.insert(summary.columns.get_loc(name) + 1, f"{name}_bin_n",
                        [counts.get(key, np.nan) for key in row_keys])
-    if ci is not None:
-        bounds = summarise(data, p, y, metrics=specs, ci=ci, ci_method=ci_method,
-                           ci_resamples=ci_resamples, rng=rng, **common)
+    if confidence_level is not None:
+        bounds = summarise(data, p, y, metrics=specs, confidence_level=confidence_level,
+                           ci_method=ci_method, n_resamples=n_resamples, rng=rng, **common)
         for name in specs:
             at = summary.columns.get_loc(name)
             summary.insert(at + 1, f"{name}_low", bounds[f"{name}_low"].to_numpy())
@@ -251,7 +251,8 @@ def html_report(
     n_default = defaults(calibration_test)["n_resamples"]
     spec = Spec(keys, [(name, _func_name(s)) for name, s in specs.items()],
                 [(name, int(t.options.get("n_resamples", n_default))
-                  if t.method in RESAMPLING_TESTS else None) for name, t in test_specs], ci)
+                  if t.method in RESAMPLING_TESTS else None) for name, t in test_specs],
+                confidence_level)
     figs = figures(data, p, y, bins=bins, type="classwise" if drawn == "binary" else drawn,
                    binning=binning, right=right,
                    consistency=consistency, n_resamples=consistency_resamples, rng=rng,
@@ -274,9 +275,9 @@ def html_report(
     if test_specs:
         header.append(("tests", ", ".join(f"{name} ({t.method})" for name, t in test_specs)
                        + "; null hypothesis: calibrated"))
-    if ci is not None:
-        header.append(("intervals", f"{ci:g} {ci_method} bootstrap intervals, {ci_resamples} "
-                       "resamples of each group's rows"))
+    if confidence_level is not None:
+        header.append(("intervals", f"{confidence_level:g} {ci_method} bootstrap intervals, "
+                       f"{n_resamples} resamples of each group's rows"))
     if figs.band is not None:
         header.append(("consistency band", f"{figs.band:g}, {consistency_resamples} resamples "
                        "per group (Bröcker & Smith 2007)"))

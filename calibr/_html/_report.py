@@ -4,7 +4,7 @@ diagram and per-bin table), for ``calibr report --html`` and
 :func:`calibr.html_report`.
 
 Both build the summary in the terminal report's layout (group keys, ``form``,
-``bins``, ``n``, each metric with ``<metric>_low``/``_high`` under ``--ci`` and
+``bins``, ``n``, each metric with ``<metric>_low``/``_high`` under ``--confidence-level`` and
 ``<mce>_bin_n`` after an MCE, ``<test>_statistic``/``_pvalue``) and the
 :class:`Figures` of the groups; :func:`report_page` turns them into a
 :class:`~calibr._html._page.Page`.
@@ -127,7 +127,7 @@ def figures(data: Any, p: Any, y: Any, *, bins: Any, type: str, binning: str, ri
 class Spec:
     """The columns of a summary: its group keys, each metric (name, function name),
     each test (name, its p-value's resamples or None for an analytic one) and the
-    interval level of ``--ci`` (None without)."""
+    interval level of ``--confidence-level`` (None without)."""
 
     keys: list[Hashable]
     metrics: list[tuple[str, str]]
