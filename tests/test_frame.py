@@ -15,8 +15,12 @@ from hypothesis import strategies as st
 
 import calibr
 from calibr import InputError
+from calibr._registry import METRICS
 from calibr.datasets import load_breast_cancer_predictions, load_digits_predictions
 from calibr.frame import Metric, metric, summarise
+
+#: The registry's names as the messages list them (a tuple's repr), as a pattern.
+_METRIC_NAMES = re.escape(repr(tuple(METRICS)))
 
 DIGITS = [f"p_{k}" for k in range(10)]
 
@@ -197,7 +201,7 @@ def test_metric_names_are_the_public_functions():
     assert calibr.frame.METRICS == {"ece": calibr.ece, "mce": calibr.mce,
                                     "skce": calibr.skce, "mmce": calibr.mmce,
                                     "calibration_error": calibr.calibration_error,
-                                    "smece": calibr.smece}
+                                    "smece": calibr.smece, "ecce": calibr.ecce}
     with pytest.raises(TypeError):  # a read-only view of the registry
         calibr.frame.METRICS["brier"] = len
 
@@ -674,16 +678,14 @@ def test_prefix_numeric_labels_with_word_suffixes_is_an_error():
 def test_errors_on_arguments():
     df = binary_frame()
     gb = df.groupby("model")
-    with pytest.raises(ValueError, match=r"`metrics` must name calibr metrics \('ece', 'mce', "
-                       r"'skce', 'mmce', 'calibration_error', 'smece'\) or be callables; "
-                       r"got 'ecee'\."):
+    with pytest.raises(ValueError, match=r"`metrics` must name calibr metrics " + _METRIC_NAMES
+                       + r" or be callables; got 'ecee'\."):
         summarise(gb, "p", "y", metrics=["ecee"])
-    with pytest.raises(ValueError, match=r"^`metrics` must name calibr metrics \('ece', 'mce', "
-                       r"'skce', 'mmce', 'calibration_error', 'smece'\) or be callables or "
-                       r"calibr.metric\(...\) specs; got 3\.$"):
+    with pytest.raises(ValueError, match=r"^`metrics` must name calibr metrics " + _METRIC_NAMES
+                       + r" or be callables or calibr.metric\(...\) specs; got 3\.$"):
         summarise(gb, "p", "y", metrics=[3])
-    with pytest.raises(ValueError, match=r"^`metrics` must name calibr metrics \('ece', 'mce', "
-                       r"'skce', 'mmce', 'calibration_error', 'smece'\) or be callables; got 3\.$"):
+    with pytest.raises(ValueError, match=r"^`metrics` must name calibr metrics " + _METRIC_NAMES
+                       + r" or be callables; got 3\.$"):
         summarise(gb, "p", "y", metrics=[Metric(3)])
     with pytest.raises(ValueError, match=r"^`metrics` must be a metric, a list of metrics or a "
                        r"dict of them; got int\.$"):
@@ -741,8 +743,7 @@ def test_errors_on_arguments():
 
 _TAKEN = (r"was taken as an output column named {key} \(keyword arguments of summarise\(\) "
           r"that are not its parameters name metric columns\), but {value} is not a calibr "
-          r"metric \('ece', 'mce', 'skce', 'mmce', 'calibration_error', 'smece'\), a callable "
-          r"or a calibr.metric\(\.\.\.\) spec")
+          r"metric " + _METRIC_NAMES + r", a callable or a calibr.metric\(\.\.\.\) spec")
 
 
 @pytest.mark.parametrize(("kwargs", "shown", "hint"), [

@@ -38,6 +38,7 @@ NOT_METRICS = {
     "val_prob": "a Series of statistics", "median_bandwidth": "a bandwidth",
     "smece_curve": "a curve", "reliability_diagram": "a figure", "metric": "a metric spec",
     "summarise": "a DataFrame", "test": "a test spec", "p_adjust": "adjusted p-values",
+    "html_report": "an HTML page",
 }
 
 #: Options of each metric other than its defaults, as a user would set them (a
