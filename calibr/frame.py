@@ -56,7 +56,7 @@ from ._input import (
     resolved_options,
     validate_params,
 )
-from ._input.frames import frame_verb, lazy_grouping
+from ._input.frames import eager_frame, foreign_kind, frame_verb, lazy_grouping, to_callers_frame
 from ._kernel_metrics import ROUNDING_FLOOR, as_hits
 from ._kernels import grouped
 from ._kernels.top_label import top_label
@@ -755,9 +755,12 @@ def summarise(
         out = summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes, na_rm=na_rm,
                         tests=tests, rng=rng, weights=weights,
                         confidence_level=confidence_level, ci_method=ci_method,
-                        n_resamples=n_resamples, **named_metrics)
+                        n_resamples=n_resamples, by=by, **named_metrics)
         if isinstance(out, pd.DataFrame):
             return _adjusted(out, adjusted, p_adjust)
+        kind = foreign_kind(out)
+        if kind is not None:  # a lazy engine's result, collected: polars or Arrow
+            return to_callers_frame(_adjusted(eager_frame(out)[0], adjusted, p_adjust), kind)
         # a lazy result (docs/dask.md): the adjustment reads every group, in one partition
         if out.npartitions != 1:
             out = out.repartition(npartitions=1)

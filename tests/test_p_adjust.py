@@ -209,6 +209,24 @@ def test_summarise_on_dask_adjusts_the_gathered_groups():
                             tests="kuiper", rng=2, p_adjust="BY")
     got = lazy.compute(scheduler="synchronous").reset_index(drop=True)
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    # by= instead of a groupby: the same groups (it was once dropped: one row of all)
+    lazy = calibr.summarise(dd.from_pandas(df, npartitions=3), "p", "y", "ece", by="g",
+                            tests="kuiper", rng=2, p_adjust="BY")
+    got = lazy.compute(scheduler="synchronous").reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+
+
+def test_summarise_on_a_lazy_engine_adjusts_the_groups():
+    """A polars LazyFrame (docs/engines.md): the tests are collected, the adjusted
+    p-values those of the pandas path, in the caller's frame type."""
+    import polars as pl
+    df = _groups_frame().assign(g=lambda d: d["g"].astype(int))
+    want = calibr.summarise(df.groupby("g"), "p", "y", "ece", tests="kuiper", rng=2,
+                            p_adjust="holm")
+    got = calibr.summarise(pl.from_pandas(df).lazy(), "p", "y", "ece", by="g",
+                           tests="kuiper", rng=2, p_adjust="holm")
+    assert isinstance(got, pl.DataFrame)
+    pd.testing.assert_frame_equal(got.to_pandas(), want, check_exact=True)
 
 
 # --------------------------------------------------------------------------
