@@ -36,6 +36,7 @@ from ._input import (
     prepare,
     validate_params,
 )
+from ._input.frames import frame_verb
 from ._kernels import multicalibration as _mk
 from ._kernels._jit import read_only
 from ._kernels._threads import run_chunks
@@ -393,6 +394,7 @@ def _condition_text(condition: tuple[Hashable, str, Any]) -> str:
 # the function
 
 
+@frame_verb(collect=True)  # polars / Arrow frames; lazy sources collected (docs/engines.md)
 @shared_docs
 @validate_params(max_depth=Integer(1), max_values=Integer(1), min_samples=Integer(1),
                  na_rm=FLAG)

@@ -268,11 +268,53 @@ def test_above_the_collect_limit_calibr_refuses(engine, monkeypatch):
         calibr.ece(_cols(bad, "p", "y"), "y")
 
 
-def test_functions_without_an_engine_refuse_lazy_sources():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_functions_the_engine_does_not_compute_collect_under_the_rule(engine, monkeypatch):
+    """docs/engines.md, "The rule": every other function of ``p`` and ``y`` (and the
+    verbs html_report and multicalibration) collects the columns it uses, bit for
+    bit the pandas path, and refuses above the collect limit."""
+    df = _frame(400)
+    src = _source(df, engine)
+    lazy_p = _cols(src, "p", "y")
+    p, y = df["p"], df["y"]
+    assert calibr.ecce(lazy_p, "y", "kuiper") == calibr.ecce(p, y, "kuiper")
+    assert calibr.smece(lazy_p, "y") == calibr.smece(p, y)
+    got, want = calibr.decompose(lazy_p, "y"), calibr.decompose(p, y)
+    assert (got.score, got.mcb, got.dsc, got.unc) == (want.score, want.mcb, want.dsc, want.unc)
+    got = calibr.bootstrap(lazy_p, "y", "mce", n_resamples=50, rng=3)
+    want = calibr.bootstrap(p, y, "mce", n_resamples=50, rng=3)
+    assert got.confidence_interval == want.confidence_interval
+    got, want = calibr.calibration_test(lazy_p, "y", "ks"), calibr.calibration_test(p, y, "ks")
+    assert (got.statistic, got.pvalue) == (want.statistic, want.pvalue)
+    # weights name a column of the source
+    lazy_w = _cols(src, "p", "y", "w")
+    assert calibr.ecce(lazy_w, "y", weights="w") == calibr.ecce(p, y, weights=df["w"])
+    # the verbs the engines do not compute: html_report and multicalibration
+    page = calibr.html_report(src, "p", "y", by="g", bins=4, consistency=None)
+    assert page == calibr.html_report(df.groupby("g"), "p", "y", bins=4, consistency=None)
+    got = calibr.multicalibration(src, "p", "y", ["g", "k"])
+    want = calibr.multicalibration(df, "p", "y", ["g", "k"])
+    assert (got.statistic, got.pvalue) == (want.statistic, want.pvalue)
+    # above the limit: refused, the function named
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
+    what = "a polars LazyFrame" if engine == "polars" else "a DuckDB relation"
+    with pytest.raises(calibr.InputError, match=re.escape(
+            f"calibr.ecce on {what} collects its rows to the driver, and it has 400, more "
+            "than calibr collects (100, ")) as info:
+        calibr.ecce(lazy_p, "y")
+    assert info.value.param == "p"
+    with pytest.raises(calibr.InputError, match=re.escape(
+            f"calibr.html_report on {what} collects its rows")) as info:
+        calibr.html_report(src, "p", "y")
+    assert info.value.param == "data"
+
+
+def test_a_function_that_reads_values_refuses_a_lazy_source():
     lf = pl.from_pandas(_frame(50)).lazy()
     with pytest.raises(calibr.InputTypeError, match=re.escape(
-            "`p` is a polars LazyFrame: this function does not compute on lazy sources")):
-        calibr.bootstrap(lf, "y", "ece")
+            "`p_a` is a polars LazyFrame: this function reads it as values, not as a lazy "
+            "source; collect the columns it needs first")):
+        calibr.paired_bootstrap(lf, lf, "y", "ece")
 
 
 def test_import_calibr_imports_no_engine():

@@ -29,6 +29,8 @@ skce = _FUNCTIONS["skce"]
 mmce = _FUNCTIONS["mmce"]
 summarise = _FUNCTIONS["summarise"]
 calibration_table = _FUNCTIONS["calibration_table"]
+collect_arguments = _FUNCTIONS["collect_arguments"]
+collect_frame = _FUNCTIONS["collect_frame"]
 
-__all__ = ["ENGINE", "GROUPS_BY_NAME", "calibration_error", "calibration_table", "ece", "mce",
-           "mmce", "skce", "summarise"]
+__all__ = ["ENGINE", "GROUPS_BY_NAME", "calibration_error", "calibration_table",
+           "collect_arguments", "collect_frame", "ece", "mce", "mmce", "skce", "summarise"]

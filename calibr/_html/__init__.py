@@ -36,6 +36,7 @@ from .._input import (
     Options,
     validate_params,
 )
+from .._input.frames import frame_verb
 from ._page import Page, render
 from ._report import CONSISTENCY, CONSISTENCY_RESAMPLES, Figures, Spec, figures, report_page
 
@@ -79,6 +80,7 @@ def _func_name(spec: Any) -> str:
     return spec.func if isinstance(spec.func, str) else getattr(spec.func, "__name__", "metric")
 
 
+@frame_verb(collect=True)  # polars / Arrow frames and by=; lazy sources collected
 @validate_params(bins=BIN_SPEC, type=Options("classwise", "confidence"), binning=BINNING,
                  right=RIGHT, na_rm=FLAG, confidence_level=Optional(LEVEL),
                  ci_method=Options("percentile", "basic", "bca"),
@@ -109,6 +111,7 @@ def html_report(
     smooth: bool = False,
     rng: Any = 0,
     title: str | None = None,
+    by: Any = None,
 ) -> str:
     """A self-contained HTML report of the calibration of every group of ``data``.
 
@@ -126,7 +129,10 @@ def html_report(
     Parameters
     ----------
     data : DataFrame or DataFrameGroupBy
-        The predictions, whole or grouped, as for :func:`calibr.summarise`.
+        The predictions, whole or grouped, as for :func:`calibr.summarise`: a
+        pandas, polars or Arrow frame (grouped with ``by``), a pandas groupby, or
+        a lazy source (polars ``LazyFrame``, DuckDB relation, Spark DataFrame),
+        collected under the rule of ``docs/engines.md``.
     p : str or list of str, optional
         The probability column, or one column per class (or ``p_prefix``).
     y : str
@@ -171,6 +177,8 @@ def html_report(
         :func:`calibr.summarise`); the default 0 makes a report reproducible.
     title : str, optional, keyword-only
         The page's title (default "Calibration report").
+    by : str or list of str, optional, keyword-only
+        Group ``data`` (a DataFrame) by these columns, as :func:`calibr.summarise`.
 
     Returns
     -------

@@ -73,10 +73,11 @@ def eager(value: Any, name: str) -> Any:
         lazy = _lazy_what(value)
         if lazy is not None:
             raise InputTypeError(
-                f"`{name}` is {lazy}: this function does not compute on lazy sources; "
-                "collect the columns it needs first (e.g. lf.collect(), rel.arrow(), "
-                "sdf.toPandas()). ece, mce, calibration_error, calibration_table and "
-                "summarise compute on them (docs/engines.md).", param=name)
+                f"`{name}` is {lazy}: this function reads it as values, not as a lazy "
+                "source; collect the columns it needs first (e.g. lf.collect(), "
+                "rel.arrow(), sdf.toPandas()). The functions of `p` and `y` take a lazy "
+                "source as `p` with `y` naming its label column, and the verbs as `data` "
+                "(docs/engines.md).", param=name)
         return value
     import narwhals as nw
 
@@ -120,10 +121,11 @@ def eager_frame(data: Any) -> tuple[Any, str | None]:
     return frame, lib
 
 
-def to_callers_frame(result: pd.DataFrame, lib: str | None) -> Any:
+def to_callers_frame(result: Any, lib: str | None) -> Any:
     """The verb's pandas ``result`` as a frame of ``lib`` (``"polars"``: a polars
-    DataFrame, ``"pyarrow"``: an Arrow Table), or unchanged (``None``)."""
-    if lib is None:
+    DataFrame, ``"pyarrow"``: an Arrow Table), or unchanged (``None``, or a result
+    that is not a DataFrame: a page, a result object)."""
+    if lib is None or not isinstance(result, pd.DataFrame):
         return result
     if lib == "polars":
         import polars as pl
@@ -174,12 +176,19 @@ def grouped(frame: Any, by: Any) -> Any:
     return frame.groupby(keys)
 
 
-def frame_verb(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorator of a verb with parameters ``data`` and ``by``: polars and Arrow
-    frames are read as pandas frames (:func:`eager_frame`), ``by=`` groups them
-    (:func:`grouped`), and the pandas result is returned in the caller's frame
-    type (:func:`to_callers_frame`). Lazy sources and plain pandas calls pass
-    through unchanged (the verb dispatches lazy sources to their engine)."""
+def frame_verb(func: Callable[..., Any] | None = None, *,
+               collect: bool = False) -> Any:
+    """Decorator of a verb with a parameter ``data`` (and ``by``, if it has one):
+    polars and Arrow frames are read as pandas frames (:func:`eager_frame`),
+    ``by=`` groups them (:func:`grouped`), and a pandas DataFrame result is
+    returned in the caller's frame type (:func:`to_callers_frame`; other results
+    as they are). Plain pandas calls pass through unchanged, and so do lazy
+    sources (the verb dispatches them to their engine), unless ``collect``: then
+    a lazy source of the engines of ``calibr/_engines/`` is collected under their
+    rule (``docs/engines.md``) and read as an eager frame, for a verb that the
+    engines do not compute."""
+    if func is None:
+        return functools.partial(frame_verb, collect=collect)
     sig = inspect.signature(func)
 
     @functools.wraps(func)
@@ -192,9 +201,14 @@ def frame_verb(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)  # Python's own message for a bad call
         data = bound.arguments.get("data")
         by = bound.arguments.get("by")
+        backend = lazy_backend(data)
+        if collect and backend is not None and hasattr(backend, "collect_frame"):
+            data = backend.collect_frame(data, f"calibr.{func.__name__}")
+            bound.arguments["data"] = data
+            backend = None
         lib = foreign_kind(data)
-        if (lib is None and by is None) or lazy_backend(data) is not None:
-            return func(*args, **kwargs)
+        if (lib is None and by is None) or backend is not None:
+            return func(*bound.args, **bound.kwargs)
         frame, lib = eager_frame(data)
         bound.arguments["data"] = frame if by is None else grouped(frame, by)
         bound.arguments["by"] = None

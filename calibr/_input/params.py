@@ -471,6 +471,36 @@ def resolved_options(func: Callable[..., Any], options: dict[str, Any]) -> dict[
     return out
 
 
+def _collect_lazy(name: str, positional: list[str], args: list, kwargs: dict) -> None:
+    """A lazy source as ``p`` of a function that its engine does not compute
+    (``docs/engines.md``, "The rule"): ``p``, ``y`` and ``weights`` become the
+    collected columns (in place), when the source has at most the engine's
+    collect limit of rows; the engine refuses above it. Functions the engine
+    computes itself (``ece``, ``mce``, ...) and Dask collections pass unchanged."""
+    from .backends import lazy_backend
+
+    def get(arg: str) -> Any:
+        pos = positional.index(arg) if arg in positional else -1
+        return args[pos] if 0 <= pos < len(args) else kwargs.get(arg)
+
+    def put(arg: str, value: Any) -> None:
+        pos = positional.index(arg) if arg in positional else -1
+        if 0 <= pos < len(args):
+            args[pos] = value
+        else:
+            kwargs[arg] = value
+
+    backend = lazy_backend(get("p"))
+    if backend is None or not hasattr(backend, "collect_arguments") or hasattr(backend, name):
+        return
+    p, y, weights = backend.collect_arguments(get("p"), get("y"), get("weights"),
+                                              f"calibr.{name}")
+    put("p", p)
+    put("y", y)
+    if weights is not None:
+        put("weights", weights)
+
+
 def validate_params(**rules: Rule) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: check the named parameters of each call with their rules (in
     the order given here) and pass on their canonical values.
@@ -508,6 +538,8 @@ def validate_params(**rules: Rule) -> Callable[[Callable[..., Any]], Callable[..
             if len(args) > len(positional):  # let Python raise its own TypeError
                 return func(*args, **kwargs)
             args = list(args)
+            if "p" in positional:
+                _collect_lazy(func.__name__, positional, args, kwargs)
             for name, rule in rules.items():
                 if name in kwargs:
                     kwargs[name] = rule(kwargs[name], name)
