@@ -144,6 +144,29 @@ def test_summarise_groups_and_order_are_pandas(engine, by):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "Int32"])
+def test_a_narrow_integer_key_grouped_with_the_bin_is_pandas(engine, dtype):
+    """One narrow integer key: the engine groups ``key * bins + bin`` as one integer
+    (calibr._engines._lazy._one_key); negative keys, a missing key (in no group), and
+    with weights and explicit breaks, the groups, order and key dtype of pandas."""
+    df = _grouped_frame()
+    key = df["k"].to_numpy() - (2 if dtype.lower().startswith("int") else 0)
+    df["key"] = pd.array(key, dtype=dtype)
+    if dtype == "Int32":
+        df.loc[::101, "key"] = None
+    src = _source(df, engine)
+    assert _lazy._one_key(nw.from_native(src), ["key"], 10)
+    metrics = ["ece", "mce", calibr.metric("mce", bins=np.array([0.0, 0.3, 1.0]))]
+    for weights in (None, "w"):
+        want = calibr.summarise(df.groupby("key"), "p", "y", metrics=metrics, weights=weights)
+        got = calibr.summarise(src, "p", "y", metrics=metrics, by="key",
+                               weights=weights).to_pandas()
+        assert list(got["key"]) == list(want["key"])
+        pd.testing.assert_frame_equal(got.drop(columns="key"), want.drop(columns="key"),
+                                      rtol=ENGINE_RTOL, atol=0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("opts", [dict(), dict(bins=4, right=False), dict(weights="w"),
                                   dict(bins=5, binning="equal-mass")], ids=repr)
 def test_calibration_table_equals_the_pandas_path(engine, opts):
