@@ -587,12 +587,20 @@ def test_report_of_a_directory_equals_the_report_of_one_file(client, parquet_dir
 
 
 def _no_cluster(monkeypatch):
-    """Make starting a local cluster, or a client of one, fail the test."""
-    def refused(*args, **kwargs):
-        raise AssertionError("a Dask cluster or client was started")
+    """Make starting a local cluster, or a client of one, fail the test. Subclasses,
+    not functions: Dask's scheduler lookup calls ``distributed.Client.current()``
+    (a function in its place failed the tests that ran first, before a fixture
+    had started a real client)."""
+    class RefusedCluster(distributed.LocalCluster):
+        def __init__(self, *args, **kwargs):
+            raise AssertionError("a Dask cluster was started")
 
-    monkeypatch.setattr(distributed, "LocalCluster", refused)
-    monkeypatch.setattr(distributed, "Client", refused)
+    class RefusedClient(distributed.Client):
+        def __init__(self, *args, **kwargs):
+            raise AssertionError("a Dask client was started")
+
+    monkeypatch.setattr(distributed, "LocalCluster", RefusedCluster)
+    monkeypatch.setattr(distributed, "Client", RefusedClient)
 
 
 @pytest.mark.parametrize("options", [["--by", "m"], ["--by", "m", "--per-bin"],
