@@ -624,6 +624,12 @@ def _main(capsys, *argv: str) -> tuple[int, str, str]:
         (["-p", "p"], "the following arguments are required: BASELINE (see `calibr compare "
                       "--help`)"),
         (["a.csv", "b.csv", "--by", "seg,seg"], "--by names the column 'seg' twice."),
+        # one file given as both models: the files named, not "the column 'a.csv' twice"
+        (["-p", "p", "a.csv", "a.csv"],
+         "--prob took 'a.csv' and 'a.csv' as column names, but they are files, and BASELINE and "
+         "CANDIDATE are missing; put them before the options (calibr compare a.csv a.csv --prob "
+         "p) or end the list with -- (calibr compare --prob p -- a.csv a.csv)."),
+        (["a.csv", "b.csv", "--by", "a.csv", "a.csv"], "--by names the column 'a.csv' twice."),
     ],
 )
 def test_compare_column_lists_that_took_the_files(tmp_path, capsys, monkeypatch, argv, want):

@@ -148,7 +148,12 @@ class _ColumnList(argparse.Action):
                                "is written a,b,c.")
             for name in parts:
                 if name in names:
-                    raise CLIError(f"{option} names the column {name!r} twice.")
+                    if _path_kind(name) is None:
+                        raise CLIError(f"{option} names the column {name!r} twice.")
+                    # FILE given twice after a list that took both: said once parsed
+                    # (_refuse_swallowed names the files), else this message
+                    namespace._repeated = f"{option} names the column {name!r} twice."
+                    continue
                 names.append(name)
         setattr(namespace, self.dest, names)
         uses = getattr(namespace, "_column_lists", [])
@@ -224,12 +229,16 @@ class _Parser(argparse.ArgumentParser):
         self._filling = argparse.Namespace() if namespace is None else namespace
         parsed, extras = super().parse_known_args(args, self._filling)
         _refuse_swallowed(self, parsed)  # FILE is optional: the bundled data
+        if getattr(parsed, "_repeated", None):
+            raise CLIError(parsed._repeated)
         return parsed, extras
 
     def error(self, message: str) -> NoReturn:  # one line, not usage + message
         if (message.startswith("the following arguments are required")
                 and self._filling is not None):
             _refuse_swallowed(self, self._filling)  # BASELINE is required
+            if getattr(self._filling, "_repeated", None):
+                raise CLIError(self._filling._repeated)
         raise CLIError(f"{message} (see `{self.prog} --help`)")
 
 
