@@ -55,7 +55,7 @@ def write_dataset(root: str, rows: int, groups: int, files: int, seed: int = 0) 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    stamp = Path(root, "ROWS")
+    stamp = Path(root, "_ROWS")  # a leading _: Spark skips it
     if stamp.exists() and stamp.read_text() == f"{rows} {groups} {files} {seed}":
         return
     for old in glob.glob(os.path.join(root, "*.parquet")):
