@@ -159,7 +159,8 @@ def _bin_expr(x: Any, spec: Any, edges: np.ndarray) -> Any:
         b = spec.bins
         m = (x * float(b) + 0.5).floor()
         j = m - 1.0 + (x > m * (1.0 / b)).cast(nw.Float64)
-        return nw.when(j < 0.0).then(0.0).when(j > b - 1.0).then(float(b - 1)).otherwise(j)
+        # 0 to the first bin, 1.0 to the last (LEAST/GREATEST in SQL: no CASE)
+        return nw.min_horizontal(nw.max_horizontal(j, nw.lit(0.0)), nw.lit(float(b - 1)))
     inner = [float(t) for t in edges[1:-1]]
     if not inner:
         return nw.lit(0.0)
@@ -217,14 +218,16 @@ def _stats(lf: Any, keys: list, cols: Any, weights: Hashable | None, spec: Any,
     return out
 
 
-#: Integer key types whose values times a number of bins (at most 2**31) fit in an
-#: int64: one such key column and the bin are grouped as one integer key.
+#: Integer key types of at most 32 bits: ``key * nbins + bin`` of such a key is a
+#: whole number below 2**52 in magnitude for any number of bins calibr allows
+#: (``MAX_BINS``, below 2**20), exact as a float64, so one such key column and the
+#: bin are grouped as one float64 key.
 _NARROW_INTS = (nw.Int8, nw.Int16, nw.Int32, nw.UInt8, nw.UInt16, nw.UInt32)
 
 
 def _one_key(lf: Any, keys: list, nbins: int) -> bool:
     """Whether the group key and the bin can be grouped as ``key * nbins + bin``."""
-    if len(keys) != 1 or nbins > 2**31:
+    if len(keys) != 1 or nbins > 2**20:
         return False
     return lf.collect_schema()[keys[0]].base_type() in _NARROW_INTS
 
@@ -246,23 +249,30 @@ def _fast_stats(lf: Any, keys: list, cols: Any, weights: Hashable | None, spec: 
     yv = nw.col(cols.y).cast(nw.Float64)
     valid = ((x >= 0.0) & (x <= 1.0) & ((yv == 0.0) | (yv == 1.0))).fill_null(False)
     nbins = edges.shape[0] - 1
-    row = {"__bin": nw.when(valid).then(_bin_expr(x, spec, edges)).otherwise(0.0)
-           .cast(nw.Int64), "__bad": (~valid).cast(nw.Float64)}
-    if weights is None:
-        row.update(__count=nw.lit(1.0), __sp=x, __sy=yv)
+    # the bin as a float64, no CASE and no integer cast (each costs the engine more
+    # than the bin itself); a missing p has a missing bin, put in bin 0: its row is
+    # counted in __bad, which sends the call to the full query
+    row = {"__bin": _bin_expr(x, spec, edges).fill_null(0.0),
+           "__bad": (~valid).cast(nw.Float64)}
+    if weights is None:  # the count is the engine's row count (COUNT(*))
+        row.update(__sp=x, __sy=yv)
+        sums = [nw.len().alias("__count")]
     else:
         w = nw.col(weights).cast(nw.Float64)
         w_ok = (w >= 0.0) & (w <= np.finfo(np.float64).max)
         row["__bad"] = (~(valid & w_ok.fill_null(False))).cast(nw.Float64)
         row.update(__count=w, __sp=w * x, __sy=w * yv)
-    sums = [nw.col(c).sum().alias(c) for c in ("__bad", *_SUMS)]
+        sums = [nw.col("__count").sum().alias("__count")]
+    sums += [nw.col(c).sum().alias(c) for c in ("__bad", "__sp", "__sy")]
     if _one_key(lf, keys, nbins):
         key = keys[0]
         bin_ = row.pop("__bin")
-        query = (lf.select(__k=nw.col(key).cast(nw.Int64) * nbins + bin_, **row)
+        query = (lf.select(__k=nw.col(key).cast(nw.Float64) * float(nbins) + bin_, **row)
                  .group_by("__k", drop_null_keys=True).agg(*sums))
         out = query.collect().to_pandas()
-        k = out.pop("__k").to_numpy().astype(np.int64)
+        if out["__bad"].astype(np.float64).sum() != 0:
+            return None
+        k = out.pop("__k").to_numpy(dtype=np.float64).astype(np.int64)
         g = np.floor_divide(k, nbins)
         dtype = _PANDAS_DTYPES[lf.collect_schema()[key].base_type()]
         out.insert(0, key, g.astype(dtype))
@@ -271,6 +281,9 @@ def _fast_stats(lf: Any, keys: list, cols: Any, weights: Hashable | None, spec: 
         query = (lf.select(*keys, **row)
                  .group_by(*keys, "__bin", drop_null_keys=False).agg(*sums))
         out = query.collect().to_pandas()
+        if out["__bad"].astype(np.float64).sum() != 0:
+            return None
+        out["__bin"] = out["__bin"].to_numpy(dtype=np.float64).astype(np.int64)
     for c in ("__bad", *_SUMS):  # DuckDB sums to decimals, Spark to objects at times
         out[c] = out[c].astype(np.float64)
     if keys:  # pandas' dropna: the rows of a missing key are in no group
