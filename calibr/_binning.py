@@ -46,6 +46,7 @@ from ._input import (
     MAX_BIN_CELLS,
     ROW_SUM_TOL,
     InputError,
+    arg,
     check_bin_cells,
     check_binning,
     convert,
@@ -102,7 +103,8 @@ class BinSpec:
                      else f"bins = {fmt(bins)}")
             raise InputError(
                 f"`bins` does not apply to binning = 'isotonic': its bins are the blocks of "
-                f"the isotonic fit, one per fitted value; got {shown}. Leave `bins` out.",
+                f"the isotonic fit, one per fitted value; got {shown}. Leave {arg('bins')} out.",
+
                 param="bins"
             )
         if isinstance(bins, str):  # "sweep" or "auto": a number for either placement

@@ -32,13 +32,13 @@ from ._input import (
     Integer,
     Options,
     Prepared,
+    arg,
     check_bin_cells,
     check_options,
     defaults,
     fmt,
     metric_value,
     prepare,
-    reworded,
     validate_params,
     warn,
 )
@@ -656,18 +656,19 @@ def _same_rows(p_a: Any, p_b: Any) -> None:
         return
     if na != nb:
         raise InputError(
-            f"`p_a` and `p_b` must be predictions for the same rows; got {na} and {nb} rows.",
+            f"{arg('p_a')} and {arg('p_b')} must be predictions for the same rows; got {na} and "
+            f"{nb} rows.",
             param="p_b"
         )
 
 
 def _prepare_as(name: str, p: Any, y: Any, **kwargs: Any) -> Prepared:
-    """``prepare(p, y)`` whose messages name the argument ``name`` instead of ``p``."""
+    """``prepare(p, y)`` whose errors name the argument ``name`` where they name ``p``
+    (the terms of the message and ``param``; its text and the values it shows stay)."""
     try:
         return prepare(p, y, **kwargs)
     except (InputError, InputTypeError) as err:
-        msg = str(err).replace("`p`", f"`{name}`")
-        raise reworded(err, msg, param=name if err.param == "p" else None) from None
+        raise err.renamed({"p": name}) from None
 
 
 @validate_params(**_RULES, alternative=Options(*_ALTERNATIVES))
@@ -760,7 +761,8 @@ def paired_bootstrap(
     if (prep_a.binary, prep_a.k, prep_a.n) != (prep_b.binary, prep_b.k, prep_b.n):
         what = lambda prep: "a vector" if prep.binary else f"{prep.k} columns"  # noqa: E731
         raise InputError(
-            "`p_a` and `p_b` must be predictions of the same kind for the same rows; got "
+            f"{arg('p_a')} and {arg('p_b')} must be predictions of the same kind for the same "
+            "rows; got "
             f"{what(prep_a)} ({prep_a.n} rows used) and {what(prep_b)} ({prep_b.n} rows used).",
             param="p_b"
         )

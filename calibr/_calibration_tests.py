@@ -30,6 +30,7 @@ from ._input import (
     Optional,
     Options,
     Prepared,
+    arg,
     defaults,
     prepare,
     validate_params,
@@ -395,7 +396,8 @@ def _refuse_matrix(p: Any, method: str) -> None:
         hint = (" For a two-class matrix, pass the column of the positive class "
                 "(e.g. p[:, 1])." if len(shape) == 2 else "")
         raise InputError(
-            f'`method = "{method}"` is for binary outcomes only: `p` must be a vector '
+            f"{arg('method', 'setting', method)} is for binary outcomes only: {arg('p')} must "
+            "be a vector "
             f"of probabilities P(y = 1); got an array of shape {tuple(shape)}.{hint}",
             param="p"
         )
@@ -483,7 +485,8 @@ def _normal_upper(z: float) -> float:
 def _check_n(prep: Prepared, method: str, least: int) -> None:
     if prep.n < least:
         raise InputError(
-            f'`method = "{method}"` needs at least {least} observations; got {prep.n}.',
+            f"{arg('method', 'setting', method)} needs at least {least} observations; got "
+            f"{prep.n}.",
             param="method"
         )
 
@@ -743,9 +746,11 @@ def _hosmer_lemeshow_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     if g < 3:
         distinct = np.unique(p).size
         raise InputError(
-            f'`method = "hosmer_lemeshow"` needs at least 3 groups of distinct risk; the '
-            f"{o.groups} quantile groups of `p` merge into {g} ({distinct} distinct "
-            f"value{'s' if distinct != 1 else ''} of `p` among {prep.n} observations).",
+            f"{arg('method', 'setting', 'hosmer_lemeshow')} needs at least 3 groups of "
+            f"distinct risk; the {o.groups} quantile groups of {arg('p')} merge into {g} "
+            f"({distinct} distinct value{'s' if distinct != 1 else ''} of {arg('p')} among "
+            f"{prep.n} observations).",
+
             param="p"
         )
     obs1 = np.bincount(group, weights=y, minlength=used.size)[used]
@@ -780,7 +785,8 @@ def _cumulative_test(prep: Prepared, o: _Options, kind: str) -> CalibrationTestR
 
     if not prep.binary and o.type not in (None, "confidence"):
         raise InputError(
-            f'`type` must be "confidence" (or left out) for `method = "{kind}"`: the '
+            f'`type` must be "confidence" (or left out) for {arg("method", "setting", kind)}: the '
+
             f"cumulative differences are of one score per row; got {o.type!r}.",
             param="type"
         )

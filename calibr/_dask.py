@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from dask import delayed
 
-from ._input import InputError, InputTypeError, fmt, reworded
+from ._input import InputError, InputTypeError, arg, extended, fmt
 
 __all__ = ["calibration_table", "ece", "exact_scalar", "mce", "mmce", "skce", "summarise"]
 
@@ -84,7 +84,7 @@ def _partitions(name: str, obj: Any, n: int | None) -> list | None:
     parts = list(obj.to_delayed())
     if n is not None and len(parts) != n:
         raise InputError(
-            f"`{name}` must have the partitions of `p` (calibr pairs them, as pandas "
+            f"`{name}` must have the partitions of {arg('p')} (calibr pairs them, as pandas "
             f"objects are paired by position); got {len(parts)} and {n} partitions. "
             "Take both from one Dask DataFrame, e.g. ddf['p'] and ddf['y'].",
             param=name
@@ -156,7 +156,8 @@ def _all_partitions(p: Any, y: Any, weights: Any) -> tuple[list, list, list | No
 def _in_partition(err: Exception, i: int) -> Exception:
     """The same error with the partition named (its positions count that
     partition's rows)."""
-    return reworded(err, f"{err} [Dask partition {i}; positions count the rows of that partition]")
+    return extended(err, f" [Dask partition {i}; positions count the rows of that partition]")
+
 
 
 def _tree(items: list, combine: Callable[[Any, Any], Any]) -> Any:
@@ -232,9 +233,10 @@ def _finish_binned(stats: tuple | None, which: str, na_rm: bool) -> float:
 
     if stats is None:
         if na_rm:
-            raise InputError("`p` and `y` have no complete observations: na_rm=True dropped "
-                             "every row of every partition.", param="p")
-        raise InputError("`p` and `y` must not be empty; got 0 observations.", param="p")
+            raise InputError(f"`p` and {arg('y')} have no complete observations: "
+                             f"{arg('na_rm', 'hint', True)} dropped every row of every "
+                             "partition.", param="p")
+        raise InputError(f"`p` and {arg('y')} must not be empty; got 0 observations.", param="p")
     if float(np.sum(stats[0])) == 0.0:  # weighted: every kept weight 0
         raise InputError("`weights` must have a positive total; all the weights of the "
                          "rows kept are 0.", param="weights", code="zero_total")
@@ -536,7 +538,8 @@ def _check_kept(merged: dict, groups, ids: np.ndarray, na_rm: bool) -> None:
     for r, key in enumerate(merged["order"]):
         size, kept, stats = merged["rows"][key]
         if kept == 0:
-            raise InputError(f"`p` and `y` have no complete observations: na_rm=True dropped "
+            raise InputError(f"`p` and {arg('y')} have no complete observations: "
+                             f"{arg('na_rm', 'hint', True)} dropped "
                              f"all {size}.{_group_text(groups, int(ids[r]))}", param="p")
         if stats and stats[0] is not None and float(np.sum(stats[0][0])) == 0.0:
             raise InputError(f"`weights` must have a positive total; all the weights of the "
@@ -598,7 +601,8 @@ def _summary_frame(merged, keys, opts, key_meta, plan, names, na_rm,
                 by_key[_normal_key(idx if isinstance(idx, tuple) else (idx,))] = row
     if merged is None:
         if keys is None:
-            raise InputError("`p` and `y` must not be empty; got 0 observations.", param="p")
+            raise InputError(f"`p` and {arg('y')} must not be empty; got 0 observations.",
+                             param="p")
     else:
         _check_kept(merged, groups, ids, na_rm)
         for r, key in enumerate(merged["order"]):
@@ -794,7 +798,8 @@ def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm):
     groups, ids, n_groups = _pandas_groups(merged, keys, opts, key_meta)
     if merged is None:
         if keys is None:
-            raise InputError("`p` and `y` must not be empty; got 0 observations.", param="p")
+            raise InputError(f"`p` and {arg('y')} must not be empty; got 0 observations.",
+                             param="p")
         names = list(key_meta.columns) + list(TABLE_COLUMNS)
         return pd.DataFrame({c: [] for c in names})
     _check_kept(merged, groups, ids, na_rm)
@@ -855,7 +860,7 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, confidence_level, dat
 
     if data is None:
         if p_prefix is not None:
-            raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.",
+            raise InputError(f"`p_prefix` needs {arg('data')}: it selects columns of a data frame.",
                              param="p_prefix")
         frame, p, y, weights = _series_frame(p, y, weights)
         keys, opts = None, {}

@@ -28,6 +28,7 @@ from ._input import (
     RIGHT,
     InputError,
     Options,
+    arg,
     convert,
     count_phrase,
     finish,
@@ -205,8 +206,10 @@ def _refuse_infinite_log_loss(p: np.ndarray, y: np.ndarray, binary: bool, w: np.
     verb = "does not" if positions.size == 1 else "do not"
     where = position_text(first, p.shape)
     if dropped:
-        where += f" of the {p.shape[0]:,} complete rows (na_rm=True dropped {dropped:,})"
-    rule = ("not be 0 where `y` is 1 nor 1 where `y` is 0" if binary else
+        where += (f" of the {p.shape[0]:,} complete rows ({arg('na_rm', 'hint', True)} "
+                  f"dropped {dropped:,})")
+    rule = (f"not be 0 where {arg('y')} is 1 nor 1 where {arg('y')} is 0" if binary else
+
             "not be 0 in the column of the observed class nor 1 in another column")
     raise InputError(
         f"`p` must {rule} for score = 'log_loss': the log loss is infinite there, and calibr "

@@ -51,12 +51,13 @@ from pandas.api.typing import DataFrameGroupBy
 from ._input import (
     InputError,
     InputTypeError,
+    arg,
     check_weight_values,
     class_list,
     convert_weights,
+    extended,
     fmt,
     prepare,
-    reworded,
 )
 from ._kernels.grouped import by_group
 
@@ -128,16 +129,16 @@ def resolve_columns(
     _check_one_column(frame, y, "y", f"`y` must name a column of the data; got {fmt(y)}.")
     if p_prefix is not None:
         if p is not None:
-            raise InputError("Give the probability columns by `p` or by `p_prefix`, not both.",
-                             param="p_prefix")
+            raise InputError(f"Give the probability columns by {arg('p', 'use')} or by "
+                             f"{arg('p_prefix', 'use')}, not both.", param="p_prefix")
         if not isinstance(p_prefix, str) or not p_prefix:
             raise InputError(f"`p_prefix` must be a non-empty string; got {fmt(p_prefix)}.",
                              param="p_prefix")
         cols = [c for c in frame.columns if isinstance(c, str) and c.startswith(p_prefix)]
         if y in cols:
             raise InputError(
-                f"The label column {y!r} also starts with `p_prefix` {p_prefix!r}; "
-                "list the probability columns with `p` instead.",
+                f"The label column {y!r} also starts with {arg('p_prefix')} {p_prefix!r}; "
+                f"list the probability columns with {arg('p', 'use')} instead.",
                 param="p_prefix"
             )
         if len(cols) < 2:
@@ -155,8 +156,8 @@ def resolve_columns(
             )
         return Columns(p=cols, y=y, classes=tuple(classes))
     if p is None:
-        raise InputError("`p` must name the probability column(s), or give `p_prefix`; got None.",
-                         param="p")
+        raise InputError(f"`p` must name the probability column(s), or give "
+                         f"{arg('p_prefix', 'use')}; got None.", param="p")
     if _is_key(frame, p):
         _check_one_column(frame, p, "p", f"`p` must name a column of the data; got {fmt(p)}.")
         return Columns(p=p, y=y, classes=classes)
@@ -239,7 +240,8 @@ def classes_from_names(names: list[str], y: pd.Series, source: str) -> list:
         raise InputError(
             f"The labels in {y.name!r} are numbers, but {source} "
             f"name the classes {', '.join(repr(s) for s in names[:5])}"
-            f"{', ...' if len(names) > 5 else ''}; pass classes= to give the label of each column.",
+            f"{', ...' if len(names) > 5 else ''}; pass {arg('classes', 'hint')} to give the "
+            "label of each column.",
             param="y"
         )
     return names
@@ -620,4 +622,5 @@ def with_context(err: Exception, groups: Groups, g: int, what: str = "") -> Exce
     parts = [p for p in (what, groups.describe(g) and f"group {groups.describe(g)}") if p]
     if not parts:
         return err
-    return reworded(err, f"{err} [{'; '.join(parts)}]")
+    return extended(err, f" [{'; '.join(parts)}]")
+

@@ -21,6 +21,7 @@ from ._input import (
     InputError,
     Options,
     Prepared,
+    arg,
     check_kernel_weights,
     convert_p,
     fmt,
@@ -60,7 +61,8 @@ def _median_error(prep: Prepared, column: int | None) -> InputError:
     )
     return InputError(
         '`bandwidth = "median"` with `type = "classwise"` needs at least two distinct '
-        f"predictions in every column of `p`; the column {which} has all its values "
+        f"predictions in every column of {arg('p')}; the column {which} has all its values "
+
         f"equal ({fmt(prep.p[0, column])}).",
         param="bandwidth"
     )

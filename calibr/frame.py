@@ -47,6 +47,7 @@ from ._input import (
     Integer,
     Optional,
     Options,
+    arg,
     check_bin_cells,
     check_options,
     fmt,
@@ -185,7 +186,7 @@ def _unknown_metric(value: Any, specs: bool = False) -> InputError:
     return InputError(
         "`metrics` must name calibr metrics ("
         + ", ".join(repr(m) for m in METRICS)
-        + ") or be callables"
+        + f"){arg('metrics', 'python', ' or be callables')}"
         + (" or calibr.metric(...) specs" if specs else "")
         + f"; got {fmt(value)}.",
         param="metrics"
@@ -213,7 +214,7 @@ def _resolve(spec: Metric) -> Callable[..., Any]:
     if clash:
         raise InputError(
             f"The option {clash[0]!r} of metric {spec.default_name!r} is set by the data "
-            "arguments of summarise(); pass it there instead.",
+            f"arguments of {arg('summarise', 'function')}; pass it there instead.",
             param="metrics"
         )
     try:
@@ -286,7 +287,8 @@ def _named_spec(key: str, value: Any) -> Metric:
         hint = "."
     raise InputError(
         f"`{key}={fmt(value)}` was taken as an output column named {key!r} (keyword "
-        "arguments of summarise() that are not its parameters name metric columns), but "
+        f"arguments of {arg('summarise', 'function')} that are not its parameters name metric "
+        "columns), but "
         f"{fmt(value)} is not a calibr metric ({', '.join(repr(m) for m in METRICS)}), a "
         "callable or a calibr.metric(...) spec" + hint,
         param=key
@@ -426,9 +428,10 @@ def _check_test(spec: CalibrationTest, argument: str) -> None:
     known = known_test_options()
     for key in spec.options:
         if key in _DATA_ARGS or key == "rng":
-            where = "`rng`" if key == "rng" else "its data arguments"
+            where = arg("rng") if key == "rng" else "its data arguments"
             raise InputError(
-                f"The option {key!r} of test {spec.method!r} is set by summarise() "
+                f"The option {key!r} of test {spec.method!r} is set by "
+                f"{arg('summarise', 'function')} "
                 f"({where}); pass it there instead.",
                 param="tests"
             )
@@ -746,8 +749,8 @@ def summarise(
     if p_adjust is not None:
         if tests is None:
             raise InputError(
-                f"`p_adjust` adjusts the p-values of `tests`, and there are none; got "
-                f"p_adjust = {p_adjust!r} without tests. Pass tests=..., or leave "
+                f"`p_adjust` adjusts the p-values of {arg('tests')}, and there are none; got "
+                f"p_adjust = {p_adjust!r} without tests. Pass {arg('tests', 'hint')}..., or leave "
                 "`p_adjust` out.",
                 param="p_adjust"
             )
@@ -872,7 +875,7 @@ def _check_weighted(columns: list[tuple[str, Metric, Callable[..., Any]]],
         )
     if tests:
         raise InputError(
-            "`weights` cannot be combined with `tests`: calibr.calibration_test() has no "
+            f"`weights` cannot be combined with {arg('tests')}: calibr.calibration_test() has no "
             "frequency weights. Run the tests without weights, or on the rows repeated "
             "(numpy.repeat) for whole-number weights.",
             param="weights"

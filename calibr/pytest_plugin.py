@@ -370,7 +370,7 @@ class CalibrationRegressionFixture:
     def _interval(frame: pd.DataFrame, p: Any, y: Any, spec: Any, classes: Any,
                   settings: dict[str, Any], where: str, name: str) -> dict[str, Any]:
         from ._bootstrap import bootstrap
-        from ._input import reworded
+        from ._input import extended
 
         cols = list(p) if isinstance(p, (list, tuple)) else p
         try:
@@ -378,7 +378,8 @@ class CalibrationRegressionFixture:
                             confidence_level=settings["level"], method=METHOD,
                             rng=settings["seed"], classes=classes, **spec.options)
         except (InputError, InputTypeError) as err:
-            raise reworded(err, f"{err} [metric {name!r}; group {where}]") from None
+            raise extended(err, f" [metric {name!r}; group {where}]") from None
+
         return {"low": res.confidence_interval.low, "high": res.confidence_interval.high,
                 "level": settings["level"], "method": METHOD,
                 "n_resamples": settings["n_resamples"], "seed": settings["seed"]}

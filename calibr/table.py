@@ -32,6 +32,7 @@ from ._input import (
     Integer,
     Optional,
     Options,
+    arg,
     as_float_array,
     bad_values_message,
     check_bin_cells,
@@ -518,7 +519,7 @@ def calibration_table(
         )
     if data is None:
         if p_prefix is not None:
-            raise InputError("`p_prefix` needs `data`: it selects columns of a data frame.",
+            raise InputError(f"`p_prefix` needs {arg('data')}: it selects columns of a data frame.",
                              param="p_prefix")
         prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
         check_bin_cells(nb, prep.k, not prep.binary and type == "classwise")
@@ -575,13 +576,15 @@ def _band_options(consistency: float | None, n_resamples: int | None, rng: Any,
             if value is not None:
                 raise InputError(
                     f"`{name}` applies to the consistency band only; pass `consistency` "
-                    f"(a level, e.g. 0.9) too, or leave `{name}` out.",
+                    f"(a level, e.g. 0.9) too, or leave {arg(name)} out.",
+
                     param=name
                 )
         return None
     if weights is not None:
         raise InputError(
-            "`consistency` cannot be combined with `weights`: the consistency resampling "
+            f"`consistency` cannot be combined with {arg('weights')}: the consistency resampling "
+
             "draws rows of an unweighted sample. Pass the rows repeated (numpy.repeat) for "
             "whole-number weights.",
             param="consistency"

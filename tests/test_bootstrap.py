@@ -563,6 +563,26 @@ def test_bad_paired_arguments():
         calibr.paired_bootstrap(P - 2, P, Y, n_resamples=3)
 
 
+def test_paired_messages_rename_the_argument_not_the_values_shown():
+    """paired_bootstrap's messages from the checks of ``p`` name ``p_a`` or ``p_b``
+    (``err.param`` too) where they name the argument ``p``, including the
+    phrases about it, and leave a value that looks like it (a label "`p`") as it is."""
+    with pytest.raises(InputError) as caught:
+        calibr.paired_bootstrap([0.2, 0.7], [0.3, 0.6], [0, 2], n_resamples=3)
+    assert str(caught.value) == ("`y` must be 0/1 or boolean for a vector `p_a`; 1 value does "
+                                 "not, the first at position 1 (2).")
+    with pytest.raises(InputError) as caught:
+        calibr.paired_bootstrap([0.2, 0.7], [0.3, 1.6], [0, 1], n_resamples=3)
+    assert caught.value.param == "p_b"
+    assert str(caught.value).startswith("`p_b` must lie in [0, 1]; 1 value does not")
+    with pytest.raises(InputError) as caught:
+        calibr.paired_bootstrap([0.2, 0.7, 0.4], [0.3, 0.6, 0.5], ["no", "yes", "`p`"],
+                                classes=["no", "yes"], n_resamples=3)
+    assert caught.value.param == "y"
+    assert str(caught.value) == ("`y` must be one of the class labels ('no', 'yes'); 1 value "
+                                 "does not, the first at position 2 ('`p`').")
+
+
 def test_bad_data_is_the_metric_s_message():
     with pytest.raises(InputError) as got:
         calibr.bootstrap([0.2, 1.5], [0, 1], n_resamples=3)

@@ -18,6 +18,7 @@ from conftest import require, unavailable
 
 import calibr
 from calibr import InputError
+from calibr._input import arg
 from calibr._registry import METRICS
 from calibr.cli import main, parse_metrics
 from calibr.datasets import load_breast_cancer_predictions, load_digits_predictions
@@ -475,65 +476,109 @@ def test_bad_input_exits_2_with_one_line(capsys, tmp_path, make_args, match):
     _bad(capsys, tmp_path, *make_args(tmp_path), match=match)
 
 
-@pytest.mark.parametrize("python, cli", [
-    # each argument of OPTIONS, by its backticked name
-    ("`y` must be 0/1", "--label must be 0/1"),
-    ("`classes` must be unique", "--classes must be unique"),
-    ("`na_rm` must be True or False", "--na-rm must be True or False"),
-    ("`weights` must be finite", "--weights must be finite"),
-    ("`rng` must be None", "--seed must be None"),
-    ("`metrics` must name calibr metrics ('ece') or be callables; got 3.",
+@pytest.mark.parametrize("message, param, python, cli", [
+    # each argument of OPTIONS, as the subject (param) or a term of the message
+    ("`y` must be 0/1", "y", "`y` must be 0/1", "--label must be 0/1"),
+    ("`classes` must be unique", "classes", "`classes` must be unique",
+     "--classes must be unique"),
+    ("`na_rm` must be True or False", "na_rm", "`na_rm` must be True or False",
+     "--na-rm must be True or False"),
+    ("`weights` must be finite", "weights", "`weights` must be finite", "--weights must be finite"),
+    ("`rng` must be None", "rng", "`rng` must be None", "--seed must be None"),
+    (f"`metrics` must name calibr metrics ('ece'){arg('metrics', 'python', ' or be callables')}; "
+     "got 3.", "metrics", "`metrics` must name calibr metrics ('ece') or be callables; got 3.",
      "--metrics must name calibr metrics ('ece'); got 3."),
-    ("`tests` must name tests", "--test must name tests"),
-    ("`p_prefix` matched 'x', not a column.", "--prob-prefix matched 'x', not a column."),
-    ("`p` must lie in [0, 1]", "--prob must lie in [0, 1]"),
+    ("`tests` must name tests", "tests", "`tests` must name tests", "--test must name tests"),
+    ("`p_prefix` matched 'x', not a column.", "p_prefix", "`p_prefix` matched 'x', not a column.",
+     "--prob-prefix matched 'x', not a column."),
+    ("`p` must lie in [0, 1]", "p", "`p` must lie in [0, 1]", "--prob must lie in [0, 1]"),
+    (f"The columns of {arg('p')} and {arg('y')}", "y", "The columns of `p` and `y`",
+     "The columns of --prob and --label"),
     # name = value, and name=value hints
-    ('`method = "spiegelhalter"` is for binary outcomes only',
+    (f"{arg('method', 'setting', 'spiegelhalter')} is for binary outcomes only", "p",
+     '`method = "spiegelhalter"` is for binary outcomes only',
      "--test spiegelhalter is for binary outcomes only"),
-    ("Pass na_rm=True to drop incomplete observations.",
+    (f"Pass {arg('na_rm', 'hint', True)} to drop incomplete observations.", "y",
+     "Pass na_rm=True to drop incomplete observations.",
      "Pass --na-rm to drop incomplete observations."),
-    ("Pass classes=(negative, positive) to name other labels.",
+    (f"Pass {arg('classes', 'hint', '(negative, positive)')} to name other labels.", "y",
+     "Pass classes=(negative, positive) to name other labels.",
      "Pass --classes NEGATIVE,POSITIVE to name other labels."),
-    ("pass classes= to give the label of each column.",
+    (f"pass {arg('classes', 'hint')} to give the label of each column.", "y",
+     "pass classes= to give the label of each column.",
      "pass --classes to give the label of each column."),
-    ("pass classes=range(3) for 0-based labels, or classes=range(1, 4) for R's codes.",
+    (f"pass {arg('classes', 'hint', 'range(3)')} for 0-based labels, or "
+     f"{arg('classes', 'hint', 'range(1, 4)')} for R's codes.", "y",
+     "pass classes=range(3) for 0-based labels, or classes=range(1, 4) for R's codes.",
      "pass --classes 0,1,2 for 0-based labels, or --classes 1,2,3 for R's codes."),
     # the phrases of Python objects
-    ("`y` must hold integer class codes in 1..3 for a 3-column `p`",
+    (f"`y` must hold integer class codes in 1..3 for {arg('p', 'columns', 3)}", "y",
+     "`y` must hold integer class codes in 1..3 for a 3-column `p`",
      "--label must hold integer class codes in 1..3 for 3 probability columns"),
-    ("Labels are matched to the column names of the DataFrame `p`",
+    (f"Labels are matched to {arg('p', 'frame')}", "y",
+     "Labels are matched to the column names of the DataFrame `p`",
      "Labels are matched to the names of the --prob columns"),
-    ("`y` must be 0/1 or boolean for a vector `p`",
+    (f"`y` must be 0/1 or boolean for {arg('p', 'vector')}", "y",
+     "`y` must be 0/1 or boolean for a vector `p`",
      "--label must be 0/1 or boolean for a single --prob column"),
-    ("The option 'rng' of test 'x' is set by summarise() (`rng`); pass it there instead.",
+    (f"The option 'rng' of test 'x' is set by {arg('summarise', 'function')} ({arg('rng')}); "
+     "pass it there instead.", "tests",
+     "The option 'rng' of test 'x' is set by summarise() (`rng`); pass it there instead.",
      "The option 'rng' of test 'x' is set by the report (--seed); pass it there instead."),
-    # names that are not options everywhere stay, and so do look-alikes
-    ("`bins` must be a single positive integer", "`bins` must be a single positive integer"),
-    ("`p_a` and `p_b` must be predictions", "`p_a` and `p_b` must be predictions"),
-    ("did you mean `classes=`?", "did you mean `classes=`?"),
-    ("summarise(..., weights='column')", "summarise(..., weights='column')"),
+    # names that are not options everywhere stay, and so does text that is no term
+    ("`bins` must be a single positive integer", "bins",
+     "`bins` must be a single positive integer", "`bins` must be a single positive integer"),
+    (f"{arg('p_a')} and {arg('p_b')} must be predictions", "p_b",
+     "`p_a` and `p_b` must be predictions", "`p_a` and `p_b` must be predictions"),
+    ("did you mean `classes=`?", "metrics", "did you mean `classes=`?",
+     "did you mean `classes=`?"),
+    ("summarise(..., weights='column')", "metrics", "summarise(..., weights='column')",
+     "summarise(..., weights='column')"),
+    ("`y` must be 0/1; got '`p`' (na_rm=True).", "y", "`y` must be 0/1; got '`p`' (na_rm=True).",
+     "--label must be 0/1; got '`p`' (na_rm=True)."),
 ])
-def test_library_messages_in_the_words_of_the_command_line(python, cli):
-    """calibr.cli._errors._cli_words: one table from the arguments of the Python API
-    to the options that set them, applied to the names a message writes."""
-    from calibr.cli._errors import _cli_words
+def test_library_messages_in_the_words_of_the_command_line(message, param, python, cli):
+    """calibr.cli._errors._cli_message: one table from the arguments of the Python API
+    to the options that set them, applied to the terms of a message (its subject,
+    ``param``, and the arguments written with calibr._input.arg), never to its text."""
+    from calibr.cli._errors import _cli_message
 
-    assert _cli_words(python) == cli
+    err = InputError(message, param=param)
+    assert str(err) == python
+    assert _cli_message(err) == cli
 
 
 def test_library_messages_with_the_callers_words():
     """``p`` is the option that gave the probabilities; a caller that knows that a
     message is about --bins (not a metric's ``bins``) or names other arguments
     says so; a list of --prob columns is still given by --prob."""
-    from calibr.cli._errors import _cli_words
+    from calibr.cli._errors import _cli_message
 
     prefix = "--prob-prefix 'p_'"
-    assert _cli_words("`p` rows must sum to 1", prefix) == f"{prefix} rows must sum to 1"
-    assert _cli_words("list the probability columns with `p` instead.", prefix) == (
+    assert _cli_message(InputError("`p` rows must sum to 1", param="p"), prefix) == (
+        f"{prefix} rows must sum to 1")
+    assert _cli_message(InputError(f"list the probability columns with {arg('p', 'use')} "
+                                   "instead.", param="p_prefix"), prefix) == (
         "list the probability columns with --prob instead.")
-    assert _cli_words("`bins` must be a single positive integer; got 0.", names={
-        "bins": "--bins"}) == "--bins must be a single positive integer; got 0."
-    assert _cli_words("`p_a` and `p_b`", names={"p_a": "A", "p_b": "B"}) == "A and B"
+    assert _cli_message(InputError("`bins` must be a single positive integer; got 0.",
+                                   param="bins"), names={"bins": "--bins"}) == (
+        "--bins must be a single positive integer; got 0.")
+    assert _cli_message(InputError(f"{arg('p_a')} and {arg('p_b')}", param="p_b"),
+                        names={"p_a": "A", "p_b": "B"}) == "A and B"
+
+
+def test_a_value_that_looks_like_an_argument_is_shown_as_it_is(capsys, tmp_path):
+    """The command line writes the arguments a library message names (its terms) as
+    options, and nothing else: a label "`p`" or "na_rm=True" in the data stays as
+    it is (a rewrite of the message's text would show --prob and --na-rm)."""
+    df = pd.DataFrame({"p": [0.2, 0.7, 0.4, 0.5], "y": ["no", "yes", "`p`", "na_rm=True"]})
+    _bad(capsys, tmp_path, "report", write(tmp_path, df), "--classes", "no,yes",
+         match=r"error: --label must be one of the class labels \('no', 'yes'\); 2 values do "
+               r"not, the first at data row 3 \('`p`'\)\.$")
+    df["y"] = ["no", "yes", "na_rm=True ", "`y`"]
+    _bad(capsys, tmp_path, "report", write(tmp_path, df), "--classes", "no,yes",
+         match=r"error: --label must be one of the class labels \('no', 'yes'\); 2 values do "
+               r"not, the first at data row 3 \('na_rm=True '\)\.$")
 
 
 def test_the_options_table_names_arguments_of_the_api():
@@ -1349,9 +1394,10 @@ def test_debug_with_bad_input_adds_the_traceback(capsys, tmp_path):
 @pytest.mark.parametrize(
     ("exc", "message"),
     [
-        (calibr.InputError("`p` and `y` must be ready; got `classes`."),
+        (calibr.InputError(f"`p` and {arg('y')} must be ready; got {arg('classes')}.", param="p"),
          "calibr: error: --prob and --label must be ready; got --classes.\n"),
-        (calibr.InputTypeError("`p` must be numeric (integer or float); got dtype str."),
+        (calibr.InputTypeError("`p` must be numeric (integer or float); got dtype str.",
+                               param="p"),
          "calibr: error: --prob must be numeric (integer or float); got dtype str.\n"),
     ],
 )
@@ -1442,7 +1488,8 @@ def test_calibr_input_errors_reaching_main_are_the_users():
     exceptions are not."""
     from calibr.cli import _input_message
 
-    assert _input_message(InputError("`p` is wrong."), set()) == "--prob is wrong."  # CLI words
+    assert _input_message(InputError("`p` is wrong.", param="p"), set()) == (
+        "--prob is wrong.")  # CLI words
     assert _input_message(calibr.InputTypeError("The data are wrong."), set()) == (
         "The data are wrong.")
     assert _input_message(ValueError("`p` is wrong."), set()) is None

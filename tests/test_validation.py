@@ -1191,7 +1191,8 @@ def test_errors_carry_the_argument_and_survive_pickling(call, param):
     assert err.param == param, str(err)
     back = pickle.loads(pickle.dumps(err))
     assert type(back) is type(err) and str(back) == str(err)
-    assert (back.param, back.code) == (err.param, err.code)
+    assert (back.param, back.code, back.parts) == (err.param, err.code, err.parts)
+
     assert type(err).__module__ == "calibr" and getattr(calibr, type(err).__name__) is type(err)
 
 
@@ -1219,6 +1220,29 @@ def test_zero_total_weights_have_a_code_and_reworded_errors_keep_it():
             super().__init__(a, b)
 
     assert type(reworded(Picky(1, 2), "m")) is InputTypeError
+
+
+def test_messages_keep_the_arguments_they_name_as_terms():
+    """A message is text and terms (``err.parts``): its subject ``param`` and the
+    arguments written with ``arg``. ``renamed`` renames terms and ``param`` only,
+    never the text (a value shown, such as the label "`p`"), and ``extended``
+    (a group appended) keeps the terms."""
+    from calibr._input import Term, arg, extended
+
+    err = InputError(f"`p` and {arg('y')} disagree; got '`p`'. Pass "
+                     f"{arg('na_rm', 'hint', True)}.", param="p", code="c")
+    assert str(err) == "`p` and `y` disagree; got '`p`'. Pass na_rm=True."
+    assert err.parts == (Term("p"), " and ", Term("y"), " disagree; got '`p`'. Pass ",
+                         Term("na_rm", "hint", "True"), ".")
+    renamed = err.renamed({"p": "p_a"})
+    assert type(renamed) is InputError and (renamed.param, renamed.code) == ("p_a", "c")
+    assert str(renamed) == "`p_a` and `y` disagree; got '`p`'. Pass na_rm=True."
+    grouped = extended(renamed, f" [group {arg('y')}='a']")
+    assert str(grouped) == "`p_a` and `y` disagree; got '`p`'. Pass na_rm=True. [group `y`='a']"
+    assert grouped.parts[-2:] == (Term("y"), "='a']") and grouped.param == "p_a"
+    assert str(extended(ValueError("k"), f" {arg('y')}")) == "k `y`"  # others: text only
+    with pytest.raises(ValueError, match="unknown form"):
+        arg("p", "nope")
 
 
 # ----------------------------------------------------------------- warnings

@@ -41,7 +41,7 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
-from .._input import InputError, InputTypeError, fmt
+from .._input import InputError, InputTypeError, arg, fmt
 
 __all__ = ["MAX_COLLECT_ROWS", "Engine", "bind"]
 
@@ -128,11 +128,12 @@ def _metric_columns(engine: Engine, lf: Any, y: Any, weights: Any):
             continue
         if not isinstance(value, str) or value not in names:
             raise InputError(
-                f"`{name}` must name a column of `p` when `p` is {engine.what} (its columns: "
+                f"`{name}` must name a column of {arg('p')} when {arg('p')} is {engine.what} "
+                "(its columns: "
                 f"{', '.join(map(repr, names[:10]))}); got {fmt(value)}.", param=name)
     pcols = [c for c in names if c not in (y, weights)]
     if not pcols:
-        raise InputError(f"`p` ({engine.what}) has no probability column besides `y`.",
+        raise InputError(f"`p` ({engine.what}) has no probability column besides {arg('y')}.",
                          param="p")
     return Columns(p=pcols[0] if len(pcols) == 1 else pcols, y=y, classes=None)
 
@@ -368,21 +369,23 @@ def _counted_error(engine: Engine, gr: _Groups, n: int, na_rm: bool) -> InputErr
                           f"{phrase(c['__wbad'])} are not.{tail}", param="weights")
     if not na_rm and c["__pmiss"]:
         return InputError(f"`p` must not contain missing values; {phrase(c['__pmiss'])} "
-                          f"missing. Pass na_rm=True to drop incomplete observations.{tail}",
+                          f"missing. Pass {arg('na_rm', 'hint', True)} to drop incomplete "
+                          f"observations.{tail}",
                           param="p")
     if not na_rm and c["__ymiss"]:
         return InputError(f"`y` must not contain missing values; {phrase(c['__ymiss'])} "
-                          f"missing. Pass na_rm=True to drop incomplete observations.{tail}",
+                          f"missing. Pass {arg('na_rm', 'hint', True)} to drop incomplete "
+                          f"observations.{tail}",
                           param="y")
     if c["__pbad"]:
         return InputError(f"`p` must lie in [0, 1]; {phrase(c['__pbad'])} do not.{tail}",
                           param="p")
     if c["__ybad"]:
-        return InputError(f"`y` must be 0/1 or boolean for a vector `p`; "
+        return InputError(f"`y` must be 0/1 or boolean for {arg('p', 'vector')}; "
                           f"{phrase(c['__ybad'])} do not.{tail}", param="y")
     if np.any(gr.counters["__valid"] == 0):
-        return InputError(f"`p` and `y` have no complete observations in a group: na_rm=True "
-                          f"dropped all its rows.{tail}", param="p")
+        return InputError(f"`p` and {arg('y')} have no complete observations in a group: "
+                          f"{arg('na_rm', 'hint', True)} dropped all its rows.{tail}", param="p")
     return InputError(f"`weights` must have a positive total in every group; a group's "
                       f"weights are all 0.{tail}", param="weights", code="zero_total")
 
@@ -454,7 +457,7 @@ def _explain(engine: Engine, lf: Any, gr: _Groups | None, na_rm: bool,
     if n <= MAX_COLLECT_ROWS:
         raise _EagerResult(eager(lf.collect().to_native()))
     if gr is None:
-        raise InputError("`p` and `y` must not be empty; got 0 observations.", param="p")
+        raise InputError(f"`p` and {arg('y')} must not be empty; got 0 observations.", param="p")
     raise _counted_error(engine, gr, n, na_rm)
 
 
@@ -647,8 +650,8 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
         if data is None:
             lf = _source(engine, p, "p")
             if p_prefix is not None:
-                raise InputError("`p_prefix` needs `data`: it selects columns of a data "
-                                 "frame.", param="p_prefix")
+                raise InputError(f"`p_prefix` needs {arg('data')}: it selects columns of a "
+                                 "data frame.", param="p_prefix")
             cols = _metric_columns(engine, lf, y, weights)
             wcol, keys = weights, []
             kwargs = dict(bins=bins, type=type, classes=classes, na_rm=na_rm,

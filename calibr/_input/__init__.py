@@ -21,7 +21,7 @@ first (0-based) position, e.g.
 
 One job per module:
 
-* :mod:`.errors`: the two exceptions;
+* :mod:`.errors`: the two exceptions, and :func:`arg`, the arguments a message names;
 * :mod:`.messages`: the pieces of the messages (a value shown, a count, a position);
 * :mod:`.params`: the rule of each option, and the bounds several functions share;
 * :mod:`.arrays`: reading the caller's objects (lists, arrays, pandas) into numpy;
@@ -47,6 +47,9 @@ _SOURCES = {
     # errors
     "InputError": "errors",
     "InputTypeError": "errors",
+    "Term": "errors",
+    "arg": "errors",
+    "extended": "errors",
     "reworded": "errors",
     # messages
     "bad_values_message": "messages",

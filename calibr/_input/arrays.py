@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import InputError, InputTypeError
+from .errors import InputError, InputTypeError, arg
 from .frames import eager
 from .messages import bad_values_message, count_phrase, fmt, position_text
 
@@ -42,7 +42,7 @@ def refuse_non_array(values: Any, name: str, what: str) -> None:
             raise InputTypeError(
                 f"`{name}` must not be a masked array with masked values (calibr would read "
                 f"the values under the mask); fill them with NaN ({name}.filled(np.nan)) "
-                "and pass na_rm=True to drop them.",
+                f"and pass {arg('na_rm', 'hint', True)} to drop them.",
                 param=name
             )
         return

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from .errors import InputError, arg
 from .labels import (
     binary_labels,
     convert_y,
@@ -142,17 +142,18 @@ def convert(
     if isinstance(p, (pd.Series, pd.DataFrame)) and y_index is not None:
         if not p.index.equals(y_index):
             raise InputError(
-                "`p` and `y` are pandas objects with different indexes; calibr pairs them by "
-                "position, so pass aligned objects (e.g. columns of one DataFrame) or arrays.",
+                f"{arg('p')} and {arg('y')} are pandas objects with different indexes; calibr "
+                "pairs them by position, so pass aligned objects (e.g. columns of one DataFrame) "
+                "or arrays.",
                 param="y"
             )
 
     n = arr.shape[0]
     if y_values.shape[0] != n:
-        raise InputError(f"`p` and `y` must have the same length; got {n} and {y_values.shape[0]}.",
-                         param="y")
+        raise InputError(f"{arg('p')} and {arg('y')} must have the same length; got {n} and "
+                         f"{y_values.shape[0]}.", param="y")
     if n == 0:
-        raise InputError("`p` and `y` must not be empty; got 0 observations.", param="p")
+        raise InputError(f"`p` and {arg('y')} must not be empty; got 0 observations.", param="p")
     w = None if weights is None else convert_weights(weights, p, n)
     return Converted(p=arr, y=y_values, categories=categories, codes=codes, columns=columns,
                      classes=classes, na_rm=na_rm, weights=w, counts_for=counts_for)
@@ -251,7 +252,8 @@ def finish(conv: Converted) -> Prepared:
             weights = weights[keep]
         if arr.shape[0] == 0:
             raise InputError(
-                f"`p` and `y` have no complete observations: na_rm=True dropped all {n}.",
+                f"`p` and {arg('y')} have no complete observations: "
+                f"{arg('na_rm', 'hint', True)} dropped all {n}.",
                 param="p"
             )
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from .errors import InputError, InputTypeError
+from .errors import InputError, InputTypeError, arg
 from .messages import fmt
 
 __all__ = ["eager", "eager_frame", "foreign_kind", "frame_verb", "grouped", "lazy_grouping",
@@ -75,9 +75,9 @@ def eager(value: Any, name: str) -> Any:
             raise InputTypeError(
                 f"`{name}` is {lazy}: this function reads it as values, not as a lazy "
                 "source; collect the columns it needs first (e.g. lf.collect(), "
-                "rel.arrow(), sdf.toPandas()). The functions of `p` and `y` take a lazy "
-                "source as `p` with `y` naming its label column, and the verbs as `data` "
-                "(docs/engines.md).", param=name)
+                f"rel.arrow(), sdf.toPandas()). The functions of {arg('p')} and {arg('y')} "
+                f"take a lazy source as {arg('p')} with {arg('y')} naming its label column, "
+                f"and the verbs as {arg('data')} (docs/engines.md).", param=name)
         return value
     import narwhals as nw
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._kernels import scans
 from .arrays import as_array, refuse_non_array
-from .errors import InputError, InputTypeError, reworded
+from .errors import InputError, InputTypeError, arg, extended
 from .frames import eager
 from .messages import bad_values_message, count_phrase, fmt, position_text
 
@@ -142,7 +142,7 @@ def class_list(classes: Any) -> list:
     if not ordered or isinstance(classes, (str, bytes)):
         raise InputError(
             "`classes` must be an ordered sequence of labels (a list, tuple, range, array "
-            f"or pandas Index), one per column of `p`; got a {type(classes).__name__}.",
+            f"or pandas Index), one per column of {arg('p')}; got a {type(classes).__name__}.",
             param="classes"
         )
     if isinstance(classes, np.ndarray) and classes.ndim != 1:
@@ -179,8 +179,9 @@ def binary_labels(
         classes = class_list(classes)
         if len(classes) != 2:
             raise InputError(
-                "`classes` must name the two labels (negative, positive) for a vector `p`; "
-                f"got {len(classes)}.",
+                "`classes` must name the two labels (negative, positive) for "
+                f"{arg('p', 'vector')}; got {len(classes)}.",
+
                 param="classes"
             )
         return _labels_against(y_values, classes, rows)
@@ -191,7 +192,7 @@ def binary_labels(
         if not _all_binary(y_values):
             raise InputError(
                 bad_values_message(
-                    "y", "be 0/1 or boolean for a vector `p`",
+                    "y", f"be 0/1 or boolean for {arg('p', 'vector')}",
                     (y_values != 0) & (y_values != 1), y_values, rows,
                 ),
                 param="y"
@@ -208,8 +209,9 @@ def binary_labels(
     else:
         ok = np.zeros(y_values.size, dtype=bool)
     raise InputError(
-        bad_values_message("y", "be 0/1 or boolean for a vector `p`", ~ok, y_values, rows)
-        + " Pass classes=(negative, positive) to name other labels.",
+        bad_values_message("y", f"be 0/1 or boolean for {arg('p', 'vector')}", ~ok, y_values,
+                           rows)
+        + f" Pass {arg('classes', 'hint', '(negative, positive)')} to name other labels.",
         param="y"
     )
 
@@ -324,18 +326,18 @@ def _check_not_r_codes_by_name(
     if not _integers_without_zero(values):
         return
     raise InputError(
-        f"`y` is ambiguous for a DataFrame `p` whose columns are named 0..{k - 1}: its labels "
-        f"are integers with no 0, so they may be 0-based labels matched to these column names "
-        f"(label 1 is column 1) or R's 1-based codes 1..{k} (label 1 is column 0). Pass "
-        f"classes=range({k}) for 0-based labels matched to these columns, or "
-        f"classes=range(1, {k + 1}) for R's 1-based codes.",
+        f"`y` is ambiguous for a DataFrame {arg('p')} whose columns are named 0..{k - 1}: its "
+        f"labels are integers with no 0, so they may be 0-based labels matched to these column "
+        f"names (label 1 is column 1) or R's 1-based codes 1..{k} (label 1 is column 0). Pass "
+        f"{arg('classes', 'hint', f'range({k})')} for 0-based labels matched to these columns, "
+        f"or {arg('classes', 'hint', f'range(1, {k + 1})')} for R's 1-based codes.",
         param="y"
     )
 
 
 def _r_codes(y_values: np.ndarray, k: int, rows: np.ndarray | None) -> np.ndarray:
     """R's integer class codes 1..K as 0-based codes."""
-    expected = f"hold integer class codes in 1..{k} for a {k}-column `p`"
+    expected = f"hold integer class codes in 1..{k} for {arg('p', 'columns', k)}"
     kind = y_values.dtype.kind
     if kind in "iuf":
         integral = np.isfinite(y_values) & (y_values == np.floor(y_values)) if kind == "f" else True
@@ -351,13 +353,15 @@ def _r_codes(y_values: np.ndarray, k: int, rows: np.ndarray | None) -> np.ndarra
         where = "" if first == 0 else f", at {position_text(first, y_values.shape, rows)}"
         raise InputError(
             f"`y` must {expected}; got values of dtype {y_values.dtype} (first "
-            f"{fmt(y_values[first])}{where}). Pass classes= to give the label of each column.",
+            f"{fmt(y_values[first])}{where}). Pass {arg('classes', 'hint')} to give the label of "
+            "each column.",
             param="y"
         )
     if bad.any():
         msg = bad_values_message("y", expected, bad, y_values, rows)
         if bool(np.any(y_values == 0)):
-            msg += f" Codes are 1-based as in R; for 0-based labels pass classes=range({k})."
+            msg += (" Codes are 1-based as in R; for 0-based labels pass "
+                    f"{arg('classes', 'hint', f'range({k})')}.")
         raise InputError(msg, param="y")
     return y_values.astype(np.int64) - 1
 
@@ -381,15 +385,17 @@ def multiclass_labels(
         classes = class_list(classes)
         if len(classes) != k:
             raise InputError(
-                f"`classes` must give one label per column of `p` ({k}); got {len(classes)}.",
+                f"`classes` must give one label per column of {arg('p')} ({k}); got "
+                f"{len(classes)}.",
                 param="classes"
             )
         return _labels_against(y_values, classes, rows), tuple(classes)
     if columns is not None:
         if not columns.is_unique:
             raise InputError(
-                "The columns of `p` must be unique to identify the classes; got "
-                f"{list(columns)!r}. Pass classes= to give the label of each column.",
+                f"The columns of {arg('p')} must be unique to identify the classes; got "
+                f"{list(columns)!r}. Pass {arg('classes', 'hint')} to give the label of each "
+                "column.",
                 param="p"
             )
         _check_not_r_codes_by_name(y_values, categories, cat_codes, columns, k)
@@ -399,15 +405,15 @@ def multiclass_labels(
             else:
                 codes = _labels_against(y_values, columns, rows)
         except InputError as err:
-            raise reworded(
-                err, f"{err} Labels are matched to the column names of the DataFrame `p`; "
-                "pass classes= to give the label of each column."
+            raise extended(
+                err, f" Labels are matched to {arg('p', 'frame')}; pass "
+                f"{arg('classes', 'hint')} to give the label of each column."
             ) from None
         return codes, tuple(columns)
     if categories is not None:
         if len(categories) != k:
             raise InputError(
-                f"`y` is categorical with {len(categories)} categories, but `p` has {k} "
+                f"`y` is categorical with {len(categories)} categories, but {arg('p')} has {k} "
                 "columns; they must be equal (the categories are the columns, in order).",
                 param="y"
             )

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from .errors import arg
+
 __all__ = [
     "bad_values_message",
     "count_phrase",
@@ -91,5 +93,5 @@ def missing_message(name: str, missing: np.ndarray, shape: tuple[int, ...]) -> s
     return (
         f"`{name}` must not contain missing values; {count} "
         f"{verb} missing, the first at {position_text(first, shape)}. "
-        "Pass na_rm=True to drop incomplete observations."
+        f"Pass {arg('na_rm', 'hint', True)} to drop incomplete observations."
     )

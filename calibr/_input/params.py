@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError, InputTypeError
+from .errors import InputError, InputTypeError, arg
 from .messages import fmt
 
 __all__ = [
@@ -335,7 +335,8 @@ def check_binning(bins: int | np.ndarray, binning: str) -> None:
     """``binning`` applies to a number of bins: explicit breaks are their own bins."""
     if not isinstance(bins, int) and binning != "equal-width":
         raise InputError(
-            f"`binning` must be 'equal-width' (the default) when `bins` gives the breaks; "
+            f"`binning` must be 'equal-width' (the default) when {arg('bins')} gives the breaks; "
+
             f"got {binning!r} with {bins.shape[0]} breaks. Pass a number of bins for "
             "equal-mass bins.",
             param="binning"

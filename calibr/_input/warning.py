@@ -77,11 +77,12 @@ def renamed(**old_to_new: str):
                 if old not in kwargs:
                     continue
                 if new in kwargs or new in positional[:len(args)]:
-                    from .errors import InputError
+                    from .errors import InputError, arg
 
                     raise InputError(
-                        f"`{old}` is the old name of `{new}`; give `{new}` only "
-                        f"(got both).", param=new)
+                        f"{arg(old)} is the old name of {arg(new)}; give {arg(new, 'use')} "
+                        "only (got both).", param=new)
+
                 warn(f"`{old}` is deprecated; use `{new}` (renamed in calibr "
                      f"{RENAMED_SINCE}).", DeprecationWarning)
                 kwargs[new] = kwargs.pop(old)

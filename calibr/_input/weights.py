@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .arrays import as_float_array
-from .errors import InputError
+from .errors import InputError, arg
 from .frames import eager
 from .messages import bad_values_message, count_phrase, fmt
 
@@ -42,8 +42,8 @@ def convert_weights(weights: Any, p: Any, n: int) -> np.ndarray:
         and not p.index.equals(weights.index)
     ):
         raise InputError(
-            "`weights` and `p` are pandas objects with different indexes; calibr pairs them "
-            "by position, so pass aligned objects (e.g. columns of one DataFrame) or arrays.",
+            f"`weights` and {arg('p')} are pandas objects with different indexes; calibr pairs "
+            "them by position, so pass aligned objects (e.g. columns of one DataFrame) or arrays.",
             param="weights"
         )
     if w.shape[0] != n:
@@ -65,8 +65,8 @@ def check_weight_values(w: np.ndarray, counts_for: str | None) -> None:
             raise InputError(
                 f"`weights` must not contain missing values; "
                 f"{count_phrase(positions.size, 'value', 'values')} {verb} missing, the first "
-                f"at position {int(positions[0])}. na_rm=True drops observations with a "
-                "missing `p` or `y`, never a missing weight.",
+                f"at position {int(positions[0])}. {arg('na_rm', 'hint', True)} drops "
+                f"observations with a missing {arg('p')} or {arg('y')}, never a missing weight.",
                 param="weights"
             )
         raise InputError(bad_values_message("weights", "be finite", np.isinf(w), w),
@@ -98,7 +98,7 @@ def check_weight_total(w: np.ndarray, counts_for: str | None, dropped: bool) -> 
         raise InputError("`weights` must have a finite total; their sum overflows a float64.",
                          param="weights")
     if total == 0.0:
-        kept = " (of the observations kept by na_rm=True)" if dropped else ""
+        kept = f" (of the observations kept by {arg('na_rm', 'hint', True)})" if dropped else ""
         raise InputError(
             f"`weights` must have a positive total; all {w.size:,} weights{kept} are 0.",
             param="weights", code="zero_total"

@@ -60,7 +60,7 @@ from ._errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     CLIError,
-    _cli_words,
+    _cli_message,
     _detail,
 )
 from ._io import _silence_stdout
@@ -111,7 +111,8 @@ def _input_message(err: BaseException, paths: set[str]) -> str | None:
         if full in paths or os.path.dirname(full) in paths:  # a temporary output too
             return f"{os.fsdecode(err.filename)}: {err.strerror or _detail(err)}."
     if isinstance(err, (InputError, InputTypeError)):  # calibr's input errors
-        return _cli_words(str(err))
+        return _cli_message(err)
+
     if isinstance(err, MemoryError):  # e.g. a file too large for this machine
         detail = f" ({err})" if str(err) else ""
         return (f"out of memory for this computation{detail}; check the size of the input, "

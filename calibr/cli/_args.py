@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from .. import __version__
 from .._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from .._registry import DEFAULT_METRICS, METRICS
-from ._errors import EXIT_BROKEN_PIPE, CLIError, _cli_words
+from ._errors import EXIT_BROKEN_PIPE, CLIError, _cli_message
 
 if TYPE_CHECKING:
     from ..frame import CalibrationTest, Metric
@@ -577,7 +577,7 @@ Metric(func='skce', options={'estimator': 'ul', 'bandwidth': 'median'}))]
         try:
             spec = metric(name, **options)
         except (InputError, InputTypeError) as err:  # pragma: no cover - checked above
-            raise CLIError(f"--metrics: {_cli_words(str(err))}") from None
+            raise CLIError(f"--metrics: {_cli_message(err)}") from None
         col = part.strip() if options else name
         if any(col == c for c, _ in out):
             raise CLIError(f"--metrics: {col!r} appears twice.")
@@ -623,7 +623,8 @@ n_resamples=50)', CalibrationTest(method='consistency', options={'metric': 'mce'
             try:
                 spec = test(name, **options)
             except (InputError, InputTypeError) as err:  # a bad value, e.g. n_resamples=0
-                raise CLIError(f"--test: {part.strip()!r}: {_cli_words(str(err))}") from None
+                raise CLIError(f"--test: {part.strip()!r}: {_cli_message(err)}") from None
+
             col = part.strip() if options else name
             if any(col == c for c, _ in out):
                 raise CLIError(f"--test: {col!r} appears twice.")

@@ -15,7 +15,7 @@ import pandas as pd
 from .._groups import Columns, classes_from_names, resolve_columns
 from .._input import ROUNDED_HINT, ROW_SUM_TOL, InputError, InputTypeError, prepare
 from ._args import RENORMALIZE_TOL, _sep
-from ._errors import CLIError, _cli_words
+from ._errors import CLIError, _cli_message
 from ._io import _Source
 
 #: Column names listed in a "no column" message before "...".
@@ -103,12 +103,13 @@ def _columns(src: _Source, args) -> tuple[Columns, str]:
     try:
         cols = resolve_columns(frame, p, y, ca["p_prefix"], classes)
     except (InputError, InputTypeError) as err:
-        raise CLIError(_cli_words(str(err), p_word)) from None
+        raise CLIError(_cli_message(err, p_word)) from None
     return cols, p_word
 
 
-def _data_rows(msg: str, cols: Columns) -> str:
-    """Positions in a message about the whole frame, as data rows of the file (1-based)."""
+def _data_rows(err: InputError | InputTypeError, cols: Columns, p_word: str) -> str:
+    """The message of an error about the whole frame in the words of the command
+    line, its positions as data rows of the file (1-based)."""
     names = cols.p if isinstance(cols.p, list) else None
 
     def cell(m: re.Match) -> str:
@@ -116,10 +117,14 @@ def _data_rows(msg: str, cols: Columns) -> str:
         where = repr(names[col]) if names is not None and col < len(names) else str(col)
         return f"at data row {row + 1}, column {where}"
 
-    msg = re.sub(r"\bat row (\d+), column (\d+)", cell, msg)
-    msg = re.sub(r"\bat (?:position|row) (\d+)", lambda m: f"at data row {int(m.group(1)) + 1}",
-                 msg)
-    if re.search(r"\b(?:position|row) \d", msg.replace("data row", "")):
+    def rows(text: str) -> str:
+        text = re.sub(r"\bat row (\d+), column (\d+)", cell, text)
+        return re.sub(r"\bat (?:position|row) (\d+)",
+                      lambda m: f"at data row {int(m.group(1)) + 1}", text)
+
+    msg = _cli_message(err, p_word, text=rows)
+    text = "".join(rows(part) for part in err.parts if isinstance(part, str))
+    if re.search(r"\b(?:position|row) \d", text.replace("data row", "")):
         msg += " (positions count the data rows from 0)"
     return msg
 
@@ -247,7 +252,8 @@ def _validate(frame: pd.DataFrame, cols: Columns, na_rm: bool, p_word: str,
         prepare(frame[cols.p], frame[cols.y], classes=cols.classes, na_rm=na_rm,
                 weights=None if weights is None else frame[weights])
     except (InputError, InputTypeError) as err:
-        msg = _cli_words(_data_rows(str(err), cols), p_word)
+        msg = _data_rows(err, cols, p_word)
+
         if err.code == "row_sums":
             # the library's own hint names Python's fix; the command's is an option
             msg = msg.replace(" " + ROUNDED_HINT, "")

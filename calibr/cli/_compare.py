@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._registry import DEFAULT_METRIC
 from ._args import ENGINE_CHOICES, ENGINE_HELP, _ColumnList, renamed_option
-from ._errors import EXIT_INPUT, CLIError, _cli_words
+from ._errors import EXIT_INPUT, CLIError, _cli_message
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -186,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     except CLIError as err:
         message = str(err)
     except (InputError, InputTypeError) as err:
-        message = _cli_words(str(err))
+        message = _cli_message(err)
     print(f"calibr: error: {' '.join(message.split())}", file=sys.stderr)
     return EXIT_INPUT
 
@@ -317,7 +317,7 @@ def _validate_side(frame: pd.DataFrame, p: list, y: Any, classes: Any, label: st
     try:
         cols = resolve_columns(frame, p[0] if len(p) == 1 else p, y, None, classes)
     except (InputError, InputTypeError) as err:
-        raise CLIError(_cli_words(str(err), p_word)) from None
+        raise CLIError(_cli_message(err, p_word)) from None
     _check_row_sums(frame, cols, p_word)
     _validate(frame, cols, False, p_word)
 
@@ -438,8 +438,9 @@ def _run(args: argparse.Namespace) -> int:
                                        **spec.options)
             except (InputError, InputTypeError) as err:
                 group = ", ".join(f"{c}={v!r}" for c, v in zip(by, key, strict=True))
-                msg = _cli_words(str(err), names={"p_a": "the candidate's probabilities",
-                                                  "p_b": "the baseline's probabilities"})
+                msg = _cli_message(err, names={"p_a": "the candidate's probabilities",
+                                               "p_b": "the baseline's probabilities"})
+
                 raise CLIError(f"--metrics {name}: {msg}"
                                + (f" [group {group}]" if group else "")) from None
             rows.append({**dict(zip(by, key, strict=True)), "metric": name, "n": res.n,

@@ -3,9 +3,11 @@ the command line rather than of the Python API."""
 
 from __future__ import annotations
 
-import functools
-import re
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .._input import InputError, InputTypeError, Term
 
 #: Exit statuses.
 EXIT_INTERNAL = 1
@@ -20,12 +22,12 @@ class CLIError(Exception):
     """Bad command-line input: one line on stderr, exit status 2."""
 
 #: The arguments of calibr's Python API that a command-line option sets, and that
-#: option: the names of a message (`y`), its `name = value` forms (`method =
-#: "skce"` is --test skce) and its name=value hints (na_rm=True is --na-rm) are
-#: written with it. `p` is --prob or --prob-prefix 'PREFIX', which the caller
-#: knows. `bins`, `type`, `binning` and `right` stay as they are: they are also
-#: the options of a metric in --metrics, which their message is about as often
-#: (a caller that knows it means --bins says so, see _cli_words).
+#: option: a message's terms that name them (`y`, `method = "skce"`, the hint
+#: na_rm=True) are written with it (--label, --test skce, --na-rm). `p` is --prob
+#: or --prob-prefix 'PREFIX', which the caller knows. `bins`, `type`, `binning` and
+#: `right` stay as they are: they are also the options of a metric in --metrics,
+#: which their message is about as often (a caller that knows it means --bins
+#: says so, see _cli_message).
 OPTIONS = {
     "y": "--label",
     "classes": "--classes",
@@ -38,30 +40,18 @@ OPTIONS = {
     "p_prefix": "--prob-prefix",
 }
 
-#: The phrases that describe a Python object, not an argument, and their
-#: command-line words (applied first, in this order). The command line has
-#: columns where the API has a vector or a DataFrame `p`, no callables, and a
-#: report where the API has summarise().
-_PHRASES = (
-    ("the column names of the DataFrame `p`", "the names of the --prob columns"),
-    ("columns with `p`", "columns with --prob"),  # --prob, even after --prob-prefix
-    ("for a vector `p`", "for a single --prob column"),
-    (" or be callables", ""),
-    ("summarise()", "the report"),
-)
-
-
-@functools.lru_cache(maxsize=16)
-def _patterns(names: tuple[str, ...]) -> tuple[re.Pattern, re.Pattern]:
-    """The two patterns of a message's argument names (longest names first):
-    `name` and `name = value` (e.g. `method = "skce"`), and the name=value hints
-    (na_rm=True, classes=(negative, positive), classes=range(3), and the bare
-    name= of "pass classes= to ...")."""
-    alternatives = "|".join(sorted(names, key=len, reverse=True))
-    quoted = re.compile(r'`(' + alternatives + r')(?: = "?([^"`]*)"?)?`')
-    hint = re.compile(r"(?<![\w.`])(" + alternatives
-                      + r")=(True|\([a-z, ]+\)|range\(\d+(?:, \d+)?\)|)(?=[\s.,;)]|$)")
-    return quoted, hint
+#: The command line's words for the phrases of a message that describe a Python
+#: object (by the form of the term, see calibr._input.arg): the command line has
+#: columns where the API has a vector or a DataFrame `p` (given by --prob, even
+#: where --prob-prefix gave the columns), no callables, and a report where the
+#: API has summarise().
+_PHRASES = {
+    "vector": "a single --prob column",
+    "columns": "{value} probability columns",
+    "frame": "the names of the --prob columns",
+    "python": "",
+}
+_FUNCTIONS = {"summarise": "the report"}
 
 
 def _hint_value(value: str) -> str:
@@ -74,18 +64,36 @@ def _hint_value(value: str) -> str:
     return " " + ",".join(word.strip().upper() for word in value.strip("()").split(","))
 
 
-def _cli_words(msg: str, p_word: str = "--prob", names: dict[str, str] | None = None) -> str:
-    """A message of calibr's Python API with its argument names in the words of
-    the command line: :data:`OPTIONS`, ``p`` as ``p_word``, and ``names`` for the
-    arguments that are options in the caller's context only (``{"bins": "--bins"}``
-    where the message is about --bins, not a metric's option)."""
+def _spell(term: Term, words: dict[str, str]) -> str:
+    """A term of a library message in the words of the command line (``words``:
+    argument -> option), or as the API writes it where no option sets it."""
+    if term.form == "function":
+        return _FUNCTIONS.get(term.name, str(term))
+    if term.form == "python" or (term.form in _PHRASES and term.name == "p"):
+        return _PHRASES[term.form].format(value=term.value)
+    flag = "--prob" if term.form == "use" and term.name == "p" else words.get(term.name)
+    if flag is None:
+        return str(term)
+    if term.form == "setting":
+        return f"{flag} {term.value}"
+    if term.form == "hint":
+        return flag + _hint_value(term.value)
+    return term.words(flag)
+
+
+def _cli_message(err: InputError | InputTypeError, p_word: str = "--prob",
+                 names: dict[str, str] | None = None,
+                 text: Callable[[str], str] | None = None) -> str:
+    """The message of an error of calibr's Python API in the words of the command
+    line: each argument it names (``err.parts``' terms) as its option
+    (:data:`OPTIONS`, ``p`` as ``p_word``, and ``names`` for the arguments that
+    are options in the caller's context only: ``{"bins": "--bins"}`` where the
+    message is about --bins, not a metric's option). The text between the terms
+    stays (``text``, if given, rewrites it), so a value the message shows is never
+    taken for an argument."""
     words = {**OPTIONS, "p": p_word, **(names or {})}
-    quoted, hint = _patterns(tuple(words))
-    msg = re.sub(r"\ba (\d+)-column `p`", r"\1 probability columns", msg)
-    for python, phrase in _PHRASES:
-        msg = msg.replace(python, phrase)
-    msg = quoted.sub(lambda m: words[m[1]] + (f" {m[2]}" if m[2] is not None else ""), msg)
-    return hint.sub(lambda m: words[m[1]] + _hint_value(m[2]), msg)
+    return "".join((part if text is None else text(part)) if isinstance(part, str)
+                   else _spell(part, words) for part in err.parts)
 
 
 def _detail(err: BaseException) -> str:
@@ -99,4 +107,4 @@ def _library(func, p_word: str, *args: Any, **kwargs: Any) -> Any:
     try:
         return func(*args, **kwargs)
     except (InputError, InputTypeError) as err:
-        raise CLIError(_cli_words(str(err), p_word)) from None
+        raise CLIError(_cli_message(err, p_word)) from None

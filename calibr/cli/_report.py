@@ -31,7 +31,7 @@ from ._args import (
     parse_tests,
 )
 from ._columns import _check_key_names, _check_row_sums, _columns, _renormalize, _validate
-from ._errors import CLIError, _cli_words, _library
+from ._errors import CLIError, _cli_message, _library
 from ._io import (
     _check_destination,
     _commit,
@@ -89,7 +89,7 @@ def report(args) -> int:
         try:
             BINS(args.bins, "bins")
         except InputError as err:
-            raise CLIError(_cli_words(str(err), names={"bins": "--bins"})) from None
+            raise CLIError(_cli_message(err, names={"bins": "--bins"})) from None
     if args.prob is not None and args.prob_prefix is not None:
         raise CLIError("give the probability columns by --prob or by --prob-prefix, not both.")
     _sep(args.sep)
@@ -412,8 +412,9 @@ def _check_ci(args) -> None:
         LEVEL(args.ci, "ci")
         Integer(1, MAX_RESAMPLES)(args.ci_resamples, "ci_resamples")
     except InputError as err:
-        raise CLIError(_cli_words(str(err), names={"ci": "--confidence-level",
-                                                   "ci_resamples": "--n-resamples"})) from None
+        raise CLIError(_cli_message(err, names={"ci": "--confidence-level",
+                                                "ci_resamples": "--n-resamples"})) from None
+
     if args.per_bin:
         raise CLIError("--confidence-level adds columns to the report of the metrics; it does "
                        "not apply "
