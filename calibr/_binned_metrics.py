@@ -128,6 +128,9 @@ def ece(
     >>> p = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]
     >>> round(calibr.ece(p, [1, 3, 3], bins=5, type="confidence"), 6)
     0.333333
+    >>> p4 = p + [[0.6, 0.3, 0.1]]     # the rows predicted class 1: 0.7 right, 0.6 wrong
+    >>> round(calibr.ece(p4, [1, 3, 3, 2], bins=5, type="top-label"), 12)
+    0.4
     """
     lazy = lazy_backend(p, y, weights)
     if lazy is not None:  # a lazy result: docs/dask.md
@@ -210,6 +213,16 @@ def mce(
     >>> import calibr
     >>> round(calibr.mce([0.10, 0.20, 0.80, 0.90], [0, 0, 1, 1], bins=2), 12)
     0.15
+
+    The top-label form keeps the classes apart: 0.5 (predicted class 2, wrong) and
+    0.6 (predicted class 1, wrong) share a bin only in the confidence form.
+
+    >>> p = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1]]
+    >>> y = [1, 3, 3, 2]
+    >>> round(calibr.mce(p, y, bins=5, type="top-label"), 12)
+    0.6
+    >>> round(calibr.mce(p, y, bins=5, type="confidence"), 12)
+    0.55
     """
     lazy = lazy_backend(p, y, weights)
     if lazy is not None:  # a lazy result: docs/dask.md
