@@ -37,7 +37,7 @@ other binned estimator):
   (``calibr._kernels.binned.ece_from_stats``, ``mce_from_stats``) are the
   top-label ECE and MCE, and every consumer of per-bin sums (the bootstrap, the
   Dask merge, the Lp norms) takes them unchanged; :func:`cell_sets` the number of
-  sets of bins of a form, for the bound on bins times classes.
+  sets of bins of a form, and :func:`check_cells` the bound on bins times classes.
 """
 
 from __future__ import annotations
@@ -65,9 +65,9 @@ from ._kernels._jit import read_only
 from ._kernels.top_label import top_label, top_label_class
 
 __all__ = ["BINNINGS", "TOP_LABEL", "TYPES", "BinSpec", "Blocks", "bin_index", "bin_sums",
-           "binned_stats", "breaks", "cell_sets", "column_breaks", "equal_mass_breaks",
-           "isotonic_blocks", "isotonic_breaks", "stats", "top_label_columns",
-           "top_label_stats", "validated_stats"]
+           "binned_stats", "breaks", "cell_sets", "check_cells", "column_breaks",
+           "equal_mass_breaks", "isotonic_blocks", "isotonic_breaks", "stats",
+           "top_label_columns", "top_label_stats", "validated_stats"]
 
 #: The choices of ``binning``, R's (equal-width) first.
 BINNINGS = ("equal-width", "equal-mass", "isotonic")
