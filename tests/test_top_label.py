@@ -316,6 +316,15 @@ def test_the_consistency_band_of_the_top_label():
     # a calibrated model (labels drawn from p): most bins' frequencies inside their band
     inside = tab["observed_frequency"].between(tab["consistency_lower"], tab["consistency_upper"])
     assert inside.mean() > 0.7
+    # a vector p, and each predicted class's own equal-mass bins
+    q = p[:, 0]
+    hits = (np.random.default_rng(72).random(300) < q).astype(int)
+    for opts in ({}, {"bins": 3, "binning": "equal-mass"}):
+        band = calibr.calibration_table(q, hits, type=TL, consistency=0.9, n_resamples=100,
+                                        rng=2, **opts)
+        plain = calibr.calibration_table(q, hits, type=TL, **opts)
+        pd.testing.assert_frame_equal(band[plain.columns], plain, check_exact=True)
+        assert band["consistency_lower"].notna().all()
 
 
 # --------------------------------------------------------------------------
@@ -506,6 +515,10 @@ def test_the_command_line_reports_the_top_label(capsys, tmp_path):
                  "--plot", str(tmp_path / "fig.png")])
     err = capsys.readouterr().err
     assert code != 0 and "--plot has no top-label form yet" in err
+    assert not (tmp_path / "fig.png").exists()
+    code = main(["report", str(path), "--prob-prefix", "p_", "--label", "y", "--type", TL,
+                 "--html", str(tmp_path / "r.html")])
+    assert code != 0 and "--html has no top-label form yet" in capsys.readouterr().err
     # one probability column: read as (1 - p, p), so the form is not "binary"
     df["hit"] = (df["y"] == 0).astype(int)
     df.to_csv(path, index=False)
