@@ -22,7 +22,7 @@ from ._kernels import binned
 
 __all__ = ["ece", "mce"]
 
-_TYPES = ("classwise", "confidence")
+_TYPES = _binning.TYPES
 
 
 @validate_params(bins=BIN_SPEC, type=Options(*_TYPES), na_rm=FLAG, binning=BINNING,
@@ -49,8 +49,9 @@ def ece(
     <calibr:binned_bins>
         At most 1,000,000, and for ``type="classwise"`` with K classes at most
         10,000,000 / K (the per-bin sums must fit in memory).
-    type : {"classwise", "confidence"}, default "classwise"
-        Multiclass form; ignored for a vector ``p``.
+    type : {"classwise", "confidence", "top-label"}, default "classwise"
+        Multiclass form; ignored for a vector ``p``, except ``"top-label"``,
+        which reads a vector ``p`` as the two columns ``(1 - p, p)``.
     <calibr:classes>
     <calibr:na_rm>
     <calibr:binned_weights>
@@ -85,6 +86,16 @@ def ece(
     ``"classwise"`` averages the binary ECE of each column against the
     indicator of its class; ``"confidence"`` takes the top-label probability
     against whether the top label (ties: the first maximal column) is correct.
+    ``"top-label"`` is the top-label ECE of Gupta & Ramdas (2022): the rows are
+    split by their predicted class c (the first maximal column), the top-label
+    probability of each class's rows is binned on its own, and every (class,
+    bin) cell counts with its share of all rows,
+
+    .. math:: \mathrm{TL\text{-}ECE} = \sum_{c} \sum_{b: n_{cb} > 0}
+              \frac{n_{cb}}{n} |acc(c, b) - conf(c, b)|
+
+    (``docs/definitions.md``, "Top-label calibration error"; MAPIE's
+    ``top_label_ece`` averages the classes' ECEs without their shares instead).
 
     With ``weights``, n_b is the total weight of bin b and conf(b), acc(b) the
     weighted means; n the total weight. R's ``ece()`` has no weights.
@@ -102,6 +113,8 @@ def ece(
     ----------
     Guo, Pleiss, Sun & Weinberger (2017). On calibration of modern neural
     networks. ICML. Kull et al. (2019). Beyond temperature scaling. NeurIPS.
+    Gupta & Ramdas (2022). Top-label calibration and multiclass-to-binary
+    reductions. ICLR.
 
     Examples
     --------
@@ -115,6 +128,9 @@ def ece(
     >>> p = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]
     >>> round(calibr.ece(p, [1, 3, 3], bins=5, type="confidence"), 6)
     0.333333
+    >>> p4 = p + [[0.6, 0.3, 0.1]]     # the rows predicted class 1: 0.7 right, 0.6 wrong
+    >>> round(calibr.ece(p4, [1, 3, 3, 2], bins=5, type="top-label"), 12)
+    0.4
     """
     lazy = lazy_backend(p, y, weights)
     if lazy is not None:  # a lazy result: docs/dask.md
@@ -147,8 +163,9 @@ def mce(
     <calibr:y>
     <calibr:binned_bins>
         Bounded as for :func:`calibr.ece`.
-    type : {"classwise", "confidence"}, default "classwise"
-        Multiclass form; ignored for a vector ``p``.
+    type : {"classwise", "confidence", "top-label"}, default "classwise"
+        Multiclass form; ignored for a vector ``p``, except ``"top-label"``, as
+        for :func:`calibr.ece`.
     <calibr:classes>
     <calibr:na_rm>
     <calibr:binned_weights>
@@ -173,7 +190,9 @@ def mce(
     .. math:: \mathrm{MCE} = \max_{b: n_b > 0} |acc(b) - conf(b)|,
 
     with the bins of :func:`calibr.ece`. ``"classwise"`` takes the maximum over
-    the one-vs-rest columns, ``"confidence"`` uses the top-label confidence.
+    the one-vs-rest columns, ``"confidence"`` uses the top-label confidence,
+    ``"top-label"`` takes the maximum over the non-empty (predicted class, bin)
+    cells of :func:`calibr.ece`'s top-label form (Gupta & Ramdas 2022).
 
     With ``weights``, acc(b) and conf(b) are weighted means and a bin is empty
     (left out of the maximum) when its total weight is 0, e.g. when all its
@@ -184,7 +203,8 @@ def mce(
     References
     ----------
     Guo, Pleiss, Sun & Weinberger (2017). On calibration of modern neural
-    networks. ICML.
+    networks. ICML. Gupta & Ramdas (2022). Top-label calibration and
+    multiclass-to-binary reductions. ICLR.
 
     Examples
     --------
@@ -193,6 +213,16 @@ def mce(
     >>> import calibr
     >>> round(calibr.mce([0.10, 0.20, 0.80, 0.90], [0, 0, 1, 1], bins=2), 12)
     0.15
+
+    The top-label form keeps the classes apart: 0.5 (predicted class 2, wrong) and
+    0.6 (predicted class 1, wrong) share a bin only in the confidence form.
+
+    >>> p = [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8], [0.6, 0.3, 0.1]]
+    >>> y = [1, 3, 3, 2]
+    >>> round(calibr.mce(p, y, bins=5, type="top-label"), 12)
+    0.6
+    >>> round(calibr.mce(p, y, bins=5, type="confidence"), 12)
+    0.55
     """
     lazy = lazy_backend(p, y, weights)
     if lazy is not None:  # a lazy result: docs/dask.md

@@ -30,7 +30,14 @@ other binned estimator):
   and every binning), ``numpy.bincount`` in row order of ``1``, ``x``, ``c``
   (weighted: ``w``, ``w x``, ``w c``); :func:`bin_sums` is its binary step and
   :func:`column_breaks` ``(edges, col)`` the breaks of one column of its
-  classwise equal-mass breaks.
+  classwise equal-mass breaks;
+* :func:`top_label_stats`: the per-(predicted class, bin) sums of the top-label
+  form (``type="top-label"``, Gupta & Ramdas 2022), flat: the ``K * B`` cells are
+  one set of bins, so that the ECE and MCE of the flat sums
+  (``calibr._kernels.binned.ece_from_stats``, ``mce_from_stats``) are the
+  top-label ECE and MCE, and every consumer of per-bin sums (the bootstrap, the
+  Dask merge, the Lp norms) takes them unchanged; :func:`cell_sets` the number of
+  sets of bins of a form, and :func:`check_cells` the bound on bins times classes.
 """
 
 from __future__ import annotations
@@ -56,14 +63,22 @@ from ._input import (
 )
 from ._kernels import binned, isotonic
 from ._kernels._jit import read_only
-from ._kernels.top_label import top_label
+from ._kernels.top_label import top_label, top_label_class
 
-__all__ = ["BINNINGS", "BinSpec", "Blocks", "bin_index", "bin_sums", "binned_stats", "breaks",
-           "column_breaks", "equal_mass_breaks", "isotonic_blocks", "isotonic_breaks", "stats",
-           "validated_stats"]
+__all__ = ["BINNINGS", "TOP_LABEL", "TYPES", "BinSpec", "Blocks", "bin_index", "bin_sums",
+           "binned_stats", "breaks", "cell_sets", "check_cells", "column_breaks",
+           "equal_mass_breaks", "isotonic_blocks", "isotonic_breaks", "stats",
+           "top_label_columns", "top_label_stats", "validated_stats"]
 
 #: The choices of ``binning``, R's (equal-width) first.
 BINNINGS = ("equal-width", "equal-mass", "isotonic")
+
+#: The top-label form of the binned functions (``docs/definitions.md``, "Top-label
+#: calibration error"): not R's, so last in :data:`TYPES`.
+TOP_LABEL = "top-label"
+
+#: The choices of ``type`` of the binned functions, R's default first.
+TYPES = ("classwise", "confidence", TOP_LABEL)
 
 
 @dataclass(frozen=True)
@@ -332,6 +347,78 @@ def column_breaks(edges: np.ndarray, col: int) -> np.ndarray:
     return row[~np.isnan(row)]
 
 
+def cell_sets(binary: bool, k: int, type: str) -> int:
+    """The sets of bins of a form: one per class (``K``) for a classwise matrix and
+    for the top-label form (2 for a vector ``p``, read as two columns), else 1."""
+    if type == TOP_LABEL:
+        return 2 if binary else k
+    return k if not binary and type == "classwise" else 1
+
+
+def check_cells(nbins: int, binary: bool, k: int, type: str) -> None:
+    """``check_bin_cells`` for the form ``type`` of ``p`` (binary or of ``k`` columns),
+    before any per-bin array is allocated."""
+    sets = cell_sets(binary, k, type)
+    check_bin_cells(nbins, sets, sets > 1, type)
+
+
+def top_label_columns(p: np.ndarray, y: np.ndarray, binary: bool) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray, int]:
+    """``(h, hit, cls, K)`` of validated input: each row's top-label confidence, its
+    correctness (uint8) and its predicted class (0-based: the first maximal column,
+    ``calibr._kernels.top_label``), and the number of classes.
+
+    A vector ``p`` is read as the two columns ``(1 - p, p)`` of the classes 0 and 1
+    (``docs/definitions.md``, "Top-label calibration error"): the same numbers as
+    the matrix ``numpy.column_stack((1 - p, p))`` with labels 0/1.
+    """
+    if binary:
+        p = np.column_stack((1.0 - p, p))  # C-contiguous
+        y = (np.asarray(y) != 0).astype(np.int64)
+    h, hit, cls = top_label_class(p, y)
+    return h, hit, cls, int(p.shape[1])
+
+
+def top_label_stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool,
+                    spec: BinSpec):
+    """Per-(predicted class, bin) ``(count, sum_conf, sum_hit)`` of the top-label form,
+    flat (``K * B``: class c's bins are the cells ``c * B .. c * B + B - 1``), and the
+    breaks.
+
+    Each row's confidence ``h`` goes into the bins of its predicted class, with its
+    correctness as the outcome (weighted: ``w``, ``w h``, ``w hit``). Breaks that do
+    not depend on the data are the same for every class, ``(B + 1,)``; equal-mass,
+    isotonic and ``"sweep"``/``"auto"`` bins are each predicted class's own, from
+    its rows alone, ``(K, B + 1)`` padded with NaN as :func:`stats`' classwise
+    breaks (a class predicted by no row, or only by rows of weight 0, has the one
+    bin ``[0, 1]``, empty).
+    """
+    h, hit, cls, k = top_label_columns(p, y, binary)
+    right = spec.right
+    if spec.data_free:
+        edges = spec.edges()
+        nb = edges.shape[0] - 1
+        check_bin_cells(nb, k, True, TOP_LABEL)
+        cells = cls * nb + bin_index(h, edges, right)
+        return (*bin_sums(cells, h, hit, w, k * nb), edges)
+    own = []  # each class's rows and breaks
+    for c in range(k):
+        rows = np.flatnonzero(cls == c)
+        wc = None if w is None else w[rows]
+        if rows.shape[0] == 0 or (wc is not None and not np.any(wc > 0)):
+            own.append((rows, np.array([0.0, 1.0])))
+            continue
+        own.append((rows, spec.edges(h[rows], wc, hit[rows])))
+    nb = max(e.shape[0] - 1 for _, e in own)
+    check_bin_cells(nb, k, True, TOP_LABEL)
+    cells = np.empty(h.shape[0], dtype=np.int64)
+    edges = np.full((k, nb + 1), np.nan)
+    for c, (rows, e) in enumerate(own):
+        cells[rows] = c * nb + bin_index(h[rows], e, right)
+        edges[c, :e.shape[0]] = e
+    return (*bin_sums(cells, h, hit, w, k * nb), edges)
+
+
 def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool, spec: BinSpec,
           type: str):
     """Per-bin ``(count, sum_conf, sum_hit)`` and the breaks, for validated input, by
@@ -341,8 +428,11 @@ def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool, spec
     matrix), and the breaks ``(B + 1,)``, or ``(K, B + 1)`` for classwise
     equal-mass and isotonic bins (each column its own breaks; a column with fewer distinct
     cut points is padded with empty bins at the end, whose breaks are NaN:
-    :func:`column_breaks` drops them).
+    :func:`column_breaks` drops them). The top-label form: :func:`top_label_stats`
+    (for a vector ``p`` too).
     """
+    if type == TOP_LABEL:
+        return top_label_stats(p, y, w, binary, spec)
     right = spec.right
     if binary or type == "confidence":
         if binary:
@@ -389,9 +479,10 @@ def validated_stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: 
                     spec: BinSpec, type: str):
     """Per-bin ``(count, sum_conf, sum_hit)`` and the breaks of validated input (the
     input layer's canonical arrays): R's bins without weights by the compiled
-    kernels (``calibr._kernels.binned.bin_stats``), anything else by :func:`stats`.
-    The caller has checked the number of bin cells (``check_bin_cells``)."""
-    if spec.is_default and w is None:
+    kernels (``calibr._kernels.binned.bin_stats``), anything else (and the top-label
+    form) by :func:`stats`. The caller has checked the number of bin cells
+    (:func:`check_cells`)."""
+    if spec.is_default and w is None and type != TOP_LABEL:
         return (*binned.bin_stats(p, y, binary, spec.bins, type), spec.edges())
     return stats(p, y, w, binary, spec, type)
 
@@ -408,9 +499,10 @@ def binned_stats(p, y, spec: BinSpec, *, type: str, classes=None, na_rm: bool = 
     layer's own checks, which raise its message (or drop incomplete rows under
     ``na_rm=True``), and then :func:`validated_stats`: weighted input gives
     weighted sums (``docs/definitions.md``, "Frequency weights"), other bins the
-    numpy path (``docs/definitions.md``, "Binning options").
+    numpy path (``docs/definitions.md``, "Binning options"), and the top-label form
+    :func:`top_label_stats`.
     """
-    if spec.is_default and weights is None:
+    if spec.is_default and weights is None and type != TOP_LABEL:
         conv = convert(p, y, classes=classes, na_rm=na_rm)
         classwise = not conv.binary and type == "classwise"
         direct = conv.direct()
@@ -421,6 +513,7 @@ def binned_stats(p, y, spec: BinSpec, *, type: str, classes=None, na_rm: bool = 
         prep = finish(conv)
     else:
         prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
-    # before the per-bin sums are allocated: bins x K of them for "classwise"
-    check_bin_cells(spec.nbins, prep.k, not prep.binary and type == "classwise")
+    # before the per-bin sums are allocated: bins x K of them for "classwise" and
+    # "top-label"
+    check_cells(spec.nbins, prep.binary, prep.k, type)
     return validated_stats(prep.p, prep.y, prep.weights, prep.binary, spec, type)[:3]

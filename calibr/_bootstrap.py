@@ -33,7 +33,6 @@ from ._input import (
     Options,
     Prepared,
     arg,
-    check_bin_cells,
     check_options,
     defaults,
     fmt,
@@ -214,6 +213,8 @@ def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
 
 def _form(prep: Prepared, full: dict[str, Any]) -> str:
     """The form of a calibr metric with its options ``full`` (defaults included)."""
+    if full.get("type") == _binning.TOP_LABEL:  # a vector p too: its two columns
+        return _binning.TOP_LABEL
     if prep.binary:
         return "binary"
     if "type" not in full:  # mmce: no type, the top-label confidence
@@ -285,8 +286,17 @@ class _Plan:
         cell once, by the rule of calibr._binning."""
         edges, right = spec.edges(), spec.right
         bins = edges.shape[0] - 1
-        # before any per-cell memory: bins x K cells for "classwise"
-        check_bin_cells(bins, self.prep.k, not self.prep.binary and self.form == "classwise")
+        # before any per-cell memory: bins x K cells for "classwise" and "top-label"
+        _binning.check_cells(bins, self.prep.binary, self.prep.k, self.form)
+        if self.form == _binning.TOP_LABEL:  # one column, in its predicted class's bins
+            h, hit, cls, k = _binning.top_label_columns(self.prep.p, self.prep.y,
+                                                        self.prep.binary)
+            self.x = np.ascontiguousarray(h[:, None])
+            self.cells = np.ascontiguousarray(
+                (cls * bins + _binning.bin_index(h, edges, right))[:, None], dtype=np.int32)
+            self.c = np.ascontiguousarray(hit[:, None], dtype=np.uint8)
+            self.kind, self.bins, self.code = "binned", k * bins, code
+            return
         cols = self._columns()
         self.x = np.ascontiguousarray(np.column_stack([x for x, _ in cols]), dtype=np.float64)
         self.cells = np.ascontiguousarray(np.column_stack(

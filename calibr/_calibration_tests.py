@@ -58,7 +58,11 @@ _METHODS = ("skce", "skce_block", "consistency", "spiegelhalter", "hosmer_lemesh
 #: The metrics of consistency resampling: those of the registry that can be its
 #: statistic (``calibr._registry``, ``consistency``).
 _METRICS = tuple(name for name, info in METRICS.items() if info.consistency is not None)
-_TYPES = ("canonical", "confidence", "classwise")
+#: The forms of ``type``: the SKCE tests' (``calibr.skce``'s), and the top-label
+#: form of the binned metrics (consistency resampling of ``ece``, ``mce``,
+#: ``calibration_error`` only).
+_TOP_LABEL = "top-label"
+_TYPES = ("canonical", "confidence", "classwise", _TOP_LABEL)
 BINARY_ONLY = ("spiegelhalter", "hosmer_lemeshow")
 
 #: Uniform numbers drawn and held at once (float64, 32 MB): the replicates of
@@ -96,7 +100,9 @@ class CalibrationTestResult:
     type : str
         What the kernel or metric saw: ``"binary"`` for a vector ``p``, else
         ``"canonical"``, ``"confidence"`` or ``"classwise"`` (for consistency
-        resampling with ``ece``/``mce``/``skce``, the metric's ``type``).
+        resampling with ``ece``/``mce``/``skce``, the metric's ``type``);
+        ``"top-label"`` for consistency resampling in that form (a vector ``p``
+        too).
     n_resamples : int or None
         Bootstrap or consistency resamples (``"skce"``, ``"consistency"``).
     bandwidth : float, tuple of float, str or None
@@ -218,10 +224,13 @@ def calibration_test(
         Bandwidth of the Laplacian kernel, as in :func:`calibr.skce`
         (``"skce"``, ``"skce_block"``, and ``"consistency"`` with
         ``metric="skce"`` or ``"mmce"``).
-    type : {"canonical", "confidence", "classwise"}, optional, keyword-only
+    type : {"canonical", "confidence", "classwise", "top-label"}, optional, keyword-only
         Multiclass form, ignored for a vector ``p``. Default: that of
         :func:`calibr.skce` (``"canonical"``) for the SKCE tests, and the
-        metric's own default for consistency resampling.
+        metric's own default for consistency resampling. ``"top-label"``
+        (Gupta & Ramdas 2022) only for consistency resampling of a binned
+        metric (``ece``, ``mce``, ``calibration_error``), and not ignored for a
+        vector ``p`` (read as the columns ``(1 - p, p)``, as those metrics do).
     metric : str, default "ece", keyword-only
         The statistic of consistency resampling: the name of a registered
         metric (``calibr.frame.METRICS``), computed by the calibr function of
@@ -374,6 +383,8 @@ def calibration_test(
     >>> hl.df, hl.groups
     (8, 10)
     """
+    if type == _TOP_LABEL:
+        _check_top_label(method, metric)
     if method in BINARY_ONLY:
         _refuse_matrix(p, method)
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
@@ -384,6 +395,36 @@ def calibration_test(
 
 # --------------------------------------------------------------------------
 # helpers
+
+
+def _top_label_metrics() -> list[str]:
+    """The metrics of consistency resampling that have the top-label form (their
+    ``type`` rule lists it): the binned ones."""
+    out = []
+    for name in _METRICS:
+        rule = METRICS[name].function.__calibr_rules__.get("type")
+        if _TOP_LABEL in getattr(rule, "choices", ()):
+            out.append(name)
+    return out
+
+
+def _check_top_label(method: str, metric: str) -> None:
+    """Refuse ``type="top-label"`` where it has no meaning: any method but consistency
+    resampling, and a metric without that form."""
+    names = _top_label_metrics()
+    which = ", ".join(f'"{m}"' for m in names)
+    if method != "consistency":
+        raise InputError(
+            f'`type = "top-label"` is a form of the binned metrics ({which}): it applies to '
+            f'`method = "consistency"` only; got `method = "{method}"`.',
+            param="type"
+        )
+    if metric not in names:
+        raise InputError(
+            f'`type = "top-label"` is a form of the binned metrics ({which}); '
+            f'`metric = "{metric}"` has no top-label form.',
+            param="type"
+        )
 
 
 def _refuse_matrix(p: Any, method: str) -> None:
@@ -633,6 +674,9 @@ def _metric_call(prep: Prepared, o: _Options) -> tuple[Callable[[np.ndarray, np.
     kwargs: dict[str, Any] = {k: getattr(o, k) for k in passed if k != "type"}
     bandwidth = o.bandwidth if "bandwidth" in passed else None
     if prep.binary:
+        if o.type == _TOP_LABEL:  # not ignored: a vector p read as (1 - p, p)
+            kwargs["type"] = _TOP_LABEL
+            return (lambda p, y: float(fn(p, y, **kwargs))), _TOP_LABEL, bandwidth
         return (lambda p, y: float(fn(p, y, **kwargs))), "binary", bandwidth
     if "type" in passed:
         form = o.type or defaults(fn)["type"]

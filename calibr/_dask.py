@@ -790,7 +790,7 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
 # calibration_table
 
 
-def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm):
+def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm, classes):
     from . import _binning
     from .table import TABLE_COLUMNS, table_from_stats
 
@@ -805,10 +805,13 @@ def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm):
     _check_kept(merged, groups, ids, na_rm)
     edges = _binning.BinSpec.from_options(bins, binning, right).edges()
     classwise = not merged["binary"] and type == "classwise"
+    top = type == _binning.TOP_LABEL
+    labels = merged["classes"]
+    if top and merged["binary"]:  # a vector p's two columns (1 - p, p)
+        labels = (0, 1) if classes is None else tuple(classes)
     by_group = sorted(range(len(merged["order"])), key=lambda r: ids[r])
     stats = [merged["rows"][merged["order"][r]][2][0] for r in by_group]
-    table, owner = table_from_stats(stats, edges, ci_level, classwise, weighted,
-                                    merged["classes"])
+    table, owner = table_from_stats(stats, edges, ci_level, classwise, weighted, labels, top)
     if groups is None:
         return table
     group_ids = np.array([ids[r] for r in by_group], dtype=np.int64)
@@ -869,7 +872,8 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, confidence_level, dat
     cols = resolve_columns(frame._meta, p, y, p_prefix, classes)
     weights = weights_column(frame._meta, weights)
     key_meta = _key_meta(frame, keys)
-    classwise = not cols.binary and type == "classwise"
+    top = type == "top-label"  # one row per (predicted class, bin), for a vector p too
+    classwise = top or (not cols.binary and type == "classwise")
     meta_cols = ([] if key_meta is None else list(key_meta.columns)) + \
         ["class"] * classwise + list(TABLE_COLUMNS)
     if consistency is not None:
@@ -879,7 +883,10 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, confidence_level, dat
         meta = meta.astype(key_meta.dtypes.to_dict())
     meta = meta.astype({"bin": np.int64, "n": np.float64 if weights else np.int64})
     if classwise:  # the class labels, as the pandas table takes them
-        labels = cols.classes if cols.classes is not None else cols.p
+        if cols.binary:  # top-label: the columns (1 - p, p)
+            labels = (0, 1) if classes is None else classes
+        else:
+            labels = cols.classes if cols.classes is not None else cols.p
         meta = meta.astype({"class": pd.Index(list(labels)).dtype})
     if consistency is not None or not mergeable(bins, binning):
         kwargs = dict(p=p, y=y, bins=bins, type=type, classes=classes, na_rm=na_rm,
@@ -896,5 +903,5 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, confidence_level, dat
              for i, part in enumerate(frame.to_delayed())]
     merged = _tree(parts, _merge_groups)
     result = delayed(_table_frame)(merged, keys, opts, key_meta, spec, confidence_level,
-                                   weights is not None, na_rm)
+                                   weights is not None, na_rm, classes)
     return dd.from_delayed([result], meta=meta, verify_meta=False)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._binning import BinSpec, binned_stats
+from ._binning import TYPES, BinSpec, binned_stats
 from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
 from ._input import (
@@ -31,14 +31,14 @@ from ._input import (
 __all__ = ["calibration_error", "per_row"]
 
 _NORMS = ("l2", "l1", "max")
-_TYPES = ("classwise", "confidence")
+_TYPES = TYPES
 _POWER = {"l1": 1.0, "l2": 2.0}
 
 
 def per_row(count: np.ndarray, conf: np.ndarray, hit: np.ndarray, norm: str,
              debias: bool) -> np.ndarray:
-    """The error of each row of (K, B) per-bin statistics (one row: binary or
-    top-label)."""
+    """The error of each row of (K, B) per-bin statistics (one row: binary,
+    confidence, or the flat (predicted class, bin) cells of the top-label form)."""
     count, conf, hit = (np.atleast_2d(a) for a in (count, conf, hit))
     nonempty = count > 0
     safe = np.where(nonempty, count, 1.0)
@@ -80,9 +80,12 @@ def calibration_error(
     <calibr:y>
     <calibr:bins>
         Or the breaks themselves, as for :func:`calibr.ece`.
-    type : {"classwise", "confidence"}, default "classwise"
-        Multiclass form, ignored for a vector ``p``: ``"classwise"`` is Kumar
-        et al.'s marginal calibration error, ``"confidence"`` the top-label one.
+    type : {"classwise", "confidence", "top-label"}, default "classwise"
+        Multiclass form, ignored for a vector ``p`` (but ``"top-label"``, which
+        reads it as the two columns ``(1 - p, p)``): ``"classwise"`` is Kumar
+        et al.'s marginal calibration error, ``"confidence"`` their top-label
+        one (the top-label probability pooled over the classes), ``"top-label"``
+        Gupta & Ramdas's, over the (predicted class, bin) cells.
     norm : {"l2", "l1", "max"}, default "l2", keyword-only
         The p of the Lp error: ``"l1"`` is the ECE, ``"max"`` the MCE (over
         every bin of every class for ``"classwise"``).
@@ -131,7 +134,11 @@ def calibration_error(
     :math:`(\frac1K \sum_k \mathrm{CE}_{q,k}^q)^{1/q}` (the maximum for
     ``"max"``); ``"confidence"`` (top-label) is the binary error of the
     top-label confidence against whether the top label (the first maximal
-    column) is correct. These are the definitions of the
+    column) is correct; ``"top-label"`` (Gupta & Ramdas 2022) sums over the
+    cells (c, b) of the rows predicted c whose top-label confidence is in
+    bin b of class c's bins, with weights :math:`n_{cb} / n`, as the binary
+    error sums over the bins (the maximum and the debiasing likewise per
+    cell: ``docs/definitions.md``, "Top-label calibration error"). These are the definitions of the
     ``uncertainty-calibration`` package (``calibration.lower_bound_scaling_ce``
     and ``get_calibration_error``), which the tests match to 1e-12 relative:
     its ``get_calibration_error(p, y)`` on continuous predictions is
@@ -143,6 +150,9 @@ def calibration_error(
     ----------
     Kumar, A., Liang, P., & Ma, T. (2019). Verified uncertainty calibration.
     NeurIPS 32.
+
+    Gupta, C., & Ramdas, A. (2022). Top-label calibration and
+    multiclass-to-binary reductions. ICLR.
 
     Examples
     --------

@@ -203,14 +203,17 @@ _ENTRIES = (
         "expected calibration error over bins (R's ece)",
         stats=BIN_SUMS, reduction="ece", bootstrap=BIN_SUMS, grouped=BIN_SUMS,
         dask=MERGED_SUMS, consistency=("bins", "type"),
-        note="fixed bins only: equal-mass bins are the data's own, so recomputed",
+        note="fixed bins only: equal-mass bins are the data's own, so recomputed; "
+             "type='top-label': bin_sums of one column of K x bins (predicted class, bin) "
+             "cells in the bootstrap and on Dask, one call per group in summarise "
+             "(the grouped kernels know the other forms only)",
     ),
     MetricInfo(
         "mce", "calibr._binned_metrics", "binned",
         "maximum calibration error over bins (R's mce)",
         stats=BIN_SUMS, reduction="mce", bootstrap=BIN_SUMS, grouped=BIN_SUMS,
         dask=MERGED_SUMS, consistency=("bins", "type"),
-        note="fixed bins only, as ece",
+        note="fixed bins only, as ece; type='top-label' as ece",
     ),
     MetricInfo(
         "skce", "calibr._kernel_metrics", "kernel",

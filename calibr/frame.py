@@ -1006,7 +1006,8 @@ def _all_groups(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any]]]
 
 
 #: What :meth:`_AllGroups.metric` returns for a metric the all-groups kernels do not
-#: compute (ece/mce with bins other than R's: ``docs/definitions.md``, "Binning options").
+#: compute (ece/mce with bins other than R's: ``docs/definitions.md``, "Binning options";
+#: or of ``type="top-label"``).
 _PER_GROUP = object()
 
 
@@ -1033,6 +1034,8 @@ class _AllGroups:
             if not _binning.BinSpec.from_options(opts["bins"], opts["binning"],
                                                  opts["right"]).is_default:
                 return _PER_GROUP  # the grouped kernels know R's bins only
+            if opts["type"] == _binning.TOP_LABEL:
+                return _PER_GROUP  # nor the top-label cells: the metric on each group
             return self.binned(info.reduction, opts["bins"], opts["type"])
         return {"skce": lambda: self.skce(opts["estimator"], opts["bandwidth"], opts["type"]),
                 "mmce": lambda: self.mmce(opts["bandwidth"])}[info.reduction]()

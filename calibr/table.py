@@ -35,7 +35,6 @@ from ._input import (
     arg,
     as_float_array,
     bad_values_message,
-    check_bin_cells,
     lazy_backend,
     prepare,
     renamed,
@@ -61,7 +60,7 @@ CONSISTENCY_COLUMNS = ("consistency_lower", "consistency_upper")
 #: Resamples of the consistency band when ``n_resamples`` is not given.
 CONSISTENCY_RESAMPLES = 1000
 
-_TYPES = ("classwise", "confidence")
+_TYPES = _binning.TYPES
 
 
 @renamed(level="confidence_level")
@@ -180,15 +179,22 @@ def _rows(
     ``"_edges"`` the breaks (for the consistency band).
     """
     *stats, edges = _binning.validated_stats(p, y, w, binary, spec, type)
-    out = _stats_rows(stats, edges, z, not binary and type == "classwise", w is not None)
+    top = type == _binning.TOP_LABEL
+    out = _stats_rows(stats, edges, z, top or (not binary and type == "classwise"),
+                      w is not None, top)
     out["_edges"] = edges
     return out
 
 
 def _stats_rows(stats: tuple, edges: np.ndarray, z: float, classwise: bool,
-                weighted: bool) -> dict[str, np.ndarray]:
+                weighted: bool, top_label: bool = False) -> dict[str, np.ndarray]:
     """The table's columns of one group's per-(class, bin) sums ``(count, sum_conf,
-    sum_hit)`` (each of shape (bins,) or (K, bins)): its non-empty bins."""
+    sum_hit)`` (each of shape (bins,) or (K, bins); ``top_label``: the flat (K *
+    bins,) cells of ``calibr._binning.top_label_stats``, class by class): its
+    non-empty bins."""
+    if top_label:  # one row of cells per predicted class
+        nb = edges.shape[-1] - 1
+        stats = tuple(np.reshape(s, (-1, nb)) for s in stats)
     count, sum_conf, sum_hit = (np.atleast_2d(s) for s in stats)
     cls, b = np.nonzero(count > 0)  # row-major: by class, then by bin
     return _columns(cls, b, count[cls, b], sum_conf[cls, b], sum_hit[cls, b],
@@ -196,20 +202,23 @@ def _stats_rows(stats: tuple, edges: np.ndarray, z: float, classwise: bool,
 
 
 def table_from_stats(stats: list[tuple], edges: np.ndarray, confidence_level: float,
-                     classwise: bool, weighted: bool,
-                     classes: tuple | None) -> tuple[pd.DataFrame, np.ndarray]:
+                     classwise: bool, weighted: bool, classes: tuple | None,
+                     top_label: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
     """The table of groups given by their per-(class, bin) sums, for a backend
     that adds the sums of the parts of the data (``calibr._dask``).
 
     ``stats``: each group's ``(count, sum_conf, sum_hit)`` (the binned kernels'
     statistics; counts are total weights when ``weighted``), in the table's order
     of the groups; ``edges``: the breaks (the same for every group); ``classes``:
-    the class labels of a classwise table. Returns the table (no key columns) and,
+    the class labels of a classwise table; ``top_label``: the sums are the flat
+    cells of the top-label form (a ``class`` column of the predicted class, whose
+    labels ``classes`` are). Returns the table (no key columns) and,
     for each of its rows, the position in ``stats`` of its group. The numbers are
     those of :func:`calibration_table` on the groups' rows with the same sums.
     """
     z = _z(confidence_level)
-    parts = [_stats_rows(s, edges, z, classwise, weighted) for s in stats]
+    parts = [_stats_rows(s, edges, z, classwise or top_label, weighted, top_label)
+             for s in stats]
     owner = np.concatenate([np.full(len(part["bin"]), g, dtype=np.int64)
                             for g, part in enumerate(parts)]) if parts else np.empty(0, np.int64)
     return _frame(parts, classes), owner
@@ -289,6 +298,8 @@ def _resampled_frequencies(p: np.ndarray, binary: bool, edges: np.ndarray, right
     rows = gen.integers(0, n, size=n)
     u = gen.random(n)
     ps = p[rows]
+    if type == _binning.TOP_LABEL:
+        return _resampled_top_label(ps, u, binary, edges, right)
     if binary:
         x, hit, k = ps, u < ps, 1
     else:
@@ -309,6 +320,34 @@ def _resampled_frequencies(p: np.ndarray, binary: bool, edges: np.ndarray, right
             cells += np.arange(k) * bins
         count = np.bincount(cells.ravel(), minlength=k * bins).astype(np.float64)
         hits = np.bincount(cells[np.arange(n), label], minlength=k * bins).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        freq = np.where(count > 0, hits / count, np.nan)
+    return freq.reshape(k, bins)
+
+
+def _resampled_top_label(ps: np.ndarray, u: np.ndarray, binary: bool, edges: np.ndarray,
+                         right: bool) -> np.ndarray:
+    """:func:`_resampled_frequencies` of the top-label form, from the resampled rows
+    ``ps`` and their uniforms ``u``: each row's label drawn as there (for a vector
+    ``p``, the class 1 when ``u < p``), its predicted class and confidence those of
+    ``calibr._binning.top_label_columns``, binned in its class's bins."""
+    if binary:
+        label = (u < ps).astype(np.int64)
+    else:
+        k = ps.shape[1]
+        label = np.minimum((u[:, None] >= np.cumsum(ps, axis=1)).sum(axis=1), k - 1)
+    h, hit, cls, k = _binning.top_label_columns(ps, label, binary)
+    bins = edges.shape[-1] - 1
+    if edges.ndim == 1:
+        cells = cls * bins + _binning.bin_index(h, edges, right)
+    else:  # each predicted class its own breaks
+        cells = np.empty(h.shape[0], dtype=np.int64)
+        for c in range(k):
+            rows = np.flatnonzero(cls == c)
+            cells[rows] = c * bins + _binning.bin_index(
+                h[rows], _binning.column_breaks(edges, c), right)
+    count = np.bincount(cells, minlength=k * bins).astype(np.float64)
+    hits = np.bincount(cells, weights=hit.astype(np.float64), minlength=k * bins)
     with np.errstate(invalid="ignore", divide="ignore"):
         freq = np.where(count > 0, hits / count, np.nan)
     return freq.reshape(k, bins)
@@ -378,9 +417,12 @@ def calibration_table(
     <calibr:y>
         With ``data``: the name of the label column.
     <calibr:binned_bins>
-    type : {"classwise", "confidence"}, default "classwise"
-        Multiclass form (ignored for binary input): one set of bins per class
-        (one-vs-rest), or the top-label confidence and its correctness.
+    type : {"classwise", "confidence", "top-label"}, default "classwise"
+        Multiclass form (ignored for binary input, but ``"top-label"``): one set
+        of bins per class (one-vs-rest), the top-label confidence and its
+        correctness, or the same split by predicted class, one set of bins per
+        predicted class (Gupta & Ramdas 2022; a vector ``p`` is read as the
+        columns ``(1 - p, p)``).
     <calibr:classes>
     <calibr:na_rm>
     confidence_level : float, default 0.95, keyword-only
@@ -429,7 +471,9 @@ def calibration_table(
     DataFrame
         A new frame with a default index and the columns, in this order: the
         group keys (with a grouped ``data``); ``class`` (multiclass
-        ``"classwise"`` only: the class label); ``bin`` (1-based); ``lower`` and
+        ``"classwise"``: the class label; ``"top-label"``: the predicted class,
+        for a vector ``p`` 0 and 1 or the labels of ``classes``); ``bin``
+        (1-based); ``lower`` and
         ``upper`` (the bin's edges: R's ``seq(0, 1, length.out = bins + 1)`` by
         default, else the breaks of ``binning`` or ``bins``);
         ``n`` (members; with ``weights`` their total weight); ``mean_confidence``;
@@ -457,6 +501,9 @@ def calibration_table(
     - ``(n * gap).sum() / n.sum()`` is the binary ECE (for ``"classwise"``,
       ``ece()`` is the mean of it over the classes);
     - ``gap.max()`` is the MCE (for ``"classwise"``, over all classes).
+
+    For ``"top-label"``, ``(n * gap).sum() / n.sum()`` and ``gap.max()`` over all
+    the rows of a group (every predicted class) are the top-label ECE and MCE.
 
     With ``weights`` the same holds for the weighted ``ece()`` and ``mce()``.
     The Wilson interval of a weighted bin is that of ``x = sum w_i c_i``
@@ -522,22 +569,24 @@ def calibration_table(
             raise InputError(f"`p_prefix` needs {arg('data')}: it selects columns of a data frame.",
                              param="p_prefix")
         prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
-        check_bin_cells(nb, prep.k, not prep.binary and type == "classwise")
+        _binning.check_cells(nb, prep.binary, prep.k, type)
         part = _rows(prep.p, prep.y, prep.binary, spec, type, z, prep.weights)
         if band is not None:
             seeds, bitgen = group_seeds(band[2], 1)
             part = _consistency_band(prep.p, prep.binary, part["_edges"], right, type, part,
                                      band[0], band[1],
                                      np.random.Generator(bitgen(seeds[0])))
-        return _frame([part], prep.classes)
+        return _frame([part], _labels(prep.binary, prep.classes, classes, type))
 
     groups = groups_of(data)
     cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
     weights = weights_column(groups.frame, weights)
     sp = split(groups, cols, na_rm, weights)
+    top = type == _binning.TOP_LABEL
     if sp.rows_p is None:  # no observed group
-        return _empty(groups, not cols.binary and type == "classwise", band is not None)
-    check_bin_cells(nb, sp.k, not sp.binary and type == "classwise")
+        return _empty(groups, top or (not cols.binary and type == "classwise"),
+                      band is not None)
+    _binning.check_cells(nb, sp.binary, sp.k, type)
     sp.raise_if_emptied()  # a group whose rows na_rm=True dropped: its error
     if band is not None:  # each group's rows and its resamples, group by group
         parts, owner = [], []
@@ -548,14 +597,14 @@ def calibration_table(
                                            rows, band[0],
                                            band[1], np.random.Generator(bitgen(seeds[part.g]))))
             owner.append(np.full(len(rows["bin"]), part.g, dtype=np.int64))
-    elif weights is None and spec.is_default:
+    elif weights is None and spec.is_default and not top:
         parts, owner = _group_rows(sp, bins, type, z)
-    else:  # weighted, or bins other than R's: each group's slice, group by group
+    else:  # weighted, bins other than R's, or the top-label form: group by group
         parts, owner = [], []
         for part in sp.parts():
             parts.append(_rows(part.p, part.y, sp.binary, spec, type, z, part.w))
             owner.append(np.full(len(parts[-1]["bin"]), part.g, dtype=np.int64))
-    table = _frame(parts, sp.classes)
+    table = _frame(parts, _labels(sp.binary, sp.classes, classes, type))
     if groups.keys is None:
         return table
     keys = groups.keys.take(np.concatenate(owner)).reset_index(drop=True)
@@ -566,6 +615,16 @@ def calibration_table(
             param="data"
         )
     return pd.concat([keys, table], axis=1)
+
+
+def _labels(binary: bool, labels: tuple | None, classes: Sequence | None,
+            type: str) -> tuple | None:
+    """The labels of the table's ``class`` column: the classes of a matrix ``p``; for
+    the top-label form of a vector ``p`` (read as the columns ``(1 - p, p)``) those
+    of ``classes`` (negative, positive) if given, else 0 and 1."""
+    if binary and type == _binning.TOP_LABEL:
+        return (0, 1) if classes is None else tuple(classes)
+    return labels
 
 
 def _band_options(consistency: float | None, n_resamples: int | None, rng: Any,

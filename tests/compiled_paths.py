@@ -93,6 +93,12 @@ def mce_confidence():
 
 
 @path
+def ece_top_label():  # the top label with its class (calibr._kernels.top_label)
+    p, y = _multi()
+    return calibr.ece(p, y, type="top-label")
+
+
+@path
 def ece_binary_threaded():
     return calibr.ece(*_binary(n=(1 << 20) + 17, seed=3))
 

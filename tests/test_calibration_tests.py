@@ -754,7 +754,7 @@ NRES = r"^`n_resamples` must be an integer from 1 to 10,000,000; got "
     ({"rng": True}, InputTypeError, r"; got bool\.$"),
     ({"bandwidth": -1.0}, InputError, r"^`bandwidth`"),
     ({"type": "conf"}, InputError, r"^`type` must be one of 'canonical', 'confidence', "
-     r"'classwise'; got 'conf'\.$"),
+     r"'classwise', 'top-label'; got 'conf'\.$"),
     ({"metric": "brier"}, InputError, r"^`metric` must be one of 'ece', 'mce', 'skce', "
      r"'mmce', 'calibration_error', 'smece'; got 'brier'\.$"),
     ({"bins": 0}, InputError, r"^`bins` must be a single positive integer; got 0\.$"),
@@ -823,8 +823,8 @@ def test_classwise_median_names_the_constant_column():
 
 def test_metric_errors_name_the_metric_option():
     pm, ym = _multi(10, 62)
-    with pytest.raises(InputError, match=r"^`type` must be one of 'classwise', 'confidence'; "
-                       r"got 'canonical'\.$"):
+    with pytest.raises(InputError, match=r"^`type` must be one of 'classwise', 'confidence', "
+                       r"'top-label'; got 'canonical'\.$"):
         calibration_test(pm, ym + 1, "consistency", type="canonical")
 
 

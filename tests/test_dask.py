@@ -128,6 +128,11 @@ BINNED_CASES = [
     ("multi", {"type": "confidence", "bins": 4}),
     ("multi", {"type": "classwise", "weights": True, "bins": 3}),
     ("multi", {"type": "classwise", "binning": "equal-mass"}),  # gathered
+    # the top-label form: the flat (predicted class, bin) cells merge as the bins do
+    ("multi", {"type": "top-label"}),
+    ("multi", {"type": "top-label", "bins": 4, "right": False, "weights": True}),
+    ("binary", {"type": "top-label", "bins": 5}),  # p read as (1 - p, p)
+    ("multi", {"type": "top-label", "binning": "equal-mass", "bins": 3}),  # gathered
 ]
 
 KERNEL_CASES = (
@@ -292,6 +297,9 @@ SUMMARY_CASES = [
     ({"p": "p", "y": "y", "weights": "w"}, {}),
     ({"p_prefix": "p_", "y": "c", "metrics": ["ece", calibr.metric("mce", type="confidence")]},
      {}),
+    ({"p_prefix": "p_", "y": "c", "metrics": [calibr.metric("ece", type="top-label"),
+                                             calibr.metric("mce", type="top-label", bins=4)]},
+     {}),
     ({"p": "p", "y": "y"}, {"sort": False}),
     ({"p": "p", "y": "y", "na_rm": True}, {"dropna": False}),
 ]
@@ -409,6 +417,8 @@ TABLE_CASES = [
     {"p": "p", "y": "y", "bins": 4, "weights": "w"},
     {"p": PC, "y": "c", "classes": range(3)},
     {"p": PC, "y": "c", "classes": range(3), "type": "confidence", "right": False},
+    {"p": PC, "y": "c", "classes": range(3), "type": "top-label", "bins": 4},
+    {"p": "p", "y": "y", "type": "top-label", "weights": "w"},
 ]
 
 

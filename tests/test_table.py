@@ -324,8 +324,8 @@ def test_errors():
         calibration_table([0.5], [1], confidence_level=True)
     with pytest.raises(ValueError, match=r"`bins` must be a single positive integer; got 0\."):
         calibration_table([0.5], [1], bins=0)
-    with pytest.raises(ValueError, match=r"`type` must be one of 'classwise', 'confidence'; "
-                       r"got 'top'\."):
+    with pytest.raises(ValueError, match=r"`type` must be one of 'classwise', 'confidence', "
+                       r"'top-label'; got 'top'\."):
         calibration_table([0.5], [1], type="top")
     with pytest.raises(ValueError, match=r"`p_prefix` needs `data`: it selects columns of a data "
                        r"frame\."):

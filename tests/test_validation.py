@@ -408,7 +408,8 @@ def test_bins_accepts_integral_numbers_like_r():
 
 @pytest.mark.parametrize("type_", ["conf", "Classwise", "", None, 1])
 def test_type_errors(type_):
-    with pytest.raises(InputError, match=r"^`type` must be one of 'classwise', 'confidence'; got "):
+    with pytest.raises(InputError, match=r"^`type` must be one of 'classwise', 'confidence', "
+                       r"'top-label'; got "):
         calibr.ece(P3, [1, 2, 3, 3], type=type_)
 
 

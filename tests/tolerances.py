@@ -151,3 +151,8 @@ MAX_ABS_SF_ATOL = 1e-15
 #: (threads, partitions), not in row order: the binned results agree to rounding
 #: (docs/engines.md); counts and hits are integers, exact in any order.
 ENGINE_RTOL = 1e-12
+
+#: calibr's top-label ECE vs MAPIE's top_label_ece (tests/test_top_label.py): the
+#: same bins and gaps; MAPIE sums each bin by numpy.sum (pairwise), calibr in row
+#: order, and the per-class terms are added with their shares.
+MAPIE_RTOL = 1e-12

@@ -16,7 +16,8 @@ One written rule (:mod:`._lazy`):
   and the per-(group, bin) sums in one ``group_by().agg()``, with counters of bad
   values; only O(groups x bins) numbers travel to the driver, which finishes as
   the pandas path does.
-* **Collected**: everything else (multiclass ``p``, ``classes=``, kernel
+* **Collected**: everything else (multiclass ``p``, ``classes=``,
+  ``type="top-label"`` (which reads a binary ``p`` as two columns), kernel
   metrics, callables, ``tests``/``confidence_level``, consistency bands, isotonic bins,
   equal-mass bins per group or with weights) and the messages of bad input: the
   columns used are collected and the eager path runs on them, bit for bit that

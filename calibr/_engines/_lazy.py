@@ -5,7 +5,8 @@ engine's expression language, the metric on the driver.
 The rule (the module docstring of :mod:`calibr._engines`): a binary ``p``, 0/1
 or boolean labels, numeric weights, bins known without the data (any number of
 equal-width bins, explicit breaks, either closure) or equal-mass bins of an
-ungrouped source without weights are **pushed down**; anything else is
+ungrouped source without weights are **pushed down** (not the top-label form,
+``type="top-label"``, which reads a binary ``p`` as two columns); anything else is
 **collected** (the used columns, when the source has at most
 :data:`MAX_COLLECT_ROWS` rows) and computed by the eager path, bit for bit that
 of pandas; above that, refused.
@@ -517,7 +518,7 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
             return getattr(calibr, which)(_column(frame, cols.p), _column(frame, cols.y),
                                           **options)
 
-        if not (_pushable(lf, cols, weights, classes)
+        if not (_pushable(lf, cols, weights, classes) and type != "top-label"
                 and _pushable_spec(spec, False, weights is not None)):
             used = [*(cols.p if isinstance(cols.p, list) else [cols.p]), cols.y,
                     *([] if weights is None else [weights])]
@@ -678,6 +679,7 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
                 return calibr.calibration_table(data=frame, **kwargs)
 
         if (consistency is not None or not _pushable(lf, cols, wcol, classes)
+                or type == "top-label"
                 or not _pushable_spec(spec, bool(keys), wcol is not None)):
             used = [*keys, *(cols.p if isinstance(cols.p, list) else [cols.p]), cols.y,
                     *([] if wcol is None else [wcol])]
@@ -732,7 +734,8 @@ def _binned_plan(metrics: Any, named: dict) -> list | None:
     """``[(column, reduction, resolved options)]`` of summarise()'s metric columns
     when every one is a metric of the registry whose number comes from the per-bin
     sums (``calibr._registry``: ``stats=BIN_SUMS``, the reductions ``"ece"`` and
-    ``"mce"``), pushed down; else None (the call is collected)."""
+    ``"mce"``) in a form the query sums (not ``type="top-label"``), pushed down;
+    else None (the call is collected)."""
     from .._input import resolved_options
     from .._registry import BIN_SUMS, info_of
     from ..frame import metric_columns
@@ -742,5 +745,8 @@ def _binned_plan(metrics: Any, named: dict) -> list | None:
         info = info_of(spec.func if isinstance(spec.func, str) else func)
         if info is None or info.stats != BIN_SUMS:
             return None
-        plan.append((name, info.reduction, resolved_options(func, spec.options)))
+        options = resolved_options(func, spec.options)
+        if options["type"] == "top-label":  # the query sums a binary p's one set of bins
+            return None
+        plan.append((name, info.reduction, options))
     return plan

@@ -174,17 +174,18 @@ def check_bins(bins: Any) -> int:
     return value
 
 
-def check_bin_cells(bins: int, k: int, classwise: bool) -> None:
+def check_bin_cells(bins: int, k: int, classwise: bool, type: str = "classwise") -> None:
     """Raise unless ``bins`` times the classes with their own bins is at most
     ``MAX_BIN_CELLS``; call it before any per-bin array is allocated.
 
-    Only the classwise form of a multiclass ``p`` keeps one set of bins per
-    class; the binary and confidence forms keep one set (bounded by ``MAX_BINS``).
+    The classwise form of a multiclass ``p`` and the top-label form keep one set of
+    bins per class (``classwise=True``; ``type`` names the form in the message); the
+    binary and confidence forms keep one set (bounded by ``MAX_BINS``).
     """
     if classwise and bins * k > MAX_BIN_CELLS:
         raise InputError(
             f"`bins` times the number of classes must be at most {MAX_BIN_CELLS:,} for "
-            f'type = "classwise" (one set of bins per class); got bins = {bins:,} with '
+            f'type = "{type}" (one set of bins per class); got bins = {bins:,} with '
             f"K = {k:,} classes ({bins * k:,} bins). Use fewer bins, or "
             'type = "confidence".',
             param="bins"

@@ -18,7 +18,7 @@ import numpy as np
 from ._jit import jit
 from ._threads import chunk_bounds, num_threads, run_chunks
 
-__all__ = ["first_max", "row_scan", "row_scan_pair", "top_label"]
+__all__ = ["first_max", "row_scan", "row_scan_pair", "top_label", "top_label_class"]
 
 
 @jit(nogil=True, inline="always")
@@ -99,6 +99,20 @@ def _top_label_rows(p, codes, rho, hit, lo, hi):  # pragma: no cover - compiled
     return 0
 
 
+@jit(nogil=True)
+def _top_label_class_rows(p, codes, rho, hit, cls, lo, hi):  # pragma: no cover - compiled
+    for i in range(lo, hi, 2):  # two rows at a time (the last one twice if odd)
+        j = min(i + 1, hi - 1)
+        best, arg, _, _, best_j, arg_j, _, _ = row_scan_pair(p, i, j)
+        rho[i] = best
+        cls[i] = arg
+        hit[i] = 1 if arg == codes[i] else 0
+        rho[j] = best_j
+        cls[j] = arg_j
+        hit[j] = 1 if arg_j == codes[j] else 0
+    return 0
+
+
 #: Matrices of at least this many rows are read in ``num_threads()`` chunks, in
 #: threads (each row's result is its own: the chunks do not change any number).
 PARALLEL_MIN_N = 1 << 16
@@ -115,3 +129,19 @@ def top_label(p: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]
                                           for lo, hi in chunk_bounds(n, nchunks)]):
         pass
     return rho, hit
+
+
+def top_label_class(p: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                np.ndarray]:
+    """:func:`top_label` and the top label itself: ``(confidence, correctness, class)``,
+    the class (int64, 0-based) the first column that holds the row's maximum (the
+    predicted class of the top-label calibration error, ``docs/definitions.md``)."""
+    n = p.shape[0]
+    rho = np.empty(n)
+    hit = np.empty(n, np.uint8)
+    cls = np.empty(n, np.int64)
+    nchunks = num_threads() if n >= PARALLEL_MIN_N else 1
+    for _ in run_chunks(_top_label_class_rows, [(p, codes, rho, hit, cls, lo, hi)
+                                                for lo, hi in chunk_bounds(n, nchunks)]):
+        pass
+    return rho, hit, cls

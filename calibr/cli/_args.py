@@ -72,7 +72,10 @@ the per-bin table and the plot) unless a metric sets them itself, e.g.
 form and bins the ece and mce columns without their own options use: binary (one
 probability column), or for multiclass data classwise (ece: the mean over the classes of each
 class's one-vs-rest ECE; mce: the largest gap of any class) or confidence (the
-top-label probability against whether the top label is right).
+top-label probability against whether the top label is right), or with --type
+top-label the top-label calibration error of Gupta & Ramdas (each predicted class's
+own bins; ece: the share-weighted gaps of every (class, bin) cell, mce: the
+largest), for one probability column too (as the columns 1 - p and p).
 
 mce_bin_n: each mce column is followed by the number of samples in the bin that
 gives the MCE (classwise: the bin of the largest gap over all classes). The table
@@ -333,10 +336,12 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
     met.add_argument("--bins", type=int, default=None, metavar="B",
                      help=f"number of equal-width bins for {_BINNED_WORDS}, --per-bin and --plot "
                      f"(default: {BINS_DEFAULT})")
-    met.add_argument("--type", choices=("classwise", "confidence"), default=None,
+    met.add_argument("--type", choices=("classwise", "confidence", "top-label"), default=None,
                      help=f"multiclass form of {_BINNED_WORDS}, --per-bin and --plot "
                      f"(default: {BINNED_TYPE_DEFAULT}; --plot: confidence, the top label, "
-                     "for more than 3 classes)")
+                     "for more than 3 classes); top-label: Gupta & Ramdas's top-label "
+                     "calibration error, bins per predicted class (one probability column "
+                     "too, as the columns 1 - p and p; not with --plot or --html)")
     met.add_argument("--binning", choices=("equal-width", "equal-mass"), default=None,
                      help=f"bins of {_BINNED_WORDS}, --per-bin and --plot: equal-width (R's"
                      f"{_the_default('equal-width', BINNING_DEFAULT)}) or equal-mass (B groups "

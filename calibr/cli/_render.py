@@ -59,6 +59,9 @@ _FORM_WORDS = {
                  "mce: the largest gap of any class)",
     "confidence": "confidence = the top-label probability against whether the top label "
                   "is right",
+    "top-label": "top-label = the top-label probability against whether the top label is "
+                 "right, in each predicted class's own bins (Gupta & Ramdas; ece: the "
+                 "share-weighted gaps of every (class, bin) cell, mce: the largest gap)",
 }
 
 

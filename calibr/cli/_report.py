@@ -62,7 +62,7 @@ class _Reported(NamedTuple):
     tab: pd.DataFrame | None
     #: the per-bin table that --plot draws (else None)
     plot: pd.DataFrame | None
-    #: the form of the metrics: "binary", "classwise" or "confidence"
+    #: the form of the metrics: "binary", "classwise", "confidence" or "top-label"
     form: str
     #: the form of the plot (the metrics', or the top label by default for many classes)
     plot_form: str
@@ -102,6 +102,13 @@ def report(args) -> int:
         if _same_path(args.output, args.plot):
             raise CLIError("--output and --plot must be different files.")
     _check_html(args)
+    if args.type == "top-label":
+        for path, option in ((args.plot, "--plot"), (html, "--html")):
+            if path is not None:
+                raise CLIError(
+                    f"{option} has no top-label form yet (its diagrams and ECE are those of "
+                    "one set of bins or one per class, not one per predicted class); use "
+                    "--type confidence or classwise with it, or leave it out.")
     if args.plot is not None:
         plot_format = _plot_format(args.plot)
     binning = getattr(args, "binning", None)
@@ -220,7 +227,8 @@ def _report_source(
             frame = _renormalize(frame, cols)
         _check_row_sums(frame, cols, p_word)
         _validate(frame, cols, args.na_rm, p_word, args.weights)
-    form = type_ if isinstance(cols.p, list) else "binary"
+    # the top-label form reads one probability column as two, so it is not "binary"
+    form = type_ if isinstance(cols.p, list) or type_ == "top-label" else "binary"
     drawn = _plot_form(args.type, len(cols.p) if isinstance(cols.p, list) else 1)
     for name, spec in tests:
         if spec.method in BINARY_ONLY_TESTS and isinstance(cols.p, list):

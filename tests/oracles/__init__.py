@@ -11,6 +11,9 @@ The oracles of the kernels in ``calibr/_kernels/``:
 
 * :mod:`.binned` -- per-bin statistics of ``ece()``/``mce()``, in float64 and
   in exact fractions;
+* :mod:`.top_label` -- the top-label calibration error (``type="top-label"``):
+  each predicted class's rows binned on their own, a loop over the (class, bin)
+  cells;
 * :mod:`.decompose` -- the isotonic fit (PAV in exact fractions), and the CORP
   and Murphy decompositions of ``decompose()``, scored row by row;
 * :mod:`.skce` -- the SKCE estimators and the median bandwidth from the n x n
