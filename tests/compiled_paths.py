@@ -677,6 +677,25 @@ def ecce_keys_sorted_and_tails():
 
 
 @path
+def sweep_every_way_and_bin_sums():
+    # calibr/_kernels/sweep.py (the keys unpacked, every bin and the descents,
+    # weighted equal-mass breaks) and calibr/_kernels/bin_sums.py (both closures,
+    # with and without weights)
+    from calibr._kernels import sweep as sk
+    from calibr._sweep import sweep_bins
+
+    p, y = _binary(n=300, seed=12)
+    w = np.random.default_rng(12).integers(1, 3, 300).astype(np.float64)
+    ys = (p > 0.5).astype(np.int64)
+    ys[np.argmin(np.abs(p - 0.5))] ^= 1
+    return ([sweep_bins(p, ys, b, r, None, m) for b in ("equal-width", "equal-mass")
+             for r in (True, False) for m in (sk.AUTO, sk.EVERY_BIN, sk.DESCENTS)],
+            sweep_bins(p, ys, "equal-mass", True, w, sk.DESCENTS),
+            calibr.ece(p, y, bins="sweep", binning="equal-mass", right=False),
+            calibr.mce(p, y, bins=7, binning="equal-mass", weights=w))
+
+
+@path
 def multicalibration_tied_and_weighted():
     # both kernels of calibr/_kernels/multicalibration.py; tied p (the blocks of
     # ties), weights, and the threads of several combinations of features
