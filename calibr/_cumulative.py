@@ -5,7 +5,10 @@ calibration errors: `ecce()`").
 A thin public function over :mod:`calibr._kernels.cumulative`. Unweighted
 data take one pass that packs each row's ``p`` and ``y`` into a uint64 key, one
 in-place ``numpy.sort`` of the keys and one pass over them; weighted data one
-``numpy.argsort``. :func:`ecce_pvalue` is the one place the p-values of the
+``numpy.argsort``. Every sum is made in the sorted order, so a number depends on
+the rows and not on their order (and the bootstrap's replicates, from the rows
+sorted once, are those of the call on each resample: :func:`sorted_rows`).
+:func:`ecce_pvalue` is the one place the p-values of the
 sigma-scaled forms are computed (``calibration_test(method="ks" | "kuiper")``
 and ``multicalibration()`` call it).
 """
@@ -24,7 +27,8 @@ from ._kernels import cumulative as _ck
 from ._kernels._jit import read_only
 from ._kernels.top_label import top_label
 
-__all__ = ["KINDS", "EcceStats", "ecce", "ecce_pvalue", "ecce_stats"]
+__all__ = ["KINDS", "EcceStats", "SortedRows", "ecce", "ecce_pvalue", "ecce_stats",
+           "sorted_rows"]
 
 #: The choices of ``kind``: the maximum absolute cumulative difference
 #: (Kolmogorov-Smirnov, the default) and its range (Kuiper).
@@ -78,10 +82,10 @@ def ecce_stats(prep: Prepared) -> EcceStats:
     if prep.weights is None:
         x = np.ascontiguousarray(x)
         keys = np.empty(x.shape[0], dtype=np.uint64)
-        variance = _ck.fill_keys(read_only(x), read_only(x.view(np.uint64)),
-                                 read_only(np.ascontiguousarray(c)), keys)
+        _ck.fill_keys(read_only(x), read_only(x.view(np.uint64)),
+                      read_only(np.ascontiguousarray(c)), keys)
         keys.sort()  # in place: p, then y, in one integer sort
-        high, low = _ck.key_extremes(read_only(keys))
+        high, low, variance = _ck.key_extremes(read_only(keys))
         total = float(x.shape[0])
     else:
         order = np.argsort(x)
@@ -92,6 +96,44 @@ def ecce_stats(prep: Prepared) -> EcceStats:
                                                          read_only(ws))
     return EcceStats(ks=max(high, -low) / total, kuiper=(high - low) / total,
                      sigma=float(np.sqrt(variance)) / total)
+
+
+@dataclass(frozen=True)
+class SortedRows:
+    """Unweighted rows in the order of ``ecce``'s sorted keys (``p``, then ``y``),
+    for the bootstrap's O(n) replicates (``calibr._kernels.bootstrap``).
+
+    Attributes
+    ----------
+    order : ndarray of int32
+        The row of each sorted key.
+    steps, terms : ndarray of float64
+        What the running sum and the variance add for each sorted key, ``y - p``
+        and ``p (1 - p)``.
+    ends : ndarray of bool
+        Whether each sorted key ends a block of tied ``p``.
+    """
+
+    order: np.ndarray
+    steps: np.ndarray
+    terms: np.ndarray
+    ends: np.ndarray
+
+
+def sorted_rows(x: np.ndarray, c: np.ndarray) -> SortedRows:
+    """The :class:`SortedRows` of values ``x`` and 0/1 outcomes ``c`` (one stable
+    ``argsort`` of the keys ``ecce_stats`` sorts)."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    n = x.shape[0]
+    keys = np.empty(n, dtype=np.uint64)
+    _ck.fill_keys(read_only(x), read_only(x.view(np.uint64)),
+                  read_only(np.ascontiguousarray(c)), keys)
+    order = np.argsort(keys, kind="stable")
+    steps = np.empty(n)
+    terms = np.empty(n)
+    ends = np.empty(n, dtype=np.bool_)
+    _ck.key_steps(read_only(keys[order]), steps, terms, ends)
+    return SortedRows(order=order.astype(np.int32), steps=steps, terms=terms, ends=ends)
 
 
 @validate_params(kind=Options(*KINDS), scale=Options(*SCALES), type=Options("confidence"),

@@ -696,6 +696,15 @@ def sweep_every_way_and_bin_sums():
 
 
 @path
+def bootstrap_ecce_sorted_once():
+    # the ECCE replicates of calibr/_kernels/bootstrap.py and key_steps of
+    # calibr/_kernels/cumulative.py (tied p)
+    p, y = _binary(n=200, seed=13)
+    return calibr.bootstrap(np.round(p, 2), y, "ecce", kind="kuiper", scale="sigma",
+                            n_resamples=9, rng=2).bootstrap_distribution.tolist()
+
+
+@path
 def multicalibration_tied_and_weighted():
     # both kernels of calibr/_kernels/multicalibration.py; tied p (the blocks of
     # ties), weights, and the threads of several combinations of features
