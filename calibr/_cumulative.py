@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 
 from ._docs import shared_docs
-from ._input import FLAG, Options, Prepared, prepare, validate_params
+from ._input import FLAG, Options, Prepared, lazy_backend, prepare, validate_params
 from ._kernels import cumulative as _ck
 from ._kernels._jit import read_only
 from ._kernels.top_label import top_label
 
-__all__ = ["KINDS", "EcceStats", "SortedRows", "ecce", "ecce_pvalue", "ecce_stats",
-           "sorted_rows"]
+__all__ = ["KINDS", "EcceStats", "SortedRows", "binary_view", "ecce", "ecce_pvalue",
+           "ecce_stats", "sorted_rows"]
 
 #: The choices of ``kind``: the maximum absolute cumulative difference
 #: (Kolmogorov-Smirnov, the default) and its range (Kuiper).
@@ -68,7 +68,7 @@ class EcceStats:
         return out / self.sigma
 
 
-def _binary_view(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
+def binary_view(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
     """``(x, c)``: the values and the 0/1 outcomes the ECCE reads (binary: ``p``
     and ``y``; a matrix: the top-label confidence and its correctness)."""
     if prep.binary:
@@ -78,7 +78,7 @@ def _binary_view(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
 
 def ecce_stats(prep: Prepared) -> EcceStats:
     """The ECCE of validated input (``calibr._input.prepare``), both kinds at once."""
-    x, c = _binary_view(prep)
+    x, c = binary_view(prep)
     if prep.weights is None:
         x = np.ascontiguousarray(x)
         keys = np.empty(x.shape[0], dtype=np.uint64)
@@ -225,5 +225,8 @@ def ecce(
     >>> round(calibr.ecce(p, y, "kuiper"), 12)
     0.162
     """
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.ecce(p, y, kind, scale, type, classes, na_rm, weights)
     prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
     return ecce_stats(prep).value(kind, scale)

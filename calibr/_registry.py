@@ -113,8 +113,9 @@ SORTED_SUMS = "sorted_sums"
 RECOMPUTE = "recompute"
 #: Dask: per-partition sums, added in a fixed tree.
 MERGED_SUMS = "merged_sums"
-#: Dask: a direct call sorts the scalars globally and adds each partition's pair
-#: sums and boundary sums (``calibr._dask.exact_scalar``); ``summarise`` computes it
+#: Dask: a direct call sorts the rows globally and combines per-partition sums
+#: (the pair sums and boundary sums of ``calibr._dask.exact_scalar``; the running
+#: sums of ``calibr._dask.ecce``, by a prefix scan); ``summarise`` computes it
 #: group by group, as :data:`GATHERED`.
 GLOBAL_SORT = "global_sort"
 #: Dask: ``summarise`` runs the pandas path on the rows gathered to one worker (per
@@ -252,11 +253,13 @@ _ENTRIES = (
     MetricInfo(
         "ecce", "calibr._cumulative", "cumulative",
         "cumulative calibration error, KS or Kuiper (Arrieta-Ibarra et al.)",
-        stats=SORTED_SUMS, reduction="ecce", bootstrap=SORTED_SUMS,
+        stats=SORTED_SUMS, reduction="ecce", bootstrap=SORTED_SUMS, dask=GLOBAL_SORT,
         note="the rows sorted once: a bootstrap resample is a count per sorted row "
-             "(O(n) per replicate, bit for bit the call on the resample); Dask "
-             "gathers the rows; no grouped kernel (one call per group); its tests are "
-             "calibration_test's 'ks' and 'kuiper', not consistency resampling",
+             "(O(n) per replicate, bit for bit the call on the resample); a direct "
+             "call on Dask sorts the keys globally and scans the partitions' sums "
+             "(weights too), summarise computes it group by group; no grouped kernel "
+             "(one call per group); its tests are calibration_test's 'ks' and "
+             "'kuiper', not consistency resampling",
     ),
 )
 

@@ -705,6 +705,20 @@ def bootstrap_ecce_sorted_once():
 
 
 @path
+def ecce_partition_pass():
+    # partial_extremes of calibr/_kernels/cumulative.py (a partition of ecce's global
+    # sort on Dask), with and without weights
+    from calibr._kernels.cumulative import fill_keys, partial_extremes
+
+    p, y = _binary(n=150, seed=14)
+    p = np.round(p, 1)
+    keys = np.empty(150, np.uint64)
+    fill_keys(p, p.view(np.uint64), y, keys)
+    keys.sort()
+    return (partial_extremes(keys, np.empty(0)), partial_extremes(keys, np.full(150, 2.0)))
+
+
+@path
 def multicalibration_tied_and_weighted():
     # both kernels of calibr/_kernels/multicalibration.py; tied p (the blocks of
     # ties), weights, and the threads of several combinations of features

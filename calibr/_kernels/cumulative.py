@@ -10,6 +10,9 @@
 * :func:`key_steps` -- each sorted key's ``y - p`` and whether it ends a block
   of tied ``p`` (the bootstrap's resamples, ``calibr._kernels.bootstrap``).
 * :func:`sorted_extremes` -- the same for weighted rows already sorted by ``p``.
+* :func:`partial_extremes` -- one piece of a longer run of sorted keys (a
+  partition of Dask's global sort, ``calibr._dask``): its sums and its extremes
+  at the block ends before its last, which may go on in the next piece.
 * :func:`max_abs_sf` -- ``P(max |B| > x)`` for standard Brownian motion ``B`` on
   [0, 1], the null distribution of the sigma-scaled Kolmogorov-Smirnov ECCE.
 * :func:`range_sf` -- ``P(max B - min B > x)``, that of the sigma-scaled Kuiper
@@ -26,8 +29,8 @@ import numpy as np
 
 from ._jit import jit
 
-__all__ = ["fill_keys", "key_extremes", "key_steps", "max_abs_sf", "range_sf",
-           "sorted_extremes"]
+__all__ = ["fill_keys", "key_extremes", "key_steps", "max_abs_sf", "partial_extremes",
+           "range_sf", "sorted_extremes"]
 
 
 #: The bit pattern of -0.0 (a negative zero gets the key of 0.0).
@@ -138,6 +141,47 @@ def sorted_extremes(xs, cs, ws):  # pragma: no cover - compiled
             elif run < low:
                 low = run
     return high, low, variance, total
+
+
+@jit(nogil=True)
+def partial_extremes(keys, ws):  # pragma: no cover - compiled
+    """``(run, high, low, variance, total)`` of one piece of sorted keys (of
+    :func:`fill_keys`), which may go on before and after it.
+
+    ``run`` adds ``w (y - p)`` in key order from 0 (``ws`` empty: every weight 1,
+    and ``y - p`` as :func:`key_extremes` computes it); ``high`` and ``low`` are
+    the largest and smallest ``run`` at the block ends of the piece but its last
+    (``-inf`` and ``inf`` if there are none): whether the last block ends here
+    depends on the next piece. ``variance`` is ``sum w p (1 - p)``, ``total``
+    ``sum w``, both in key order."""
+    one = np.uint64(1)
+    scratch = np.empty(1, dtype=np.uint64)
+    value = scratch.view(np.float64)
+    n = keys.shape[0]
+    weighted = ws.shape[0] > 0
+    run = 0.0
+    high = -np.inf
+    low = np.inf
+    variance = 0.0
+    total = 0.0
+    for i in range(n):
+        k = keys[i]
+        b = k >> one
+        scratch[0] = b
+        v = value[0]
+        if weighted:
+            w = ws[i]
+            run += w * (float(k & one) - v)
+            variance += w * (v * (1.0 - v))
+            total += w
+        else:
+            run += float(k & one) - v
+            variance += v * (1.0 - v)
+            total += 1.0
+        if i < n - 1 and (keys[i + 1] >> one) != b:
+            high = max(high, run)
+            low = min(low, run)
+    return run, high, low, variance, total
 
 
 #: Below this x the theta-function series in exp(-1 / x^2) are used, from it on
