@@ -28,9 +28,10 @@ other binned estimator):
   compiled kernels for R's bins without weights, :func:`stats` otherwise;
 * :func:`stats`: the one numpy path of per-bin sums (weighted or not, every form
   and every binning), ``numpy.bincount`` in row order of ``1``, ``x``, ``c``
-  (weighted: ``w``, ``w x``, ``w c``); :func:`bin_sums` is its binary step and
-  :func:`column_breaks` ``(edges, col)`` the breaks of one column of its
-  classwise equal-mass breaks;
+  (weighted: ``w``, ``w x``, ``w c``); :func:`bin_sums` of :func:`bin_index` is
+  its one-column step, readable, and :func:`compiled_bin_sums` the same sums bit
+  for bit in one compiled pass (what :func:`stats` runs); :func:`column_breaks`
+  ``(edges, col)`` the breaks of one column of its classwise equal-mass breaks;
 * :func:`top_label_stats`: the per-(predicted class, bin) sums of the top-label
   form (``type="top-label"``, Gupta & Ramdas 2022), flat: the ``K * B`` cells are
   one set of bins, so that the ECE and MCE of the flat sums
@@ -61,14 +62,15 @@ from ._input import (
     fmt,
     prepare,
 )
+from ._kernels import bin_sums as _bin_sums
 from ._kernels import binned, isotonic
 from ._kernels._jit import read_only
 from ._kernels.top_label import top_label, top_label_class
 
 __all__ = ["BINNINGS", "TOP_LABEL", "TYPES", "BinSpec", "Blocks", "bin_index", "bin_sums",
            "binned_stats", "breaks", "cell_sets", "check_cells", "column_breaks",
-           "equal_mass_breaks", "isotonic_blocks", "isotonic_breaks", "stats",
-           "top_label_columns", "top_label_stats", "validated_stats"]
+           "compiled_bin_sums", "equal_mass_breaks", "isotonic_blocks", "isotonic_breaks",
+           "stats", "top_label_columns", "top_label_stats", "validated_stats"]
 
 #: The choices of ``binning``, R's (equal-width) first.
 BINNINGS = ("equal-width", "equal-mass", "isotonic")
@@ -204,13 +206,15 @@ def breaks(x: np.ndarray | None, bins: int | str | np.ndarray,
         ``B + 1`` nondecreasing breaks, the first 0 and the last 1.
     """
     if isinstance(bins, str):
-        from ._sweep import cube_root_bins, sweep_bins  # the rules that choose a number
+        from ._sweep import cube_root_bins, sweep  # the rules that choose a number
 
         if bins == "auto":
             total = x.shape[0] if weights is None else float(np.sum(weights))
             bins = cube_root_bins(total)
-        else:
-            bins = sweep_bins(x, hits, binning, right, weights)
+        else:  # the sweep's sort serves the equal-mass breaks of its number
+            bins, sorted_by_sweep = sweep(x, hits, binning, right, weights)
+            if binning == "equal-mass" and presorted is None:
+                presorted = sorted_by_sweep
     if not isinstance(bins, int):
         return bins
     if binning == "equal-width":
@@ -338,6 +342,19 @@ def bin_sums(j: np.ndarray, x: np.ndarray, c: np.ndarray, w: np.ndarray | None,
             np.bincount(j, weights=w * c, minlength=nbins))
 
 
+def compiled_bin_sums(x: np.ndarray, c: np.ndarray, w: np.ndarray | None,
+                      edges: np.ndarray, right: bool) -> tuple[np.ndarray, np.ndarray,
+                                                               np.ndarray]:
+    """:func:`bin_sums` of :func:`bin_index`, bit for bit, in one compiled pass
+    (``calibr._kernels.bin_sums``): the path of :func:`stats`."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    c = np.ascontiguousarray(c, dtype=np.float64)
+    w = np.empty(0) if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    return _bin_sums.bin_sums(read_only(x), read_only(c), read_only(w),
+                              read_only(np.ascontiguousarray(edges, dtype=np.float64)),
+                              bool(right))
+
+
 def column_breaks(edges: np.ndarray, col: int) -> np.ndarray:
     """The breaks of column ``col`` of :func:`stats`' breaks (the same 1-d breaks for
     every column, or a row of the padded 2-d breaks of classwise equal-mass bins)."""
@@ -440,8 +457,7 @@ def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool, spec
         else:
             x, c = top_label(p, y)
         edges = spec.edges(x, w, c)
-        nb = edges.shape[0] - 1
-        return (*bin_sums(bin_index(x, edges, right), x, c, w, nb), edges)
+        return (*compiled_bin_sums(x, c, w, edges, right), edges)
     n, k = p.shape
     if spec.data_free:
         edges = spec.edges()
@@ -463,8 +479,7 @@ def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool, spec
     for col in range(k):
         x = np.ascontiguousarray(p[:, col])
         edges = spec.edges(x, w, y == col)
-        j = bin_index(x, edges, right)
-        cols.append((*bin_sums(j, x, y == col, w, edges.shape[0] - 1), edges))
+        cols.append((*compiled_bin_sums(x, y == col, w, edges, right), edges))
     nb = max(e.shape[0] - 1 for *_, e in cols)
     out = np.zeros((3, k, nb))
     edges = np.full((k, nb + 1), np.nan)

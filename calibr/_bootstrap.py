@@ -5,8 +5,8 @@ metrics, and of the difference between two models on the same rows
 A thin public layer (argument rules, the shared input layer, one plan per
 metric) over :mod:`calibr._kernels.bootstrap`. Each replicate resamples the
 rows, the (p, y) pairs: after one preparation of the sample (bins assigned, or
-sorted once per kernel), a replicate of the binned metrics and of the scalar
-SKCE/MMCE costs O(n). The rest (canonical SKCE, ``bandwidth="median"``) calls
+sorted once per kernel), a replicate of the binned metrics, of the scalar
+SKCE/MMCE and of the ECCE costs O(n). The rest (canonical SKCE, ``bandwidth="median"``) calls
 the metric on each resample.
 """
 
@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _binning, _registry
+from ._cumulative import sorted_rows
 from ._docs import shared_docs
 from ._groups import group_seeds
 from ._input import (
@@ -253,6 +254,8 @@ class _Plan:
                 if spec.data_free:
                     self._binned(spec, _BIN_CODES[info.reduction])
                 # equal-mass bins are the resample's own: the metric on each resample
+            elif info.bootstrap == _registry.SORTED_SUMS:
+                self._cumulative(full["kind"], full["scale"])
             elif (info.bootstrap == _registry.PAIR_SUMS and self.form != "canonical"
                   and full["bandwidth"] != "median"):
                 bandwidth = full["bandwidth"]
@@ -318,6 +321,14 @@ class _Plan:
         self.e = np.ascontiguousarray(np.array(es))
         self.g = np.ascontiguousarray(np.array(gs).reshape(len(gs), -1))
 
+    def _cumulative(self, kind: str, scale: str) -> None:
+        """ECCE: the rows sorted once by ``ecce``'s keys (``calibr._cumulative``)."""
+        ((x, c),) = self._columns()  # binary, or the top-label confidence
+        self.kind = "cumulative"
+        self.rows = sorted_rows(x, c)
+        self.code = kb.KS if kind == "ks" else kb.KUIPER
+        self.sigma_scale = scale == "sigma"
+
     def _ul(self, h: float) -> None:
         cols = self._columns()
         self.kind = "ul"
@@ -344,6 +355,10 @@ class _Plan:
                                               self.code)
         elif self.kind == "scalar":
             fn, args = kb.scalar_replicates, (base, self.order, self.e, self.g, self.code)
+        elif self.kind == "cumulative":
+            r = self.rows
+            fn, args = kb.cumulative_replicates, (base, r.order, r.steps, r.terms, r.ends,
+                                                  self.code, self.sigma_scale)
         else:
             fn, args = kb.ul_replicates, (self.x, self.e, self.h)
         calls = [(gen, *args, lo, hi, out) for gen, (lo, hi) in zip(gens, bounds, strict=True)]
@@ -566,8 +581,9 @@ def bootstrap(
     **options
         The metric's options, the keywords of its signature: ``bins``,
         ``type``, ``binning`` and ``right`` (``ece``, ``mce``); ``estimator``,
-        ``bandwidth`` and ``type`` (``skce``); ``bandwidth`` (``mmce``); those
-        of ``calibration_error`` and ``smece`` (called on each resample).
+        ``bandwidth`` and ``type`` (``skce``); ``bandwidth`` (``mmce``);
+        ``kind`` and ``scale`` (``ecce``); those of ``calibration_error`` and
+        ``smece`` (called on each resample).
         Frequency weights are not taken. Equal-width bins and explicit breaks
         (either closure) are fixed bins, O(n) per replicate;
         ``binning="equal-mass"`` places the bins on each resample (a call of
@@ -611,12 +627,15 @@ def bootstrap(
     chunks run on all cores and the result does not depend on the threads
     (``docs/bootstrap.md``). Each replicate
     value equals ``calibr.<metric>(p[idx], y[idx], **options)`` for those rows
-    ``idx``, to rounding. Cost per replicate: **O(n)** for ``ece``/``mce``
-    (O(nK) classwise), and for ``skce``/``mmce`` with a numeric bandwidth in
-    the binary, confidence and classwise forms (the counts of a resample are
-    frequency weights of the sample sorted once); **the canonical SKCE is
-    O(n^2 K) per replicate**, and ``bandwidth="median"`` recomputes the
-    median on each resample (a call of the metric per replicate).
+    ``idx``, to rounding (``ecce``: bit for bit). Cost per replicate:
+    **O(n)** for ``ece``/``mce`` with fixed bins (O(nK) classwise), for
+    ``skce``/``mmce`` with a numeric bandwidth in the binary, confidence and
+    classwise forms (the counts of a resample are frequency weights of the
+    sample sorted once), and for ``ecce`` (the rows sorted once, each copy's
+    step added in the sorted order); **the canonical SKCE is O(n^2 K) per
+    replicate**, and ``bandwidth="median"``, equal-mass and isotonic bins and
+    ``bins="sweep"``/``"auto"`` recompute on each resample (a call of the
+    metric per replicate).
 
     The intervals follow ``scipy.stats.bootstrap``: ``"percentile"`` the
     :math:`\alpha/2` and :math:`1 - \alpha/2` quantiles of the replicates

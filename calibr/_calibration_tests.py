@@ -51,7 +51,7 @@ from ._kernels.weighted_sums import (
 from ._registry import DEFAULT_METRIC, METRICS
 from ._valprob import spiegelhalter
 
-__all__ = ["CalibrationTestResult", "calibration_test"]
+__all__ = ["WEIGHTED", "CalibrationTestResult", "calibration_test"]
 
 _METHODS = ("skce", "skce_block", "consistency", "spiegelhalter", "hosmer_lemeshow", "ks",
             "kuiper")
@@ -64,6 +64,8 @@ _METRICS = tuple(name for name, info in METRICS.items() if info.consistency is n
 _TOP_LABEL = "top-label"
 _TYPES = ("canonical", "confidence", "classwise", _TOP_LABEL)
 BINARY_ONLY = ("spiegelhalter", "hosmer_lemeshow")
+#: The methods that take frequency weights (those of ``calibr.ecce``).
+WEIGHTED = ("ks", "kuiper")
 
 #: Uniform numbers drawn and held at once (float64, 32 MB): the replicates of
 #: the scalar SKCE test go to the kernel in batches of this many values.
@@ -96,7 +98,8 @@ class CalibrationTestResult:
     method : str
         The method used.
     n : int
-        The number of observations used (after ``na_rm``).
+        The number of observations used (after ``na_rm``): rows, also with
+        ``weights`` (not their total weight).
     type : str
         What the kernel or metric saw: ``"binary"`` for a vector ``p``, else
         ``"canonical"``, ``"confidence"`` or ``"classwise"`` (for consistency
@@ -194,6 +197,7 @@ def calibration_test(
     ddof: int = 2,
     classes: Sequence | None = None,
     na_rm: bool = False,
+    weights: Any = None,
 ) -> CalibrationTestResult:
     r"""Test the null hypothesis that the predictions ``p`` are calibrated.
 
@@ -256,6 +260,12 @@ def calibration_test(
         groups in a simulation; ``docs/calibration_tests.md``).
     <calibr:classes>
     <calibr:na_rm>
+    weights : array-like, optional, keyword-only
+        Frequency weights, one per row, for ``"ks"`` and ``"kuiper"`` only: a
+        whole-number weight counts its row that many times, as
+        :func:`calibr.ecce` takes them (``docs/definitions.md``, "Frequency
+        weights"), so the test is that of the repeated rows. The other methods
+        refuse them.
 
     Returns
     -------
@@ -269,7 +279,8 @@ def calibration_test(
     ------
     ValueError
         (``calibr.InputError``) for bad values of any argument; a matrix ``p``
-        with ``"spiegelhalter"`` or ``"hosmer_lemeshow"`` (binary only); fewer
+        with ``"spiegelhalter"`` or ``"hosmer_lemeshow"`` (binary only);
+        ``weights`` with a method other than ``"ks"`` and ``"kuiper"``; fewer
         than 2 observations (``"skce"``) or 4 (``"skce_block"``); fewer than 3
         distinct risk groups for ``"hosmer_lemeshow"``; ``bandwidth="median"``
         when all predictions are equal.
@@ -330,7 +341,8 @@ def calibration_test(
       (``"ks"``) or of the range of :math:`B` (``"kuiper"``), :math:`B`
       standard Brownian motion on [0, 1] (``docs/definitions.md``,
       "Cumulative calibration errors"). A matrix ``p``: the top-label
-      (confidence) form only.
+      (confidence) form only. With ``weights``, both are
+      ``ecce(..., weights=weights)``'s (``n`` stays the number of rows).
     - ``"hosmer_lemeshow"``: groups cut at R's type-7 quantiles of ``p`` at
       :math:`0, 1/g, \dots, 1`, intervals closed on the right (the first on
       both sides), so **rows with equal p always share a group**; repeated
@@ -385,9 +397,16 @@ def calibration_test(
     """
     if type == _TOP_LABEL:
         _check_top_label(method, metric)
+    if weights is not None and method not in WEIGHTED:
+        raise InputError(
+            f'`weights` are taken by method = "ks" and "kuiper" only (frequency weights, '
+            f'as calibr.ecce() takes them); got method = "{method}". For whole-number '
+            "weights, repeat the rows (numpy.repeat) instead.",
+            param="weights"
+        )
     if method in BINARY_ONLY:
         _refuse_matrix(p, method)
-    prep = prepare(p, y, classes=classes, na_rm=na_rm)
+    prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
     gen = np.random.default_rng(rng)
     opts = _Options(n_resamples, gen, bandwidth, type, metric, bins, estimator, groups, ddof)
     return _RUNNERS[method](prep, opts)

@@ -5,7 +5,10 @@ calibration errors: `ecce()`").
 A thin public function over :mod:`calibr._kernels.cumulative`. Unweighted
 data take one pass that packs each row's ``p`` and ``y`` into a uint64 key, one
 in-place ``numpy.sort`` of the keys and one pass over them; weighted data one
-``numpy.argsort``. :func:`ecce_pvalue` is the one place the p-values of the
+``numpy.argsort``. Every sum is made in the sorted order, so a number depends on
+the rows and not on their order (and the bootstrap's replicates, from the rows
+sorted once, are those of the call on each resample: :func:`sorted_rows`).
+:func:`ecce_pvalue` is the one place the p-values of the
 sigma-scaled forms are computed (``calibration_test(method="ks" | "kuiper")``
 and ``multicalibration()`` call it).
 """
@@ -19,12 +22,13 @@ from typing import Any
 import numpy as np
 
 from ._docs import shared_docs
-from ._input import FLAG, Options, Prepared, prepare, validate_params
+from ._input import FLAG, Options, Prepared, lazy_backend, prepare, validate_params
 from ._kernels import cumulative as _ck
 from ._kernels._jit import read_only
 from ._kernels.top_label import top_label
 
-__all__ = ["KINDS", "EcceStats", "ecce", "ecce_pvalue", "ecce_stats"]
+__all__ = ["KINDS", "EcceStats", "SortedRows", "binary_view", "ecce", "ecce_pvalue",
+           "ecce_stats", "sorted_rows"]
 
 #: The choices of ``kind``: the maximum absolute cumulative difference
 #: (Kolmogorov-Smirnov, the default) and its range (Kuiper).
@@ -64,7 +68,7 @@ class EcceStats:
         return out / self.sigma
 
 
-def _binary_view(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
+def binary_view(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
     """``(x, c)``: the values and the 0/1 outcomes the ECCE reads (binary: ``p``
     and ``y``; a matrix: the top-label confidence and its correctness)."""
     if prep.binary:
@@ -74,14 +78,14 @@ def _binary_view(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
 
 def ecce_stats(prep: Prepared) -> EcceStats:
     """The ECCE of validated input (``calibr._input.prepare``), both kinds at once."""
-    x, c = _binary_view(prep)
+    x, c = binary_view(prep)
     if prep.weights is None:
         x = np.ascontiguousarray(x)
         keys = np.empty(x.shape[0], dtype=np.uint64)
-        variance = _ck.fill_keys(read_only(x), read_only(x.view(np.uint64)),
-                                 read_only(np.ascontiguousarray(c)), keys)
+        _ck.fill_keys(read_only(x), read_only(x.view(np.uint64)),
+                      read_only(np.ascontiguousarray(c)), keys)
         keys.sort()  # in place: p, then y, in one integer sort
-        high, low = _ck.key_extremes(read_only(keys))
+        high, low, variance = _ck.key_extremes(read_only(keys))
         total = float(x.shape[0])
     else:
         order = np.argsort(x)
@@ -92,6 +96,44 @@ def ecce_stats(prep: Prepared) -> EcceStats:
                                                          read_only(ws))
     return EcceStats(ks=max(high, -low) / total, kuiper=(high - low) / total,
                      sigma=float(np.sqrt(variance)) / total)
+
+
+@dataclass(frozen=True)
+class SortedRows:
+    """Unweighted rows in the order of ``ecce``'s sorted keys (``p``, then ``y``),
+    for the bootstrap's O(n) replicates (``calibr._kernels.bootstrap``).
+
+    Attributes
+    ----------
+    order : ndarray of int32
+        The row of each sorted key.
+    steps, terms : ndarray of float64
+        What the running sum and the variance add for each sorted key, ``y - p``
+        and ``p (1 - p)``.
+    ends : ndarray of bool
+        Whether each sorted key ends a block of tied ``p``.
+    """
+
+    order: np.ndarray
+    steps: np.ndarray
+    terms: np.ndarray
+    ends: np.ndarray
+
+
+def sorted_rows(x: np.ndarray, c: np.ndarray) -> SortedRows:
+    """The :class:`SortedRows` of values ``x`` and 0/1 outcomes ``c`` (one stable
+    ``argsort`` of the keys ``ecce_stats`` sorts)."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    n = x.shape[0]
+    keys = np.empty(n, dtype=np.uint64)
+    _ck.fill_keys(read_only(x), read_only(x.view(np.uint64)),
+                  read_only(np.ascontiguousarray(c)), keys)
+    order = np.argsort(keys, kind="stable")
+    steps = np.empty(n)
+    terms = np.empty(n)
+    ends = np.empty(n, dtype=np.bool_)
+    _ck.key_steps(read_only(keys[order]), steps, terms, ends)
+    return SortedRows(order=order.astype(np.int32), steps=steps, terms=terms, ends=ends)
 
 
 @validate_params(kind=Options(*KINDS), scale=Options(*SCALES), type=Options("confidence"),
@@ -183,5 +225,8 @@ def ecce(
     >>> round(calibr.ecce(p, y, "kuiper"), 12)
     0.162
     """
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.ecce(p, y, kind, scale, type, classes, na_rm, weights)
     prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
     return ecce_stats(prep).value(kind, scale)

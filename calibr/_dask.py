@@ -51,7 +51,8 @@ from dask import delayed
 
 from ._input import InputError, InputTypeError, arg, extended, fmt
 
-__all__ = ["calibration_table", "ece", "exact_scalar", "mce", "mmce", "skce", "summarise"]
+__all__ = ["calibration_table", "ece", "ecce", "exact_scalar", "mce", "mmce", "skce",
+           "summarise"]
 
 _COLLECTIONS = (dd.Series, dd.DataFrame)
 
@@ -380,6 +381,119 @@ def mmce(p, y, bandwidth, classes, na_rm, weights):
     pp, yy, ww = _all_partitions(p, y, weights)
     return delayed(_gathered_metric)(pandas_mmce, _concat_d(pp), _concat_d(yy), _concat_d(ww),
                                      dict(bandwidth=bandwidth, classes=classes, na_rm=na_rm))
+
+
+# ecce: a global sort by the packed keys of (p, y), then a prefix scan
+#
+# calibr.ecce sorts the rows by one uint64 key per row (the bits of p shifted left
+# by one, y in the last bit: calibr._kernels.cumulative.fill_keys) and reads the
+# running sum of w (y - p) at the end of each block of tied p. Here each partition
+# makes its keys, Dask sorts the rows by them (the order of the pandas path; a block
+# of tied p may span partitions), each partition of the sort gives its sums and its
+# extremes at the block ends before its last (partial_extremes), and the finish adds
+# each partition's running sum to the total of those before it (the prefix scan)
+# and reads a partition's last block end only where the next partition starts with
+# another p.
+
+
+def _key_part(i, p, y, w, classes, na_rm) -> pd.DataFrame:
+    """One partition's validated rows as sort keys ``k`` (and weights ``w``); kept
+    weights that total 0 are not an error here (they add nothing; the total is
+    checked at the finish)."""
+    from ._cumulative import binary_view
+    from ._input import prepare
+    from ._kernels._jit import read_only
+    from ._kernels.cumulative import fill_keys
+
+    weighted = w is not None
+    empty = {"k": np.empty(0, np.uint64)}
+    if weighted:
+        empty["w"] = np.empty(0)
+    if len(p) == 0 or (na_rm and not _has_complete(p, y)):
+        return pd.DataFrame(empty)
+    try:
+        try:
+            prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=w)
+            ws = None if not weighted else prep.weights
+        except InputError as err:
+            if not weighted or err.code != "zero_total":
+                raise
+            ones = pd.Series(1.0, index=w.index) if isinstance(w, pd.Series) else np.ones(len(w))
+            prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=ones)
+            ws = np.zeros(prep.n)
+    except (ValueError, TypeError) as err:
+        raise _in_partition(err, i) from None
+    x, c = binary_view(prep)
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    keys = np.empty(x.shape[0], dtype=np.uint64)
+    fill_keys(read_only(x), read_only(x.view(np.uint64)), read_only(np.ascontiguousarray(c)),
+              keys)
+    out = {"k": keys}
+    if weighted:
+        out["w"] = np.asarray(ws, dtype=np.float64)
+    return pd.DataFrame(out)
+
+
+def _ecce_part_sums(part: pd.DataFrame) -> tuple | None:
+    """``(first key, last key, run, high, low, variance, total)`` of one partition of
+    the sorted rows (None: empty)."""
+    from ._kernels._jit import read_only
+    from ._kernels.cumulative import partial_extremes
+
+    if len(part) == 0:
+        return None
+    keys = part["k"].to_numpy(dtype=np.uint64)
+    ws = part["w"].to_numpy(dtype=np.float64) if "w" in part.columns else np.empty(0)
+    if np.any(keys[1:] < keys[:-1]):  # one partition: not shuffled, so not sorted
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        ws = ws[order] if ws.shape[0] else ws
+    keys, ws = np.ascontiguousarray(keys), np.ascontiguousarray(ws)
+    return (int(keys[0]), int(keys[-1]),
+            *partial_extremes(read_only(keys), read_only(ws)))
+
+
+def _finish_ecce(sums: list, kind: str, scale: str, na_rm: bool) -> float:
+    from ._cumulative import EcceStats
+
+    sums = sorted((s for s in sums if s is not None), key=lambda s: (s[0], s[1]))
+    if not sums:
+        _finish_binned(None, "ece", na_rm)  # raises the empty input's error
+    if any(a[1] > b[0] for a, b in zip(sums[:-1], sums[1:], strict=True)):
+        raise RuntimeError("calibr: the sorted partitions overlap.")  # pragma: no cover
+    offset = high = low = variance = total = 0.0
+    for j, (_, last, run, inner_high, inner_low, var, tot) in enumerate(sums):
+        if inner_high > -math.inf:  # block ends inside the partition
+            high = max(high, offset + inner_high)
+            low = min(low, offset + inner_low)
+        offset += run
+        # the last block ends here unless the next partition starts with the same p
+        if j == len(sums) - 1 or (sums[j + 1][0] >> 1) != (last >> 1):
+            high = max(high, offset)
+            low = min(low, offset)
+        variance += var
+        total += tot
+    if total == 0.0:  # weighted: every kept weight 0
+        raise InputError("`weights` must have a positive total; all the weights of the "
+                         "rows kept are 0.", param="weights", code="zero_total")
+    stats = EcceStats(ks=max(high, -low) / total, kuiper=(high - low) / total,
+                      sigma=math.sqrt(variance) / total)
+    return stats.value(kind, scale)
+
+
+def ecce(p, y, kind, scale, type, classes, na_rm, weights):
+    """``ecce()`` of Dask input, on the cluster: each partition validated and made
+    into sort keys, Dask's global sort by the keys, one pass per partition, and a
+    prefix scan of the partitions' running sums (weights too). A Delayed float."""
+    pp, yy, ww = _all_partitions(p, y, weights)
+    meta = pd.DataFrame({"k": np.empty(0, np.uint64)} | (
+        {} if ww is None else {"w": np.empty(0)}))
+    parts = [delayed(_key_part)(i, a, b, None if ww is None else ww[i], classes, na_rm)
+             for i, (a, b) in enumerate(zip(pp, yy, strict=True))]
+    rows = dd.from_delayed(parts, meta=meta, verify_meta=False)
+    ordered = rows.sort_values("k") if rows.npartitions > 1 else rows
+    sums = [delayed(_ecce_part_sums)(part) for part in ordered.to_delayed()]
+    return delayed(_finish_ecce)(sums, kind, scale, na_rm)
 
 
 # --------------------------------------------------------------------------

@@ -21,11 +21,14 @@ An entry says
   of, and which function. :data:`BIN_SUMS` are the per-bin (count, sum of p, sum of
   y) of ``calibr._kernels.binned`` / ``grouped.*_stat_batches``; :data:`PAIR_SUMS`
   the kernel pair sums of the sorted scalars (``grouped.scalar_pair_sums``,
-  ``_kernels.weighted_sums``). The reductions are :data:`REDUCTIONS`; ``None``: no
+  ``_kernels.weighted_sums``); :data:`SORTED_SUMS` the running sums of ``y - p``
+  of the rows sorted by ``p``, read at the end of each block of tied ``p``
+  (``_kernels.cumulative``). The reductions are :data:`REDUCTIONS`; ``None``: no
   path from statistics (the metric is called on the rows);
 * the paths that use them, each a fixed word (or ``None``, with the reason in
-  ``note``): ``bootstrap`` (:data:`BIN_SUMS` or :data:`PAIR_SUMS`: O(n) per
-  replicate; :data:`RECOMPUTE`: the metric on each resample), ``grouped``
+  ``note``): ``bootstrap`` (:data:`BIN_SUMS`, :data:`PAIR_SUMS` or
+  :data:`SORTED_SUMS`: O(n) per replicate; :data:`RECOMPUTE`: the metric on
+  each resample), ``grouped``
   (``summarise`` on a pandas groupby: every group at once from the compiled
   grouped kernels of ``calibr._kernels.grouped``, or ``None``: one call per
   group), ``dask`` (:data:`MERGED_SUMS`: per-partition sums added;
@@ -94,6 +97,7 @@ __all__ = [
     "METRICS",
     "PAIR_SUMS",
     "RECOMPUTE",
+    "SORTED_SUMS",
     "REDUCTIONS",
     "MetricInfo",
     "info_of",
@@ -103,12 +107,15 @@ __all__ = [
 BIN_SUMS = "bin_sums"
 #: The Laplacian-kernel pair sums of sorted scalars (a numeric bandwidth).
 PAIR_SUMS = "pair_sums"
+#: The running sums of ``y - p`` of the rows sorted by ``p`` (ties one block).
+SORTED_SUMS = "sorted_sums"
 #: The bootstrap calls the metric on each resample.
 RECOMPUTE = "recompute"
 #: Dask: per-partition sums, added in a fixed tree.
 MERGED_SUMS = "merged_sums"
-#: Dask: a direct call sorts the scalars globally and adds each partition's pair
-#: sums and boundary sums (``calibr._dask.exact_scalar``); ``summarise`` computes it
+#: Dask: a direct call sorts the rows globally and combines per-partition sums
+#: (the pair sums and boundary sums of ``calibr._dask.exact_scalar``; the running
+#: sums of ``calibr._dask.ecce``, by a prefix scan); ``summarise`` computes it
 #: group by group, as :data:`GATHERED`.
 GLOBAL_SORT = "global_sort"
 #: Dask: ``summarise`` runs the pandas path on the rows gathered to one worker (per
@@ -119,10 +126,12 @@ GATHERED = "gathered"
 REDUCTIONS = {
     BIN_SUMS: ("ece", "mce"),  # the share-weighted mean of the bins' gaps; their maximum
     PAIR_SUMS: ("skce", "mmce"),  # an SKCE estimator; the square root of the biased one
+    SORTED_SUMS: ("ecce",),  # the largest |sum| (KS) or the range of the sums (Kuiper)
 }
 
 #: The Dask paths each kind of statistics allows.
-DASK_PATHS = {BIN_SUMS: (MERGED_SUMS, GATHERED), PAIR_SUMS: (GLOBAL_SORT, GATHERED)}
+DASK_PATHS = {BIN_SUMS: (MERGED_SUMS, GATHERED), PAIR_SUMS: (GLOBAL_SORT, GATHERED),
+              SORTED_SUMS: (GLOBAL_SORT, GATHERED)}
 
 #: The arguments of a metric that belong to the data, not to its options.
 DATA_ARGS = ("p", "y", "classes", "na_rm", "weights")
@@ -247,10 +256,13 @@ _ENTRIES = (
     MetricInfo(
         "ecce", "calibr._cumulative", "cumulative",
         "cumulative calibration error, KS or Kuiper (Arrieta-Ibarra et al.)",
-        note="the path of the rows sorted by p: each bootstrap resample sorts again "
-             "(O(n log n) per replicate), and Dask gathers the rows (a global sort; "
-             "per-partition sums do not merge); its tests are calibration_test's "
-             "'ks' and 'kuiper', not consistency resampling",
+        stats=SORTED_SUMS, reduction="ecce", bootstrap=SORTED_SUMS, dask=GLOBAL_SORT,
+        note="the rows sorted once: a bootstrap resample is a count per sorted row "
+             "(O(n) per replicate, bit for bit the call on the resample); a direct "
+             "call on Dask sorts the keys globally and scans the partitions' sums "
+             "(weights too), summarise computes it group by group; no grouped kernel "
+             "(one call per group); its tests are calibration_test's 'ks' and "
+             "'kuiper', not consistency resampling",
     ),
 )
 

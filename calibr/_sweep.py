@@ -4,12 +4,13 @@ Roelofs, Cain, Shlens & Mozer 2022) and ``bins="auto"`` (the cube-root rule)
 
 :func:`sweep_bins` sorts the values once (with their outcomes packed into the
 sort keys when there are no weights, as ``calibr.ecce`` does), keeps running
-sums of the weights and outcomes, and then checks each number of bins
-``b = 2, 3, ...`` from the breaks alone: the rows of a bin are a range of the
-sorted values (``searchsorted`` of its breaks), so its total and its mean
-outcome are differences of the running sums, O(b log n) per ``b`` instead of
-a pass over the n rows. The sweep stops at the first ``b`` whose mean outcomes
-are not nondecreasing.
+sums of the weights and outcomes, and hands them to the compiled loop over
+``b = 2, 3, ...`` of ``calibr._kernels.sweep``: the rows of a bin are a range of
+the sorted values (a binary search of its breaks), so its total and its mean
+outcome are differences of the running sums; with exact sums only the bins
+around the descents of the distinct values' means are checked. The sweep stops
+at the first ``b`` whose mean outcomes are not nondecreasing. :func:`sweep`
+also hands its sort to the equal-mass breaks of its number.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ import math
 
 import numpy as np
 
-from ._equal_mass import equal_mass_breaks
 from ._input import MAX_BINS
 from ._input.params import BIN_RULES
-from ._kernels import binned
+from ._kernels import cumulative as _ck
+from ._kernels import sweep as _sk
+from ._kernels._jit import read_only
 
-__all__ = ["BIN_RULES", "cube_root_bins", "sweep_bins"]
+__all__ = ["BIN_RULES", "cube_root_bins", "sweep", "sweep_bins"]
 
 
 def cube_root_bins(total: float) -> int:
@@ -41,37 +43,58 @@ def cube_root_bins(total: float) -> int:
 
 def _sorted(x: np.ndarray, hits: np.ndarray, weights: np.ndarray | None):
     """``(xs, cum_w, cum_c)``: the values sorted, and the running sums (a leading 0)
-    of the weights (counts without weights) and of the weighted outcomes."""
+    of the weights (None without weights: the running count) and of the weighted
+    outcomes."""
     if weights is None:
-        bits = x.view(np.uint64).copy()
-        bits[bits == np.uint64(1) << np.uint64(63)] = 0  # -0.0 sorts as 0.0
-        keys = (bits << np.uint64(1)) | (np.asarray(hits) != 0).astype(np.uint64)
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        keys = np.empty(x.shape[0], dtype=np.uint64)
+        _ck.fill_keys(read_only(x), read_only(x.view(np.uint64)),
+                      read_only(np.ascontiguousarray(hits)), keys)
         keys.sort()  # p, then the outcome: one integer sort, no argsort
-        cs = (keys & np.uint64(1)).astype(np.float64)
-        xs = (keys >> np.uint64(1)).view(np.float64)
-        cum_w = np.arange(x.shape[0] + 1, dtype=np.float64)
-    else:
-        order = np.argsort(x, kind="stable")
-        xs = x[order]
-        w = weights[order]
-        cs = w * (np.asarray(hits)[order] != 0)
-        cum_w = np.concatenate(([0.0], np.cumsum(w)))
+        cum_c = np.empty(x.shape[0] + 1)
+        _sk.unpack_keys(read_only(keys), keys, cum_c)  # the values' bits over their keys
+        xs = keys.view(np.float64)  # -0.0 sorts as 0.0
+        return xs, None, cum_c
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    w = weights[order]
+    cs = w * (np.asarray(hits)[order] != 0)
+    cum_w = np.concatenate(([0.0], np.cumsum(w)))
     cum_c = np.concatenate(([0.0], np.cumsum(cs)))
     return xs, cum_w, cum_c
 
 
-def _monotone(cum_w: np.ndarray, cum_c: np.ndarray, bounds: np.ndarray) -> bool:
-    """Whether the mean outcomes of the non-empty bins ``[bounds[i], bounds[i+1])``
-    of the sorted rows are nondecreasing."""
-    w = cum_w[bounds[1:]] - cum_w[bounds[:-1]]
-    c = cum_c[bounds[1:]] - cum_c[bounds[:-1]]
-    full = w > 0
-    acc = c[full] / w[full]
-    return bool(np.all(acc[1:] >= acc[:-1]))
+def _exact(total: float, weights: np.ndarray | None) -> bool:
+    """Whether the running sums are exact integers below 2**31 (no weights, or
+    whole weights): the products of two of them are then exact in int64."""
+    if total >= 2.0**31:
+        return False
+    return weights is None or bool(np.all(weights == np.floor(weights)))
+
+
+def sweep(x: np.ndarray, hits: np.ndarray, binning: str, right: bool,
+          weights: np.ndarray | None = None, mode: int = _sk.AUTO
+          ) -> tuple[int, tuple[np.ndarray, np.ndarray] | None]:
+    """:func:`sweep_bins`, and for equal-mass bins the sort it made, for the breaks
+    of its number (``calibr._equal_mass.equal_mass_breaks``, ``presorted``): the
+    values sorted and their running count, when they are those of
+    ``numpy.sort(x)`` (no weights, whose checks the breaks make, and no zero,
+    which could be a -0.0 that the sort keys read as 0.0); else None."""
+    xs, cum_w, cum_c = _sorted(x, hits, weights)
+    n = xs.shape[0]
+    total = float(n if cum_w is None else cum_w[-1])
+    largest = int(min(MAX_BINS, max(1, n if weights is None else math.floor(total))))
+    b = int(_sk.sweep_count(read_only(np.ascontiguousarray(xs)),
+                            read_only(np.empty(0) if cum_w is None else cum_w),
+                            read_only(cum_c), binning == "equal-mass", bool(right),
+                            weights is not None, largest, _exact(total, weights), mode))
+    if binning != "equal-mass" or weights is not None or n == 0 or not xs[0] > 0.0:
+        return b, None
+    return b, (xs, np.arange(1, n + 1, dtype=np.float64))  # the running count
 
 
 def sweep_bins(x: np.ndarray, hits: np.ndarray, binning: str, right: bool,
-               weights: np.ndarray | None = None) -> int:
+               weights: np.ndarray | None = None, mode: int = _sk.AUTO) -> int:
     """The number of bins of the monotonic sweep: the largest ``b`` such that the
     bins of every ``b' <= b`` (the breaks of ``calibr._binning.breaks`` with
     ``binning``, equal-width or equal-mass, and ``right``) have nondecreasing
@@ -80,22 +103,7 @@ def sweep_bins(x: np.ndarray, hits: np.ndarray, binning: str, right: bool,
 
     If the mean outcomes of the distinct values are already nondecreasing, every
     binning is (a bin's mean lies between those of its first and last values), so
-    the sweep ends at the largest ``b`` without checking.
+    the sweep ends at the largest ``b`` without checking. ``mode``: how each ``b``
+    is checked (``calibr._kernels.sweep``; the same answer each way).
     """
-    xs, cum_w, cum_c = _sorted(x, hits, weights)
-    n = xs.shape[0]
-    total = float(cum_w[-1])
-    largest = int(min(MAX_BINS, max(1, n if weights is None else math.floor(total))))
-    side = "right" if right else "left"
-    ends = np.flatnonzero(np.append(xs[1:] != xs[:-1], True)) + 1  # each distinct value
-    if _monotone(cum_w, cum_c, np.concatenate(([0], ends))):
-        return largest
-    best = 1
-    for b in range(2, largest + 1):
-        edges = (binned.breaks(b) if binning == "equal-width" else
-                 equal_mass_breaks(None, b, right, weights, presorted=(xs, cum_w[1:])))
-        bounds = np.concatenate(([0], np.searchsorted(xs, edges[1:-1], side=side), [n]))
-        if not _monotone(cum_w, cum_c, bounds):
-            break
-        best = b
-    return best
+    return sweep(x, hits, binning, right, weights, mode)[0]

@@ -35,7 +35,7 @@ from pandas.api.typing import DataFrameGroupBy
 from . import _binning, _registry
 from ._bootstrap import _METHODS as _CI_METHODS
 from ._bootstrap import bootstrap
-from ._calibration_tests import _METHODS, calibration_test
+from ._calibration_tests import _METHODS, WEIGHTED, calibration_test
 from ._docs import shared_docs
 from ._groups import Split, group_seeds, groups_of, resolve_columns, split, weights_column
 from ._input import (
@@ -359,15 +359,16 @@ class CalibrationTest:
 
 
 def known_test_options() -> list[str]:
-    """The options a test spec may set: those of calibration_test() but the data's,
-    the method and the random numbers (summarise() sets them)."""
+    """The options a test spec may set: those of calibration_test() but the data's
+    (the weights among them), the method and the random numbers (summarise() sets
+    them)."""
     return list(_TEST_OPTIONS)
 
 
 #: The options of calibration_test() that a test spec may set, in its order.
 _TEST_OPTIONS = tuple(
     n for n in inspect.signature(calibration_test).parameters
-    if n not in ("p", "y", "method", "rng", *_DATA_ARGS)
+    if n not in ("p", "y", "method", "rng", "weights", *_DATA_ARGS)
 )
 
 
@@ -377,7 +378,7 @@ def test(method: str, /, **options: Any) -> CalibrationTest:
     Parameters
     ----------
     method : {"skce", "skce_block", "consistency", "spiegelhalter", \
-"hosmer_lemeshow"}
+"hosmer_lemeshow", "ks", "kuiper"}
         The method of :func:`calibr.calibration_test`.
     **options
         Its options: ``n_resamples``, ``bandwidth``, ``type``, ``metric``,
@@ -427,8 +428,8 @@ def _check_test(spec: CalibrationTest, argument: str) -> None:
         )
     known = known_test_options()
     for key in spec.options:
-        if key in _DATA_ARGS or key == "rng":
-            where = arg("rng") if key == "rng" else "its data arguments"
+        if key in _DATA_ARGS or key in ("rng", "weights"):
+            where = arg(key) if key in ("rng", "weights") else "its data arguments"
             raise InputError(
                 f"The option {key!r} of test {spec.method!r} is set by "
                 f"{arg('summarise', 'function')} "
@@ -572,7 +573,8 @@ def summarise(
     tests : str, CalibrationTest, list or dict, optional, keyword-only
         Calibration tests (:func:`calibr.calibration_test`) to run on each
         group: a method name (``"skce"``, ``"skce_block"``, ``"consistency"``,
-        ``"spiegelhalter"``, ``"hosmer_lemeshow"``), :func:`calibr.test` with
+        ``"spiegelhalter"``, ``"hosmer_lemeshow"``, ``"ks"``, ``"kuiper"``),
+        :func:`calibr.test` with
         options (``calibr.test("consistency", metric="mce")``), a list of these
         (each named after its method, which must then be unique) or a dict
         mapping names to them. Each test adds the float columns
@@ -590,9 +592,10 @@ def summarise(
         group's kept weights must have a positive total. Metrics that refuse
         weights refuse them here (``estimator="ul"``, ``bandwidth="median"``;
         ``"uq"`` needs whole numbers); a callable metric must take a keyword
-        ``weights``. Not with ``tests`` (:func:`calibr.calibration_test` has no
-        weights). A metric column named ``weights`` must be given by
-        ``metrics={"weights": ...}``.
+        ``weights``. Of the ``tests``, only ``"ks"`` and ``"kuiper"`` take
+        weights (:func:`calibr.calibration_test`, the same frequency weights);
+        the others are refused. A metric column named ``weights`` must be given
+        by ``metrics={"weights": ...}``.
     confidence_level : float, optional, keyword-only
         A confidence level (strictly between 0 and 1; ``ci``, its old name,
         still works and warns): every metric column
@@ -865,7 +868,8 @@ def _adjusted(result: pd.DataFrame, tests: list[str], method: str) -> pd.DataFra
 def _check_weighted(columns: list[tuple[str, Metric, Callable[..., Any]]],
                     tests: list[tuple[str, CalibrationTest]],
                     confidence_level: float | None) -> None:
-    """``weights=`` needs metrics that take weights, and no tests or intervals."""
+    """``weights=`` needs metrics that take weights, no intervals, and only the tests
+    that take weights (``"ks"``, ``"kuiper"``: calibration_test's ``WEIGHTED``)."""
     if confidence_level is not None:
         raise InputError(
             "`weights` cannot be combined with `confidence_level`: the bootstrap's replicates are "
@@ -873,10 +877,12 @@ def _check_weighted(columns: list[tuple[str, Metric, Callable[..., Any]]],
             "(numpy.repeat) instead.",
             param="weights"
         )
-    if tests:
+    unweighted = [name for name, spec in tests if spec.method not in WEIGHTED]
+    if unweighted:
         raise InputError(
-            f"`weights` cannot be combined with {arg('tests')}: calibr.calibration_test() has no "
-            "frequency weights. Run the tests without weights, or on the rows repeated "
+            f"`weights` cannot be combined with the test {unweighted[0]!r}: of "
+            "calibr.calibration_test()'s methods only \"ks\" and \"kuiper\" take frequency "
+            "weights. Run the others without weights, or on the rows repeated "
             "(numpy.repeat) for whole-number weights.",
             param="weights"
         )
@@ -951,9 +957,10 @@ def _run_tests(sp: Split, tests: list[tuple[str, CalibrationTest]],
     for part in sp.parts():
         for j, (name, spec) in enumerate(tests):
             gen = np.random.Generator(bitgen(seeds[part.g]))
+            weighted = {} if part.w is None else {"weights": part.w}
             with part.errors(f"test {name!r}"):
                 res = calibration_test(part.p, part.y, spec.method, rng=gen,
-                                       **spec.options, **extra)
+                                       **spec.options, **extra, **weighted)
             values[part.g, 2 * j] = res.statistic
             values[part.g, 2 * j + 1] = res.pvalue
     return values

@@ -683,6 +683,48 @@ def ecce_keys_sorted_and_tails():
 
 
 @path
+def sweep_every_way_and_bin_sums():
+    # calibr/_kernels/sweep.py (the keys unpacked, every bin and the descents,
+    # weighted equal-mass breaks) and calibr/_kernels/bin_sums.py (both closures,
+    # with and without weights)
+    from calibr._kernels import sweep as sk
+    from calibr._sweep import sweep_bins
+
+    p, y = _binary(n=300, seed=12)
+    w = np.random.default_rng(12).integers(1, 3, 300).astype(np.float64)
+    ys = (p > 0.5).astype(np.int64)
+    ys[np.argmin(np.abs(p - 0.5))] ^= 1
+    return ([sweep_bins(p, ys, b, r, None, m) for b in ("equal-width", "equal-mass")
+             for r in (True, False) for m in (sk.AUTO, sk.EVERY_BIN, sk.DESCENTS)],
+            sweep_bins(p, ys, "equal-mass", True, w, sk.DESCENTS),
+            calibr.ece(p, y, bins="sweep", binning="equal-mass", right=False),
+            calibr.mce(p, y, bins=7, binning="equal-mass", weights=w))
+
+
+@path
+def bootstrap_ecce_sorted_once():
+    # the ECCE replicates of calibr/_kernels/bootstrap.py and key_steps of
+    # calibr/_kernels/cumulative.py (tied p)
+    p, y = _binary(n=200, seed=13)
+    return calibr.bootstrap(np.round(p, 2), y, "ecce", kind="kuiper", scale="sigma",
+                            n_resamples=9, rng=2).bootstrap_distribution.tolist()
+
+
+@path
+def ecce_partition_pass():
+    # partial_extremes of calibr/_kernels/cumulative.py (a partition of ecce's global
+    # sort on Dask), with and without weights
+    from calibr._kernels.cumulative import fill_keys, partial_extremes
+
+    p, y = _binary(n=150, seed=14)
+    p = np.round(p, 1)
+    keys = np.empty(150, np.uint64)
+    fill_keys(p, p.view(np.uint64), y, keys)
+    keys.sort()
+    return (partial_extremes(keys, np.empty(0)), partial_extremes(keys, np.full(150, 2.0)))
+
+
+@path
 def multicalibration_tied_and_weighted():
     # both kernels of calibr/_kernels/multicalibration.py; tied p (the blocks of
     # ties), weights, and the threads of several combinations of features

@@ -832,3 +832,40 @@ def test_conventions_table(row, k, n, kind):
             assert close(a, b, n), (row, a, b)
     else:
         np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+
+
+# --------------------------------------------------------------------------
+# the compiled per-bin sums (calibr._kernels.bin_sums) against numpy's two steps
+
+
+def _awkward_values(edges: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
+    """Random values, every break and its neighbouring doubles, 0, -0.0 and 1."""
+    inner = np.concatenate([edges, np.nextafter(edges, -1.0), np.nextafter(edges, 2.0)])
+    out = np.concatenate([rng.random(n), np.clip(inner, 0.0, 1.0), [0.0, -0.0, 1.0]])
+    return rng.permutation(out)
+
+
+@pytest.mark.parametrize("right", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("kind", ["equal-width", "equal-mass", "crowded", "explicit", "one"])
+def test_compiled_bin_sums_are_numpys_bit_for_bit(kind, right, weighted):
+    """The bin of each value is numpy.searchsorted's, clipped, and each bin's sums
+    are numpy.bincount's (row order), bit for bit: the lookup table, a cell with
+    many breaks, repeated breaks (zero-width equal-mass bins) and values on the
+    breaks change nothing."""
+    rng = np.random.default_rng(40)
+    edges = {"equal-width": binned.breaks(37),
+             "equal-mass": _binning.breaks(np.round(rng.random(500) ** 4, 3), 40,
+                                           "equal-mass", right),
+             "crowded": np.concatenate(([0.0], 0.3 + np.arange(1, 300) * 1e-9,
+                                        [0.5, 1.0])),
+             "explicit": np.array([0.0, 0.1, 0.11, 0.7, 1.0]),
+             "one": np.array([0.0, 1.0])}[kind]
+    x = _awkward_values(edges, rng, 3000)
+    c = (rng.random(x.shape[0]) < 0.4).astype(np.int64)
+    w = rng.random(x.shape[0]) * 3 if weighted else None
+    got = _binning.compiled_bin_sums(x, c, w, edges, right)
+    want = _binning.bin_sums(_binning.bin_index(x, edges, right), x, c, w,
+                             edges.shape[0] - 1)
+    for a, b in zip(got, want, strict=True):
+        assert a.tobytes() == b.tobytes()

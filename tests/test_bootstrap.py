@@ -123,6 +123,60 @@ def test_multiclass_replicates_equal_the_metric_on_the_drawn_rows(name, opts):
                                                              want)
 
 
+ECCE_OPTIONS = [{"kind": k, "scale": s} for k in ("ks", "kuiper")
+                for s in ("probability", "sigma")]
+
+
+@pytest.mark.parametrize("opts", ECCE_OPTIONS, ids=lambda o: f"{o['kind']}-{o['scale']}")
+@pytest.mark.parametrize("data", ["ties", "continuous", "multiclass", "tiny"])
+def test_ecce_replicates_are_the_call_on_each_resample_bit_for_bit(opts, data):
+    """ecce's O(n) replicates (the rows sorted once, a count per sorted row) are the
+    numbers of ecce(p[idx], y[idx]) with the same draws, bit for bit: the same
+    additions in the same order (p rounded to 2 decimals: blocks of ties with
+    both outcomes; a matrix: the top-label confidence)."""
+    gen = np.random.default_rng(31)
+    p, y, kw = {"ties": (P, Y, {}),
+                "continuous": (gen.random(300), None, {}),
+                "multiclass": (PM, YM, {"classes": range(4)}),
+                "tiny": (np.array([0.3, 0.3, 0.8]), np.array([1, 0, 1]), {})}[data]
+    if y is None:
+        y = (gen.random(p.shape[0]) < p).astype(np.int64)
+    n = p.shape[0]
+    res = calibr.bootstrap(p, y, "ecce", n_resamples=33, rng=9, **kw, **opts)
+    checked, fn, opts_c = bt._check_metric("ecce", opts, "bootstrap")
+    assert bt._Plan(checked, fn, opts_c, calibr._input.prepare(p, y, **kw)).kind == \
+        "cumulative"
+    want = [calibr.ecce(p[idx], y[idx], **kw, **opts) for idx in _rows(9, n, 33)]
+    assert res.bootstrap_distribution.tobytes() == np.array(want).tobytes()
+    generic = calibr.bootstrap(p, y, lambda a, b, **o: calibr.ecce(a, b, **o),
+                               n_resamples=33, rng=9, **kw, **opts)
+    assert res.bootstrap_distribution.tobytes() == generic.bootstrap_distribution.tobytes()
+    assert res.estimate == calibr.ecce(p, y, **kw, **opts)
+
+
+@pytest.mark.parametrize("opts", ECCE_OPTIONS, ids=lambda o: f"{o['kind']}-{o['scale']}")
+def test_ecce_replicates_are_the_resampling_counts_as_frequency_weights(opts):
+    """A replicate is ecce of the sample with its resampling counts as frequency
+    weights (``docs/definitions.md``, "Frequency weights"), to rounding: the
+    weighted path multiplies a row's step by its count where the replicate adds
+    it count times. (bootstrap() itself takes no weights: docs/bootstrap.md.)"""
+    res = calibr.bootstrap(P, Y, "ecce", n_resamples=20, rng=12, **opts)
+    for b, idx in enumerate(_rows(12, N, 20)):
+        counts = np.bincount(idx, minlength=N).astype(np.float64)
+        want = calibr.ecce(P, Y, weights=counts, **opts)
+        assert _close(res.bootstrap_distribution[b], want), (b, want)
+
+
+def test_ecce_is_the_same_number_for_the_rows_in_any_order():
+    """Every sum of ecce runs in the sorted order, so a permutation of the rows
+    gives the same bits (what makes the replicates exact)."""
+    gen = np.random.default_rng(13)
+    for p, y in ((P, Y), (gen.random(500), (gen.random(500) < 0.5).astype(int))):
+        perm = gen.permutation(p.shape[0])
+        for opts in ECCE_OPTIONS:
+            assert calibr.ecce(p[perm], y[perm], **opts) == calibr.ecce(p, y, **opts)
+
+
 def test_many_chunks_and_many_classes():
     """34 replicates in 16 chunks (2 or 3 each, on every thread), K = 10."""
     gen = np.random.default_rng(5)
@@ -776,7 +830,9 @@ def test_coverage_of_the_population_ece_small_simulation():
 
 @pytest.mark.parametrize(("name", "opts"), [("ece", {}), ("mce", {"bins": 4}),
                                             ("ece", {"type": "confidence"}), ("skce", {}),
-                                            ("skce", {"type": "classwise"}), ("mmce", {})])
+                                            ("skce", {"type": "classwise"}), ("mmce", {}),
+                                            ("ecce", {}), ("ecce", {"type": "confidence",
+                                                                    "scale": "sigma"})])
 def test_counts_past_the_uint8_range(monkeypatch, name, opts):
     """The kernels count draws in uint8 and carry multiples of COUNT_BASE (256) into
     int32: with the base lowered to 2 every replicate carries, and the replicates

@@ -36,6 +36,7 @@ import calibr  # noqa: E402
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 from tolerances import DASK_MERGED_RTOL as MERGED_RTOL  # noqa: E402
+from tolerances import DASK_SCAN_RTOL as SCAN_RTOL  # noqa: E402
 from tolerances import DASK_SORTED_RTOL as SORTED_RTOL  # noqa: E402
 
 SEED = 20261201
@@ -271,6 +272,107 @@ def test_a_partition_whose_weights_are_all_zero_adds_nothing(client):
                        r"the weights of the rows kept are 0\.$") as caught:
         calibr.mce(ddf["p"], ddf["y"], weights=ddf["w"]).compute()
     assert (caught.value.param, caught.value.code) == ("weights", "zero_total")
+
+
+# --------------------------------------------------------------------------
+# ecce: the global sort by the keys and the prefix scan
+
+
+#: Rows in no order, p on a grid of 11 values (blocks of ties larger than a
+#: partition after the sort), p = 0 and 1, and a matrix for the top-label form.
+ECCE_DF = DF.sample(frac=1.0, random_state=3).reset_index(drop=True).assign(
+    q=lambda d: np.round(d["p"] * 10) / 10)
+ECCE_CASES = [("p", {}), ("q", {}), ("p", {"weights": True}), ("q", {"weights": True}),
+              ("multi", {}), ("multi", {"weights": True})]
+
+
+def _ecce_args(frame, col: str, opts: dict):
+    kw = {"weights": frame["w"]} if opts.get("weights") else {}
+    if col == "multi":
+        return frame[PC], frame["c"], {"classes": range(3), **kw}
+    return frame[col], frame["y"], kw
+
+
+@pytest.mark.parametrize("cuts", list(PARTITIONINGS), ids=list(PARTITIONINGS))
+def test_ecce_on_the_cluster_equals_the_pandas_path(client, cuts):
+    """calibr.ecce of Dask input is lazy and computed on the cluster (no gather):
+    both kinds and scales, ties, weights, the top-label form, empty and one-row
+    partitions; bit for bit with one partition and no weights (the weighted pandas
+    path leaves tied rows in numpy.argsort's order), else to rounding."""
+    ddf = partitioned(ECCE_DF, PARTITIONINGS[cuts])
+    lazy, want, exact = [], [], []
+    for col, opts in ECCE_CASES:
+        p, y, kw = _ecce_args(ECCE_DF, col, opts)
+        dp, dy, dkw = _ecce_args(ddf, col, opts)
+        for kind in ("ks", "kuiper"):
+            for scale in ("probability", "sigma"):
+                want.append(calibr.ecce(p, y, kind, scale=scale, **kw))
+                lazy.append(calibr.ecce(dp, dy, kind, scale=scale, **dkw))
+                exact.append(cuts == "one" and not opts.get("weights"))
+    assert all(type(v).__name__ == "Delayed" for v in lazy)
+    got = dask.compute(*lazy)
+    bad = [(i, g, w) for i, (g, w, e) in enumerate(zip(got, want, exact, strict=True))
+           if not _close(g, w, e, SCAN_RTOL)]
+    assert not bad
+
+
+def test_ecce_does_not_gather_the_rows(client):
+    """The graph sorts and scans: no task holds all the rows (the gathered path's
+    concatenation is absent), and the sort spreads the keys over the partitions."""
+    ddf = partitioned(ECCE_DF, PARTITIONINGS["even"])
+    lazy = calibr.ecce(ddf["p"], ddf["y"])
+    names = {str(k[0] if isinstance(k, tuple) else k).split("-")[0]
+             for k in dict(lazy.__dask_graph__())}
+    assert "_concat" not in names and "_gathered_metric" not in names
+    assert "_ecce_part_sums" in names and "_finish_ecce" in names
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_prefix_scan_reads_a_block_of_ties_once_across_partitions(seed):
+    """_finish_ecce of the sorted keys cut anywhere (inside blocks of ties, a block
+    over three pieces, empty pieces) is ecce's number to rounding: a partition's
+    last block is read only where the next partition starts with another p."""
+    from calibr import _dask as cdask
+    from calibr._kernels.cumulative import fill_keys
+
+    rng = np.random.default_rng(seed)
+    n = 300
+    p = np.round(rng.random(n) * 4) / 4  # 5 values: blocks of about 60 rows
+    y = (rng.random(n) < p).astype(np.int64)
+    w = rng.integers(0, 3, n).astype(np.float64)
+    keys = np.empty(n, np.uint64)
+    fill_keys(p, p.view(np.uint64), y, keys)
+    order = np.argsort(keys, kind="stable")
+    for weights in (None, w):
+        frame = pd.DataFrame({"k": keys[order]} | ({} if weights is None
+                                                   else {"w": weights[order]}))
+        cuts = np.sort(np.concatenate([[0, n, 5, 5], rng.integers(0, n, 6)]))
+        pieces = [frame.iloc[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+        sums = [cdask._ecce_part_sums(piece) for piece in pieces]
+        for kind in ("ks", "kuiper"):
+            for scale in ("probability", "sigma"):
+                got = cdask._finish_ecce(sums[::-1], kind, scale, False)  # any order
+                want = calibr.ecce(p, y, kind, scale=scale, weights=weights)
+                assert math.isclose(got, want, rel_tol=SCAN_RTOL), (kind, scale, got, want)
+
+
+def test_ecce_refusals_on_dask(client):
+    df = ECCE_DF.copy()
+    df.loc[7, "p"] = 1.5
+    ddf = partitioned(df, PARTITIONINGS["adversarial"])
+    with pytest.raises(calibr.InputError, match=r"^`p` must lie in \[0, 1\]; 1 value does not, "
+                       r"the first at position 6 \(1\.5\)\. \[Dask partition 2"):
+        calibr.ecce(ddf["p"], ddf["y"]).compute()
+    zero = partitioned(ECCE_DF.assign(w=0.0), PARTITIONINGS["adversarial"])
+    with pytest.raises(calibr.InputError, match=r"^`weights` must have a positive total"):
+        calibr.ecce(zero["p"], zero["y"], weights=zero["w"]).compute()
+    some = ECCE_DF.copy()
+    some.loc[50:TIE - 1, "w"] = 0.0  # partition 4: every kept weight 0, which adds nothing
+    sd = partitioned(some, PARTITIONINGS["adversarial"])
+    assert _close(calibr.ecce(sd["p"], sd["y"], weights=sd["w"]).compute(),
+                  calibr.ecce(some["p"], some["y"], weights=some["w"]), False, SCAN_RTOL)
+    with pytest.raises(calibr.InputError, match=r"^`kind` must be"):
+        calibr.ecce(ddf["p"], ddf["y"], "max")  # options: checked at once
 
 
 # --------------------------------------------------------------------------

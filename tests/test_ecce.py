@@ -76,6 +76,65 @@ def test_weighted_ecce_equals_mcgrad_and_sigma_counts_weights():
         kuiper / mcgrad_sigma, rel=ECCE_RTOL)
 
 
+@pytest.mark.parametrize("kind", ["ks", "kuiper"])
+def test_weighted_test_is_the_weighted_ecce_and_the_repeated_rows(kind):
+    """calibration_test(method=kind, weights=w): statistic, estimate and p-value are
+    those of ecce(weights=w) (bit for bit), and for whole-number weights those of
+    the repeated rows (to rounding); ties and rows of weight 0 included."""
+    for p, y in (_data(600, 21), _data(600, 22, ties=2)):
+        w = np.random.default_rng(23).integers(0, 4, p.shape[0]).astype(np.float64)
+        res = calibr.calibration_test(p, y, kind, weights=w)
+        assert res.statistic == calibr.ecce(p, y, kind, scale="sigma", weights=w)
+        assert res.estimate == calibr.ecce(p, y, kind, weights=w)
+        assert res.pvalue == float(ecce_pvalue(res.statistic, kind)[0])
+        assert (res.n, res.method, res.type) == (600, kind, "binary")
+        rep = calibr.calibration_test(np.repeat(p, w.astype(int)), np.repeat(y, w.astype(int)),
+                                      kind)
+        assert res.statistic == pytest.approx(rep.statistic, rel=ECCE_RTOL)
+        assert res.estimate == pytest.approx(rep.estimate, rel=ECCE_RTOL)
+        assert res.pvalue == pytest.approx(rep.pvalue, rel=ECCE_RTOL, abs=1e-300)
+    ones = calibr.calibration_test(p, y, kind, weights=np.ones(p.shape[0]))
+    plain = calibr.calibration_test(p, y, kind)
+    assert (ones.statistic, ones.pvalue) == pytest.approx((plain.statistic, plain.pvalue),
+                                                          rel=ECCE_RTOL)
+
+
+def test_weighted_test_against_mcgrad():
+    """mcgrad's ecce_pvalue with sample weights reads them as sampling weights
+    (sigma of w^2): with weights 1 both tests agree, and with other weights
+    mcgrad's p-value is its tail at calibr's Kuiper ECCE over mcgrad's sigma."""
+    p, y = _data(3000, 24)
+    w = np.random.default_rng(25).integers(1, 4, p.shape[0]).astype(np.float64)
+    unit = calibr.calibration_test(p, y, "kuiper", weights=np.ones(p.shape[0]))
+    assert unit.pvalue == pytest.approx(
+        mcgrad_metrics.ecce_pvalue(y, p, sample_weight=np.ones(p.shape[0])), rel=0,
+        abs=MULTICAL_PVALUE_ATOL)
+    res = calibr.calibration_test(p, y, "kuiper", weights=w)
+    mcgrad_sigma = math.sqrt(np.sum(w * w * p * (1 - p))) / np.sum(w)
+    assert mcgrad_metrics.ecce_pvalue(y, p, sample_weight=w) == pytest.approx(
+        float(ecce_pvalue(res.estimate / mcgrad_sigma, "kuiper")[0]), rel=0,
+        abs=MULTICAL_PVALUE_ATOL)
+
+
+@pytest.mark.parametrize("method", ["skce", "skce_block", "consistency", "spiegelhalter",
+                                    "hosmer_lemeshow"])
+def test_other_tests_refuse_weights_naming_them(method):
+    p, y = _data(50, 26)
+    with pytest.raises(calibr.InputError, match=(
+            r'^`weights` are taken by method = "ks" and "kuiper" only \(frequency weights, '
+            r'as calibr\.ecce\(\) takes them\); got method = "' + method + r'"\. For '
+            r"whole-number weights, repeat the rows \(numpy\.repeat\) instead\.$")):
+        calibr.calibration_test(p, y, method, weights=np.ones(50))
+
+
+def test_weighted_test_refusals_are_the_input_layers():
+    p, y = _data(20, 27)
+    with pytest.raises(calibr.InputError, match=r"`weights` must be nonnegative"):
+        calibr.calibration_test(p, y, "ks", weights=-np.ones(20))
+    with pytest.raises(calibr.InputError, match=r"`weights`"):
+        calibr.calibration_test(p, y, "kuiper", weights=np.ones(19))
+
+
 # --------------------------------------------------------------------------
 # MAPIE
 

@@ -224,14 +224,15 @@ def test_bootstrap_by_name_equals_the_function_on_each_resample(name, multiclass
 
 
 def test_the_bootstrap_paths_are_the_registrys():
-    """ece/mce/skce/mmce take their O(n) kernels, the rest a call per resample."""
+    """ece/mce/skce/mmce/ecce take their O(n) kernels, the rest a call per resample."""
     from calibr._bootstrap import _Plan
     from calibr._input import prepare
 
     df = _binary(n=30)
     prep = prepare(df["p"].to_numpy(), df["y"].to_numpy())
     kinds = {name: _Plan(name, info.function, {}, prep).kind for name, info in METRICS.items()}
-    want = {"bin_sums": "binned", "pair_sums": "scalar", "recompute": "generic"}
+    want = {"bin_sums": "binned", "pair_sums": "scalar", "sorted_sums": "cumulative",
+            "recompute": "generic"}
     assert kinds == {name: want[info.bootstrap] for name, info in METRICS.items()}
 
 

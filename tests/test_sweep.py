@@ -4,7 +4,9 @@ and ``calibration_table`` (``docs/definitions.md``, "Binning options").
 
 Checked against the direct implementation of the paper in
 ``tests/oracles/sweep.py`` (every b binned from scratch), on hand-worked cases,
-and for its refusals.
+and for its refusals; the compiled sweep's two ways of checking a b (every bin,
+or the descents only) against each other and the oracle on outcomes almost
+sorted by p, where the sweep runs to b near n.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from oracles.sweep import sweep_oracle
 from tolerances import ORACLE_RTOL
 
 import calibr
-from calibr._sweep import cube_root_bins, sweep_bins
+from calibr._kernels import sweep as sk
+from calibr._sweep import cube_root_bins, sweep, sweep_bins
 
 
 def _data(n: int, seed: int, power: float = 1.0, decimals: int | None = None):
@@ -75,6 +78,86 @@ def test_table_and_calibration_error_use_the_swept_bins():
     assert calibr.calibration_error(p, y, bins="sweep", norm="l2") == pytest.approx(
         calibr.calibration_error(p, y, bins=sweep_bins(p, y, "equal-width", True), norm="l2"),
         rel=ORACLE_RTOL)
+
+
+def _almost_sorted(n: int, seed: int, flips: int, gap: float | None = None,
+                   decimals: int | None = None):
+    """Outcomes sorted by p (0 below a threshold, 1 above) but for a few flipped
+    rows; with ``gap``, rows 0 and 1 are a 1 at 0.5 and a 0 at 0.5 + gap, a descent
+    that only bins narrower than ``gap`` could show."""
+    rng = np.random.default_rng(seed)
+    p = rng.random(n)
+    if decimals is not None:
+        p = np.round(p, decimals)
+    y = (p > (0.5 if gap is not None else rng.uniform(0.3, 0.7))).astype(np.int64)
+    flip = rng.choice(n, flips, replace=False)
+    y[flip] = 1 - y[flip]
+    if gap is not None:
+        p[0], p[1] = 0.5, 0.5 + gap
+        y[0], y[1] = 1, 0
+    return p, y
+
+
+@pytest.mark.parametrize("binning", ["equal-width", "equal-mass"])
+@pytest.mark.parametrize("right", [True, False])
+@pytest.mark.parametrize(("n", "seed", "flips", "gap", "decimals"), [
+    (60, 0, 1, None, None), (120, 1, 2, None, None), (120, 2, 0, 1e-9, None),
+    (150, 3, 3, None, 2), (90, 4, 1, 1e-12, None)])
+def test_almost_sorted_outcomes_every_way_equal_the_oracle(binning, right, n, seed, flips,
+                                                           gap, decimals):
+    """The adversarial case: b runs to near n. Each way of checking a b gives the
+    oracle's number (and weights that are whole numbers are repeated rows)."""
+    p, y = _almost_sorted(n, seed, flips, gap, decimals)
+    want = sweep_oracle(p, y, binning, right)
+    for mode in (sk.AUTO, sk.EVERY_BIN, sk.DESCENTS):
+        assert sweep_bins(p, y, binning, right, mode=mode) == want
+    w = np.random.default_rng(seed).integers(0, 3, n).astype(np.float64)
+    w[:2] = 1.0
+    want = sweep_oracle(p, y, binning, right, w)
+    for mode in (sk.AUTO, sk.EVERY_BIN, sk.DESCENTS):
+        assert sweep_bins(p, y, binning, right, w, mode) == want
+
+
+@pytest.mark.parametrize("binning", ["equal-width", "equal-mass"])
+@pytest.mark.parametrize("right", [True, False])
+def test_the_descents_stand_for_every_bin_up_to_thousands_of_bins(binning, right):
+    """Far beyond the oracle's reach: the descents only and every bin agree, with
+    and without whole weights, and real weights (no exact sums: every bin)
+    still give a number."""
+    for seed, gap in ((5, 1e-12), (6, 1e-7)):
+        p, y = _almost_sorted(4000, seed, 0, gap)
+        ways = {mode: sweep_bins(p, y, binning, right, mode=mode)
+                for mode in (sk.AUTO, sk.EVERY_BIN, sk.DESCENTS)}
+        assert len(set(ways.values())) == 1 and ways[sk.AUTO] > 100, ways
+        w = np.random.default_rng(seed).integers(1, 3, p.shape[0]).astype(np.float64)
+        ways = {mode: sweep_bins(p, y, binning, right, w, mode)
+                for mode in (sk.AUTO, sk.EVERY_BIN, sk.DESCENTS)}
+        assert len(set(ways.values())) == 1, ways
+    assert sweep_bins(p, y, binning, right, w * 0.75) >= 1
+
+
+def test_a_sweep_to_near_n_rows_at_a_million_rows():
+    """Outcomes sorted but for one 1 just below a 0 (a gap of 1e-12): no bin of
+    up to a million equal-width bins is that narrow, so the sweep runs to about
+    n; only the descents are checked per b (one pair), not every bin (which
+    would be about 1e11 bin checks)."""
+    p, y = _almost_sorted(10**6, 7, 0, gap=1e-12)
+    assert sweep_bins(p, y, "equal-width", True) > 10**5
+
+
+def test_the_sweeps_sort_gives_the_equal_mass_breaks_of_its_number():
+    """The sorted values the sweep hands to the equal-mass breaks are numpy.sort's
+    (none when a zero could be a -0.0, or with weights)."""
+    p, y = _data(3000, 12)
+    b, presorted = sweep(p, y, "equal-mass", True)
+    assert presorted is not None
+    np.testing.assert_array_equal(presorted[0], np.sort(p))
+    for right in (True, False):
+        assert calibr._binning.equal_mass_breaks(None, b, right, presorted=presorted).tobytes() \
+            == calibr._binning.equal_mass_breaks(p, b, right).tobytes()
+    q = np.append(p, -0.0)
+    assert sweep(q, np.append(y, 1), "equal-mass", True)[1] is None
+    assert sweep(p, y, "equal-mass", True, np.ones(p.shape[0]))[1] is None
 
 
 # --------------------------------------------------------------------------

@@ -232,6 +232,48 @@ def _bad(df, match, exc=calibr.InputError, **kw):
     pd.testing.assert_frame_equal(df, before)
 
 
+@pytest.mark.parametrize("grouped", [True, False])
+def test_weighted_ks_and_kuiper_tests_are_calibration_test_per_group(grouped):
+    """summarise(tests=["ks", "kuiper"], weights=) gives, per group, the statistic and
+    p-value of calibration_test(..., weights=) on the group's rows, bit for bit, and
+    those of the repeated rows to rounding."""
+    df = binary_frame(5)
+    data = df.groupby("model") if grouped else df
+    got = summarise(data, p="p", y="y", metrics="ecce", tests=["ks", "kuiper"], weights="w",
+                    rng=0)
+    rep = summarise(repeat(df).groupby("model") if grouped else repeat(df), p="p", y="y",
+                    metrics="ecce", tests=["ks", "kuiper"], rng=0)
+    parts = [g for _, g in df.groupby("model")] if grouped else [df]
+    for i, g in enumerate(parts):
+        for kind in ("ks", "kuiper"):
+            res = calibr.calibration_test(g["p"], g["y"], kind, weights=g["w"])
+            assert got[f"{kind}_statistic"].iloc[i] == res.statistic
+            assert got[f"{kind}_pvalue"].iloc[i] == res.pvalue
+            assert got[f"{kind}_pvalue"].iloc[i] == pytest.approx(
+                rep[f"{kind}_pvalue"].iloc[i], rel=1e-12, abs=1e-300)
+        assert got["ecce"].iloc[i] == calibr.ecce(g["p"], g["y"], weights=g["w"])
+
+
+def test_report_weighted_ks_test(capsys, tmp_path):
+    """calibr report --test ks,kuiper --weights w: summarise's numbers."""
+    import io
+
+    from calibr.cli import main
+
+    df = binary_frame(6)
+    path = tmp_path / "in.csv"
+    df.to_csv(path, index=False)
+    code = main(["report", str(path), "--by", "model", "--test", "ks,kuiper", "--weights",
+                 "w", "--seed", "0", "-f", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    want = summarise(df.groupby("model"), p="p", y="y", tests=["ks", "kuiper"], weights="w",
+                     rng=0)
+    for col in ("ks_statistic", "ks_pvalue", "kuiper_statistic", "kuiper_pvalue"):
+        assert got[col].tolist() == want[col].tolist()
+
+
 def test_weight_errors_name_weights_and_the_group():
     df = binary_frame(0)
     first_b = int(np.flatnonzero(df["model"] == "b")[2])
@@ -271,8 +313,9 @@ def test_options_and_tests_that_refuse_weights():
     frac["w"] = frac["w"] + 0.5
     _bad(frac, r"`weights` must be whole numbers .* for estimator = \"uq\".*\[metric",
          metrics=metric("skce", estimator="uq"))
-    _bad(df, re.escape("`weights` cannot be combined with `tests`: calibr.calibration_test() "
-                       "has no frequency weights."), tests="spiegelhalter", rng=0)
+    _bad(df, re.escape("`weights` cannot be combined with the test 'spiegelhalter': of "
+                       "calibr.calibration_test()'s methods only \"ks\" and \"kuiper\" take "
+                       "frequency weights."), tests=["ks", "spiegelhalter"], rng=0)
     _bad(df, re.escape("`weights` needs metrics that take frequency weights; the metric 'f' "
                        "has no parameter 'weights'."), metrics={"f": lambda p, y: 0.0})
     with pytest.raises(calibr.InputError, match=r"The option 'weights' of metric 'ece' is one "
@@ -445,9 +488,9 @@ def test_real_weights_give_decimal_totals(capsys, tmp_path):
         ("zero-b", ["--weights", "w", "--by", "model"],
          "calibr: error: --weights must have a positive total; all {n_b} weights are 0. "
          "[group model='b']"),
-        (None, ["--weights", "w", "--test", "skce"],
-         "calibr: error: --weights cannot be combined with --test: the calibration tests "
-         "have no frequency weights."),
+        (None, ["--weights", "w", "--test", "ks,skce"],
+         "calibr: error: --weights cannot be combined with --test skce: of the calibration "
+         "tests only ks and kuiper take frequency weights."),
         (None, ["--weights", "w", "-m", "skce(estimator=ul)"],
          'calibr: error: --weights cannot be used with estimator = "ul": its disjoint pairs'),
         (None, ["--weights", "w", "-m", "mmce(bandwidth=median)"],

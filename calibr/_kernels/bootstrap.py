@@ -22,6 +22,13 @@ its draws after one preparation of the sample (``calibr/_bootstrap.py`` has the 
   repeated sample in O(n) (``docs/definitions.md``, "Frequency weights").
 * **"ul"** (:func:`ul_replicates`): the disjoint pairs of the drawn sequence
   in draw order, as ``skce(p[idx], y[idx], "ul")`` takes them.
+* **ECCE** (:func:`cumulative_replicates`): the rows sorted once by their
+  packed key (``p``, then ``y``: ``calibr._kernels.cumulative.fill_keys``); a
+  resample's sorted keys are those keys, each repeated as often as its row is
+  drawn, so its running sum adds each sorted row's ``y - p`` that many times, in
+  that order, and is read at the end of each block of tied ``p``: the additions
+  of ``ecce(p[idx], y[idx])`` one by one, bit for bit, O(n) per replicate (the
+  variance ``sum p (1 - p)`` too, which ``ecce`` adds in the sorted order).
 
 The jackknife (leave one row out) of the binned and scalar metrics, for BCa
 intervals, is O(1) per row for each column: removing a row changes one cell per
@@ -43,8 +50,11 @@ from .vexp import vexp
 from .weighted_sums import pair_sum_of_counts, weighted_pair_sum
 
 __all__ = [
+    "KS",
+    "KUIPER",
     "binned_jackknife",
     "binned_replicates",
+    "cumulative_replicates",
     "scalar_jackknife",
     "scalar_replicates",
     "ul_replicates",
@@ -53,6 +63,7 @@ __all__ = [
 #: Metric codes of the compiled kernels.
 ECE, MCE = 0, 1
 UQ, BIASED, MMCE = 0, 1, 2
+KS, KUIPER = 0, 1
 
 
 @jit(nogil=True, inline="always")
@@ -356,3 +367,74 @@ def ul_replicates(gen, x, e, h, lo, hi, out):
     the pairs (draw 0, draw 1), (draw 2, draw 3), ... of each replicate.
     ``x[k]``, ``e[k]``: the kernel's values and residuals in the original order."""
     return _ul_replicates(gen, x, e, h, lo, hi, out, np.empty(x.shape[1], np.int64))
+
+
+@jit(nogil=True, inline="always")
+def _ecce_value(high, low, variance, n, kind, sigma_scale):  # pragma: no cover - compiled
+    """``calibr._cumulative.EcceStats.value`` of the extremes and the variance of
+    n rows."""
+    total = float(n)
+    out = (max(high, -low) if kind == KS else high - low) / total
+    if not sigma_scale:
+        return out
+    sigma = math.sqrt(variance) / total
+    if sigma == 0.0:
+        return math.inf if out > 0.0 else 0.0
+    return out / sigma
+
+
+@jit(nogil=True, inline="always")
+def _add_copies(run, variance, high, low, step, term, times,
+                end):  # pragma: no cover - compiled
+    """Add ``step`` to the running sum and ``term`` to the variance ``times``
+    times, one addition each (the copies of one sorted key), and read the sum if
+    the key ends a block."""
+    for _ in range(times):
+        run += step
+        variance += term
+    if end:
+        high = max(high, run)
+        low = min(low, run)
+    return run, variance, high, low
+
+
+@jit(nogil=True)
+def _cumulative_replicates(gen, base, order, steps, terms, ends, kind, sigma_scale, lo, hi,
+                           out, counts, carry):  # pragma: no cover - compiled
+    n = order.shape[0]
+    for b in range(lo, hi):
+        carried = not _tally(gen, n, base, counts, carry)
+        run = 0.0
+        variance = 0.0
+        high = 0.0
+        low = 0.0
+        if not carried:
+            for j in range(n):
+                run, variance, high, low = _add_copies(
+                    run, variance, high, low, steps[j], terms[j], counts[order[j]], ends[j])
+        else:  # rare: a row drawn base times or more
+            for j in range(n):
+                i = order[j]
+                run, variance, high, low = _add_copies(
+                    run, variance, high, low, steps[j], terms[j], counts[i] + base * carry[i],
+                    ends[j])
+            carry[:] = 0
+        counts[:] = 0
+        out[b] = _ecce_value(high, low, variance, n, kind, sigma_scale)
+    return 0
+
+
+def cumulative_replicates(gen, base, order, steps, terms, ends, kind, sigma_scale, lo, hi,
+                          out):
+    """Replicates ``lo .. hi - 1`` of the ECCE (``kind``: :data:`KS` or
+    :data:`KUIPER`, on the scale of p or divided by sigma) into ``out``.
+
+    ``order[j]``: the row of the j-th sorted key; ``steps[j]``, ``terms[j]``: what
+    its copies add to the running sum (``y - p``) and to the variance (``p (1 -
+    p)``); ``ends[j]``: whether it ends a block of tied ``p``
+    (``calibr._cumulative.sorted_rows``). The draws are counted per row as in
+    :func:`binned_replicates` (uint8 counts in the cache, the int32 carry), then
+    read in sorted order."""
+    n = order.shape[0]
+    return _cumulative_replicates(gen, base, order, steps, terms, ends, kind, sigma_scale,
+                                  lo, hi, out, np.zeros(n, np.uint8), np.zeros(n, np.int32))

@@ -7,7 +7,12 @@
   the last bit), the keys sorted in place by the caller (``numpy.sort`` of n
   integers: no ``argsort`` and no gather), then one pass over them, read at
   the end of each block of tied ``p``.
+* :func:`key_steps` -- each sorted key's ``y - p`` and whether it ends a block
+  of tied ``p`` (the bootstrap's resamples, ``calibr._kernels.bootstrap``).
 * :func:`sorted_extremes` -- the same for weighted rows already sorted by ``p``.
+* :func:`partial_extremes` -- one piece of a longer run of sorted keys (a
+  partition of Dask's global sort, ``calibr._dask``): its sums and its extremes
+  at the block ends before its last, which may go on in the next piece.
 * :func:`max_abs_sf` -- ``P(max |B| > x)`` for standard Brownian motion ``B`` on
   [0, 1], the null distribution of the sigma-scaled Kolmogorov-Smirnov ECCE.
 * :func:`range_sf` -- ``P(max B - min B > x)``, that of the sigma-scaled Kuiper
@@ -24,7 +29,8 @@ import numpy as np
 
 from ._jit import jit
 
-__all__ = ["fill_keys", "key_extremes", "max_abs_sf", "range_sf", "sorted_extremes"]
+__all__ = ["fill_keys", "key_extremes", "key_steps", "max_abs_sf", "partial_extremes",
+           "range_sf", "sorted_extremes"]
 
 
 #: The bit pattern of -0.0 (a negative zero gets the key of 0.0).
@@ -33,8 +39,7 @@ _NEG_ZERO = np.uint64(1) << np.uint64(63)
 
 @jit(nogil=True)
 def fill_keys(x, bits, c, keys):  # pragma: no cover - compiled
-    """Write the sort key of each row into ``keys`` (uint64) and return
-    ``sum x (1 - x)``.
+    """Write the sort key of each row into ``keys`` (uint64).
 
     ``bits`` is ``x`` seen as uint64 (``x.view(numpy.uint64)``). For ``x`` in
     [0, 1] the bit pattern of a double has its two top bits clear and orders as
@@ -45,26 +50,25 @@ def fill_keys(x, bits, c, keys):  # pragma: no cover - compiled
     """
     one = np.uint64(1)
     zero = np.uint64(0)
-    variance = 0.0
     for i in range(x.shape[0]):
-        v = x[i]
         b = bits[i]
         if b == _NEG_ZERO:
             b = zero
         keys[i] = (b << one) | (one if c[i] != 0 else zero)
-        variance += v * (1.0 - v)
-    return variance
+    return 0
 
 
 @jit(nogil=True)
 def key_extremes(keys):  # pragma: no cover - compiled
-    """``(high, low)`` of the cumulative differences from the sorted keys of
-    :func:`fill_keys`.
+    """``(high, low, variance)`` of the cumulative differences from the sorted keys
+    of :func:`fill_keys`.
 
     The running sum ``C`` adds ``y - p`` row by row in key order; it is read
     after the last row of each block of equal ``p`` (the next key's value
     differs), so the order of tied rows does not matter. ``high`` and ``low``
     are its largest and smallest value, the empty sum ``C_0 = 0`` included.
+    ``variance`` is ``sum p (1 - p)``, added in key order too: the numbers
+    depend on the rows, not on their order.
     """
     one = np.uint64(1)
     scratch = np.empty(1, dtype=np.uint64)
@@ -73,15 +77,39 @@ def key_extremes(keys):  # pragma: no cover - compiled
     run = 0.0
     high = 0.0
     low = 0.0
+    variance = 0.0
     for i in range(n):
         k = keys[i]
         b = k >> one
         scratch[0] = b
-        run += float(k & one) - value[0]
+        v = value[0]
+        run += float(k & one) - v
+        variance += v * (1.0 - v)
         if i == n - 1 or (keys[i + 1] >> one) != b:
             high = max(high, run)
             low = min(low, run)
-    return high, low
+    return high, low, variance
+
+
+@jit(nogil=True)
+def key_steps(keys, steps, terms, ends):  # pragma: no cover - compiled
+    """For sorted keys of :func:`fill_keys`, what :func:`key_extremes` adds for
+    key i, computed as it computes it: ``steps[i]`` to the running sum (``y -
+    p``), ``terms[i]`` to the variance (``p (1 - p)``); and ``ends[i]``, whether
+    key i ends a block of equal ``p``."""
+    one = np.uint64(1)
+    scratch = np.empty(1, dtype=np.uint64)
+    value = scratch.view(np.float64)
+    n = keys.shape[0]
+    for i in range(n):
+        k = keys[i]
+        b = k >> one
+        scratch[0] = b
+        v = value[0]
+        steps[i] = float(k & one) - v
+        terms[i] = v * (1.0 - v)
+        ends[i] = i == n - 1 or (keys[i + 1] >> one) != b
+    return 0
 
 
 @jit(nogil=True)
@@ -113,6 +141,47 @@ def sorted_extremes(xs, cs, ws):  # pragma: no cover - compiled
             elif run < low:
                 low = run
     return high, low, variance, total
+
+
+@jit(nogil=True)
+def partial_extremes(keys, ws):  # pragma: no cover - compiled
+    """``(run, high, low, variance, total)`` of one piece of sorted keys (of
+    :func:`fill_keys`), which may go on before and after it.
+
+    ``run`` adds ``w (y - p)`` in key order from 0 (``ws`` empty: every weight 1,
+    and ``y - p`` as :func:`key_extremes` computes it); ``high`` and ``low`` are
+    the largest and smallest ``run`` at the block ends of the piece but its last
+    (``-inf`` and ``inf`` if there are none): whether the last block ends here
+    depends on the next piece. ``variance`` is ``sum w p (1 - p)``, ``total``
+    ``sum w``, both in key order."""
+    one = np.uint64(1)
+    scratch = np.empty(1, dtype=np.uint64)
+    value = scratch.view(np.float64)
+    n = keys.shape[0]
+    weighted = ws.shape[0] > 0
+    run = 0.0
+    high = -np.inf
+    low = np.inf
+    variance = 0.0
+    total = 0.0
+    for i in range(n):
+        k = keys[i]
+        b = k >> one
+        scratch[0] = b
+        v = value[0]
+        if weighted:
+            w = ws[i]
+            run += w * (float(k & one) - v)
+            variance += w * (v * (1.0 - v))
+            total += w
+        else:
+            run += float(k & one) - v
+            variance += v * (1.0 - v)
+            total += 1.0
+        if i < n - 1 and (keys[i + 1] >> one) != b:
+            high = max(high, run)
+            low = min(low, run)
+    return run, high, low, variance, total
 
 
 #: Below this x the theta-function series in exp(-1 / x^2) are used, from it on

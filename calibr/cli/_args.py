@@ -100,8 +100,9 @@ R); --renormalize fixes rows that were rounded (e.g. saved with 6 decimals).
 weights: --weights COL names a column of frequency weights (one nonnegative number
 per row; a whole number w counts its row w times): every metric, the per-bin table
 and the plot are weighted, and n, mce_bin_n and the per-bin n are total weights.
-Not with --test or --confidence-level (the calibration tests have no weights; the bootstrap's
-resamples are weights themselves), nor with skce(estimator=ul) or bandwidth=median.
+--test takes them for ks and kuiper only (the other calibration tests have no weights);
+not with --confidence-level (the bootstrap's resamples are weights themselves), nor with
+skce(estimator=ul) or bandwidth=median.
 
 rows: "data row N" in a message is the N-th row after the header of FILE.
 

@@ -13,6 +13,7 @@ import pandas as pd
 
 from .._binned_metrics import ece, mce
 from .._calibration_tests import BINARY_ONLY as BINARY_ONLY_TESTS
+from .._calibration_tests import WEIGHTED as WEIGHTED_TESTS
 from .._calibration_tests import calibration_test
 from .._defaults import BINNING_DEFAULT, RIGHT_DEFAULT
 from .._groups import by_columns, subframes
@@ -121,9 +122,10 @@ def report(args) -> int:
     if tests and args.per_bin:
         raise CLIError("--test adds columns to the report of the metrics; it does not apply "
                        "to --per-bin.")
-    if tests and args.weights is not None:
-        raise CLIError("--weights cannot be combined with --test: the calibration tests have "
-                       "no frequency weights.")
+    unweighted = [spec.method for _, spec in tests if spec.method not in WEIGHTED_TESTS]
+    if unweighted and args.weights is not None:
+        raise CLIError(f"--weights cannot be combined with --test {unweighted[0]}: of the "
+                       "calibration tests only ks and kuiper take frequency weights.")
     _check_ci(args)
     metric_defaults = defaults(ece)  # --bins and --type default to ece()'s bins and type
     bins = metric_defaults["bins"] if args.bins is None else args.bins

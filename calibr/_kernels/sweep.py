@@ -1,0 +1,296 @@
+"""The monotonic sweep of ``bins="sweep"`` (Roelofs, Cain, Shlens & Mozer 2022;
+``docs/definitions.md``, "Binning options"), compiled: the number of bins ``B``
+from the rows sorted once.
+
+The caller (``calibr._sweep``) sorts the values and gives their running sums
+of weights and of weighted outcomes (a leading 0). The bins of every ``b``,
+equal-width or equal-mass, either closure, are ranges of the sorted rows: a
+break ``e`` ends at ``searchsorted(xs, e, side)`` (``side="right"`` for
+right-closed bins), so a bin's weight and outcome sum are differences of the
+running sums, and its mean outcome is their quotient. :func:`sweep_count`
+checks ``b = 2, 3, ...`` and stops at the first whose means over the
+non-empty bins decrease somewhere: the arithmetic (breaks, bounds, quotients,
+comparisons) is that of the numpy loop it replaces, so ``B`` is the same.
+
+Two ways to check one ``b``, which give the same answer:
+
+* **every bin**: the ``b`` bounds by binary search, O(b log n);
+* **the descents only**, when the running sums are exact (no weights, or whole
+  weights, totals below 2**31): a *descent* is a pair of consecutive distinct
+  values of positive weight whose mean outcomes decrease, found once in exact
+  integer arithmetic. Two neighbouring non-empty bins whose rows hold no
+  descent have nondecreasing means (each bin's mean lies between the means of
+  its first and last values), exactly, and so do their correctly rounded
+  quotients; only the one or two pairs of neighbouring bins around each
+  descent can decrease. That is O(D log n) per ``b`` for ``D`` descents, and
+  is used when ``D`` is small against ``b`` (outcomes almost sorted by the
+  values, where the sweep runs to ``b`` near n).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import jit
+
+__all__ = ["AUTO", "DESCENTS", "EVERY_BIN", "sweep_count", "unpack_keys"]
+
+#: How :func:`sweep_count` checks a ``b``: the cheaper way (the default), every
+#: bin, or the descents only (the tests compare the three).
+AUTO, EVERY_BIN, DESCENTS = 0, 1, 2
+#: The descents are checked instead of every bin when this many times their
+#: number is below ``b`` (a descent costs a few binary searches, a bin one).
+_DESCENT_COST = 8
+
+
+@jit(nogil=True)
+def unpack_keys(keys, bits, cum_c):  # pragma: no cover - compiled
+    """From keys sorted in place (``calibr._kernels.cumulative.fill_keys``): the
+    bits of each value (``keys >> 1``, to be seen as float64) and the running
+    count of outcomes 1, ``cum_c[0] = 0``, ``cum_c[i + 1] = cum_c[i] + (keys[i] &
+    1)`` (exact integers)."""
+    one = np.uint64(1)
+    run = 0.0
+    cum_c[0] = 0.0
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        bits[i] = k >> one
+        run += float(k & one)
+        cum_c[i + 1] = run
+    return 0
+
+
+@jit(nogil=True, inline="always")
+def _search(a, v, right, lo, hi):  # pragma: no cover - compiled
+    """``numpy.searchsorted(a, v, side)`` within ``[lo, hi]`` (the answer must lie
+    there): the first index whose value is above ``v`` (``right``), or at least
+    ``v``; ``hi`` if none."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if (a[mid] <= v) if right else (a[mid] < v):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@jit(nogil=True, inline="always")
+def _edge(i, step, equal_mass, weighted, xs, cum_w, q, r):  # pragma: no cover - compiled
+    """The inner break ``i`` (1-based) of the bins of one ``b``: equal-width
+    ``numpy.linspace(0, 1, b + 1)[i]`` (``i * (1 / b)``, as numpy computes it);
+    equal-mass the cut point between the groups of ``numpy.array_split`` of the
+    sorted rows (``calibr._equal_mass.equal_mass_breaks``, ``presorted``), groups
+    of ``q`` or ``q + 1`` rows (of the repeated rows with weights), the first
+    ``r`` larger."""
+    if not equal_mass:
+        return i * step
+    s = i * q + min(i, r)
+    if not weighted:
+        return (xs[s - 1] + xs[s]) / 2.0
+    n = xs.shape[0]
+    # the rows at ranks s - 1 and s of the repeated sample: searchsorted(cum_w[1:],
+    # rank, "right")
+    last = _search(cum_w, float(s - 1), True, 1, n + 1) - 1
+    first = _search(cum_w, float(s), True, 1, n + 1) - 1
+    return (xs[last] + xs[first]) / 2.0
+
+
+@jit(nogil=True, inline="always")
+def _mean(cum_w, cum_c, lo, hi):  # pragma: no cover - compiled
+    """The weight and the mean outcome of the sorted rows ``[lo, hi)`` (an empty
+    ``cum_w``: every weight 1, the running count ``k`` at ``k``)."""
+    w = float(hi - lo) if cum_w.shape[0] == 0 else cum_w[hi] - cum_w[lo]
+    return w, ((cum_c[hi] - cum_c[lo]) / w if w > 0 else 0.0)
+
+
+@jit(nogil=True)
+def _every_bin(xs, cum_w, cum_c, m, right, step, equal_mass, weighted, q,
+               r):  # pragma: no cover - compiled
+    """Whether the means of the non-empty bins of ``m`` inner breaks are
+    nondecreasing, bin after bin."""
+    n = xs.shape[0]
+    lo = 0
+    prev = 0.0
+    seen = False
+    for i in range(1, m + 2):
+        if i == m + 1:
+            hi = n
+        else:
+            hi = _search(xs, _edge(i, step, equal_mass, weighted, xs, cum_w, q, r), right,
+                         lo, n)
+        w, acc = _mean(cum_w, cum_c, lo, hi)
+        if w > 0:
+            if seen and acc < prev:
+                return False
+            prev = acc
+            seen = True
+        lo = hi
+    return True
+
+
+@jit(nogil=True)
+def _bin_of(t, xs, cum_w, m, right, step, equal_mass, weighted, q,
+            r):  # pragma: no cover - compiled
+    """``(lo, hi)``: the sorted rows of the bin that holds row ``t``. Its number is
+    the count of inner breaks ``e`` with ``e < xs[t]`` (right-closed; ``<=``
+    left-closed), found by binary search over the breaks."""
+    n = xs.shape[0]
+    v = xs[t]
+    a, b = 0, m
+    while a < b:
+        mid = (a + b + 1) // 2
+        e = _edge(mid, step, equal_mass, weighted, xs, cum_w, q, r)
+        if (e < v) if right else (e <= v):
+            a = mid
+        else:
+            b = mid - 1
+    lo = 0 if a == 0 else _search(
+        xs, _edge(a, step, equal_mass, weighted, xs, cum_w, q, r), right, 0, t + 1)
+    hi = n if a == m else _search(
+        xs, _edge(a + 1, step, equal_mass, weighted, xs, cum_w, q, r), right, t + 1, n)
+    return lo, hi
+
+
+@jit(nogil=True)
+def _descents_hold(xs, cum_w, cum_c, last, first, m, right, step, equal_mass, weighted, q,
+                   r):  # pragma: no cover - compiled
+    """Whether the pairs of neighbouring non-empty bins around each descent
+    (``last[d]``: a row of its higher value, ``first[d]``: of the lower one after
+    it) have nondecreasing means."""
+    n = xs.shape[0]
+    for d in range(last.shape[0]):
+        lo, hi = _bin_of(last[d], xs, cum_w, m, right, step, equal_mass, weighted, q, r)
+        w, acc = _mean(cum_w, cum_c, lo, hi)
+        if first[d] >= hi:  # the two values in neighbouring bins (empty bins between)
+            lo2, hi2 = _bin_of(first[d], xs, cum_w, m, right, step, equal_mass, weighted,
+                               q, r)
+            _, acc2 = _mean(cum_w, cum_c, lo2, hi2)
+            if acc2 < acc:
+                return False
+            continue
+        # both in one bin: that bin against the non-empty bins before and after it
+        # the last row of weight > 0 before lo is k - 1, the first from hi on k2 - 1
+        unit = cum_w.shape[0] == 0
+        k = lo if unit else _search(cum_w, cum_w[lo], False, 0, lo + 1)
+        k2 = hi + 1 if unit else _search(cum_w, cum_w[hi], True, hi + 1, n + 1)
+        if k > 0:
+            lo0, hi0 = _bin_of(k - 1, xs, cum_w, m, right, step, equal_mass, weighted,
+                               q, r)
+            _, acc0 = _mean(cum_w, cum_c, lo0, hi0)
+            if acc < acc0:
+                return False
+        if k2 <= n:
+            lo2, hi2 = _bin_of(k2 - 1, xs, cum_w, m, right, step, equal_mass, weighted,
+                               q, r)
+            _, acc2 = _mean(cum_w, cum_c, lo2, hi2)
+            if acc2 < acc:
+                return False
+    return True
+
+
+@jit(nogil=True)
+def _distinct_values(xs, cum_w, cum_c, exact, last, first):  # pragma: no cover - compiled
+    """Whether the means of the distinct values of positive weight are
+    nondecreasing (as the rounded quotients compare), and the number of descents
+    between them (in exact integer arithmetic, when ``exact``); with room in
+    ``last`` and ``first``, their rows are written there. The tests of the
+    first pass (noisy outcomes: half of them true) are added, not branched on."""
+    n = xs.shape[0]
+    write = last.shape[0] > 0
+    falls = 0
+    prev = np.inf  # no value yet: nothing falls below it
+    pw = np.int64(0)
+    pc = np.int64(0)
+    prow = 0
+    count = 0
+    start = 0
+    for i in range(n):
+        if i < n - 1 and xs[i + 1] == xs[i]:
+            continue
+        w, acc = _mean(cum_w, cum_c, start, i + 1)
+        if w > 0:
+            falls += np.int64(acc < prev) if prev != np.inf else 0
+            prev = acc
+            if exact:
+                cw = np.int64(w)
+                cc = np.int64(cum_c[i + 1] - cum_c[start])
+                down = pc * cw > cc * pw  # pc / pw > cc / cw, exactly (0 / 0 first)
+                if write and down:
+                    last[count] = prow
+                    first[count] = start
+                count += np.int64(down)
+                pw = cw
+                pc = cc
+                prow = i
+        start = i + 1
+    return falls == 0, count
+
+
+@jit(nogil=True)
+def sweep_count(xs, cum_w, cum_c, equal_mass, right, weighted, largest, exact,
+                mode):  # pragma: no cover - compiled
+    """The number of bins of the monotonic sweep.
+
+    Parameters
+    ----------
+    xs : (n,) float64
+        The values, sorted.
+    cum_w, cum_c : (n + 1,) float64
+        The running sums (a leading 0) of the weights and of the weighted
+        outcomes, in that order; an empty ``cum_w`` for no weights (the running
+        count, ``cum_w[k] = k``, not stored).
+    equal_mass, right, weighted : bool
+        The placement, the closure, and whether there are weights (equal-mass
+        breaks of the repeated rows).
+    largest : int
+        The largest ``b`` (the rows, or the whole total weight; at most
+        ``MAX_BINS``).
+    exact : bool
+        Whether the running sums are exact integers below 2**31 (no weights, or
+        whole weights): then the descents may stand for every bin.
+    mode : int
+        :data:`AUTO`, :data:`EVERY_BIN` or :data:`DESCENTS` (the latter only
+        when ``exact``).
+
+    Returns
+    -------
+    int
+        The largest ``b <= largest`` such that the bins of every ``b' <= b``
+        have nondecreasing means; ``largest`` at once when the distinct values
+        do (every binning then does).
+    """
+    n = xs.shape[0]
+    empty = np.empty(0, np.int64)
+    monotone, count = _distinct_values(xs, cum_w, cum_c, exact, empty, empty)
+    if monotone:
+        return largest
+    # the descents, if they can ever stand for every bin (b - 1 < largest inner breaks)
+    exact = exact and (mode == DESCENTS or _DESCENT_COST * count < largest - 1)
+    last = np.empty(count if exact else 0, np.int64)
+    first = np.empty(count if exact else 0, np.int64)
+    if exact:
+        _distinct_values(xs, cum_w, cum_c, exact, last, first)
+    nn = n if cum_w.shape[0] == 0 else int(cum_w[n])  # the rows of the repeated sample
+    best = 1
+    for b in range(2, largest + 1):
+        step = 1.0 / b
+        q = 0
+        r = 0
+        if equal_mass:
+            bb = min(b, nn)
+            q = nn // bb
+            r = nn % bb
+            m = bb - 1
+        else:
+            m = b - 1
+        use_descents = exact and (mode == DESCENTS or (
+            mode == AUTO and _DESCENT_COST * count < m))
+        if use_descents:
+            ok = _descents_hold(xs, cum_w, cum_c, last, first, m, right, step, equal_mass,
+                                weighted, q, r)
+        else:
+            ok = _every_bin(xs, cum_w, cum_c, m, right, step, equal_mass, weighted, q, r)
+        if not ok:
+            break
+        best = b
+    return best
