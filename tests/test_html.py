@@ -240,6 +240,28 @@ def test_multiclass_report_draws_the_top_label(rref):
     assert "top label" in first.text()
 
 
+def test_the_bin_options_reach_every_binned_metric(breast):
+    """``bins`` (and ``type``, ``binning``, ``right``) apply to every metric the registry
+    calls binned, not a hand-kept list: calibration_error with ``bins=5`` is computed
+    with the 5 bins that the header names."""
+    from calibr._registry import METRICS
+
+    binned = [name for name, info in METRICS.items() if info.kind == "binned"]
+    assert "calibration_error" in binned
+    page = calibr.html_report(breast.groupby("model"), "p", "y", metrics=binned, bins=5,
+                              right=False, consistency=None)
+    root = parse(page)
+    heads, rows = overview(root)
+    for name in binned:
+        ref = calibr.summarise(breast.groupby("model"), "p", "y",
+                               metrics={name: calibr.metric(name, bins=5, right=False)})
+        assert [numbers(dict(zip(heads, cells, strict=True))[name])[0] for cells in rows] \
+            == ref[name].tolist(), name
+    meta = {tr.find("th").text(): tr.find("td").text() for tr in root.find("table", "meta")
+            .find_all("tr")}
+    assert meta["bins"].startswith("5 equal-width bins")
+
+
 def test_escaping_of_group_labels():
     labels = ['<script>alert("x")</script>', "a & b", 'say "hi"', "it's", "<b>bold</b>"]
     rng = np.random.default_rng(5)

@@ -37,6 +37,7 @@ from .._input import (
     validate_params,
 )
 from .._input.frames import frame_verb
+from .._registry import METRICS, info_of
 from ._page import Page, render
 from ._report import CONSISTENCY, CONSISTENCY_RESAMPLES, Figures, Spec, figures, report_page
 
@@ -49,7 +50,9 @@ RESAMPLING_TESTS = ("skce", "consistency")
 #: (the command line's ``--plot`` rule, ``calibr.cli._report.PLOT_CLASSWISE_MAX``).
 CLASSWISE_MAX = 3
 
-_BINNED = ("ece", "mce")
+#: The metrics that ``bins``, ``type``, ``binning`` and ``right`` apply to: the registry's
+#: binned ones (``calibr._registry``, as the command line's ``--bins``).
+BINNED = tuple(name for name, info in METRICS.items() if info.kind == "binned")
 
 #: The note of a diagram drawn as the top label while the metrics are classwise.
 TOP_LABEL_NOTE = ("top label: with {k} classes the diagram and the per-bin table show each "
@@ -77,6 +80,11 @@ def _count(p: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
 
 
 def _func_name(spec: Any) -> str:
+    """The registry's name of a metric column's function (``calibr.ece`` -> "ece"), else
+    the callable's name."""
+    info = info_of(spec.func)
+    if info is not None:
+        return info.name
     return spec.func if isinstance(spec.func, str) else getattr(spec.func, "__name__", "metric")
 
 
@@ -139,8 +147,8 @@ def html_report(
         The label column.
     metrics : str, Metric, list or dict, optional
         The metric columns, as for :func:`calibr.summarise` (default: ece and
-        mce). ``bins``, ``type``, ``binning`` and ``right`` apply to the ece
-        and mce columns that do not set them.
+        mce). ``bins``, ``type``, ``binning`` and ``right`` apply to the columns
+        of the binned metrics (ece, mce, calibration_error) that do not set them.
     p_prefix : str, optional, keyword-only
         The probability columns are those starting with this prefix.
     <calibr:classes>
@@ -227,7 +235,7 @@ def html_report(
     bin_opts = {"bins": bins, "type": type, "binning": binning, "right": right}
     specs = {}
     for name, spec, _ in metric_columns(metrics, {}):
-        if spec.func in _BINNED:
+        if _func_name(spec) in BINNED:
             spec = Metric(spec.func, {**bin_opts, **spec.options})
         specs[name] = spec
     common = {"p_prefix": p_prefix, "classes": classes, "na_rm": na_rm, "weights": weights}
@@ -238,7 +246,7 @@ def html_report(
     row_keys = [norm_key(r) for r in summary[keys].itertuples(index=False, name=None)] \
         if keys else [()]
     for name, spec in specs.items():
-        if spec.func != "mce":
+        if _func_name(spec) != "mce":
             continue
         opts = {**defaults(calibration_table), **{o: spec.options[o] for o in
                 ("bins", "type", "binning", "right") if o in spec.options}}
