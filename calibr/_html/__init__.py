@@ -38,6 +38,7 @@ from .._input import (
 )
 from .._input.frames import frame_verb
 from .._registry import METRICS, info_of
+from ._format import bins_words
 from ._page import Page, render
 from ._report import CONSISTENCY, CONSISTENCY_RESAMPLES, Figures, Spec, figures, report_page
 
@@ -58,19 +59,6 @@ BINNED = tuple(name for name, info in METRICS.items() if info.kind == "binned")
 TOP_LABEL_NOTE = ("top label: with {k} classes the diagram and the per-bin table show each "
                   "row's highest probability against whether its class is the label "
                   "(the metrics above are classwise: one-vs-rest for each class).")
-
-
-def bins_words(bins: Any, binning: str, right: bool) -> str:
-    """The header's words for the bins, e.g. "10 equal-width bins on [0, 1], closed on
-    the right ((a, b], 0 in the first bin)"."""
-    if isinstance(bins, (int, np.integer)):
-        what = f"{int(bins)} {binning} bins" + (" on [0, 1]" if binning == "equal-width" else
-                                                 " (each group's and class's own breaks)")
-    else:
-        what = "the breaks " + ", ".join(f"{float(b):g}" for b in np.asarray(bins).ravel())
-    side = ("closed on the right, (a, b] with 0 in the first bin" if right
-            else "closed on the left, [a, b) with 1 in the last bin")
-    return f"{what}; {side}"
 
 
 def _count(p: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ._cli import header_items
-from ._format import count, esc, key_text, num, pvalue
+from ._format import bins_words, count, esc, key_text, num, pvalue
 from ._page import Cell, Page, Section, Table, render
 from ._report import MIN_BIN_COUNT, Figures, bin_table, worst_bin
 from ._svg import Curve, difference_svg, reliability_svg
@@ -19,9 +19,9 @@ from ._svg import Curve, difference_svg, reliability_svg
 #: Above this many comparisons the chart of differences is left out (the table has them).
 CHART_AT_MOST = 200
 
-#: The per-bin tables of compare's diagrams: calibr's default bins, and the top label
-#: for a multiclass model (one curve per model).
-COMPARE_BINS = 10
+#: The per-bin tables of compare's diagrams take calibration_table()'s default bins
+#: (read from its signature, so that the default is written once, in calibr/_defaults.py),
+#: and the top label for a multiclass model (one curve per model).
 
 
 def _group_title(by: list, key: tuple) -> str:
@@ -71,11 +71,13 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
         rows matched) and the labels (a Series).
     """
     from .. import __version__
+    from .._input import defaults
     from ..table import calibration_table
 
     first, items = header_items(lines)
-    items.append(("diagrams", f"{COMPARE_BINS} equal-width bins, closed on the right; a "
-                  "multiclass model's top label"))
+    opts = defaults(calibration_table)
+    items.append(("diagrams", bins_words(opts["bins"], opts["binning"], opts["right"])
+                  + "; a multiclass model's top label"))
     items.append(("calibr", f"{__version__} (the same input and options write the same file)"))
     head = [(esc(c), "group key", "k") for c in by]
     head += [("metric", "", "k"), ("n", "rows", ""), ("baseline", "the baseline's error", ""),
@@ -123,8 +125,7 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
         curves = []
         for name, frame in (("baseline", p_base), ("candidate", p_cand)):
             p = frame.iloc[idx] if multi else frame.iloc[idx, 0]
-            tab = calibration_table(p, y.iloc[idx], bins=COMPARE_BINS, type="confidence",
-                                    classes=classes)
+            tab = calibration_table(p, y.iloc[idx], type="confidence", classes=classes)
             curves.append(Curve(tab, name, None, name))
         title = _group_title(by, tuple(key))
         mine = [r for r in records if tuple(r[c] for c in by) == tuple(key)]
