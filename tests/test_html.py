@@ -6,9 +6,12 @@ shown is compared with the Python result of the same call: each number is a
 ``<data value="...">`` element whose value has every digit and whose text is that
 value to 4 significant digits. Then headless Chromium (Debian's ``chromium``,
 installed by ``.ci/install``) loads a page as a person would: no console
-message, every figure drawn, the overview table sorts, and a screenshot at
-desktop width, kept under ``$CALIBR_ARTEFACTS`` (default: a ``calibr-artefacts``
-folder in the temporary directory), never committed.
+message, every figure drawn, the overview table sorts and fits a desktop window,
+group labels are text in the DOM, and a screenshot at desktop width of the report
+and of compare's page, kept for a person to look at: under ``$CALIBR_ARTEFACTS``
+when it is set, else in ``artefacts/`` at the repository's root (ignored by git,
+so never committed; CI's ``.ci/run`` sets no variable, so its screenshots are
+there).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import os
 import shutil
 import struct
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -583,11 +585,30 @@ def _chromium() -> str:
     raise AssertionError  # pragma: no cover
 
 
+#: Where the browser tests keep their screenshots when ``$CALIBR_ARTEFACTS`` is unset:
+#: ``artefacts/`` at the repository's root, which .gitignore leaves out.
+ARTEFACTS = Path(__file__).resolve().parents[1] / "artefacts"
+
+
 def artefacts() -> Path:
-    folder = Path(os.environ.get("CALIBR_ARTEFACTS",
-                                 Path(tempfile.gettempdir()) / "calibr-artefacts"))
+    """The folder of the screenshots: ``$CALIBR_ARTEFACTS``, else :data:`ARTEFACTS`."""
+    folder = Path(os.environ.get("CALIBR_ARTEFACTS") or ARTEFACTS)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def test_screenshots_have_a_default_place(monkeypatch):
+    """Without $CALIBR_ARTEFACTS (as .ci/run) the screenshots go to artefacts/ at the
+    repository's root, which git ignores."""
+    monkeypatch.delenv("CALIBR_ARTEFACTS", raising=False)
+    root = Path(__file__).resolve().parents[1]
+    assert artefacts() == root / "artefacts"
+    if shutil.which("git") and (root / ".git").exists():
+        done = subprocess.run(["git", "check-ignore", "-q", "artefacts/html_report.png"],
+                              cwd=root, check=False)
+        assert done.returncode == 0, "artefacts/ is not in .gitignore"
+    else:
+        assert "/artefacts/" in (root / ".gitignore").read_text().splitlines()
 
 
 def browse(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
