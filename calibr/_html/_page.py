@@ -134,6 +134,7 @@ svg .band{opacity:.18;stroke:none}
 svg .ci{stroke-width:1.4;fill:none;opacity:.75}
 svg .curve{stroke-width:1.6;fill:none}
 svg .smooth{stroke-width:2;fill:none;stroke-dasharray:6 3;opacity:.9}
+svg .smooth.few{opacity:.28;stroke-width:1.5}
 svg .pt.few{fill:#fff;stroke-width:1.6}
 svg .worst{fill:none;stroke:#b3261e;stroke-width:1.6}
 svg .hist{opacity:.55}
