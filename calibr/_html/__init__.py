@@ -40,7 +40,16 @@ from .._input.frames import frame_verb
 from .._registry import METRICS, info_of
 from ._format import bins_words
 from ._page import Page, render
-from ._report import CONSISTENCY, CONSISTENCY_RESAMPLES, Figures, Spec, figures, report_page
+from ._report import (
+    CONSISTENCY,
+    CONSISTENCY_RESAMPLES,
+    Figures,
+    Spec,
+    figures,
+    intervals_words,
+    report_page,
+    seed_words,
+)
 
 __all__ = ["Figures", "Page", "Spec", "figures", "html_report", "render", "report_page"]
 
@@ -54,12 +63,6 @@ CLASSWISE_MAX = 3
 #: The metrics that ``bins``, ``type``, ``binning`` and ``right`` apply to: the registry's
 #: binned ones (``calibr._registry``, as the command line's ``--bins``).
 BINNED = tuple(name for name, info in METRICS.items() if info.kind == "binned")
-
-#: The note of a diagram drawn as the top label while the metrics are classwise.
-TOP_LABEL_NOTE = ("top label: with {k} classes the diagram and the per-bin table show each "
-                  "row's highest probability against whether its class is the label "
-                  "(the metrics above are classwise: one-vs-rest for each class).")
-
 
 def _count(p: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
            **_: Any) -> float:
@@ -256,13 +259,13 @@ def html_report(
     spec = Spec(keys, [(name, _func_name(s)) for name, s in specs.items()],
                 [(name, int(t.options.get("n_resamples", n_default))
                   if t.method in RESAMPLING_TESTS else None) for name, t in test_specs],
-                confidence_level)
+                confidence_level, ci_method)
     figs = figures(data, p, y, bins=bins, type="classwise" if drawn == "binary" else drawn,
                    binning=binning, right=right,
                    consistency=consistency, n_resamples=consistency_resamples, rng=rng,
                    smooth=smooth, **common)
     if drawn != form:
-        figs.notes.append(TOP_LABEL_NOTE.format(k=k))
+        figs.top_label = k
 
     header = [("data", f"{len(groups.frame)} rows"
                + (f", grouped by {', '.join(map(str, keys))} ({len(summary)} groups)"
@@ -280,13 +283,14 @@ def html_report(
         header.append(("tests", ", ".join(f"{name} ({t.method})" for name, t in test_specs)
                        + "; null hypothesis: calibrated"))
     if confidence_level is not None:
-        header.append(("intervals", f"{confidence_level:g} {ci_method} bootstrap intervals, "
-                       f"{n_resamples} resamples of each group's rows"))
+        header.append(("intervals", intervals_words(confidence_level, ci_method, n_resamples)))
     if figs.band is not None:
         header.append(("consistency band", f"{figs.band:g}, {consistency_resamples} resamples "
                        "per group (Bröcker & Smith 2007)"))
-    header.append(("seed", f"{rng!r} (group g draws from numpy.random.SeedSequence(seed)"
-                   ".spawn(groups)[g])" if isinstance(rng, (int, np.integer)) else repr(rng)))
+    header.append(("seed", seed_words(rng, band=figs.band is not None,
+                                      tests=any(t.method in RESAMPLING_TESTS
+                                                for _, t in test_specs),
+                                      intervals=confidence_level is not None)))
     header.append(("calibr", _version()))
     page = report_page(summary, spec, [figs], header=header,
                        title=title or "Calibration report")

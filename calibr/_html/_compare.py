@@ -13,7 +13,7 @@ import pandas as pd
 from ._cli import header_items
 from ._format import bins_words, count, esc, key_text, num, pvalue
 from ._page import Cell, Page, Section, Table, render
-from ._report import MIN_BIN_COUNT, Figures, bin_table, worst_bin
+from ._report import MIN_BIN_COUNT, Figures, bin_table, group_link, worst_bin
 from ._svg import Curve, difference_svg, reliability_svg
 
 #: Above this many comparisons the chart of differences is left out (the table has them).
@@ -94,11 +94,9 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
     for r in records:
         key = tuple(r[c] for c in by)
         anchor = anchors.get(key, "")
-        cells = []
-        for j, c in enumerate(by):
-            text = esc(key_text(r[c]))
-            cells.append(Cell(f'<a href="#{anchor}">{text}</a>' if j == 0 and anchor else text,
-                              cls="k"))
+        title = _group_title(by, key)
+        cells = [Cell(group_link(anchor, title, key_text(r[c])) if anchor else
+                      esc(key_text(r[c])), cls="k") for c in by]
         worse = bool(r["worse"])
         cells += [Cell(esc(r["metric"]), cls="k"), Cell(count(r["n"]), repr(float(r["n"]))),
                   Cell(num(r["baseline"]), repr(float(r["baseline"]))),
@@ -135,14 +133,16 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
         worst = worst_bin(curves)
         svg = reliability_svg(curves, f"Reliability diagrams of the baseline and the "
                               f"candidate, {title}", worst=worst, band=False)
-        notes = ["blue: the baseline; orange: the candidate; bars: Wilson 95% intervals; open "
-                 f"points: fewer than {MIN_BIN_COUNT} samples; red ring: the largest gap of "
-                 "either; below: the count of each bin (log scale)."]
-        if multi:
-            notes.append("top label: each row's highest probability against whether its "
-                         "class is the label.")
         sections.append(Section(f"g{i + 1}", title, facts, svg,
-                                bin_table(curves, fig, worst, ("model", "")), notes))
+                                bin_table(curves, fig, worst, ("model", ""))))
+    legend = ["blue: the baseline; orange: the candidate; points: each bin's observed "
+              "frequency against its mean predicted probability (the dashed diagonal: "
+              f"calibrated); bars: Wilson 95% intervals; open points: bins of fewer than "
+              f"{MIN_BIN_COUNT} samples; red ring: the largest gap of either model; below: "
+              "the count of each bin (log scale)."]
+    if multi:
+        legend.append("top label: each row's highest probability against whether its class "
+                      "is the label.")
     notes = [f"worse: the p-value is below {1 - level:.6g}; each metric and group is its own "
              "test (no correction for multiple comparisons)."]
     if figure:
@@ -151,5 +151,5 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
                      "is one-sided); right of the dashed 0 line the candidate is worse.")
     title = "Calibration comparison: " + first.replace("calibr compare of ", "", 1)
     page = Page(title, items, overview, sections, notes, verdict(result, by, level, worse_status),
-                figure, kind="compare", rows_are=("comparison", "comparisons"))
+                figure, kind="compare", rows_are=("comparison", "comparisons"), legend=legend)
     return render(page)
