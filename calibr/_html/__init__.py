@@ -166,7 +166,9 @@ def html_report(
         The level of the consistency band of the diagrams
         (:func:`calibr.calibration_table`), or None for none.
     consistency_resamples : int, default 1000, keyword-only
-        The band's resamples.
+        The band's resamples (``n_resamples`` of :func:`calibr.calibration_table`;
+        named after the band here because ``n_resamples`` is the intervals',
+        ``docs/definitions.md``, "One name per idea").
     smooth : bool, default False, keyword-only
         Also draw each group's smooth reliability curve
         (:func:`calibr.smece_curve`) in binary and top-label diagrams.
