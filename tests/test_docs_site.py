@@ -273,6 +273,36 @@ def test_every_function_of_the_r_package_is_on_the_r_page(site):
         assert any(re.match(rf"{name}\(", cell) for cell in r_cells), rd.name
 
 
+def _r_ports() -> dict[str, str]:
+    """Each public function of calibr that ports an R function -> that function, as its
+    docstring names it: in its first line (``(R's ``p.adjust``)``, ``as R's
+    ``rms::val.prob```) or as "Mirrors R's ``ece(...)``"."""
+    out = {}
+    for name in calibr.__all__:
+        obj = getattr(calibr, name)
+        if not callable(obj) or isinstance(obj, type):
+            continue
+        doc = inspect.getdoc(obj) or ""
+        first = " ".join(doc.split("\n\n", 1)[0].split())
+        r_name = r"R's ``((?:\w+::)?[A-Za-z][\w.]*)"
+        found = re.findall(r_name, first) + re.findall("Mirrors " + r_name, " ".join(doc.split()))
+        if found:
+            out[name] = found[0]
+    return out
+
+
+def test_every_port_of_an_r_function_is_on_the_r_page(site):
+    """A calibr function that ports an R function (p_adjust is R's p.adjust) has a row
+    whose R cell calls that function and whose calibr cell calls calibr's."""
+    ports = _r_ports()
+    assert {"ece", "mce", "mmce", "skce", "summarise", "p_adjust", "val_prob"} <= set(ports)
+    rows = _r_page_rows(site)
+    missing = [f"calibr.{py} (R's {r})" for py, r in ports.items()
+               if not any(f"{r}(" in r_cell and f"calibr.{py}(" in py_cell
+                          for r_cell, py_cell in rows)]
+    assert missing == [], f"no row on docs/site/r-to-python.md for {missing}"
+
+
 def test_the_r_page_holds_readmes_table(site):
     rows = {(r, c) for r, c in _r_page_rows(site)}
     readme = (ROOT / "README.md").read_text()
@@ -423,7 +453,22 @@ def test_chapters_are_the_repositorys_markdown(site):
     assert "../topics/definitions.html" in _article_links(site / "api" / "calibr.ece.html")
     index = _article_links(site / "index.html")
     assert "guide/migrating-from-r.html" in index  # README: `vignettes/migrating-from-r.md`
+    # the mention itself is the link (not only the navigation's "Migrating from R")
+    article = (site / "index.html").read_text(encoding="utf-8")
+    mentions = [html.unescape(re.sub(r"<[^>]+>", "", inner)) for inner in re.findall(
+        r'<a [^>]*href="guide/migrating-from-r\.html"[^>]*>(.*?)</a>', article, re.S)]
+    assert "vignettes/migrating-from-r.md" in mentions, mentions
     assert "api/calibr.summarise.html#calibr.summarise" in index  # `calibr.summarise(...)`
+
+
+def test_the_readme_says_why_sphinx():
+    """The issue asked to choose the documentation tool and say why: README's
+    "Documentation" section (the site's index shows it) says it."""
+    section = (ROOT / "README.md").read_text().split("\n## Documentation\n", 1)[1]
+    section = " ".join(section.split("\n## ", 1)[0].split())
+    assert "**Why Sphinx.**" in section
+    for reason in ("numpydoc", "MyST", "offline", "MkDocs with mkdocstrings would need"):
+        assert reason in section, reason
 
 
 def _article_links(path: Path) -> list[str]:

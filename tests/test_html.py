@@ -6,9 +6,12 @@ shown is compared with the Python result of the same call: each number is a
 ``<data value="...">`` element whose value has every digit and whose text is that
 value to 4 significant digits. Then headless Chromium (Debian's ``chromium``,
 installed by ``.ci/install``) loads a page as a person would: no console
-message, every figure drawn, the overview table sorts, and a screenshot at
-desktop width, kept under ``$CALIBR_ARTEFACTS`` (default: a ``calibr-artefacts``
-folder in the temporary directory), never committed.
+message, every figure drawn, the overview table sorts and fits a desktop window,
+group labels are text in the DOM, and a screenshot at desktop width of the report
+and of compare's page, kept for a person to look at: under ``$CALIBR_ARTEFACTS``
+when it is set, else in ``artefacts/`` at the repository's root (ignored by git,
+so never committed; CI's ``.ci/run`` sets no variable, so its screenshots are
+there).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import os
 import shutil
 import struct
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -216,7 +218,7 @@ def test_every_number_of_each_group_is_calibration_table(report_page, breast):
         # the smooth curve's bandwidth and smooth ECE are calibr.smece_curve()'s
         rows = breast[breast["model"] == model]
         curve = calibr.smece_curve(rows["p"], rows["y"])
-        note = [li for li in sec.find_all("li") if "smooth reliability curve" in li.text()][0]
+        note = [li for li in sec.find_all("li") if "smooth curve:" in li.text()][0]
         assert numbers(note) == [curve.bandwidth, curve.smece]
 
 
@@ -240,6 +242,28 @@ def test_multiclass_report_draws_the_top_label(rref):
     assert "top label" in first.text()
 
 
+def test_the_bin_options_reach_every_binned_metric(breast):
+    """``bins`` (and ``type``, ``binning``, ``right``) apply to every metric the registry
+    calls binned, not a hand-kept list: calibration_error with ``bins=5`` is computed
+    with the 5 bins that the header names."""
+    from calibr._registry import METRICS
+
+    binned = [name for name, info in METRICS.items() if info.kind == "binned"]
+    assert "calibration_error" in binned
+    page = calibr.html_report(breast.groupby("model"), "p", "y", metrics=binned, bins=5,
+                              right=False, consistency=None)
+    root = parse(page)
+    heads, rows = overview(root)
+    for name in binned:
+        ref = calibr.summarise(breast.groupby("model"), "p", "y",
+                               metrics={name: calibr.metric(name, bins=5, right=False)})
+        assert [numbers(dict(zip(heads, cells, strict=True))[name])[0] for cells in rows] \
+            == ref[name].tolist(), name
+    meta = {tr.find("th").text(): tr.find("td").text() for tr in root.find("table", "meta")
+            .find_all("tr")}
+    assert meta["bins"].startswith("5 equal-width bins")
+
+
 def test_escaping_of_group_labels():
     labels = ['<script>alert("x")</script>', "a & b", 'say "hi"', "it's", "<b>bold</b>"]
     rng = np.random.default_rng(5)
@@ -260,6 +284,140 @@ def test_escaping_of_group_labels():
     # the figures' accessible names hold the labels as text too
     names = [svg.attrs["aria-label"] for svg in root.find_all("svg", "rd")]
     assert names == [f"Reliability diagram of g = {v}" for v in sorted(labels)]
+
+
+def meta_of(root: Node) -> dict[str, str]:
+    """The header's rows: what -> text."""
+    return {tr.find("th").text(): tr.find("td").text()
+            for tr in root.find("table", "meta").find_all("tr")}
+
+
+@pytest.mark.parametrize("kwargs, draws", [
+    ({"consistency": None}, []),
+    ({}, ["consistency band"]),
+    ({"consistency": None, "tests": "hosmer_lemeshow"}, []),  # analytic: draws nothing
+    ({"consistency": None, "tests": "skce"}, ["tests' resamples"]),
+    ({"confidence_level": 0.9, "n_resamples": 30}, ["consistency band", "intervals"]),
+    ({"tests": "skce", "confidence_level": 0.9, "n_resamples": 30},
+     ["consistency band", "tests' resamples", "intervals"]),
+])
+def test_the_seed_says_what_it_draws(breast, kwargs, draws):
+    """The header's seed names what draws from it, in every case (not "the seed of
+    the tests" when no test ran), and says so when nothing does."""
+    page = calibr.html_report(breast.groupby("model"), "p", "y", rng=7, **kwargs)
+    seed = meta_of(parse(page))["seed"]
+    assert seed.startswith("7")
+    assert ("unused" in seed) == (not draws)
+    used = seed.split(": group", 1)[0] if draws else ""  # "7, for the consistency band"
+    for what in ("consistency band", "tests' resamples", "intervals"):
+        assert (what in used) == (what in draws), (what, seed)
+    if draws:
+        assert "numpy.random.SeedSequence(7).spawn(groups)[g]" in seed
+    assert ".spawn(1)[0]" in seed if "intervals" in draws else ".spawn(1)" not in seed
+
+
+def test_the_legend_is_said_once(report_page):
+    """How to read the diagrams is said once, above the groups; a section's notes
+    hold only what is its own (the smooth curve's bandwidth and smooth ECE)."""
+    page, root = report_page
+    legends = root.find_all("div", "legend")
+    assert len(legends) == 1
+    text = legends[0].text()
+    assert "points: each bin's observed frequency" in text and "consistency band" in text
+    assert "faded where fewer than 10 rows" in text  # smooth=True
+    for sec in root.find_all("details", "group"):
+        notes = [li.text() for li in sec.find_all("li")]
+        assert len(notes) == 1 and notes[0].startswith("smooth curve: bandwidth"), notes
+    assert page.count("points: each bin") == 1
+
+
+def test_an_interval_that_leaves_out_its_estimate_is_marked():
+    """A percentile interval need not contain its estimate (digits' logistic ECE: the
+    resampled ECEs all lie above it): the cell is marked and a note says why, and
+    the glossary says it whenever intervals are shown."""
+    digits = load_digits_predictions()
+    data = digits.groupby("model")
+    page = calibr.html_report(data, y="y", p_prefix="p_", confidence_level=0.9,
+                              n_resamples=100, consistency=None)
+    root = parse(page)
+    heads, rows = overview(root)
+    ref = calibr.summarise(data, y="y", p_prefix="p_", confidence_level=0.9, n_resamples=100,
+                           rng=0)
+    marked = []
+    for i, cells in enumerate(rows):
+        cell = dict(zip(heads, cells, strict=True))
+        for m in ("ece", "mce"):
+            out = not ref[f"{m}_low"][i] <= ref[m][i] <= ref[f"{m}_high"][i]
+            assert ("\u2020" in cell[m].text()) == out, (i, m)
+            marked.append(out)
+    assert any(marked) and not all(marked)
+    notes = root.find("ul", "notes").text()
+    assert "\u2020 the interval does not contain the estimate" in notes
+    assert "it need not contain the estimate" in notes  # the glossary
+    # no interval leaves out its estimate: no note, the glossary still says it can
+    page = calibr.html_report(load_breast_cancer_predictions().groupby("model"), "p", "y",
+                              metrics=["ece"], confidence_level=0.9, n_resamples=100,
+                              consistency=None)
+    notes = parse(page).find("ul", "notes").text()
+    assert "does not contain the estimate" not in notes
+    assert "it need not contain the estimate" in notes
+
+
+def _path_points(d: str) -> list[tuple[float, float]]:
+    import re
+
+    return [(float(x), float(y)) for x, y in re.findall(r"[ML](-?[\d.]+) (-?[\d.]+)", d)]
+
+
+def test_the_smooth_curve_is_faded_where_few_rows_hold_it(breast):
+    """The smooth curve is drawn as a curve where at least 10 rows lie within one
+    bandwidth of the prediction and faded elsewhere (docs/cli.md, "The HTML report"),
+    so that its swings over a handful of rows do not alarm a reader."""
+    from calibr._html import _svg
+
+    page = calibr.html_report(breast.groupby("model"), "p", "y", smooth=True, consistency=None)
+    root = parse(page)
+    faded_anywhere = False
+    for sec, model in zip(root.find_all("details", "group"), sorted(breast["model"].unique()),
+                          strict=True):
+        rows = breast[breast["model"] == model]
+        curve = calibr.smece_curve(rows["p"], rows["y"])
+        held = _svg.local_rows(curve, len(rows)) >= _svg.SMOOTH_FEW
+        xs = [_svg._x(v) for v in curve.x]
+        svg = sec.find("svg", "rd")
+        strong = [p for p in svg.find_all("path", "smooth") if "few" not in p.attrs["class"]]
+        faded = svg.find_all("path", "few")
+        faded = [p for p in faded if "smooth" in p.attrs["class"]]
+        # every vertex of the curve drawn in full is a point that enough rows hold
+        for path in strong:
+            for x, _ in _path_points(path.attrs["d"]):
+                i = int(np.argmin([abs(x - v) for v in xs]))
+                assert held[i], (model, x)
+        assert bool(faded) == bool((~held).any())
+        faded_anywhere |= bool(faded)
+    assert faded_anywhere  # naive Bayes has few rows between 0.1 and 0.9
+
+
+def test_top_label_diagrams_say_why_their_largest_gap_is_not_the_mce():
+    """Digits drawn as the top label while the MCE is classwise: where the two numbers
+    meet, the section gives both and says why they differ; the diagram's largest gap
+    is calibr.mce(type="confidence")."""
+    digits = load_digits_predictions()
+    page = calibr.html_report(digits.groupby("model"), y="y", p_prefix="p_", consistency=None)
+    root = parse(page)
+    heads, rows = overview(root)
+    for sec, cells in zip(root.find_all("details", "group"), rows, strict=True):
+        model = sec.find("span", "name").text().split(" = ")[1]
+        sub = digits[digits["model"] == model]
+        probs = sub[[f"p_{k}" for k in range(10)]]
+        top = calibr.mce(probs, sub["y"], type="confidence", classes=range(10))
+        mce = numbers(dict(zip(heads, cells, strict=True))["mce"])[0]
+        note = [li for li in sec.find_all("li") if li.text().startswith("top label")][0]
+        assert numbers(note) == pytest.approx([top, mce], rel=1e-12)
+        assert "classwise" in note.text() and "need not agree" in note.text()
+        tagged = [tr for tr in sec.find("table", "bins").find_all("tr")
+                  if "largest gap" in tr.text()]
+        assert numbers(tagged[0])[-1] == pytest.approx(top, rel=1e-12)  # its gap
 
 
 def test_bad_input_names_the_argument(breast):
@@ -291,6 +449,7 @@ def test_many_groups_stay_small():
     sections = root.find_all("details", "group")
     assert len(sections) == 1000
     assert not any("open" in s.attrs for s in sections)
+    assert page.count("points: each bin") == 1  # the legend once, not 1,000 times
 
 
 # --------------------------------------------------------------------------
@@ -388,6 +547,18 @@ def test_report_html_numbers_are_the_csv(capsys, preds, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["preds.csv", "report.html"]
 
 
+def check_prose(root: Node) -> None:
+    """The page's words: no doubled full stop ("network.."), the footer one sentence."""
+    import re
+
+    text = " ".join(root.text().split())
+    assert not re.findall(r"[^.]\.\s*\.(?!\.)", text.replace("...", "")), \
+        re.findall(r".{30}[^.]\.\s*\.(?!\.).{10}", text)
+    footer = root.find("footer").text()
+    assert footer.count(".") == footer.count(calibr.__version__ + ";") * \
+        calibr.__version__.count(".") + 1, footer
+
+
 def test_report_html_of_the_bundled_data(capsys, tmp_path):
     """README's first command path: calibr report --html report.html."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
@@ -400,6 +571,58 @@ def test_report_html_of_the_bundled_data(capsys, tmp_path):
     assert heads[:4] == ["dataset", "model", "form", "n"]
     assert len(rows) == 6 and len(root.find_all("svg", "rd")) == 6
     assert "top label" in root.find_all("details", "group")[3].text()
+    check_group_links(root, 2)
+    check_prose(root)
+    # no test ran: the seed draws the consistency band, and says so
+    seed = meta_of(root)["seed"]
+    assert seed.startswith("0, for the consistency band: group g of each data set draws")
+    assert "test" not in seed and "tests" not in meta_of(root)
+
+
+def check_group_links(root: Node, n_keys: int) -> None:
+    """Every key cell of the overview links to its row's group, each link named by the
+    group's whole label (not three links that all read "breast_cancer")."""
+    titles = {s.attrs["id"]: s.find("span", "name").text()
+              for s in root.find_all("details", "group")}
+    names = []
+    for cells in overview(root)[1]:
+        links = [c.find("a") for c in cells[:n_keys]]
+        targets = {a.attrs["href"] for a in links}
+        assert len(targets) == 1, targets
+        title = titles[targets.pop().lstrip("#")]
+        for cell, a in zip(cells[:n_keys], links, strict=True):
+            assert a.text() == cell.text()  # the key, shown as it is
+            assert a.attrs["aria-label"] == title
+            assert a.text() in title
+        names.append(title)
+    assert len(set(names)) == len(titles)  # each group's row, named as its section
+
+
+@pytest.mark.parametrize("options, draws", [
+    ([], ["consistency band"]),
+    (["--test", "spiegelhalter"], ["consistency band"]),  # an analytic test draws nothing
+    (["--test", "skce", "--confidence-level", "0.9", "--n-resamples", "50"],
+     ["consistency band", "tests' resamples", "intervals"]),
+])
+def test_report_html_states_the_seed_truthfully(capsys, preds, tmp_path, options, draws):
+    """One line on the seed, naming what draws from it; never "the seed of the
+    tests" when no test drew from it."""
+    path, _ = preds
+    html = tmp_path / "r.html"
+    code, _, err = run(capsys, "report", path, "--by", "model", "--seed", "5", *options,
+                       "--html", html)
+    assert code == 0, err
+    text = html.read_text(encoding="utf-8")
+    assert "seed of the tests" not in text
+    meta = meta_of(parse(text))
+    used = meta["seed"].split(": group", 1)[0]
+    assert used.startswith("5, for ")
+    for what in ("consistency band", "tests' resamples", "intervals"):
+        assert (what in used) == (what in draws), (what, meta["seed"])
+    if "intervals" in draws:
+        assert "seed" not in meta["intervals"] and "spawn" not in meta["intervals"]
+    if options:
+        assert meta["tests"].endswith("; null hypothesis: calibrated")
 
 
 def test_smooth_needs_html(capsys, preds):
@@ -484,6 +707,13 @@ def test_compare_html(capsys, both, tmp_path, baseline, candidate, status):
         assert cell["worse"].text() == ("yes" if ref["worse"][i] else "no")
     verdict = root.find("div", "verdict").text()
     assert f"calibr compare exits with status {status}" in verdict
+    check_group_links(root, 1)
+    # every row of the header has a label
+    meta = [(tr.find("th").text(), tr.find("td").text()) for tr in root.find("table", "meta")
+            .find_all("tr")]
+    assert all(label for label, _ in meta), meta
+    assert dict(meta)["difference"].startswith("candidate - baseline")
+    check_prose(root)
     assert (("significantly worse" in verdict) == (status == 1))
     # each group's diagrams: the baseline's and the candidate's per-bin tables
     wide = pd.read_csv(both)
@@ -561,11 +791,30 @@ def _chromium() -> str:
     raise AssertionError  # pragma: no cover
 
 
+#: Where the browser tests keep their screenshots when ``$CALIBR_ARTEFACTS`` is unset:
+#: ``artefacts/`` at the repository's root, which .gitignore leaves out.
+ARTEFACTS = Path(__file__).resolve().parents[1] / "artefacts"
+
+
 def artefacts() -> Path:
-    folder = Path(os.environ.get("CALIBR_ARTEFACTS",
-                                 Path(tempfile.gettempdir()) / "calibr-artefacts"))
+    """The folder of the screenshots: ``$CALIBR_ARTEFACTS``, else :data:`ARTEFACTS`."""
+    folder = Path(os.environ.get("CALIBR_ARTEFACTS") or ARTEFACTS)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def test_screenshots_have_a_default_place(monkeypatch):
+    """Without $CALIBR_ARTEFACTS (as .ci/run) the screenshots go to artefacts/ at the
+    repository's root, which git ignores."""
+    monkeypatch.delenv("CALIBR_ARTEFACTS", raising=False)
+    root = Path(__file__).resolve().parents[1]
+    assert artefacts() == root / "artefacts"
+    if shutil.which("git") and (root / ".git").exists():
+        done = subprocess.run(["git", "check-ignore", "-q", "artefacts/html_report.png"],
+                              cwd=root, check=False)
+        assert done.returncode == 0, "artefacts/ is not in .gitignore"
+    else:
+        assert "/artefacts/" in (root / ".gitignore").read_text().splitlines()
 
 
 def browse(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
@@ -663,3 +912,87 @@ def test_in_chromium_compare(capsys, both, tmp_path):
     proc = browse(html, tmp_path / "profile", "--window-size=1280,1600", f"--screenshot={shot}")
     assert proc.returncode == 0 and console(proc.stderr) == []
     assert _png_size(shot) == (1280, 1600)
+
+
+#: Run after the page's own script: what the DOM holds, into <pre id="probe">: the
+#: elements that a label could have injected, the labels as text, and the layout of
+#: the overview at the window's width.
+_DOM_PROBE = """<script>
+(function(){
+var out={};
+out.scripts=document.querySelectorAll("script").length;
+out.injected=["b","img","iframe","svg script","a[onclick]","[onerror]","[onload]"].map(
+  function(s){return document.querySelectorAll(s).length;});
+out.hacked=window.__calibr_hacked__===true;
+out.title=document.title;
+var t=document.querySelector("table.overview");
+out.keys=Array.prototype.map.call(t.tBodies[0].rows,function(r){
+  return r.cells[0].textContent;});
+out.links=Array.prototype.map.call(t.querySelectorAll("tbody a"),function(a){
+  return a.getAttribute("aria-label");});
+out.names=Array.prototype.map.call(document.querySelectorAll("details.group summary .name"),
+  function(n){return n.textContent;});
+var wrap=t.parentElement,last=t.tHead.rows[0].cells[t.tHead.rows[0].cells.length-1];
+out.width=window.innerWidth;out.scroll=[wrap.scrollWidth,wrap.clientWidth];
+out.last=last.getBoundingClientRect().right;
+var pre=document.createElement("pre");pre.id="probe";pre.textContent=JSON.stringify(out);
+document.body.appendChild(pre);})();
+</script>"""
+
+
+def _dom(page_text: str, tmp_path: Path, *args: str) -> dict:
+    """Chromium's DOM of ``page_text`` as :data:`_DOM_PROBE` reads it."""
+    head, tail = page_text.rsplit("</body>", 1)
+    probed = tmp_path / "dom.html"
+    probed.write_text(head + _DOM_PROBE + "</body>" + tail, encoding="utf-8")
+    proc = browse(probed, tmp_path / "profile", *args, "--dump-dom")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert console(proc.stderr) == [], console(proc.stderr)
+    return json.loads(parse(proc.stdout).find("pre").text())
+
+
+def test_in_chromium_group_labels_are_text(tmp_path):
+    """Group labels that are markup, quotes and ampersands, fed to the page and read
+    back from the browser's DOM: each is the text of its key cell, section heading and
+    link name; no label became an element, an attribute or a script that ran."""
+    labels = ['<script>window.__calibr_hacked__=true</script>', "a & b", 'say "hi"', "it's",
+              "<b>bold</b>", '<img src=x onerror="window.__calibr_hacked__=true">',
+              "&amp; &lt;", '"><svg onload="window.__calibr_hacked__=true">']
+    rng = np.random.default_rng(5)
+    n = 40 * len(labels)
+    p = rng.random(n)
+    df = pd.DataFrame({"g": np.repeat(labels, 40), "p": p, "y": (rng.random(n) < p) * 1})
+    page = calibr.html_report(df.groupby("g"), "p", "y", bins=4, consistency=None,
+                              title='<script>window.__calibr_hacked__=true</script>')
+    got = _dom(page, tmp_path)
+    assert got["scripts"] == 2  # the page's own and the probe
+    assert got["injected"] == [0] * 7
+    assert got["hacked"] is False
+    assert got["title"] == "<script>window.__calibr_hacked__=true</script>"
+    assert got["keys"] == sorted(labels)
+    assert got["names"] == [f"g = {v}" for v in sorted(labels)]
+    assert got["links"] == got["names"]
+
+
+def test_in_chromium_the_overview_fits_a_desktop_window(tmp_path, breast):
+    """A wide overview (two keys, three metrics with intervals, two resampling tests
+    and their Holm columns) fits 1280 px: no sideways scroll, the last column (the
+    Holm-adjusted consistency p-value) inside the window. Screenshot kept."""
+    frame = breast.assign(dataset="breast_cancer")
+    page = calibr.html_report(frame.groupby(["dataset", "model"]), "p", "y",
+                              metrics=["ece", "mce", "skce"], tests=["skce", "consistency"],
+                              confidence_level=0.9, n_resamples=50, consistency=None)
+    heads = overview(parse(page))[0]
+    assert heads[-1] == "consistency p (Holm)" and len(heads) == 11
+    got = _dom(page, tmp_path, "--window-size=1280,1000")
+    assert got["width"] == 1280
+    scroll, client = got["scroll"]
+    assert scroll <= client, got
+    assert got["last"] <= 1280, got
+    path = tmp_path / "wide.html"
+    path.write_text(page, encoding="utf-8")
+    shot = artefacts() / "html_report_wide.png"
+    shot.unlink(missing_ok=True)
+    proc = browse(path, tmp_path / "profile", "--window-size=1280,1000", f"--screenshot={shot}")
+    assert proc.returncode == 0 and _png_size(shot) == (1280, 1000)
+

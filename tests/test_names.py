@@ -86,6 +86,32 @@ def test_signatures_show_only_the_new_names():
         assert func.__calibr_renamed__[old] == new
 
 
+def test_a_second_count_of_resamples_is_named_after_what_it_serves():
+    """docs/definitions.md, "One name per idea": the count of resamples is
+    ``n_resamples``; a function that draws two kinds (html_report: the bootstrap
+    intervals and the consistency band) names the second ``<option>_resamples``
+    after the option whose level it serves, and takes ``n_resamples`` too."""
+    import inspect
+    from pathlib import Path
+
+    import calibr.plot
+
+    functions = [getattr(calibr, n) for n in calibr.__all__
+                 if callable(getattr(calibr, n)) and not isinstance(getattr(calibr, n), type)]
+    functions.append(calibr.plot.reliability_diagram)
+    seconds = []
+    for fn in functions:
+        params = inspect.signature(fn).parameters
+        for name in params:
+            if name.endswith("_resamples") and name != "n_resamples":
+                what = name.removesuffix("_resamples")
+                assert "n_resamples" in params and what in params, (fn.__name__, name)
+                seconds.append(f"{fn.__name__}({what}=, {name}=)")
+    assert seconds == ["html_report(consistency=, consistency_resamples=)"]
+    table = (Path(__file__).resolve().parents[1] / "docs" / "definitions.md").read_text()
+    assert "`html_report(consistency=, consistency_resamples=)`" in table
+
+
 # --------------------------------------------------------------------------
 # the command line
 

@@ -37,8 +37,19 @@ from .._input import (
     validate_params,
 )
 from .._input.frames import frame_verb
+from .._registry import METRICS, info_of
+from ._format import bins_words
 from ._page import Page, render
-from ._report import CONSISTENCY, CONSISTENCY_RESAMPLES, Figures, Spec, figures, report_page
+from ._report import (
+    CONSISTENCY,
+    CONSISTENCY_RESAMPLES,
+    Figures,
+    Spec,
+    figures,
+    intervals_words,
+    report_page,
+    seed_words,
+)
 
 __all__ = ["Figures", "Page", "Spec", "figures", "html_report", "render", "report_page"]
 
@@ -49,26 +60,9 @@ RESAMPLING_TESTS = ("skce", "consistency")
 #: (the command line's ``--plot`` rule, ``calibr.cli._report.PLOT_CLASSWISE_MAX``).
 CLASSWISE_MAX = 3
 
-_BINNED = ("ece", "mce")
-
-#: The note of a diagram drawn as the top label while the metrics are classwise.
-TOP_LABEL_NOTE = ("top label: with {k} classes the diagram and the per-bin table show each "
-                  "row's highest probability against whether its class is the label "
-                  "(the metrics above are classwise: one-vs-rest for each class).")
-
-
-def bins_words(bins: Any, binning: str, right: bool) -> str:
-    """The header's words for the bins, e.g. "10 equal-width bins on [0, 1], closed on
-    the right ((a, b], 0 in the first bin)"."""
-    if isinstance(bins, (int, np.integer)):
-        what = f"{int(bins)} {binning} bins" + (" on [0, 1]" if binning == "equal-width" else
-                                                 " (each group's and class's own breaks)")
-    else:
-        what = "the breaks " + ", ".join(f"{float(b):g}" for b in np.asarray(bins).ravel())
-    side = ("closed on the right, (a, b] with 0 in the first bin" if right
-            else "closed on the left, [a, b) with 1 in the last bin")
-    return f"{what}; {side}"
-
+#: The metrics that ``bins``, ``type``, ``binning`` and ``right`` apply to: the registry's
+#: binned ones (``calibr._registry``, as the command line's ``--bins``).
+BINNED = tuple(name for name, info in METRICS.items() if info.kind == "binned")
 
 def _count(p: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
            **_: Any) -> float:
@@ -77,6 +71,11 @@ def _count(p: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
 
 
 def _func_name(spec: Any) -> str:
+    """The registry's name of a metric column's function (``calibr.ece`` -> "ece"), else
+    the callable's name."""
+    info = info_of(spec.func)
+    if info is not None:
+        return info.name
     return spec.func if isinstance(spec.func, str) else getattr(spec.func, "__name__", "metric")
 
 
@@ -139,8 +138,8 @@ def html_report(
         The label column.
     metrics : str, Metric, list or dict, optional
         The metric columns, as for :func:`calibr.summarise` (default: ece and
-        mce). ``bins``, ``type``, ``binning`` and ``right`` apply to the ece
-        and mce columns that do not set them.
+        mce). ``bins``, ``type``, ``binning`` and ``right`` apply to the columns
+        of the binned metrics (ece, mce, calibration_error) that do not set them.
     p_prefix : str, optional, keyword-only
         The probability columns are those starting with this prefix.
     <calibr:classes>
@@ -167,7 +166,9 @@ def html_report(
         The level of the consistency band of the diagrams
         (:func:`calibr.calibration_table`), or None for none.
     consistency_resamples : int, default 1000, keyword-only
-        The band's resamples.
+        The band's resamples (``n_resamples`` of :func:`calibr.calibration_table`;
+        named after the band here because ``n_resamples`` is the intervals',
+        ``docs/definitions.md``, "One name per idea").
     smooth : bool, default False, keyword-only
         Also draw each group's smooth reliability curve
         (:func:`calibr.smece_curve`) in binary and top-label diagrams.
@@ -227,7 +228,7 @@ def html_report(
     bin_opts = {"bins": bins, "type": type, "binning": binning, "right": right}
     specs = {}
     for name, spec, _ in metric_columns(metrics, {}):
-        if spec.func in _BINNED:
+        if _func_name(spec) in BINNED:
             spec = Metric(spec.func, {**bin_opts, **spec.options})
         specs[name] = spec
     common = {"p_prefix": p_prefix, "classes": classes, "na_rm": na_rm, "weights": weights}
@@ -238,7 +239,7 @@ def html_report(
     row_keys = [norm_key(r) for r in summary[keys].itertuples(index=False, name=None)] \
         if keys else [()]
     for name, spec in specs.items():
-        if spec.func != "mce":
+        if _func_name(spec) != "mce":
             continue
         opts = {**defaults(calibration_table), **{o: spec.options[o] for o in
                 ("bins", "type", "binning", "right") if o in spec.options}}
@@ -260,13 +261,13 @@ def html_report(
     spec = Spec(keys, [(name, _func_name(s)) for name, s in specs.items()],
                 [(name, int(t.options.get("n_resamples", n_default))
                   if t.method in RESAMPLING_TESTS else None) for name, t in test_specs],
-                confidence_level)
+                confidence_level, ci_method)
     figs = figures(data, p, y, bins=bins, type="classwise" if drawn == "binary" else drawn,
                    binning=binning, right=right,
                    consistency=consistency, n_resamples=consistency_resamples, rng=rng,
                    smooth=smooth, **common)
     if drawn != form:
-        figs.notes.append(TOP_LABEL_NOTE.format(k=k))
+        figs.top_label = k
 
     header = [("data", f"{len(groups.frame)} rows"
                + (f", grouped by {', '.join(map(str, keys))} ({len(summary)} groups)"
@@ -284,13 +285,14 @@ def html_report(
         header.append(("tests", ", ".join(f"{name} ({t.method})" for name, t in test_specs)
                        + "; null hypothesis: calibrated"))
     if confidence_level is not None:
-        header.append(("intervals", f"{confidence_level:g} {ci_method} bootstrap intervals, "
-                       f"{n_resamples} resamples of each group's rows"))
+        header.append(("intervals", intervals_words(confidence_level, ci_method, n_resamples)))
     if figs.band is not None:
         header.append(("consistency band", f"{figs.band:g}, {consistency_resamples} resamples "
                        "per group (Bröcker & Smith 2007)"))
-    header.append(("seed", f"{rng!r} (group g draws from numpy.random.SeedSequence(seed)"
-                   ".spawn(groups)[g])" if isinstance(rng, (int, np.integer)) else repr(rng)))
+    header.append(("seed", seed_words(rng, band=figs.band is not None,
+                                      tests=any(t.method in RESAMPLING_TESTS
+                                                for _, t in test_specs),
+                                      intervals=confidence_level is not None)))
     header.append(("calibr", _version()))
     page = report_page(summary, spec, [figs], header=header,
                        title=title or "Calibration report")

@@ -29,14 +29,18 @@ def header_items(lines: list[str]) -> tuple[str, list[tuple[str, str]]]:
         what, sep, text = line.partition(": ")
         if sep and _WORD.fullmatch(what):
             items.append((_LABELS.get(what, what), text))
-        else:  # a sentence, not "what: text"
-            items.append(("", line))
+            continue
+        what, sep, text = line.partition(" = ")
+        if sep and _WORD.fullmatch(what):  # "difference = candidate - baseline (...)"
+            items.append((what, text))
+        else:  # a sentence: every row of the header has a label
+            items.append(("note", line))
     return first, items
 
 
 def report_html(summary: pd.DataFrame, spec: Spec, figs: list[Figures], lines: list[str],
                 data: list[tuple[str, int | None, str]], bins: str,
-                consistency_resamples: int) -> str:
+                consistency_resamples: int, seed: str, intervals: str | None) -> str:
     """The page of ``calibr report --html``.
 
     Parameters
@@ -55,11 +59,19 @@ def report_html(summary: pd.DataFrame, spec: Spec, figs: list[Figures], lines: l
         The words for the bins and their closure.
     consistency_resamples : int
         The resamples of the consistency bands.
+    seed : str
+        The words for the seed and what draws from it
+        (:func:`calibr._html._report.seed_words`): the page's one line on the seed,
+        in place of the terminal's (which names only the tests' and intervals').
+    intervals : str or None
+        The words for the bootstrap intervals, without the terminal's seed clause.
     """
     from .. import __version__
 
     first, items = header_items(lines)
-    items = [(k, bins if k == "bins" else v) for k, v in items]
+    items = [(k, bins if k == "bins" else intervals if k == "intervals" else
+              v + "; null hypothesis: calibrated" if k == "tests" else v)
+             for k, v in items if k != "seed"]
     if not any(k == "bins" for k, _ in items):
         items.insert(0, ("bins", bins))
     head = [("data", "; ".join(f"{label}: {rows} rows" if rows is not None else label
@@ -72,7 +84,8 @@ def report_html(summary: pd.DataFrame, spec: Spec, figs: list[Figures], lines: l
     band = next((f.band for f in figs if f.band is not None), None)
     if band is not None:
         items.append(("consistency band", f"{band:g}, {consistency_resamples} resamples per "
-                      "group, drawn with the seed of the tests (Bröcker & Smith 2007)"))
+                      "group (Bröcker & Smith 2007)"))
+    items.append(("seed", seed))
     items.append(("calibr", f"{__version__} (the same input and options write the same file)"))
     title = first.replace("calibr report of ", "Calibration report: ", 1)
     page = report_page(summary, spec, figs, header=head + items, title=title)

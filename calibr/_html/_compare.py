@@ -11,17 +11,17 @@ import numpy as np
 import pandas as pd
 
 from ._cli import header_items
-from ._format import count, esc, key_text, num, pvalue
+from ._format import bins_words, count, esc, key_text, num, pvalue
 from ._page import Cell, Page, Section, Table, render
-from ._report import MIN_BIN_COUNT, Figures, bin_table, worst_bin
+from ._report import MIN_BIN_COUNT, Figures, bin_table, group_link, worst_bin
 from ._svg import Curve, difference_svg, reliability_svg
 
 #: Above this many comparisons the chart of differences is left out (the table has them).
 CHART_AT_MOST = 200
 
-#: The per-bin tables of compare's diagrams: calibr's default bins, and the top label
-#: for a multiclass model (one curve per model).
-COMPARE_BINS = 10
+#: The per-bin tables of compare's diagrams take calibration_table()'s default bins
+#: (read from its signature, so that the default is written once, in calibr/_defaults.py),
+#: and the top label for a multiclass model (one curve per model).
 
 
 def _group_title(by: list, key: tuple) -> str:
@@ -71,11 +71,13 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
         rows matched) and the labels (a Series).
     """
     from .. import __version__
+    from .._input import defaults
     from ..table import calibration_table
 
     first, items = header_items(lines)
-    items.append(("diagrams", f"{COMPARE_BINS} equal-width bins, closed on the right; a "
-                  "multiclass model's top label"))
+    opts = defaults(calibration_table)
+    items.append(("diagrams", bins_words(opts["bins"], opts["binning"], opts["right"])
+                  + "; a multiclass model's top label"))
     items.append(("calibr", f"{__version__} (the same input and options write the same file)"))
     head = [(esc(c), "group key", "k") for c in by]
     head += [("metric", "", "k"), ("n", "rows", ""), ("baseline", "the baseline's error", ""),
@@ -92,11 +94,9 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
     for r in records:
         key = tuple(r[c] for c in by)
         anchor = anchors.get(key, "")
-        cells = []
-        for j, c in enumerate(by):
-            text = esc(key_text(r[c]))
-            cells.append(Cell(f'<a href="#{anchor}">{text}</a>' if j == 0 and anchor else text,
-                              cls="k"))
+        title = _group_title(by, key)
+        cells = [Cell(group_link(anchor, title, key_text(r[c])) if anchor else
+                      esc(key_text(r[c])), cls="k") for c in by]
         worse = bool(r["worse"])
         cells += [Cell(esc(r["metric"]), cls="k"), Cell(count(r["n"]), repr(float(r["n"]))),
                   Cell(num(r["baseline"]), repr(float(r["baseline"]))),
@@ -123,8 +123,7 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
         curves = []
         for name, frame in (("baseline", p_base), ("candidate", p_cand)):
             p = frame.iloc[idx] if multi else frame.iloc[idx, 0]
-            tab = calibration_table(p, y.iloc[idx], bins=COMPARE_BINS, type="confidence",
-                                    classes=classes)
+            tab = calibration_table(p, y.iloc[idx], type="confidence", classes=classes)
             curves.append(Curve(tab, name, None, name))
         title = _group_title(by, tuple(key))
         mine = [r for r in records if tuple(r[c] for c in by) == tuple(key)]
@@ -134,14 +133,16 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
         worst = worst_bin(curves)
         svg = reliability_svg(curves, f"Reliability diagrams of the baseline and the "
                               f"candidate, {title}", worst=worst, band=False)
-        notes = ["blue: the baseline; orange: the candidate; bars: Wilson 95% intervals; open "
-                 f"points: fewer than {MIN_BIN_COUNT} samples; red ring: the largest gap of "
-                 "either; below: the count of each bin (log scale)."]
-        if multi:
-            notes.append("top label: each row's highest probability against whether its "
-                         "class is the label.")
         sections.append(Section(f"g{i + 1}", title, facts, svg,
-                                bin_table(curves, fig, worst, ("model", "")), notes))
+                                bin_table(curves, fig, worst, ("model", ""))))
+    legend = ["blue: the baseline; orange: the candidate; points: each bin's observed "
+              "frequency against its mean predicted probability (the dashed diagonal: "
+              f"calibrated); bars: Wilson 95% intervals; open points: bins of fewer than "
+              f"{MIN_BIN_COUNT} samples; red ring: the largest gap of either model; below: "
+              "the count of each bin (log scale)."]
+    if multi:
+        legend.append("top label: each row's highest probability against whether its class "
+                      "is the label.")
     notes = [f"worse: the p-value is below {1 - level:.6g}; each metric and group is its own "
              "test (no correction for multiple comparisons)."]
     if figure:
@@ -150,5 +151,5 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
                      "is one-sided); right of the dashed 0 line the candidate is worse.")
     title = "Calibration comparison: " + first.replace("calibr compare of ", "", 1)
     page = Page(title, items, overview, sections, notes, verdict(result, by, level, worse_status),
-                figure, kind="compare", rows_are=("comparison", "comparisons"))
+                figure, kind="compare", rows_are=("comparison", "comparisons"), legend=legend)
     return render(page)

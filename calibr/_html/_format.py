@@ -1,7 +1,7 @@
-"""The pieces of the HTML report's text: escaping, numbers as the report shows
-them (each inside ``<data value="...">`` with every digit, so that a reader's
-tool, and the tests, can read the exact number behind what is shown), and the
-Holm adjustment of the tests' p-values over the groups."""
+"""The pieces of the HTML report's text: escaping, the words for the bins,
+numbers as the report shows them (each inside ``<data value="...">`` with every
+digit, so that a reader's tool, and the tests, can read the exact number behind
+what is shown), and the Holm adjustment of the tests' p-values over the groups."""
 
 from __future__ import annotations
 
@@ -81,3 +81,16 @@ def pvalue(v: Any, n_resamples: int | None) -> str:
         text = "2.2e-16" if n_resamples is None else f"{floor:.{DIGITS}g}"
         return f'<data value="{esc(repr(v))}">&lt; {esc(text)}</data>'
     return num(v)
+
+
+def bins_words(bins: Any, binning: str, right: bool) -> str:
+    """The header's words for the bins, e.g. "10 equal-width bins on [0, 1], closed on
+    the right ((a, b], 0 in the first bin)"."""
+    if isinstance(bins, (int, np.integer)):
+        what = f"{int(bins)} {binning} bins" + (" on [0, 1]" if binning == "equal-width" else
+                                                 " (each group's and class's own breaks)")
+    else:
+        what = "the breaks " + ", ".join(f"{float(b):g}" for b in np.asarray(bins).ravel())
+    side = ("closed on the right, (a, b] with 0 in the first bin" if right
+            else "closed on the left, [a, b) with 1 in the last bin")
+    return f"{what}; {side}"

@@ -6,9 +6,11 @@ for ``calibr compare``).
 What a reader sees, top to bottom: the title and a header table of what was
 measured; for ``compare`` the verdict in words; the overview table of every
 group (click a column's heading to sort by it; each group's name links to its
-section); notes on the marks; then one section per group, collapsed with
-``<details>`` when there are many, each with its reliability diagram and
-per-bin table.
+section); notes on the marks; how to read the diagrams, said once; then one
+section per group, collapsed with ``<details>`` when there are many, each with
+its reliability diagram, per-bin table and what differs in it from the others.
+The overview fits the window: its headings and intervals wrap rather than
+scroll sideways.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class Page:
     figure: str = ""  # an <svg> under the overview (compare's differences)
     kind: str = "report"
     rows_are: tuple[str, str] = ("group", "groups")  # what a row of the overview is
+    legend: list[str] = field(default_factory=list)  # HTML: how to read every diagram, once
 
 
 _CSS = """
@@ -102,6 +105,11 @@ font-size:11px}
 border-radius:6px}
 .wrap.tall{max-height:70vh}
 .ci{color:var(--muted);font-size:12px;display:block}
+.overview th,.overview td{padding:5px 8px}
+.overview thead th{white-space:normal;vertical-align:bottom;min-width:3.5em}
+.overview thead th button{display:inline-block}
+div.legend{font-size:13px;margin:6px 0 10px;color:var(--muted)}
+div.legend .notes{margin-top:2px}
 .flag{color:var(--warn);font-weight:600}
 td.few,tr.few td{background:var(--warnbg)}
 td.worst{background:var(--badbg)}
@@ -134,6 +142,7 @@ svg .band{opacity:.18;stroke:none}
 svg .ci{stroke-width:1.4;fill:none;opacity:.75}
 svg .curve{stroke-width:1.6;fill:none}
 svg .smooth{stroke-width:2;fill:none;stroke-dasharray:6 3;opacity:.9}
+svg .smooth.few{opacity:.28;stroke-width:1.5}
 svg .pt.few{fill:#fff;stroke-width:1.6}
 svg .worst{fill:none;stroke:#b3261e;stroke-width:1.6}
 svg .hist{opacity:.55}
@@ -239,8 +248,13 @@ def render(page: Page) -> str:
         parts.append("<h2>Groups</h2>")
         parts.append('<div class="tools"><button type="button" data-all="open">open all'
                      '</button><button type="button" data-all="close">close all</button></div>')
+        if page.legend:
+            parts.append('<div class="legend"><strong>Reading the diagrams.</strong>'
+                         '<ul class="notes">' + "".join(f"<li>{x}</li>" for x in page.legend)
+                         + "</ul></div>")
         parts += [_section(s, open_) for s in page.sections]
-    parts.append(f"<footer>Written by calibr {esc(__version__)}. This file is self-contained: "
-                 "its figures are inline SVG and it loads nothing from the network.</footer>")
+    parts.append(f"<footer>Written by calibr {esc(__version__)}; the file is self-contained "
+                 "(figures as inline SVG, styles and script in the page) and loads nothing "
+                 "from the network.</footer>")
     parts.append(f"</main><script>{_JS}</script></body></html>")
     return "".join(parts) + "\n"

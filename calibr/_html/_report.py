@@ -22,7 +22,7 @@ import pandas as pd
 from .._multitest import p_adjust
 from ._format import count, esc, key_text, num, pvalue
 from ._page import Cell, Page, Section, Table
-from ._svg import FEW, Curve, reliability_svg
+from ._svg import FEW, SMOOTH_FEW, Curve, reliability_svg
 
 #: An MCE from a bin of fewer samples than this is flagged, as the terminal report
 #: flags it (``calibr.cli.MCE_MIN_BIN_COUNT``).
@@ -34,6 +34,42 @@ SIGNIFICANT = 0.05
 #: The default level of the consistency band and its resamples.
 CONSISTENCY = 0.9
 CONSISTENCY_RESAMPLES = 1000
+
+
+def intervals_words(level: float, method: str, n_resamples: int) -> str:
+    """The header's words for the bootstrap intervals."""
+    return (f"{level:g} {method} bootstrap intervals of every metric (calibr.bootstrap), "
+            f"{n_resamples} resamples of each group's rows")
+
+
+def seed_words(rng: Any, *, band: bool, tests: bool, intervals: bool,
+               several: bool = False) -> str:
+    """The header's words for the seed: what draws random numbers from it (the
+    consistency band, the tests that resample, the bootstrap intervals), and how
+    (``docs/cli.md``, "The HTML report"); that it is unused when nothing does.
+    ``several``: the groups of several data sets, each spawned on its own."""
+    uses = [what for what, used in (("the consistency band", band),
+                                    ("the tests' resamples", tests),
+                                    ("the bootstrap intervals", intervals)) if used]
+    if isinstance(rng, (int, np.integer)):
+        seed, spawn = f"{int(rng)}", f"numpy.random.SeedSequence({int(rng)}).spawn(groups)[g]"
+    elif rng is None:
+        seed, spawn = "None (fresh entropy: another run draws other numbers)", \
+            "a fresh numpy.random.SeedSequence().spawn(groups)[g]"
+    else:
+        seed, spawn = "a numpy.random.Generator", "its seed sequence's .spawn(groups)[g]"
+    if not uses:
+        return f"{seed}; unused: no consistency band, resampling test or interval here " \
+               "draws random numbers"
+    where = " of each data set" if several else ""
+    what = ", ".join(uses[:-1]) + (" and " if len(uses) > 1 else "") + uses[-1]
+    text = f"{seed}, for {what}: group g{where} draws from {spawn}"
+    direct = " and ".join(w for w, used in (("the band", band), ("the tests", tests)) if used)
+    if intervals and direct:
+        text += f"; {direct} from it, the intervals from its first child (.spawn(1)[0])"
+    elif intervals:
+        text += " (the intervals from its first child, .spawn(1)[0])"
+    return text
 
 
 class _Missing:
@@ -73,6 +109,8 @@ class Figures:
     ci_level: float = 0.95
     prefix: tuple = ()  # keys put before the table's own (the CLI's data set tag)
     notes: list[str] = field(default_factory=list)
+    #: the number of classes when the diagrams show the top label of classwise metrics
+    top_label: int | None = None
 
 
 def figures(data: Any, p: Any, y: Any, *, bins: Any, type: str, binning: str, right: bool,
@@ -126,13 +164,14 @@ def figures(data: Any, p: Any, y: Any, *, bins: Any, type: str, binning: str, ri
 @dataclass
 class Spec:
     """The columns of a summary: its group keys, each metric (name, function name),
-    each test (name, its p-value's resamples or None for an analytic one) and the
-    interval level of ``--confidence-level`` (None without)."""
+    each test (name, its p-value's resamples or None for an analytic one), the
+    interval level of ``--confidence-level`` (None without) and its method."""
 
     keys: list[Hashable]
     metrics: list[tuple[str, str]]
     tests: list[tuple[str, int | None]] = field(default_factory=list)
     ci: float | None = None
+    ci_method: str = "percentile"
 
 
 def _groups_of_figures(figs: list[Figures]) -> dict[tuple, tuple[pd.DataFrame, Figures]]:
@@ -233,13 +272,37 @@ def _title(spec: Spec, row: dict) -> str:
     return ", ".join(f"{k} = {key_text(row[k])}" for k in spec.keys)
 
 
-def _metric_cell(row: dict, name: str, spec: Spec, flagged: bool) -> Cell:
+def outside(row: dict, name: str) -> bool:
+    """Whether the bootstrap interval of metric ``name`` in ``row`` leaves out its
+    estimate (possible: see :data:`OUTSIDE_NOTE`)."""
+    lo, hi, v = row.get(f"{name}_low"), row.get(f"{name}_high"), row[name]
+    if lo is None or hi is None or any(pd.isna(x) for x in (lo, hi, v)):
+        return False
+    return bool(float(v) < float(lo) or float(v) > float(hi))
+
+
+#: The mark of an interval that leaves out its estimate, and what it means.
+OUTSIDE_MARK = "&dagger;"
+OUTSIDE_NOTE = ("the interval does not contain the estimate. This can happen: the interval "
+                "is read from the metric's values on resamples of the group's rows, and "
+                "resampling adds noise that a binned error (a mean or maximum of absolute "
+                "gaps) counts as miscalibration, so those values can all lie above a small "
+                "estimate. The estimate is the metric of the rows as they are; the interval "
+                "is the spread of the metric under resampling.")
+
+
+def _metric_cell(row: dict, name: str, spec: Spec, flagged: bool) -> tuple[Cell, bool]:
     v = row[name]
     html = num(v) + ('<span class="flag" title="from a bin of fewer than '
                      f'{MIN_BIN_COUNT} samples">*</span>' if flagged else "")
+    out = False
     if spec.ci is not None and f"{name}_low" in row:
-        html += f'<span class="ci">{_interval(row[f"{name}_low"], row[f"{name}_high"])}</span>'
-    return Cell(html, repr(float(v)))
+        out = outside(row, name)
+        mark = (f'<span class="flag" title="the interval does not contain the estimate">'
+                f"{OUTSIDE_MARK}</span>" if out else "")
+        html += (f'<span class="ci">{_interval(row[f"{name}_low"], row[f"{name}_high"])}'
+                 f"{mark}</span>")
+    return Cell(html, repr(float(v))), out
 
 
 def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
@@ -271,14 +334,13 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
                          f"the {len(rows)} groups", ""))
 
     lookup = _groups_of_figures(figs)
-    table_rows, sections, any_flag = [], [], False
+    table_rows, sections, any_flag, any_outside = [], [], False, False
     for i, row in enumerate(rows):
         anchor = f"g{i + 1}"
         key = norm_key([row[k] for k in spec.keys])
-        cells = []
-        for j, k in enumerate(spec.keys):
-            text = esc(key_text(row[k]))
-            cells.append(Cell(f'<a href="#{anchor}">{text}</a>' if j == 0 else text, cls="k"))
+        label = _title(spec, row)
+        # every key cell links to the group; each link is named by the whole label
+        cells = [Cell(group_link(anchor, label, key_text(row[k])), cls="k") for k in spec.keys]
         if show_form:
             cells.append(Cell(esc(row["form"]), cls="k"))
         if show_bins:
@@ -289,7 +351,9 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
             bin_n = row.get(f"{name}_bin_n") if func == "mce" else None
             flagged = bin_n is not None and float(bin_n) < MIN_BIN_COUNT
             any_flag |= flagged
-            cells.append(_metric_cell(row, name, spec, flagged))
+            cell, out = _metric_cell(row, name, spec, flagged)
+            any_outside |= out
+            cells.append(cell)
             facts.append(f"{esc(name)} {num(row[name])}" + ("*" if flagged else ""))
             if func == "mce":
                 cells.append(Cell(count(bin_n), repr(float(bin_n)), "few" if flagged else ""))
@@ -303,7 +367,7 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
                                   "sig" if shown < SIGNIFICANT else ""))
             facts.append(f"{esc(name)} p {pvalue(p, n_res)}")
         table_rows.append(cells)
-        sections.append(_section(anchor, _title(spec, row), " &middot; ".join(facts), row,
+        sections.append(_section(anchor, label, " &middot; ".join(facts), row,
                                  spec, lookup.get(key)))
 
     notes = [_glossary(spec)] if _glossary(spec) else []
@@ -317,9 +381,20 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
     elif spec.tests:
         notes.append(f"p-values below {SIGNIFICANT:g} are bold.")
     if spec.ci is not None:
-        notes.append(f"Under each metric: its {spec.ci:g} bootstrap interval.")
+        notes.append(f"Under each metric: its {spec.ci:g} {esc(spec.ci_method)} bootstrap "
+                     "interval.")
+    if any_outside:
+        notes.append(f'<span class="flag">{OUTSIDE_MARK}</span> {OUTSIDE_NOTE}')
     overview = Table(head, table_rows, sortable=True, cls="overview")
-    return Page(title, header, overview, sections, notes)
+    return Page(title, header, overview, sections, notes, legend=legend(figs, spec))
+
+
+def group_link(anchor: str, title: str, text: str) -> str:
+    """A link to a group's section, showing ``text`` (a key) and named by the
+    group's whole label ``title`` (screen readers and a list of links hear
+    "dataset = breast_cancer, model = logistic", not "breast_cancer" three times)."""
+    return f'<a href="#{esc(anchor)}" aria-label="{esc(title)}" title="{esc(title)}">' \
+           f"{esc(text)}</a>"
 
 
 #: What each metric measures, in a reader's words (``docs/definitions.md`` has the formulas).
@@ -340,7 +415,65 @@ def _glossary(spec: Spec) -> str:
         words.append("<strong>p</strong>: a calibration test's p-value (the null hypothesis: "
                      "the predictions are calibrated); a small p-value is evidence of "
                      "miscalibration")
+    if spec.ci is not None:
+        words.append(f"<strong>interval</strong>: the {spec.ci:g} {esc(spec.ci_method)} "
+                     "bootstrap interval of the metric over resamples of the group's rows; "
+                     f"it need not contain the estimate ({OUTSIDE_MARK} where it does not)")
     return "; ".join(words) + "." if words else ""
+
+
+def legend(figs: list[Figures], spec: Spec) -> list[str]:
+    """How to read the diagrams, said once above the groups: what every diagram of
+    the page draws (a group's own differences are its section's notes)."""
+    fig = next((f for f in figs if len(f.table)), figs[0] if figs else None)
+    if fig is None:
+        return []
+    what = ["points: each bin's observed frequency against its mean predicted probability "
+            "(the dashed diagonal: calibrated)",
+            f"bars: Wilson {fig.ci_level:.0%} intervals",
+            f"open points: bins of fewer than {MIN_BIN_COUNT} samples",
+            "red ring: the bin with the largest gap"]
+    bands = sorted({f.band for f in figs if f.band is not None})
+    if bands:
+        what.append("shaded: the " + " or ".join(f"{b:.0%}" for b in bands)
+                    + " consistency band, where a calibrated model's points would fall "
+                    "(Bröcker & Smith 2007)")
+    what.append("below: the count of each bin (log scale)")
+    if any("class" in f.table and f.table["class"].notna().any() for f in figs):
+        what.append("classwise: a curve per class, one-vs-rest (the key in the corner)")
+    out = ["; ".join(what) + "."]
+    if any(f.smooth for f in figs):
+        out.append(SMOOTH_LEGEND)
+    return out
+
+
+#: The smooth curve's legend: the curve and its density cue (``docs/cli.md``, "The HTML
+#: report").
+SMOOTH_LEGEND = (f"dark dashed: the smooth reliability curve (calibr.smece_curve), drawn faded "
+                 f"where fewer than {SMOOTH_FEW} rows lie within one bandwidth of the "
+                 "prediction: there it follows a handful of outcomes and can swing between "
+                 "0 and 1 without meaning much.")
+
+
+def _top_label_note(k: int, curves: list[Curve], worst: tuple[int, int] | None, row: dict,
+                    spec: Spec) -> str:
+    """The note of a diagram drawn as the top label while the metrics are classwise:
+    both largest gaps, side by side, and why they differ."""
+    text = (f"top label: with {k} classes the diagram and the per-bin table show each row's "
+            "highest probability against whether its class is the label")
+    if worst is None:
+        return text + "; the metrics above are classwise (one-vs-rest for each class)."
+    gap = curves[worst[0]].rows["gap"].iloc[worst[1]]
+    text += (f". Their largest gap, {num(gap)}, is the top label's (calibr.mce with "
+             'type="confidence")')
+    mces = [name for name, func in spec.metrics if func == "mce"]
+    if mces:
+        text += "; the " + ", ".join(f"{esc(name)} above, {num(row[name])}," for name in mces)
+        text += (" is classwise: the largest gap of any class, each class one-vs-rest in its "
+                 "own bins. They measure different things and need not agree.")
+    else:
+        text += "; the metrics above are classwise (one-vs-rest for each class)."
+    return text
 
 
 def _section(anchor: str, title: str, facts: str, row: dict, spec: Spec,
@@ -354,17 +487,12 @@ def _section(anchor: str, title: str, facts: str, row: dict, spec: Spec,
     curves = _curves(rows.reset_index(drop=True), smooth)
     worst = worst_bin(curves)
     svg = reliability_svg(curves, f"Reliability diagram of {title}", worst=worst)
-    notes = list(fig.notes)
-    what = ["points: each bin's observed frequency against its mean predicted probability, "
-            f"bars: Wilson {fig.ci_level:.0%} intervals; open points: fewer than "
-            f"{MIN_BIN_COUNT} samples; red ring: the largest gap"]
-    if fig.band is not None:
-        what.append(f"shaded: the {fig.band:.0%} consistency band")
-    what.append("below: the count of each bin (log scale)")
-    notes.insert(0, "; ".join(what) + ".")
+    notes = list(fig.notes)  # what differs from the legend above the groups
+    if fig.top_label is not None:
+        notes.append(_top_label_note(fig.top_label, curves, worst, row, spec))
     if smooth is not None:
-        notes.append(f"dashed: the smooth reliability curve (calibr.smece_curve), bandwidth "
-                     f"{num(smooth.bandwidth)}, smooth ECE {num(smooth.smece)}.")
+        notes.append(f"smooth curve: bandwidth {num(smooth.bandwidth)}, smooth ECE "
+                     f"{num(smooth.smece)}.")
     return Section(anchor, title, facts, svg, bin_table(curves, fig, worst), notes)
 
 

@@ -34,6 +34,10 @@ HEIGHT = TOP + PLOT + GAP + HIST + BOTTOM
 #: A bin of fewer samples than this is drawn as an open circle (its gap is mostly noise).
 FEW = 10
 
+#: The smooth curve is drawn faded where fewer rows than this lie within one bandwidth
+#: of the prediction (:func:`local_rows`): the same count as an open point's.
+SMOOTH_FEW = FEW
+
 
 @dataclass
 class Curve:
@@ -68,6 +72,37 @@ def _pts(xs: Sequence[float], ys: Sequence[float]) -> str:
         parts.append(f"{pen}{_f(_x(x))} {_f(_y(min(max(y, 0.0), 1.0)))}")
         pen = "L"
     return "".join(parts)
+
+
+def local_rows(curve: Any, n: float) -> np.ndarray:
+    """About how many of a group's ``n`` rows lie within one bandwidth of each point
+    of its smooth curve: ``n * density(x) * 2 * bandwidth`` (the curve's density
+    integrates to 1), the rows its value at ``x`` rests on."""
+    return n * np.asarray(curve.density, dtype=np.float64) * 2.0 * float(curve.bandwidth)
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """The runs of True in ``mask`` as (first, last) positions."""
+    out, start = [], None
+    for i, m in enumerate(mask):
+        if m and start is None:
+            start = i
+        elif not m and start is not None:
+            out.append((start, i - 1))
+            start = None
+    if start is not None:
+        out.append((start, len(mask) - 1))
+    return out
+
+
+def smooth_paths(x: np.ndarray, y: np.ndarray, supported: np.ndarray) -> tuple[str, str]:
+    """The path data of a smooth curve: through its supported points (drawn as the
+    curve), and through its other points (drawn faded), each faded run joined to its
+    neighbours so that the line is unbroken."""
+    strong = "".join(_pts(x[a:b + 1], y[a:b + 1]) for a, b in _runs(supported) if b > a)
+    faded = "".join(_pts(x[max(a - 1, 0):b + 2], y[max(a - 1, 0):b + 2])
+                    for a, b in _runs(~supported))
+    return strong, faded
 
 
 def _axes(xlabel: str, ylabel: str) -> list[str]:
@@ -164,8 +199,13 @@ def _marks(c: Curve, colour: str, worst: int | None) -> list[str]:
         out.append(f'<path class="ci" stroke="{colour}" d="{bars}"/>')
     out.append(f'<path class="curve" stroke="{colour}" d="{_pts(x, y)}"/>')
     if c.smooth is not None:
-        out.append(f'<path class="smooth" stroke="{SMOOTH if c.label is None else colour}" '
-                   f'd="{_pts(np.asarray(c.smooth.x), np.asarray(c.smooth.y))}"/>')
+        stroke = SMOOTH if c.label is None else colour
+        sx, sy = np.asarray(c.smooth.x), np.asarray(c.smooth.y)
+        strong, faded = smooth_paths(sx, sy, local_rows(c.smooth, float(n.sum())) >= SMOOTH_FEW)
+        if faded:
+            out.append(f'<path class="smooth few" stroke="{stroke}" d="{faded}"/>')
+        if strong:
+            out.append(f'<path class="smooth" stroke="{stroke}" d="{strong}"/>')
     full = "".join(f"M{_f(_x(a) - 3.2)} {_f(_y(b))}a3.2 3.2 0 1 0 6.4 0a3.2 3.2 0 1 0 -6.4 0z"
                    for a, b, k in zip(x, y, n, strict=True) if k >= FEW)
     few = "".join(f"M{_f(_x(a) - 3.2)} {_f(_y(b))}a3.2 3.2 0 1 0 6.4 0a3.2 3.2 0 1 0 -6.4 0z"

@@ -327,9 +327,7 @@ def _report_source(
                         rng=args.seed, smooth=args.smooth, **common)
         figs.prefix = () if src.tag is None else (src.tag,)
         if drawn != form:
-            from .._html import TOP_LABEL_NOTE
-
-            figs.notes.append(TOP_LABEL_NOTE.format(k=len(cols.p)))
+            figs.top_label = len(cols.p)
         page = (figs, columns_words(cols.p, cols.y, by, args.weights), len(frame))
     return _Reported(res, tab, plot, form, drawn, flags, page)
 
@@ -355,18 +353,24 @@ def _html_page(result: pd.DataFrame, header: list[str], keys: list, columns: lis
     figures of each input."""
     from .._html import Spec, bins_words
     from .._html._cli import report_html
-    from .._html._report import CONSISTENCY_RESAMPLES
+    from .._html._report import CONSISTENCY_RESAMPLES, intervals_words, seed_words
 
     spec = Spec(list(keys), [(c.name, c.spec.func if isinstance(c.spec.func, str) else "")
                              for c in columns],
                 [(name, _n_resamples(t) if t.method in RESAMPLING_TESTS else None)
-                 for name, t in tests], args.ci)
+                 for name, t in tests], args.ci, args.ci_method)
+    band = any(figs.band is not None for _, figs, _, _ in pages)
+    seed = seed_words(args.seed, band=band,
+                      tests=any(t.method in RESAMPLING_TESTS for _, t in tests),
+                      intervals=args.ci is not None, several=len(pages) > 1)
+    intervals = (intervals_words(args.ci, args.ci_method, args.ci_resamples)
+                 if args.ci is not None else None)
     options = {**_bin_defaults(), **binning_options}
     bins = args.bins if args.bins is not None else defaults(ece)["bins"]
     data = [(src.tag or src.label, rows, words) for src, _, words, rows in pages]
     return report_html(result, spec, [figs for _, figs, _, _ in pages], header, data,
                        bins_words(bins, options["binning"], options["right"]),
-                       CONSISTENCY_RESAMPLES)
+                       CONSISTENCY_RESAMPLES, seed, intervals)
 
 
 def _is_dask(frame: Any) -> bool:
