@@ -171,8 +171,12 @@ def _directive(entry: Entry) -> str:
                           if not b.__module__.startswith(PACKAGE)})
         return (f".. autoclass:: {entry.qualname}\n   :members:\n"
                 f"   :inherited-members: {', '.join(foreign)}\n")
-    if kind == "exception":  # the builtin it is (ValueError, TypeError)
-        return f".. autoexception:: {entry.qualname}\n   :members:\n   :show-inheritance:\n"
+    if kind == "exception":  # the builtin it is (ValueError, TypeError), and what it
+        # has from calibr's private base (renamed, extended), not the builtins'
+        foreign = sorted({b.__name__ for b in inspect.getmro(entry.obj)[1:]
+                          if not b.__module__.startswith(PACKAGE)})
+        return (f".. autoexception:: {entry.qualname}\n   :members:\n"
+                f"   :inherited-members: {', '.join(foreign)}\n   :show-inheritance:\n")
     return f".. autodata:: {entry.qualname}\n"
 
 
@@ -553,8 +557,15 @@ def on_builder_inited(app: Any) -> None:
                 path.rmdir()
 
 
+def public_bases(app: Any, name: str, obj: Any, options: Any, bases: list) -> None:
+    """The bases an exception's page shows: its public ones (``InputError`` is a
+    ``ValueError``), not calibr's private mixins, which have no page."""
+    bases[:] = [b for b in bases if not b.__name__.startswith("_")]
+
+
 def setup(app: Any) -> dict[str, Any]:
     app.connect("builder-inited", on_builder_inited)
+    app.connect("autodoc-process-bases", public_bases)
     app.connect("doctree-resolved", link_mentions)
     # before numpydoc reformats the docstring (priority 500)
     app.connect("autodoc-process-docstring", data_docstring, priority=400)
