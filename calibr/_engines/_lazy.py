@@ -87,8 +87,17 @@ def _meta(lf: Any) -> pd.DataFrame:
                          for name, dtype in schema.items()})
 
 
+def _collect(lf: Any) -> Any:
+    """``lf.collect()``; polars' with its streaming engine, which reads the files in
+    batches (its default engine loads every row of the used columns first: 2.8 GB
+    against 0.6 GB for 1e8 rows, and twice the time)."""
+    if lf.implementation is nw.Implementation.POLARS:
+        return lf.collect(engine="streaming")
+    return lf.collect()
+
+
 def _rows(lf: Any) -> int:
-    return int(lf.select(nw.len().alias("n")).collect().item())
+    return int(_collect(lf.select(nw.len().alias("n"))).item())
 
 
 def _limit_text(engine: Engine, n: int, what: str) -> str:
@@ -107,7 +116,7 @@ def _collected(engine: Engine, lf: Any, used: Sequence[Hashable], what: str,
     n = _rows(lf)
     if n > MAX_COLLECT_ROWS:
         raise InputError(_limit_text(engine, n, what), param=param)
-    return lf.select(list(dict.fromkeys(used))).collect().to_native()
+    return _collect(lf.select(list(dict.fromkeys(used)))).to_native()
 
 
 def _column(frame: Any, cols: Any) -> Any:
@@ -214,7 +223,7 @@ def _stats(lf: Any, keys: list, cols: Any, weights: Hashable | None, spec: Any,
                                          for c in (*_COUNTERS[1:], *_SUMS)]
     query = (lf.select(*keys, **row)
              .group_by(*keys, "__bin", drop_null_keys=False).agg(*aggs))
-    out = query.collect().to_pandas()
+    out = _collect(query).to_pandas()
     for c in (*_COUNTERS, *_SUMS):  # DuckDB sums to decimals, Spark to objects at times
         out[c] = out[c].astype(np.float64)
     return out
@@ -271,7 +280,7 @@ def _fast_stats(lf: Any, keys: list, cols: Any, weights: Hashable | None, spec: 
         bin_ = row.pop("__bin")
         query = (lf.select(__k=nw.col(key).cast(nw.Float64) * float(nbins) + bin_, **row)
                  .group_by("__k", drop_null_keys=True).agg(*sums))
-        out = query.collect().to_pandas()
+        out = _collect(query).to_pandas()
         if out["__bad"].astype(np.float64).sum() != 0:
             return None
         k = out.pop("__k").to_numpy(dtype=np.float64).astype(np.int64)
@@ -282,7 +291,7 @@ def _fast_stats(lf: Any, keys: list, cols: Any, weights: Hashable | None, spec: 
     else:
         query = (lf.select(*keys, **row)
                  .group_by(*keys, "__bin", drop_null_keys=False).agg(*sums))
-        out = query.collect().to_pandas()
+        out = _collect(query).to_pandas()
         if out["__bad"].astype(np.float64).sum() != 0:
             return None
         out["__bin"] = out["__bin"].to_numpy(dtype=np.float64).astype(np.int64)
@@ -407,7 +416,8 @@ def _equal_mass_edges(lf: Any, cols: Any, bins: int, right: bool, n: int) -> np.
         yv = nw.col(cols.y).cast(nw.Float64)
         kept = ~(x.is_null() | x.is_nan() | yv.is_null() | yv.is_nan())
         got = (lf.filter(kept).select(__x=x).with_row_index("__r", order_by="__x")
-               .filter(nw.col("__r").is_in(ranks)).collect().to_pandas())
+               .filter(nw.col("__r").is_in(ranks)))
+        got = _collect(got).to_pandas()
         value = dict(zip(got["__r"].astype(np.int64), got["__x"].astype(np.float64),
                          strict=True))
         cuts = (np.array([value[s - 1] for s in starts.tolist()])
@@ -456,7 +466,7 @@ def _explain(engine: Engine, lf: Any, gr: _Groups | None, na_rm: bool,
              eager: Callable[[Any], Any]) -> Any:
     n = _rows(lf)
     if n <= MAX_COLLECT_ROWS:
-        raise _EagerResult(eager(lf.collect().to_native()))
+        raise _EagerResult(eager(_collect(lf).to_native()))
     if gr is None:
         raise InputError(f"`p` and {arg('y')} must not be empty; got 0 observations.", param="p")
     raise _counted_error(engine, gr, n, na_rm)
@@ -620,7 +630,7 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
         names = [name for name, _, _ in plan]
         dup = [n for n in names if names.count(n) > 1] + [n for n in names if n in keys]
         if dup:  # the pandas path's message (never a result to compute)
-            return eager(lf.head(0).collect().to_native())
+            return eager(_collect(lf.head(0)).to_native())
 
         def push() -> Any:
             values = {}

@@ -101,7 +101,7 @@ def read(file: str, names: list[str] | None, engine: str, columns: Sequence[str]
         try:
             lf = pl.scan_parquet(names)
             cols = _wanted(lf.collect_schema().names(), columns, prefix)
-            frame = lf.select(cols).collect().to_pandas()
+            frame = lf.select(cols).collect(engine="streaming").to_pandas()
         except (pl.exceptions.PolarsError, OSError, ValueError) as err:
             raise CLIError(f"{file}: polars cannot read it: {_one_line(err)}.") from None
         return frame, EngineRead("polars", what, len(cols))
