@@ -514,7 +514,7 @@ def reliability_diagram(
         the smallest count (at most 0.5) to twice the largest.
     ece_label : str or mapping of panel key to str, default "ECE"
         The name before the ECE in each panel's title (with `show_ece`), e.g.
-        ``"top-label ECE"`` for a ``type="confidence"`` table of multiclass
+        ``"confidence ECE"`` for a ``type="confidence"`` table of multiclass
         data, whose table looks like a binary one; or a dict from panel keys
         (as for `smooth`) to names, panels without a key getting ``"ECE"``.
 

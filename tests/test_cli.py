@@ -858,7 +858,7 @@ class FakeFigure:
         buf.write(b"fake " + format.encode())
 
 
-_NOTE = ("more than 3 classes, drawn as the top label, not in the classwise form of the "
+_NOTE = ("more than 3 classes, drawn as the confidence, not in the classwise form of the "
          "metrics (--type classwise draws that)")
 
 
@@ -891,9 +891,9 @@ def test_plot_draws_the_top_label_of_many_classes_by_default(capsys, tmp_path, m
     table, by, kw, _ = seen[-1]
     assert list(table.columns) == ["dataset", "model", *TABLE_COLUMNS]  # no class: top label
     assert by == ["dataset", "model"]
-    assert kw == {"title": "Reliability diagrams: 10 equal-width bins; form: top-label "
-                           f"confidence\n{_NOTE}", "show_ece": True,
-                  "ece_label": "top-label ECE"}
+    assert kw == {"title": "Reliability diagrams: 10 equal-width bins; form: confidence "
+                           f"(each row's highest probability)\n{_NOTE}", "show_ece": True,
+                  "ece_label": "confidence ECE"}
     df = load_digits_predictions()
     want = calibration_table(None, "y", type="confidence", data=df.groupby("model"),
                              p_prefix="p_")
@@ -913,13 +913,15 @@ def test_plot_draws_the_top_label_of_many_classes_by_default(capsys, tmp_path, m
                  "--plot", str(png)]) == 0
     table, by, kw, _ = seen[-1]
     assert list(table.columns) == ["dataset", "model", *TABLE_COLUMNS]
-    assert kw["title"] == "Reliability diagrams: 5 equal-width bins; form: top-label confidence"
-    assert kw["ece_label"] == "top-label ECE"
+    assert kw["title"] == ("Reliability diagrams: 5 equal-width bins; form: confidence (each "
+                           "row's highest probability)")
+    assert kw["ece_label"] == "confidence ECE"
     assert main(["report", "--plot", str(png)]) == 0  # both bundled data sets
     table, by, kw, _ = seen[-1]
     assert kw["title"] == ("Reliability diagrams: 10 equal-width bins; form: binary "
-                           f"(breast_cancer), top-label confidence (digits)\ndigits: {_NOTE}")
-    assert kw["ece_label"] == {("digits", m): "top-label ECE"
+                           "(breast_cancer), confidence (each row's highest probability) "
+                           f"(digits)\ndigits: {_NOTE}")
+    assert kw["ece_label"] == {("digits", m): "confidence ECE"
                                for m in ("logistic", "naive_bayes", "random_forest")}
     assert main(["report", "--type", "classwise", "--plot", str(png)]) == 0
     assert seen[-1][2]["title"] == ("Reliability diagrams: 10 equal-width bins; form: binary "
@@ -944,13 +946,13 @@ def test_plot_draws_up_to_three_classes_classwise(capsys, tmp_path, monkeypatch,
     assert ("class" in table.columns) == (drawn == "classwise")
     want = calibration_table(None, "y", type=drawn, data=df, p_prefix="p_")
     pd.testing.assert_frame_equal(table, want)
-    assert kw["ece_label"] == ("top-label ECE" if drawn == "confidence" else "ECE")
+    assert kw["ece_label"] == ("confidence ECE" if drawn == "confidence" else "ECE")
     assert kw["title"].endswith(_NOTE) == (drawn == "confidence")
 
 
 def test_plot_panels_carry_the_ece_they_draw(capsys, tmp_path, monkeypatch):
     """A real figure of the default digits report: one panel per model, titled with
-    its top-label ECE (calibr.ece(type="confidence")), counts on a log scale, every
+    its confidence ECE (calibr.ece(type="confidence")), counts on a log scale, every
     title inside the figure, no legend (one curve each); with --type classwise, the
     classwise ECE that the report prints and one legend for the figure."""
     require("matplotlib")
@@ -986,7 +988,7 @@ def test_plot_panels_carry_the_ece_they_draw(capsys, tmp_path, monkeypatch):
             if form == "confidence":
                 ece = calibr.ece(g[DIGITS], g["y"], type="confidence", classes=range(10))
                 assert ax.get_title() == (f"dataset = digits, model = {r['model']}\n"
-                                          f"top-label ECE = {ece:.4g}")
+                                          f"confidence ECE = {ece:.4g}")
                 assert ax.get_legend() is None
             else:
                 assert ax.get_title() == (f"dataset = digits, model = {r['model']}\n"

@@ -846,7 +846,7 @@ def test_report_plot_of_a_directory_draws_what_the_pandas_path_draws(client, tmp
         assert list(got.columns) == ["m", *calibr.table.TABLE_COLUMNS]  # no class column
         pd.testing.assert_frame_equal(got.astype({"m": object}), ref.astype({"m": object}),
                                       check_exact=False, rtol=MERGED_RTOL)  # Dask's strings
-        assert got_kw == ref_kw and got_kw["ece_label"] == "top-label ECE"
+        assert got_kw == ref_kw and got_kw["ece_label"] == "confidence ECE"
     assert "class" in out  # the printed --per-bin table is classwise
 
 

@@ -678,11 +678,11 @@ def test_ece_label_names_the_form_of_each_panel(digits):
 
     top = calibr.calibration_table(None, "y", type="confidence", data=digits.groupby("model"),
                                    p_prefix="p_")
-    fig = reliability_diagram(top, show_ece=True, ece_label="top-label ECE")
+    fig = reliability_diagram(top, show_ece=True, ece_label="confidence ECE")
     cols = [f"p_{k}" for k in range(10)]
     for ax, (model, g) in zip(panels(fig), digits.groupby("model"), strict=True):
         ece = calibr.ece(g[cols], g["y"], type="confidence", classes=range(10))
-        assert ax.get_title() == f"model = {model}\ntop-label ECE = {ece:.4g}"
+        assert ax.get_title() == f"model = {model}\nconfidence ECE = {ece:.4g}"
     fig = reliability_diagram(top, show_ece=True, ece_label={("naive_bayes",): "their ECE"})
     assert [ax.get_title().split("\n")[1].split(" = ")[0] for ax in panels(fig)] == [
         "ECE", "their ECE", "ECE"]

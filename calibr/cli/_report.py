@@ -592,7 +592,7 @@ def _bins_words(header: list[str], options: dict) -> list[str]:
 
 #: The forms of --plot in its title.
 _PLOT_FORM_WORDS = {"binary": "binary", "classwise": "classwise",
-                    "confidence": "top-label confidence"}
+                    "confidence": "confidence (each row's highest probability)"}
 
 
 def _plot(table: pd.DataFrame, fmt: str, bins: int, sources: list[_Source],
@@ -621,14 +621,14 @@ def _plot(table: pd.DataFrame, fmt: str, bins: int, sources: list[_Source],
     moved = [s for s, m in zip(sources, switched, strict=True) if m]
     if moved:
         who = (", ".join(s.tag or s.label for s in moved) + ": ") if len(sources) > 1 else ""
-        title += (f"\n{who}more than {PLOT_CLASSWISE_MAX} classes, drawn as the top label, "
+        title += (f"\n{who}more than {PLOT_CLASSWISE_MAX} classes, drawn as the confidence, "
                   "not in the classwise form of the metrics (--type classwise draws that)")
-    # the panels of a multiclass top-label table name their ECE's form: the table
+    # the panels of a multiclass confidence table name their ECE's form: the table
     # looks binary, and the printed ece may be classwise
-    ece_label: str | dict = "top-label ECE" if forms[0] == "confidence" else "ECE"
+    ece_label: str | dict = "confidence ECE" if forms[0] == "confidence" else "ECE"
     if len(sources) > 1:  # the first group column is the data set's tag
         top = {s.tag for s, f in zip(sources, forms, strict=True) if f == "confidence"}
-        ece_label = {key: "top-label ECE" for key, sub in subframes(table, groups)
+        ece_label = {key: "confidence ECE" for key, sub in subframes(table, groups)
                      if sub["dataset"].iloc[0] in top}
     try:
         from ..plot import reliability_diagram

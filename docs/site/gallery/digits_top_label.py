@@ -8,4 +8,4 @@ digits = load_digits_predictions()
 table = calibr.calibration_table(
     None, "y", type="confidence", data=digits.groupby("model", sort=False), p_prefix="p_"
 )
-fig = reliability_diagram(table, by=[], title="Digits: top-label confidence")
+fig = reliability_diagram(table, by=[], title="Digits: confidence (each row's highest probability)")
