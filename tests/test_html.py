@@ -451,6 +451,20 @@ def test_bad_input_names_the_argument(breast):
     pd.testing.assert_frame_equal(breast, before)
 
 
+def test_up_to_6_groups_start_open():
+    """docs/cli.md, "Many groups are collapsed": with at most 6 groups every section
+    starts open, with more every one starts collapsed."""
+    rng = np.random.default_rng(3)
+    for groups in (6, 7):
+        p = rng.random(40 * groups)
+        df = pd.DataFrame({"g": np.repeat(np.arange(groups), 40), "p": p,
+                           "y": (rng.random(p.size) < p) * 1})
+        sections = parse(calibr.html_report(df.groupby("g"), "p", "y", consistency=None)
+                         ).find_all("details", "group")
+        assert len(sections) == groups
+        assert [("open" in s.attrs) for s in sections] == [groups <= 6] * groups
+
+
 def test_many_groups_stay_small():
     """1,000 groups: under 20 MB (the page opens at once: benchmarks/bench_html.py),
     every section but none open."""
