@@ -168,7 +168,8 @@ def test_a_narrow_integer_key_grouped_with_the_bin_is_pandas(engine, dtype):
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("opts", [dict(), dict(bins=4, right=False), dict(weights="w"),
-                                  dict(bins=5, binning="equal-mass")], ids=repr)
+                                  dict(bins=5, binning="equal-mass"),
+                                  dict(bins=1, binning="equal-mass")], ids=repr)
 def test_calibration_table_equals_the_pandas_path(engine, opts):
     df = _grouped_frame()
     src = _source(df, engine)
@@ -289,6 +290,72 @@ def test_above_the_collect_limit_calibr_refuses(engine, monkeypatch):
     with pytest.raises(calibr.InputError, match=re.escape(
             f"`p` must lie in [0, 1]; 6 values do not. [{what} of 300 rows")):
         calibr.ece(_cols(bad, "p", "y"), "y")
+
+
+def test_the_collect_limit_is_ten_million_rows():
+    """docs/engines.md, "The rule": a source of more than 10,000,000 rows is never
+    collected (counting its rows is the engine's, and cheap)."""
+    n = 10_000_001
+    lf = pl.LazyFrame({"i": [0]}).select(p=pl.int_range(n) / n, y=pl.lit(1))
+    with pytest.raises(calibr.InputError, match=re.escape(
+            "calibr.ecce on a polars LazyFrame collects its rows to the driver, and it has "
+            "10,000,001, more than calibr collects (10,000,000, ")):
+        calibr.ecce(lf, "y")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_what_the_engine_computes_runs_above_the_collect_limit(engine, monkeypatch):
+    """What the rule pushes down is computed on the engine whatever the source's size,
+    never collected: equal-mass bins, summarise() of ece and mce, rows na_rm drops
+    (the full query with its counters), a group of one row, the largest finite weight."""
+    df = _frame(300)
+    df.loc[7, "p"] = np.nan  # dropped by na_rm: the query that counts bad values
+    df.loc[0, "g"] = "lone"  # a group of one row
+    df.loc[11, "w"] = np.finfo(np.float64).max  # finite: a valid weight
+    src = _source(df, engine)
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
+    clean = df.drop(index=7)
+    for opts in (dict(binning="equal-mass"), dict(bins=15, binning="equal-mass", right=False)):
+        want = calibr.ece(clean["p"], clean["y"], **opts)
+        assert _close(calibr.ece(_cols(_source(clean, engine), "p", "y"), "y", **opts), want)
+    for weights in (None, "w"):
+        want = calibr.summarise(df.groupby("g"), "p", "y", metrics=["ece", "mce"],
+                                weights=weights, na_rm=True)
+        got = calibr.summarise(src, "p", "y", metrics=["ece", "mce"], weights=weights,
+                               na_rm=True, by="g").to_pandas()
+        assert list(got["g"]) == ["a", "b", "c", "lone"]
+        pd.testing.assert_frame_equal(got.drop(columns="g"), want.drop(columns="g"),
+                                      rtol=ENGINE_RTOL, atol=0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_clean_data_is_summed_in_one_query(engine, monkeypatch):
+    """Clean data costs the engine one grouped query (calibr._engines._lazy._fast_stats:
+    the sums over all rows); the query that counts each kind of bad value runs only
+    when a value is bad (benchmarks/README.md, "Engines")."""
+    df = _frame(500)
+    df["k8"] = df["k"].astype("int8")  # one narrow integer key: grouped with the bin as one
+    src = _source(df, engine)
+    queries = []
+
+    def counted(lf):
+        queries.append(lf)
+        return collect(lf)
+
+    collect = _lazy._collect
+    monkeypatch.setattr(_lazy, "_collect", counted)
+    for call in (lambda: calibr.ece(_cols(src, "p", "y"), "y"),
+                 lambda: calibr.mce(_cols(src, "p", "y", "w"), "y", weights="w", bins=4),
+                 lambda: calibr.summarise(src, "p", "y", metrics=["ece", "mce"], by="g"),
+                 lambda: calibr.summarise(src, "p", "y", metrics=["ece", "mce"], by="k8",
+                                          weights="w")):
+        queries.clear()
+        call()
+        assert len(queries) == 1, len(queries)
+    bad = _source(df.assign(p=df["p"].mask(df.index == 3)), engine)
+    queries.clear()
+    calibr.ece(_cols(bad, "p", "y"), "y", na_rm=True)
+    assert len(queries) == 2, len(queries)  # the sums, then the counters of bad values
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -222,6 +222,22 @@ def test_every_number_of_each_group_is_calibration_table(report_page, breast):
         assert numbers(note) == [curve.bandwidth, curve.smece]
 
 
+def test_each_bin_says_which_end_it_holds(report_page, breast):
+    """The bins' ranges as docs/definitions.md writes them: closed on the right,
+    ``(a, b]`` with 0 in the first bin, ``[0, b]``; closed on the left, ``[a, b)``
+    with 1 in the last bin, ``[a, 1]``."""
+    page, root = report_page
+    for right, first, middle, last in ((True, "[0, 0.1]", "(0.4, 0.5]", "(0.9, 1]"),
+                                       (False, "[0, 0.1)", "[0.4, 0.5)", "[0.9, 1]")):
+        if not right:
+            root = parse(calibr.html_report(breast.groupby("model"), "p", "y", right=False,
+                                            consistency=None))
+        for sec in root.find_all("details", "group"):
+            ranges = {tr.find_all("td")[0].text(): tr.find_all("td")[1].text()
+                      for tr in sec.find("table", "bins").find("tbody").find_all("tr")}
+            assert (ranges["1"], ranges["5"], ranges["10"]) == (first, middle, last), ranges
+
+
 def test_multiclass_report_draws_the_top_label(rref):
     digits = load_digits_predictions()
     page = calibr.html_report(digits.groupby("model"), y="y", p_prefix="p_", bins=5)
@@ -435,6 +451,20 @@ def test_bad_input_names_the_argument(breast):
     pd.testing.assert_frame_equal(breast, before)
 
 
+def test_up_to_6_groups_start_open():
+    """docs/cli.md, "Many groups are collapsed": with at most 6 groups every section
+    starts open, with more every one starts collapsed."""
+    rng = np.random.default_rng(3)
+    for groups in (6, 7):
+        p = rng.random(40 * groups)
+        df = pd.DataFrame({"g": np.repeat(np.arange(groups), 40), "p": p,
+                           "y": (rng.random(p.size) < p) * 1})
+        sections = parse(calibr.html_report(df.groupby("g"), "p", "y", consistency=None)
+                         ).find_all("details", "group")
+        assert len(sections) == groups
+        assert [("open" in s.attrs) for s in sections] == [groups <= 6] * groups
+
+
 def test_many_groups_stay_small():
     """1,000 groups: under 20 MB (the page opens at once: benchmarks/bench_html.py),
     every section but none open."""
@@ -450,6 +480,200 @@ def test_many_groups_stay_small():
     assert len(sections) == 1000
     assert not any("open" in s.attrs for s in sections)
     assert page.count("points: each bin") == 1  # the legend once, not 1,000 times
+
+
+def test_p_values_below_0_05_are_bold():
+    """The overview's cue, as its note says: a p-value is bold below 0.05 (over several
+    groups its Holm-adjusted value, the raw one never); 0.05 itself is not."""
+    from calibr._html import Spec, render, report_page
+
+    def bold(pvalues):
+        summary = pd.DataFrame({"g": [f"g{i}" for i in range(len(pvalues))], "n": 10.0,
+                                "ece": 0.1, "t_pvalue": pvalues})
+        page = render(report_page(summary, Spec(["g"], [("ece", "ece")], [("t", None)]), [],
+                                  header=[], title="t"))
+        root = parse(page)
+        heads, rows = overview(root)
+        assert "below 0.05 are bold" in page or "bold below 0.05" in page
+        at = heads.index("t p (Holm)" if len(pvalues) > 1 else "t p")
+        if len(pvalues) > 1:  # the raw p-values are never bold
+            assert not any("sig" in cells[at - 1].attrs.get("class", "") for cells in rows)
+        return ["sig" in cells[at].attrs.get("class", "").split() for cells in rows]
+
+    assert bold([0.049]) == [True]
+    assert bold([0.05]) == [False]
+    assert bold([0.07]) == [False]
+    assert bold([0.02, 0.5]) == [True, False]  # Holm: 0.04
+    assert bold([0.025, 0.5]) == [False, False]  # Holm: 2 x 0.025 = 0.05 exactly
+    assert bold([0.03, 0.5]) == [False, False]  # Holm: 0.06
+
+
+def test_a_p_value_below_its_resolution_says_so(breast):
+    """A p-value of 0 from B resamples (skce) shows "< 1/B"; an analytic one
+    (spiegelhalter) below the machine epsilon shows "< 2.2e-16", as R prints it."""
+    page = calibr.html_report(breast.groupby("model"), "p", "y", metrics=["ece"],
+                              tests=["skce", "spiegelhalter"], consistency=None)
+    heads, rows = overview(parse(page))
+    b = calibr.calibration_test(breast["p"], breast["y"]).n_resamples
+    naive = dict(zip(heads, rows[1], strict=True))  # naive Bayes: far from calibrated
+    assert numbers(naive["skce p"]) == [0.0]
+    assert naive["skce p"].text() == f"< {1 / b:.4g}"
+    assert numbers(naive["spiegelhalter p"])[0] < 2.2e-16
+    assert naive["spiegelhalter p"].text() == "< 2.2e-16"
+
+
+def test_numbers_are_shown_to_4_significant_digits():
+    """docs/cli.md, "The HTML report": every number to 4 significant digits, trailing
+    zeros dropped; fixed point from 1e-4 to below 1e6, scientific outside."""
+    from calibr._html._format import number_text
+
+    shown = {0.0186341: "0.01863", 0.2: "0.2", 1.0: "1", 0.99996: "1", -0.5: "-0.5",
+             0.00012346: "0.0001235", 1.5e-5: "1.5e-05", 12345.67: "12346",
+             123456.7: "123457", 999999.9: "1e+06", 1234567.0: "1.235e+06",
+             0.0: "0", math.inf: "inf", -math.inf: "-inf", math.nan: "NaN"}
+    assert {v: number_text(v) for v in shown} == shown
+
+
+def _viewbox(svg: Node) -> tuple[float, float]:
+    _, _, w, h = map(float, svg.attrs["viewbox"].split())
+    assert (w, h) == (float(svg.attrs["width"]), float(svg.attrs["height"]))
+    return w, h
+
+
+def check_inside(svg: Node) -> None:
+    """Every point a path moves or draws to, every text and rectangle of ``svg``
+    lies inside its viewBox (nothing drawn is cut off)."""
+    w, h = _viewbox(svg)
+    for path in svg.find_all("path"):
+        for x, y in _path_points(path.attrs["d"]):
+            assert 0 <= x <= w and 0 <= y <= h, (path.attrs["class"], x, y)
+    for node in svg.find_all("text") + svg.find_all("rect"):
+        if "x" in node.attrs:
+            x, y = float(node.attrs["x"]), float(node.attrs["y"])
+            right = x + float(node.attrs.get("width", 0))
+            bottom = y + float(node.attrs.get("height", 0))
+            assert 0 <= x <= right <= w and 0 <= y <= bottom <= h, (node.tag, node.attrs)
+
+
+def test_the_reliability_diagram_is_drawn_to_its_scales():
+    """A group's diagram (calibr/_html/_svg.py) against calibration_table: the
+    histogram beneath the plot square, its bars on the log scale from half the
+    smallest count (at most 0.5) to twice the largest (a bin of 1 row has a bar), the
+    consistency band through each bin's bounds, the largest gap
+    ringed once, nothing outside the figure."""
+    from calibr._html import _svg
+
+    rng = np.random.default_rng(5)
+    p = np.concatenate([[0.05], rng.uniform(0.42, 1.0, 300)])  # a bin of 1 row, one empty
+    df = pd.DataFrame({"p": p, "y": (rng.random(p.size) < p) * 1})
+    root = parse(calibr.html_report(df, "p", "y", bins=5, rng=4))
+    svg = root.find("svg", "rd")
+    tab = calibr.calibration_table(df["p"], df["y"], bins=5, consistency=0.9, rng=4)
+    check_inside(svg)
+    plot, hist = svg.find_all("rect", "frame")
+    assert float(hist.attrs["y"]) > float(plot.attrs["y"]) + float(plot.attrs["height"])
+    bottom = float(hist.attrs["y"]) + float(hist.attrs["height"])
+    import re
+
+    bars = [tuple(map(float, b)) for b in re.findall(
+        r"M([\d.]+) ([\d.]+)v(-[\d.]+)h([\d.]+)v", svg.find("path", "hist").attrs["d"])]
+    n = tab["n"].to_numpy(dtype=float)
+    assert n.min() == 1 and list(tab["bin"]) == [1, 3, 4, 5]  # the empty bin has no row
+    lo, hi = min(0.5, n[n > 0].min() / 2), 2 * n.max()
+    drawn = tab[n > 0]
+    assert len(bars) == len(drawn)
+    for (x, y0, h, width), (_, row) in zip(bars, drawn.iterrows(), strict=True):
+        assert y0 == bottom
+        assert x == pytest.approx(_svg._x(row["lower"]), abs=0.051)
+        assert width == pytest.approx((row["upper"] - row["lower"]) * _svg.PLOT, abs=0.051)
+        want = _svg.HIST * (math.log(row["n"]) - math.log(lo)) / (math.log(hi) - math.log(lo))
+        assert -h == pytest.approx(want, abs=0.051)
+    # the band: along the upper bounds, back along the lower ones
+    kept = tab.dropna(subset=["consistency_lower", "consistency_upper"])
+    assert len(kept) > 1
+    x = [_svg._x(v) for v in kept["mean_confidence"]]
+    want = ([(a, _svg._y(min(b, 1.0))) for a, b in zip(x, kept["consistency_upper"],
+                                                         strict=True)]
+            + [(a, _svg._y(b)) for a, b in zip(x[::-1], kept["consistency_lower"][::-1],
+                                               strict=True)])
+    got = _path_points(svg.find("path", "band").attrs["d"])
+    assert np.array(got) == pytest.approx(np.array(want), abs=0.051)
+    # the largest gap: one ring, centred on its bin's point
+    rings = svg.find_all("path", "worst")
+    assert len(rings) == 1
+    (cx, cy), = _path_points(rings[0].attrs["d"])
+    worst = tab.loc[tab["gap"].idxmax()]
+    assert (cx + 7, cy) == pytest.approx((_svg._x(worst["mean_confidence"]),
+                                          _svg._y(worst["observed_frequency"])), abs=0.051)
+
+
+def test_every_diagram_of_a_report_rings_its_largest_gap_and_fits(report_page, breast):
+    page, root = report_page
+    from calibr._html import _svg
+
+    tab = calibr.calibration_table("p", "y", data=breast.groupby("model"))
+    for sec, model in zip(root.find_all("details", "group"), sorted(breast["model"].unique()),
+                          strict=True):
+        svg = sec.find("svg", "rd")
+        check_inside(svg)
+        mine = tab[tab["model"] == model]
+        worst = mine.loc[mine["gap"].idxmax()]
+        rings = svg.find_all("path", "worst")
+        assert len(rings) == 1
+        (cx, cy), = _path_points(rings[0].attrs["d"])
+        assert (cx + 7, cy) == pytest.approx((_svg._x(worst["mean_confidence"]),
+                                              _svg._y(worst["observed_frequency"])), abs=0.051)
+
+
+@pytest.mark.parametrize("est, low", [
+    ([0.012, 0.03, -0.004], [0.002, 0.011, -0.02]),
+    ([-0.03, -0.01], [-0.05, -0.02]),
+    ([0.2, 0.35, 0.3], [0.15, 0.3, math.nan]),
+])
+def test_the_chart_of_differences_is_drawn_to_its_scale(est, low):
+    """compare's chart: round ticks (1, 2 or 5 times a power of ten, evenly spaced)
+    over the range of the differences, their bounds and 0; every mark at its value on
+    that one linear scale; 0 marked; nothing outside the figure."""
+    from calibr._html import _svg
+
+    labels = [f"segment {i}" for i in range(len(est))]
+    svg = parse(_svg.difference_svg(labels, est, low, [e > 0 for e in est], 0.95)
+                ).find("svg", "diff")
+    check_inside(svg)
+    ticks = svg.find_all("text", "tick")
+    values = [float(t.text()) for t in ticks]
+    xs = [float(t.attrs["x"]) for t in ticks]
+    assert len(values) >= 3
+    step = values[1] - values[0]
+    assert np.diff(values) == pytest.approx(step, rel=1e-6)
+    assert round(step / 10 ** math.floor(math.log10(step)), 6) in (1.0, 2.0, 5.0)
+    data = [v for v in [*est, *low, 0.0] if math.isfinite(v)]
+    assert min(data) - 1e-12 <= values[0] < min(data) + step
+    assert max(data) - step < values[-1] <= max(data) + 1e-12
+    (zero, _), = _path_points(svg.find("path", "zero").attrs["d"])
+    scale = (xs[-1] - xs[0]) / (values[-1] - values[0])
+    assert xs == pytest.approx([zero + scale * v for v in values], abs=0.06)
+    points = [p for p in svg.find_all("path", "pt")]
+    finite = [e for e in est if math.isfinite(e)]
+    assert [_path_points(p.attrs["d"])[0][0] + 4 for p in points] == pytest.approx(
+        [zero + scale * e for e in finite], abs=0.06)
+
+
+def test_classwise_curves_up_to_three_classes_then_the_top_label():
+    """The diagrams of 2 or 3 classes draw a curve per class; of 4 or more, the top
+    label (calibr.cli's --plot rule)."""
+    rng = np.random.default_rng(8)
+    for k, curves in ((3, 3), (4, 1)):
+        probs = rng.dirichlet(np.ones(k), 300)
+        df = pd.DataFrame(probs, columns=[f"p_{j}" for j in range(k)]).assign(
+            y=[rng.choice(k, p=row) for row in probs])
+        root = parse(calibr.html_report(df, y="y", p_prefix="p_", bins=4, consistency=None))
+        svg = root.find("svg", "rd")
+        assert len(svg.find_all("path", "curve")) == curves + (curves > 1) * curves
+        assert [t.text() for t in svg.find_all("text", "legend")] == (
+            [f"class {j}" for j in range(k)] if curves > 1 else [])
+        assert ("the diagrams show the top label" in root.text()) == (curves == 1)
+
 
 
 # --------------------------------------------------------------------------
@@ -491,6 +715,16 @@ def test_repr_html_of_the_results():
     assert not root.find_all("a")
     # calibration_table returns a DataFrame, which pandas shows
     assert isinstance(calibr.calibration_table(p, y), pd.DataFrame)
+    # a long table field: its first 10 rows in a notebook, and the count of the others
+    import dataclasses
+
+    for rows, shown in ((10, 10), (11, 10), (25, 10)):
+        segments = pd.concat([mc.segments] * 25, ignore_index=True).head(rows)
+        root = parse(dataclasses.replace(mc, segments=segments)._repr_html_())
+        table = [t for t in root.find_all("table") if t.attrs.get("class") == "dataframe"][0]
+        assert len(table.find("tbody").find_all("tr")) == shown
+        note = f"the first 10 of {rows} rows"
+        assert (note in root.text()) == (rows > 10)
 
 
 # --------------------------------------------------------------------------
@@ -545,6 +779,24 @@ def test_report_html_numbers_are_the_csv(capsys, preds, tmp_path):
     assert meta["calibr"].startswith(calibr.__version__)
     # nothing but the page: no temporary file left
     assert sorted(p.name for p in tmp_path.iterdir()) == ["preds.csv", "report.html"]
+
+
+def test_report_html_says_the_bins_of_its_diagrams(capsys, preds, tmp_path):
+    """The terminal header names the bins only for a binned metric; the page's diagrams
+    are binned whatever the metrics, so its header says their bins (after the data and
+    columns), and its title is the report's subject, the terminal's first line."""
+    path, df = preds
+    html = tmp_path / "report.html"
+    code, out, err = run(capsys, "report", path, "--metrics", "skce", "--test",
+                         "spiegelhalter", "--html", html)
+    assert code == 0 and err == ""
+    assert out.startswith(f"calibr report of {path}\n") and "bins:" not in out
+    root = parse(html.read_text(encoding="utf-8"))
+    assert root.find("title").text() == root.find("h1").text() == f"Calibration report: {path}"
+    meta = {tr.find("th").text(): tr.find("td").text() for tr in root.find("table", "meta")
+            .find_all("tr")}
+    assert list(meta)[:4] == ["data", "columns", "bins", "tests"]
+    assert meta["bins"].startswith("10 equal-width bins on [0, 1]; closed on the right")
 
 
 def check_prose(root: Node) -> None:
@@ -725,6 +977,25 @@ def test_compare_html(capsys, both, tmp_path, baseline, candidate, status):
             tab = calibr.calibration_table(rows_[name], rows_["y"])
             mine = [tr for tr in body if tr.find_all("td")[0].text() == model]
             assert [numbers(tr)[3] for tr in mine] == tab["mean_confidence"].tolist()
+
+
+def test_compare_html_charts_at_most_200_comparisons():
+    """The chart of differences has a row per comparison: drawn for up to 200 of them,
+    left out above (the table has every comparison)."""
+    from calibr._html._compare import compare_html
+
+    for n, chart in ((200, True), (201, False)):
+        result = pd.DataFrame({"segment": [f"s{i}" for i in range(n)], "metric": "ece",
+                               "n": 100, "baseline": 0.02, "candidate": 0.03,
+                               "difference": 0.01, "ci_low": -0.01, "ci_high": 0.03,
+                               "pvalue": 0.2, "worse": False})
+        empty = pd.DataFrame({"p": np.array([], dtype=float)})
+        page = compare_html(result, ["segment"], ["calibr compare of both.csv"], [], empty,
+                            empty, pd.Series([], dtype=np.int64), None, 0.95, 300, 1)
+        root = parse(page)
+        assert len(overview(root)[1]) == n
+        assert len(root.find_all("svg", "diff")) == chart
+        assert ("The chart: each comparison's difference" in page) == chart
 
 
 def test_report_html_of_a_directory_and_of_weights(capsys, preds, tmp_path):

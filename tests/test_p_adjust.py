@@ -119,6 +119,14 @@ def test_hand_worked():
     np.testing.assert_allclose(calibr.p_adjust([0.1] * 3, "BH"), [0.1] * 3, rtol=1e-15)
     # 1 stays 1, never above
     assert calibr.p_adjust([1.0, 0.9], "bonferroni").tolist() == [1.0, 1.0]
+    # n above the number of p-values (R's n: comparisons whose p-values are not given)
+    for method, want in (("holm", [0.04, 0.06]), ("hochberg", [0.04, 0.06]),
+                         ("BH", [0.04, 0.04]), ("bonferroni", [0.04, 0.08])):
+        np.testing.assert_allclose(calibr.p_adjust([0.01, 0.02], method, n=4), want,
+                                   rtol=1e-15)
+    for method in ("holm", "hochberg", "hommel", "BH", "BY", "bonferroni"):
+        # every product above 1 (BH: 4/2 x 0.6 and 4/1 x 0.3), capped at 1
+        assert calibr.p_adjust([0.3, 0.6], method, n=4).tolist() == [1.0, 1.0], method
     assert calibr.p_adjust([], "holm").shape == (0,)
     assert np.isnan(calibr.p_adjust([np.nan, np.nan], "holm")).all()
 

@@ -56,6 +56,21 @@ def test_whole_weights_are_repeated_rows(binning):
         rel=ORACLE_RTOL)
 
 
+@pytest.mark.parametrize("right", [True, False])
+def test_equal_width_sweep_of_huge_whole_weights_reads_their_proportions(right):
+    """Equal-width bins and their mean outcomes depend on the weights' proportions only,
+    so whole weights scaled past 2**31 in total (where a product of two running sums
+    leaves int64; the sweep then compares in floating point) sweep to the same number."""
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        p = np.round(rng.random(300), 2)
+        y = (rng.random(300) < p).astype(np.int64)
+        w = rng.integers(0, 4, 300).astype(np.float64)
+        b = sweep_bins(p, y, "equal-width", right, w)
+        for scale in (2.0**29, 2.0**33, 2.0**45):
+            assert sweep_bins(p, y, "equal-width", right, w * scale) == b, (seed, scale)
+
+
 def test_multiclass_forms_sweep_each_column_or_the_top_label():
     rng = np.random.default_rng(7)
     p = rng.dirichlet(np.ones(3), 900)

@@ -1345,3 +1345,45 @@ def test_lazy_values_go_to_the_backend_of_their_engine(monkeypatch):
     assert calibr.calibration_table("p", "y", data=Lazy()) == "calibration_table"
     assert called == ["ece", "mce", "skce", "mmce", "summarise", "calibration_table"]
     assert table.BACKENDS["dask"] == "calibr._dask"
+
+
+def test_eager_polars_and_arrow_columns_are_read_as_numpy_or_pandas():
+    """calibr/_input/frames.py: a numeric or boolean column without nulls is handed over
+    as a numpy array (a float64 column's own buffer, no copy); one with nulls as a
+    pandas Series whose nulls are pandas' missing values."""
+    import polars as pl
+    import pyarrow as pa
+
+    from calibr._input.frames import eager
+
+    clean = pl.Series([0.2, 0.7, 0.4])
+    got = eager(clean, "p")
+    assert isinstance(got, np.ndarray) and np.shares_memory(got, clean.to_numpy())
+    for column in (pl.Series([1, 0, 1]), pl.Series([True, False, True]),
+                   pa.chunked_array([[0.2, 0.7], [0.4]]), pa.array([True, False])):
+        assert isinstance(eager(column, "y"), np.ndarray), column
+    for column in (pl.Series([0.2, None, 0.4]), pl.Series([True, None, False]),
+                   pa.chunked_array([[1, None, 0]])):
+        got = eager(column, "y")
+        assert isinstance(got, pd.Series), column
+        assert got.isna().tolist() == [False, True, False]
+
+
+@pytest.mark.parametrize("by, message", [
+    (True, "`by` must be a column name or a non-empty list of column names; got True."),
+    (0.5, "`by` must be a column name or a non-empty list of column names; got 0.5."),
+    ([], "`by` must be a column name or a non-empty list of column names; got []."),
+    (["g", "g"], "`by` must name each column once; 'g' appears 2 times."),
+])
+def test_by_names_columns_once(by, message):
+    """A verb's ``by``: a column name (not a bool or a float) or a non-empty list of
+    them, each once; the same for pandas and polars data."""
+    import polars as pl
+
+    df = pd.DataFrame({"p": [0.2, 0.7, 0.4, 0.9], "y": [0, 1, 0, 1], "g": list("aabb")})
+    for data in (df, pl.from_pandas(df)):
+        for call in (lambda d=data: calibr.summarise(d, "p", "y", metrics=["ece"], by=by),
+                     lambda d=data: calibr.calibration_table("p", "y", data=d, by=by)):
+            with pytest.raises(calibr.InputError, match=f"^{re.escape(message)}$") as info:
+                call()
+            assert info.value.param == "by"
