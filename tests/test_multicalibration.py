@@ -213,6 +213,17 @@ def test_equals_mcgrad_for_numeric_columns_read_as_categorical():
     assert {op for _, op, _ in kept} == {"==", "not in"}
 
 
+def test_one_categorical_column_may_be_named_alone():
+    # a column's name is one column, not a sequence of one-letter names
+    df = _frame(n=600, seed=4, nan=False)
+    df = df.rename(columns={"k": "kind"})
+    alone = calibr.multicalibration(df, "p", "y", ["c0", "kind"], categorical="kind")
+    listed = calibr.multicalibration(df, "p", "y", ["c0", "kind"], categorical=["kind"])
+    pd.testing.assert_frame_equal(alone.segments, listed.segments)
+    assert any(c[0] == "kind" and c[1] in ("==", "not in")
+               for cond in alone.segments["conditions"] for c in cond)
+
+
 def test_a_categorical_dtype_equals_mcgrad_on_its_values():
     # mcgrad cannot pool the rare values of a pandas Categorical (it sets a new
     # category "__OTHER" and pandas raises), so it reads the plain values here
