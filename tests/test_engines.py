@@ -206,6 +206,24 @@ def test_na_rm_drops_the_rows_pandas_drops(engine):
                                   rtol=ENGINE_RTOL, atol=0)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("which", ["first", "last"])
+def test_a_group_na_rm_empties_raises_the_pandas_message(engine, which):
+    """One group whose every row na_rm drops is an error in pandas, never a row of
+    missing metrics: the engine's counters must see it though the other groups are
+    fine (the mutation check's survivor: ``any`` of the empty groups read as ``all``)."""
+    df = _frame(300)
+    gone = df["g"] == sorted(df["g"].unique())[0 if which == "first" else -1]
+    df["p"] = df["p"].mask(gone)
+    src = _source(pl.from_pandas(df), engine)
+    want = _message(lambda: calibr.summarise(df.groupby("g"), "p", "y", na_rm=True))
+    assert "no complete observations" in want[1]
+    assert _message(lambda: calibr.summarise(src, "p", "y", by="g", na_rm=True)) == want
+    want = _message(lambda: calibr.calibration_table("p", "y", data=df, by="g", na_rm=True))
+    assert _message(lambda: calibr.calibration_table("p", "y", data=src, by="g",
+                                                     na_rm=True)) == want
+
+
 def _message(call) -> tuple[type, str]:
     with pytest.raises((calibr.InputError, calibr.InputTypeError)) as info:
         call()

@@ -540,12 +540,42 @@ def _viewbox(svg: Node) -> tuple[float, float]:
     return w, h
 
 
+def _path_vertices(d: str) -> list[tuple[float, float]]:
+    """Every point a path's commands reach: M, L, H, V, A and their relative forms
+    (the diagrams' paths use those and z), an arc by its end point."""
+    import re
+
+    args = {"m": 2, "l": 2, "h": 1, "v": 1, "a": 7, "z": 0}
+    x = y = 0.0
+    out = []
+    for cmd, numbers in re.findall(r"([A-Za-z])([^A-Za-z]*)", d):
+        vals = [float(v) for v in re.findall(r"-?[\d.]+(?:e-?\d+)?", numbers)]
+        k = args[cmd.lower()]
+        assert (len(vals) % k == 0) if k else not vals, (cmd, numbers)
+        for i in range(0, len(vals), k or 1):
+            a = vals[i:i + k]
+            rel = cmd.islower()
+            if cmd.lower() == "h":
+                x = x + a[0] if rel else a[0]
+            elif cmd.lower() == "v":
+                y = y + a[0] if rel else a[0]
+            else:  # m, l, a: the last two numbers are the point
+                x, y = (x + a[-2], y + a[-1]) if rel else (a[-2], a[-1])
+            out.append((x, y))
+    return out
+
+
+def test_path_vertices_reads_the_commands_the_diagrams_use():
+    assert _path_vertices("M10 20v-5h3V40H1l2 2a4 4 0 1 0 8 0z") == [
+        (10, 20), (10, 15), (13, 15), (13, 40), (1, 40), (3, 42), (11, 42)]
+
+
 def check_inside(svg: Node) -> None:
     """Every point a path moves or draws to, every text and rectangle of ``svg``
     lies inside its viewBox (nothing drawn is cut off)."""
     w, h = _viewbox(svg)
     for path in svg.find_all("path"):
-        for x, y in _path_points(path.attrs["d"]):
+        for x, y in _path_vertices(path.attrs["d"]):
             assert 0 <= x <= w and 0 <= y <= h, (path.attrs["class"], x, y)
     for node in svg.find_all("text") + svg.find_all("rect"):
         if "x" in node.attrs:
@@ -555,7 +585,8 @@ def check_inside(svg: Node) -> None:
             assert 0 <= x <= right <= w and 0 <= y <= bottom <= h, (node.tag, node.attrs)
 
 
-def test_the_reliability_diagram_is_drawn_to_its_scales():
+@pytest.mark.parametrize("smallest", [1, 3])
+def test_the_reliability_diagram_is_drawn_to_its_scales(smallest):
     """A group's diagram (calibr/_html/_svg.py) against calibration_table: the
     histogram beneath the plot square, its bars on the log scale from half the
     smallest count (at most 0.5) to twice the largest (a bin of 1 row has a bar), the
@@ -564,7 +595,8 @@ def test_the_reliability_diagram_is_drawn_to_its_scales():
     from calibr._html import _svg
 
     rng = np.random.default_rng(5)
-    p = np.concatenate([[0.05], rng.uniform(0.42, 1.0, 300)])  # a bin of 1 row, one empty
+    # a bin of `smallest` rows, one empty
+    p = np.concatenate([[0.05] * smallest, rng.uniform(0.42, 1.0, 300)])
     df = pd.DataFrame({"p": p, "y": (rng.random(p.size) < p) * 1})
     root = parse(calibr.html_report(df, "p", "y", bins=5, rng=4))
     svg = root.find("svg", "rd")
@@ -578,7 +610,7 @@ def test_the_reliability_diagram_is_drawn_to_its_scales():
     bars = [tuple(map(float, b)) for b in re.findall(
         r"M([\d.]+) ([\d.]+)v(-[\d.]+)h([\d.]+)v", svg.find("path", "hist").attrs["d"])]
     n = tab["n"].to_numpy(dtype=float)
-    assert n.min() == 1 and list(tab["bin"]) == [1, 3, 4, 5]  # the empty bin has no row
+    assert n.min() == smallest and list(tab["bin"]) == [1, 3, 4, 5]  # the empty bin: no row
     lo, hi = min(0.5, n[n > 0].min() / 2), 2 * n.max()
     drawn = tab[n > 0]
     assert len(bars) == len(drawn)
@@ -605,6 +637,39 @@ def test_the_reliability_diagram_is_drawn_to_its_scales():
     worst = tab.loc[tab["gap"].idxmax()]
     assert (cx + 7, cy) == pytest.approx((_svg._x(worst["mean_confidence"]),
                                           _svg._y(worst["observed_frequency"])), abs=0.051)
+
+
+def test_the_band_of_a_single_bin_is_a_bar_between_its_bounds():
+    """One bin has no neighbour to draw the band to: a bar 0.04 wide (in p) at its
+    mean confidence, from its lower consistency bound to its upper one."""
+    from calibr._html import _svg
+
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.3, 0.7, 200)
+    df = pd.DataFrame({"p": p, "y": (rng.random(200) < p) * 1})
+    svg = parse(calibr.html_report(df, "p", "y", bins=1, rng=1)).find("svg", "rd")
+    row = calibr.calibration_table(df["p"], df["y"], bins=1, consistency=0.9, rng=1).iloc[0]
+    x, lo, hi = row["mean_confidence"], row["consistency_lower"], row["consistency_upper"]
+    want = [(_svg._x(x - 0.02), _svg._y(lo)), (_svg._x(x + 0.02), _svg._y(lo)),
+            (_svg._x(x + 0.02), _svg._y(hi)), (_svg._x(x - 0.02), _svg._y(hi))]
+    got = _path_vertices(svg.find("path", "band").attrs["d"])
+    assert np.array(got) == pytest.approx(np.array(want), abs=0.051)
+
+
+@pytest.mark.parametrize(("lo", "hi", "ticks"), [
+    (0.0, 1.0, [0.0, 0.5, 1.0]),  # a quarter of the span is 0.25: steps of 5 x 0.1
+    (0.0, 0.4, [0.0, 0.1, 0.2, 0.3, 0.4]),  # 0.1 exactly: steps of 1 x 0.1
+    (0.0, 0.3, [0.0, 0.1, 0.2, 0.3]),  # 0.075: steps of 10 x 0.01
+    (-0.03, 0.012, [-0.02, 0.0]),  # 0.0105: steps of 2 x 0.01, from the first in range
+    (0.0, 1000.0, [0.0, 500.0, 1000.0]),
+    (2.0, 2.0, [2.0]),  # no span: a quarter of the value sets the step
+])
+def test_round_ticks_hand_worked(lo, hi, ticks):
+    """The axes' ticks: the smallest step of 1, 2, 5 or 10 times a power of ten at
+    least a quarter of the span, every multiple of it in [lo, hi]."""
+    from calibr._html._svg import _nice_ticks
+
+    assert _nice_ticks(lo, hi) == pytest.approx(ticks, abs=1e-12)
 
 
 def test_every_diagram_of_a_report_rings_its_largest_gap_and_fits(report_page, breast):
@@ -673,6 +738,7 @@ def test_classwise_curves_up_to_three_classes_then_the_top_label():
         assert [t.text() for t in svg.find_all("text", "legend")] == (
             [f"class {j}" for j in range(k)] if curves > 1 else [])
         assert ("the diagrams show the top label" in root.text()) == (curves == 1)
+        assert len(svg.find_all("path", "worst")) == 1  # one largest gap, however many curves
 
 
 
@@ -713,6 +779,12 @@ def test_repr_html_of_the_results():
     assert numbers(cells["statistic"]) == [mc.statistic]
     assert "&lt;a&gt;" in mc._repr_html_()  # a segment's value, escaped
     assert not root.find_all("a")
+    # a short array field: its values, each a number; a long one, its length
+    from calibr._html._repr import value_html
+
+    short = parse(f"<p>{value_html(np.array([0.25, 3.0]))}</p>")
+    assert short.text() == "[0.25, 3]" and numbers(short) == [0.25, 3.0]
+    assert value_html(np.arange(13.0)) == "array of 13 values"
     # calibration_table returns a DataFrame, which pandas shows
     assert isinstance(calibr.calibration_table(p, y), pd.DataFrame)
     # a long table field: its first 10 rows in a notebook, and the count of the others
