@@ -56,22 +56,12 @@ def equal_mass_breaks(x: np.ndarray | None, bins: int, right: bool = RIGHT_DEFAU
 
     One ``numpy.sort`` (a vectorised sort, faster than ``numpy.partition`` at
     the 2 (B - 1) ranks needed; see ``docs/definitions.md``). ``presorted``:
-    the values already sorted and their running weights (the running count
-    ``1..n`` without weights), for a caller that needs the breaks of many ``bins``
-    (``calibr._sweep``); then ``x`` is not read and the weights are not checked.
+    the values already sorted and their running count ``1..n``, without weights
+    (``calibr._sweep.sweep``'s sort, for the breaks of the number it chose);
+    then ``x`` is not read. With weights it is not read: they are sorted here.
     """
-    if presorted is not None:
-        xs, cum = presorted
-        n = int(cum[-1]) if cum.shape[0] else 0
-        b = min(bins, n)
-        s = group_starts(n, b)
-        if weights is None:
-            cuts = cut_points(xs, s)
-        else:
-            cuts = (xs[np.searchsorted(cum, s - 1, side="right")]
-                    + xs[np.searchsorted(cum, s, side="right")]) / 2.0
-    elif weights is None:
-        xs = np.sort(x)
+    if weights is None:
+        xs = np.sort(x) if presorted is None else presorted[0]
         n = xs.shape[0]
         b = min(bins, n)
         cuts = cut_points(xs, group_starts(n, b))

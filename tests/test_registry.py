@@ -115,6 +115,8 @@ def test_an_entry_with_an_unknown_path_is_refused():
         _registry.MetricInfo("x", "calibr", "binned", "", bootstrap=_registry.BIN_SUMS)
     with pytest.raises(ValueError, match="dask"):
         _registry.MetricInfo("x", "calibr", "smooth", "", dask=_registry.MERGED_SUMS)
+    with pytest.raises(ValueError, match="grouped"):
+        _registry.MetricInfo("x", "calibr", "binned", "", grouped=_registry.BIN_SUMS)
 
 
 def test_importing_the_registry_imports_no_numerics():
