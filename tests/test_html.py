@@ -585,7 +585,7 @@ def check_inside(svg: Node) -> None:
             assert 0 <= x <= right <= w and 0 <= y <= bottom <= h, (node.tag, node.attrs)
 
 
-@pytest.mark.parametrize("smallest", [1, 3])
+@pytest.mark.parametrize("smallest", [1, 3, 0.2])  # 0.2: the weight of one row
 def test_the_reliability_diagram_is_drawn_to_its_scales(smallest):
     """A group's diagram (calibr/_html/_svg.py) against calibration_table: the
     histogram beneath the plot square, its bars on the log scale from half the
@@ -595,12 +595,16 @@ def test_the_reliability_diagram_is_drawn_to_its_scales(smallest):
     from calibr._html import _svg
 
     rng = np.random.default_rng(5)
-    # a bin of `smallest` rows, one empty
-    p = np.concatenate([[0.05] * smallest, rng.uniform(0.42, 1.0, 300)])
-    df = pd.DataFrame({"p": p, "y": (rng.random(p.size) < p) * 1})
-    root = parse(calibr.html_report(df, "p", "y", bins=5, rng=4))
+    # a bin of `smallest` rows (or of one row of that weight), one empty
+    first = math.ceil(smallest)
+    p = np.concatenate([[0.05] * first, rng.uniform(0.42, 1.0, 300)])
+    df = pd.DataFrame({"p": p, "y": (rng.random(p.size) < p) * 1,
+                       "w": np.where(np.arange(p.size) < first, smallest / first, 1.0)})
+    w = {"weights": "w"} if smallest < 1 else {}
+    root = parse(calibr.html_report(df, "p", "y", bins=5, rng=4, **w))
     svg = root.find("svg", "rd")
-    tab = calibr.calibration_table(df["p"], df["y"], bins=5, consistency=0.9, rng=4)
+    band = {} if w else {"consistency": 0.9, "rng": 4}
+    tab = calibr.calibration_table("p", "y", data=df, bins=5, **w, **band)
     check_inside(svg)
     plot, hist = svg.find_all("rect", "frame")
     assert float(hist.attrs["y"]) > float(plot.attrs["y"]) + float(plot.attrs["height"])
@@ -620,16 +624,18 @@ def test_the_reliability_diagram_is_drawn_to_its_scales(smallest):
         assert width == pytest.approx((row["upper"] - row["lower"]) * _svg.PLOT, abs=0.051)
         want = _svg.HIST * (math.log(row["n"]) - math.log(lo)) / (math.log(hi) - math.log(lo))
         assert -h == pytest.approx(want, abs=0.051)
-    # the band: along the upper bounds, back along the lower ones
-    kept = tab.dropna(subset=["consistency_lower", "consistency_upper"])
-    assert len(kept) > 1
-    x = [_svg._x(v) for v in kept["mean_confidence"]]
-    want = ([(a, _svg._y(min(b, 1.0))) for a, b in zip(x, kept["consistency_upper"],
-                                                         strict=True)]
-            + [(a, _svg._y(b)) for a, b in zip(x[::-1], kept["consistency_lower"][::-1],
-                                               strict=True)])
-    got = _path_points(svg.find("path", "band").attrs["d"])
-    assert np.array(got) == pytest.approx(np.array(want), abs=0.051)
+    # the band (none with weights): along the upper bounds, back along the lower ones
+    assert bool(svg.find_all("path", "band")) == (not w)
+    if not w:
+        kept = tab.dropna(subset=["consistency_lower", "consistency_upper"])
+        assert len(kept) > 1
+        x = [_svg._x(v) for v in kept["mean_confidence"]]
+        want = ([(a, _svg._y(min(b, 1.0))) for a, b in zip(x, kept["consistency_upper"],
+                                                             strict=True)]
+                + [(a, _svg._y(b)) for a, b in zip(x[::-1], kept["consistency_lower"][::-1],
+                                                   strict=True)])
+        got = _path_points(svg.find("path", "band").attrs["d"])
+        assert np.array(got) == pytest.approx(np.array(want), abs=0.051)
     # the largest gap: one ring, centred on its bin's point
     rings = svg.find_all("path", "worst")
     assert len(rings) == 1
