@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .._multitest import p_adjust
+from ..table import CONSISTENCY_RESAMPLES
 from ._format import count, esc, key_text, num, pvalue
 from ._page import Cell, Page, Section, Table
 from ._svg import FEW, SMOOTH_FEW, Curve, reliability_svg
@@ -31,9 +32,9 @@ MIN_BIN_COUNT = FEW
 #: The level below which an (adjusted) p-value is shown in bold: a cue, not a verdict.
 SIGNIFICANT = 0.05
 
-#: The default level of the consistency band and its resamples.
+#: The report's default level of the consistency band (its resamples:
+#: ``calibr.table.CONSISTENCY_RESAMPLES``).
 CONSISTENCY = 0.9
-CONSISTENCY_RESAMPLES = 1000
 
 
 def intervals_words(level: float, method: str, n_resamples: int) -> str:
@@ -114,15 +115,15 @@ class Figures:
 
 
 def figures(data: Any, p: Any, y: Any, *, bins: Any, type: str, binning: str, right: bool,
-            classes: Any = None, na_rm: bool = False, weights: Any = None,
+            classes: Any, na_rm: bool, weights: Any, rng: Any, smooth: bool,
             p_prefix: str | None = None, consistency: float | None = CONSISTENCY,
-            n_resamples: int = CONSISTENCY_RESAMPLES, rng: Any = 0, smooth: bool = False,
-            ) -> Figures:
+            n_resamples: int = CONSISTENCY_RESAMPLES) -> Figures:
     """The :class:`Figures` of ``data`` (a DataFrame or DataFrameGroupBy): its
     per-bin table of form ``type`` with the consistency band at level
     ``consistency`` (none with ``weights``, which the band does not take, or for
     isotonic bins), and with ``smooth`` each group's smooth curve
-    (:func:`calibr.smece_curve`; binary or top-label tables only)."""
+    (:func:`calibr.smece_curve`; binary or top-label tables only). The band's
+    defaults are :func:`calibr.html_report`'s (``calibr report --html`` takes them)."""
     from .._groups import groups_of, resolve_columns
     from .._smooth import smece_curve
     from ..table import calibration_table

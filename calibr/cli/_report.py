@@ -353,7 +353,8 @@ def _html_page(result: pd.DataFrame, header: list[str], keys: list, columns: lis
     figures of each input."""
     from .._html import Spec, bins_words
     from .._html._cli import report_html
-    from .._html._report import CONSISTENCY_RESAMPLES, intervals_words, seed_words
+    from .._html._report import intervals_words, seed_words
+    from ..table import CONSISTENCY_RESAMPLES
 
     spec = Spec(list(keys), [(c.name, c.spec.func if isinstance(c.spec.func, str) else "")
                              for c in columns],
