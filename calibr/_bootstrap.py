@@ -63,10 +63,13 @@ _ALTERNATIVES = ("two-sided", "less", "greater")
 COUNT_BASE = kb.COUNT_BASE
 #: At most this many rows (resampling counts are int32 where uint8 would wrap).
 MAX_ROWS = 2**31 - 1
-#: Work chunks of a batch of replicates (run on up to ``num_threads()`` threads).
-_CHUNKS = 16
-#: A canonical-SKCE bootstrap warns when its cost n^2 K (B + 1) passes this
-#: (about a minute or more on one core).
+#: Work chunks of a batch of replicates (run on up to ``num_threads()`` threads),
+#: of the bootstrap and of the resampling tests (calibr._calibration_tests).
+REPLICATE_CHUNKS = 16
+#: A canonical-SKCE computation warns when its cost passes this (about a minute or
+#: more on one core): the bootstrap's n^2 K (B + 1), and the test's n^2 (K +
+#: n_resamples) (the kernel matrix in O(n^2 K), each replicate an O(n^2) quadratic
+#: form), read by calibr._calibration_tests.
 CANONICAL_WARN_COST = 1e11
 
 
@@ -409,7 +412,7 @@ def _replicates(plans: Sequence[_Plan], rng: Any, n_resamples: int) -> list[np.n
     ``u = gen.random()`` each, the rows ``floor(n * u)``. Every plan gets fresh
     generators from the same children, so all of them draw the same rows.
     """
-    nchunks = min(_CHUNKS, n_resamples)
+    nchunks = min(REPLICATE_CHUNKS, n_resamples)
     bounds = chunk_bounds(n_resamples, nchunks)
     seeds, bitgen = group_seeds(rng, nchunks, "resamples")
     out = []

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _binning
+from ._bootstrap import CANONICAL_WARN_COST, REPLICATE_CHUNKS
 from ._defaults import BINS_DEFAULT
 from ._docs import shared_docs
 from ._input import (
@@ -66,6 +67,9 @@ _TYPES = ("canonical", "confidence", "classwise", _TOP_LABEL)
 BINARY_ONLY = ("spiegelhalter", "hosmer_lemeshow")
 #: The methods that take frequency weights (those of ``calibr.ecce``).
 WEIGHTED = ("ks", "kuiper")
+#: The methods whose p-value comes from resampling (its resolution is 1 / n_resamples):
+#: the reports give their ``n_resamples``.
+RESAMPLING_TESTS = ("skce", "consistency")
 
 #: Uniform numbers drawn and held at once (float64, 32 MB): the replicates of
 #: the scalar SKCE test go to the kernel in batches of this many values.
@@ -73,14 +77,8 @@ _IDX_BATCH = 1 << 22
 #: At most this many Hosmer-Lemeshow groups (R's quantile() of that many
 #: probabilities; far more than rows is meaningless: groups of tied p merge).
 MAX_GROUPS = 10**5
-#: Work chunks of a batch of replicates, run on up to ``num_threads()`` threads.
-_CHUNKS = 16
 #: Resampling counts held at once in the canonical SKCE test (float64, 128 MB).
 _COUNTS_BATCH = 1 << 24
-#: The canonical SKCE test warns when n^2 (K + n_resamples) exceeds this: about
-#: a minute on one core (the kernel matrix is evaluated in O(n^2 K) and each
-#: replicate is an O(n^2) quadratic form).
-CANONICAL_WARN_COST = 1e11
 
 
 @dataclass(frozen=True, eq=False)
@@ -592,7 +590,7 @@ def _skce_scalar(
         u = _draw_uniforms(o.rng, n, count)
         # replicates are independent: chunks on all cores give the same bits
         calls = [(u[lo:hi], order, e, g, r, alpha)
-                 for lo, hi in chunk_bounds(count, min(count, _CHUNKS))]
+                 for lo, hi in chunk_bounds(count, min(count, REPLICATE_CHUNKS))]
         null[start:start + count] = np.concatenate(list(run_chunks(skce_test_replicates, calls)))
     return float(np.mean(uqs)), float(np.mean(stats)), null
 

@@ -269,6 +269,10 @@ _ENTRIES = (
 #: Every metric by name, in the order of the docs (read-only).
 METRICS: Mapping[str, MetricInfo] = MappingProxyType({e.name: e for e in _ENTRIES})
 
+#: The binned metrics: those that ``bins``, ``type``, ``binning`` and ``right`` apply to
+#: (in the reports and the command line's ``--bins``).
+BINNED = tuple(name for name, info in METRICS.items() if info.kind == "binned")
+
 
 def info_of(func: Any) -> MetricInfo | None:
     """The entry of a metric given by name or as its public function; None for any

@@ -39,8 +39,10 @@ __all__ = ["reliability_diagram", "table_ece"]
 _NEEDED = ("bin", "lower", "upper", "n", "mean_confidence", "observed_frequency",
            "ci_lower", "ci_upper")
 
-#: Panels with more curves than this draw them thinner and put the legend beside.
-_FEW_CURVES = 3
+#: More curves than this crowd a panel: :func:`reliability_diagram` draws them
+#: thinner with the legend beside, and the reports (``calibr report --plot`` without
+#: ``--type``, :func:`calibr.html_report`) draw data of more classes as the top label.
+FEW_CURVES = 3
 
 #: Inches added to the figure's width for the legend beside the panels.
 _LEGEND_WIDTH = 1.2
@@ -605,7 +607,7 @@ def reliability_diagram(
         for skey, _ in curves:
             if series_by and not _all_missing(skey):
                 colours.setdefault(_describe(series_by, skey), f"C{len(colours) % 10}")
-    crowded_figure = any(len(curves) > _FEW_CURVES for _, _, curves in panels)
+    crowded_figure = any(len(curves) > FEW_CURVES for _, _, curves in panels)
     # one legend for the figure, beside the panels; a single panel of few curves
     # keeps its legend inside
     shared = bool(colours) and (len(panels) > 1 or crowded_figure)
@@ -643,7 +645,7 @@ def reliability_diagram(
             counts_ax = fig.add_subplot(grid[r * rows_per_panel + 1, c], sharex=ax,
                                         label=COUNTS_LABEL)
         slots = len(curves)  # count bars side by side within each bin
-        crowded = slots > _FEW_CURVES  # thinner lines, lighter bars
+        crowded = slots > FEW_CURVES  # thinner lines, lighter bars
         named = []
         for j, (skey, ssub) in enumerate(curves):
             ssub = ssub.sort_values("mean_confidence", kind="stable")

@@ -16,6 +16,9 @@
   in ``calibr/_defaults.py``, which the binned signatures read); code that needs
   a function's default reads it from the signature (``calibr._input.defaults``)
   instead of restating it.
+* A constant is written once: no two modules of the package assign a literal to
+  the same upper-case name, except the names in ``SAME_NAME_OTHER_IDEA``, each
+  with the reason its definitions are different ideas.
 """
 
 from __future__ import annotations
@@ -255,6 +258,58 @@ def test_no_default_is_restated_outside_its_signature():
                                             BINS_DEFAULT)]
     assert found == [], ("read the default from the signature (calibr._input.defaults) or "
                          "calibr/_defaults.py instead:\n" + "\n".join(found))
+
+
+#: Upper-case names given a literal in more than one module of calibr, each a
+#: different idea in each module (the reason); any other repeated name is one
+#: idea written twice, which must be written once and imported.
+SAME_NAME_OTHER_IDEA = {
+    "_SOURCES": "each package's table of its own lazily imported names",
+    "_METHODS": "each function's own `method` choices",
+    "_TYPES": "each function's own `type` choices",
+    "_NORMS": "calibration_error's norms; torchmetrics' names, in its order",
+    "KINDS": "the registry's metric kinds; ecce's `kind` option (ks, kuiper)",
+    "GROUPS_BY_NAME": "each engine's own property",
+    "CHUNKS": "each compiled kernel's own work split",
+    "BLOCK": "each compiled kernel's own block of rows",
+    "_DESCRIPTION": "each subcommand's own help text",
+    "DEFAULT_LEVEL": "calibr compare's --level; the regression gate's level",
+    "DEFAULT_RESAMPLES": "calibr compare's 9999; the gate's 999, fast in a test suite",
+}
+
+
+def _constants(source: str) -> set[str]:
+    """The upper-case names a module assigns a literal to at its top level."""
+    out = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            try:
+                ast.literal_eval(node.value)
+            except ValueError:
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out |= {t.id for t in targets
+                    if isinstance(t, ast.Name) and t.id.lstrip("_").isupper()}
+    return out
+
+
+def test_constants_are_found():
+    assert _constants("A = 3\n_B: int = (1, 2)\nC = f(1)\nd = 4\nif x:\n    E = 5\n") == {
+        "A", "_B"}
+
+
+def test_a_constant_is_written_once():
+    """One name per idea: a value two modules need is written in one and imported
+    by the other (the consistency band's resamples, the canonical-SKCE cost
+    warning and the chunks of replicates each once had two definitions)."""
+    where: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "calibr").rglob("*.py")):
+        for name in _constants(path.read_text(encoding="utf-8")):
+            where.setdefault(name, []).append(str(path.relative_to(ROOT)))
+    repeated = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert set(repeated) == set(SAME_NAME_OTHER_IDEA), (
+        "write each of these once and import it, or give the reason they differ in "
+        f"SAME_NAME_OTHER_IDEA: {repeated}")
 
 
 #: Documented defaults that are not the signature's, with the reason.

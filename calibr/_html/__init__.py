@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .._calibration_tests import RESAMPLING_TESTS
 from .._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from .._docs import shared_docs
 from .._input import (
@@ -37,7 +38,8 @@ from .._input import (
     validate_params,
 )
 from .._input.frames import frame_verb
-from .._registry import METRICS, info_of
+from .._registry import BINNED, info_of
+from ..plot import FEW_CURVES
 from ._format import bins_words
 from ._page import Page, render
 from ._report import (
@@ -52,17 +54,6 @@ from ._report import (
 )
 
 __all__ = ["Figures", "Page", "Spec", "figures", "html_report", "render", "report_page"]
-
-#: The tests whose p-value comes from resampling (its resolution is 1/B).
-RESAMPLING_TESTS = ("skce", "consistency")
-
-#: Diagrams of more classes than this show the top label, not a curve per class
-#: (the command line's ``--plot`` rule, ``calibr.cli._report.PLOT_CLASSWISE_MAX``).
-CLASSWISE_MAX = 3
-
-#: The metrics that ``bins``, ``type``, ``binning`` and ``right`` apply to: the registry's
-#: binned ones (``calibr._registry``, as the command line's ``--bins``).
-BINNED = tuple(name for name, info in METRICS.items() if info.kind == "binned")
 
 def _count(p: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
            **_: Any) -> float:
@@ -224,7 +215,7 @@ def html_report(
     keys = [] if groups.keys is None else list(groups.keys.columns)
     k = 1 if cols.binary else len(cols.p)
     form = "binary" if cols.binary else type
-    drawn = "binary" if cols.binary else type if k <= CLASSWISE_MAX else "confidence"
+    drawn = "binary" if cols.binary else type if k <= FEW_CURVES else "confidence"
     bin_opts = {"bins": bins, "type": type, "binning": binning, "right": right}
     specs = {}
     for name, spec, _ in metric_columns(metrics, {}):

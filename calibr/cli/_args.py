@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
 from .._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
-from .._registry import DEFAULT_METRICS, METRICS
+from .._registry import BINNED, DEFAULT_METRICS, METRICS
 from ._errors import EXIT_BROKEN_PIPE, CLIError, _cli_message
 
 if TYPE_CHECKING:
@@ -29,10 +29,8 @@ MCE_MIN_BIN_COUNT = 10
 #: --renormalize divides each row by its sum only if every row sums to 1 within this.
 RENORMALIZE_TOL = 1e-3
 
-#: The metrics that --bins, --type, --binning and --right apply to: the binned ones.
-_BINNED = tuple(name for name, info in METRICS.items() if info.kind == "binned")
 _METRIC_WORDS = ", ".join(METRICS)
-_BINNED_WORDS = ", ".join(_BINNED)
+BINNEDWORDS__ = ", ".join(BINNED)
 _FORMATS = ("table", "csv", "json")
 
 _DESCRIPTION = """\
@@ -66,7 +64,7 @@ bca. Not with --per-bin or --weights.
 
 metrics: a comma-separated list of metrics ({_METRIC_WORDS}), each optionally with
 options in parentheses, as in R: "ece,mce(bins=5),skce(estimator=ul,bandwidth=0.1)".
---bins, --type, --binning and --right apply to the binned metrics ({_BINNED_WORDS}; and
+--bins, --type, --binning and --right apply to the binned metrics ({BINNEDWORDS__}; and
 the per-bin table and the plot) unless a metric sets them itself, e.g.
 "ece(binning=equal-mass,bins=15,right=false)". The columns form and bins say which
 form and bins the ece and mce columns without their own options use: binary (one
@@ -335,16 +333,16 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
     )
     # the defaults are ece()'s (calibr._defaults: the parser imports no numerics)
     met.add_argument("--bins", type=int, default=None, metavar="B",
-                     help=f"number of equal-width bins for {_BINNED_WORDS}, --per-bin and --plot "
+                     help=f"number of equal-width bins for {BINNEDWORDS__}, --per-bin and --plot "
                      f"(default: {BINS_DEFAULT})")
     met.add_argument("--type", choices=("classwise", "confidence", "top-label"), default=None,
-                     help=f"multiclass form of {_BINNED_WORDS}, --per-bin and --plot "
+                     help=f"multiclass form of {BINNEDWORDS__}, --per-bin and --plot "
                      f"(default: {BINNED_TYPE_DEFAULT}; --plot: confidence, the top label, "
                      "for more than 3 classes); top-label: Gupta & Ramdas's top-label "
                      "calibration error, bins per predicted class (one probability column "
                      "too, as the columns 1 - p and p; not with --plot or --html)")
     met.add_argument("--binning", choices=("equal-width", "equal-mass"), default=None,
-                     help=f"bins of {_BINNED_WORDS}, --per-bin and --plot: equal-width (R's"
+                     help=f"bins of {BINNEDWORDS__}, --per-bin and --plot: equal-width (R's"
                      f"{_the_default('equal-width', BINNING_DEFAULT)}) or equal-mass (B groups "
                      "of nearly equal size, each group's and class's own breaks"
                      f"{_the_default('equal-mass', BINNING_DEFAULT)})")
@@ -591,10 +589,6 @@ Metric(func='skce', options={'estimator': 'ul', 'bandwidth': 'median'}))]
     return out
 
 
-#: Tests whose p-value comes from resampling: the report gives their n_resamples.
-RESAMPLING_TESTS = ("skce", "consistency")
-
-
 def parse_tests(texts: list[str] | None) -> list[tuple[str, CalibrationTest]]:
     """``[(column prefix, CalibrationTest)]`` from the --test options (each a
     comma-separated list); the prefix is the method, or the entry as written when
@@ -669,7 +663,7 @@ def _with_defaults(specs, bins, type_, binning=None, right=None) -> list[_Column
     out = []
     for col, spec in specs:
         own_bins, own_type = "bins" in spec.options, "type" in spec.options
-        if spec.func in _BINNED:
+        if spec.func in BINNED:
             extra = {}
             if bins is not None and not own_bins:
                 extra["bins"] = bins
@@ -680,7 +674,7 @@ def _with_defaults(specs, bins, type_, binning=None, right=None) -> list[_Column
             if right is not None and "right" not in spec.options:
                 extra["right"] = right
             spec = Metric(spec.func, {**spec.options, **extra})
-        binned = spec.func in _BINNED
+        binned = spec.func in BINNED
         out.append(_Column(col, spec, binned and not own_bins, binned and not own_type))
     return out
 

@@ -13,17 +13,17 @@ import pandas as pd
 
 from .._binned_metrics import ece, mce
 from .._calibration_tests import BINARY_ONLY as BINARY_ONLY_TESTS
+from .._calibration_tests import RESAMPLING_TESTS, calibration_test
 from .._calibration_tests import WEIGHTED as WEIGHTED_TESTS
-from .._calibration_tests import calibration_test
 from .._defaults import BINNING_DEFAULT, RIGHT_DEFAULT
 from .._groups import by_columns, subframes
 from .._input import BINS, InputError, defaults
+from .._registry import BINNED
 from ..frame import summarise
+from ..plot import FEW_CURVES
 from ..table import TABLE_COLUMNS, calibration_table
 from ._args import (
-    _BINNED,
     MCE_MIN_BIN_COUNT,
-    RESAMPLING_TESTS,
     _Column,
     _sep,
     _with_defaults,
@@ -49,10 +49,6 @@ from ._render import _header, _render, _tests_header
 #: At most this many panels in a --plot figure (one per group).
 MAX_PLOT_PANELS = 100
 
-#: Without --type, --plot draws multiclass data of more classes than this as the top
-#: label: more curves than this crowd a panel (docs/cli.md, "The plot").
-PLOT_CLASSWISE_MAX = 3
-
 
 class _Reported(NamedTuple):
     """What ``report`` gets from one input."""
@@ -76,12 +72,12 @@ class _Reported(NamedTuple):
 def _plot_form(type_arg: str | None, n_prob: int) -> str:
     """The form --plot draws for data of ``n_prob`` probability columns (1: binary)
     and ``--type type_arg`` (None if not given): --type's, else classwise for at most
-    ``PLOT_CLASSWISE_MAX`` classes and the top label ("confidence") for more."""
+    ``FEW_CURVES`` classes and the top label ("confidence") for more."""
     if n_prob == 1:
         return "binary"
     if type_arg is not None:
         return type_arg
-    return "confidence" if n_prob > PLOT_CLASSWISE_MAX else "classwise"
+    return "confidence" if n_prob > FEW_CURVES else "classwise"
 
 
 def report(args) -> int:
@@ -158,7 +154,7 @@ def report(args) -> int:
             result, fmt, header, exact=[*cols[: cols.index("bin") + 1], "n"])
     else:
         result = pd.concat(results, ignore_index=True)
-        binned = [c for c in columns if c.spec.func in _BINNED]
+        binned = [c for c in columns if c.spec.func in BINNED]
         header = _header(sources, bins if any(c.default_bins for c in binned) else None,
                          forms if any(c.default_type for c in binned) else [], "report")
         header = _with_engine(_bins_words(header, binning_options), sources)
@@ -622,7 +618,7 @@ def _plot(table: pd.DataFrame, fmt: str, bins: int, sources: list[_Source],
     moved = [s for s, m in zip(sources, switched, strict=True) if m]
     if moved:
         who = (", ".join(s.tag or s.label for s in moved) + ": ") if len(sources) > 1 else ""
-        title += (f"\n{who}more than {PLOT_CLASSWISE_MAX} classes, drawn as the confidence, "
+        title += (f"\n{who}more than {FEW_CURVES} classes, drawn as the confidence, "
                   "not in the classwise form of the metrics (--type classwise draws that)")
     # the panels of a multiclass confidence table name their ECE's form: the table
     # looks binary, and the printed ece may be classwise
