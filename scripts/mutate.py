@@ -115,7 +115,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/cli/_engine.py": ["tests/test_cli.py", "tests/test_dask.py"],
     "calibr/datasets/__init__.py": ["tests/test_datasets.py"],
     "calibr/_registry.py": ["tests/test_registry.py", "tests/test_frame.py"],
-    "calibr/_cumulative.py": ["tests/test_ecce.py"],
+    "calibr/_cumulative.py": ["tests/test_ecce.py", "tests/test_bootstrap.py"],
     "calibr/_sweep.py": ["tests/test_sweep.py"],
     "calibr/_equal_mass.py": ["tests/test_binning.py", "tests/test_sweep.py"],
     "calibr/_multitest.py": ["tests/test_p_adjust.py"],

@@ -282,6 +282,22 @@ def test_murphy_equals_the_numpy_oracle(opts, score, ties):
 
 
 @pytest.mark.parametrize("score", SCORES)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_murphy_counts_a_bin_of_one_row(score, weighted):
+    """A bin holding a single row (of any positive weight) is a bin like any other."""
+    rng = np.random.default_rng(26)
+    p = np.concatenate([[0.05], rng.uniform(0.3, 0.95, 199)])
+    y = (rng.random(200) < p).astype(np.int64)
+    y[0] = 1  # the lone row far from its p: its bin's MCB term is large
+    w = rng.integers(1, 4, 200).astype(float) if weighted else None
+    d = calibr.decompose(p, y, score, weights=w, binning="equal-width", bins=5)
+    breaks = np.linspace(0, 1, 6)
+    assert np.sum((p > breaks[0]) & (p <= breaks[1])) == 1
+    want = murphy_oracle(p, y, breaks, True, score, w)
+    np.testing.assert_allclose(values(d), want, rtol=ORACLE_RTOL, atol=ORACLE_ATOL)
+
+
+@pytest.mark.parametrize("score", SCORES)
 def test_murphy_is_exact_when_p_is_constant_within_each_bin(score):
     rng = np.random.default_rng(24)
     p = rng.choice([0.05, 0.25, 0.45, 0.65, 0.85], 400)  # one value per bin of 5

@@ -98,3 +98,20 @@ def test_engine_failures_are_one_line_exit_2_nothing_written(capsys, files, argv
     assert err.startswith(message.format(root=files)), err
     assert err.count("\n") == 1
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("engine", "install"), [("polars", "pip install 'polars=="),
+                                                 ("duckdb", "pip install 'duckdb==")])
+def test_an_engine_not_installed_is_one_line_exit_2(capsys, files, monkeypatch, engine, install):
+    """--engine of a package that does not import: calibr's error with the install
+    command (exit 2), never an internal error; nothing written."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, engine, None)  # `import polars` raises ImportError
+    out = files / "out.csv"
+    code, got, err = _run(capsys, "report", str(files / "dir"), "--engine", engine,
+                          "--output", str(out))
+    assert code == 2 and got == ""
+    assert err.startswith(f"calibr: error: --engine {engine} needs {engine} ("), err
+    assert f"install it with `{install}" in err and err.count("\n") == 1
+    assert not out.exists()
