@@ -165,6 +165,26 @@ def test_weighted_ece_bounds_the_bins_of_the_classwise_form_only(monkeypatch):
         (2 * 0.2 + 0.3) / 3, abs=1e-12)
 
 
+def test_bins_from_the_data_are_not_bounded_by_bins(monkeypatch):
+    """Isotonic bins and bins="sweep"/"auto" take their number from the data, at
+    most one bin per row, so their per-bin sums never outgrow the data and the bound
+    on bins x K does not apply (``BinSpec.nbins``): with the bound made 20, 11 classes
+    of 40 rows in 4 "auto" bins (44 cells) are computed, equal to the unbounded
+    result, while ``bins=4`` given as a number is refused."""
+    import calibr._input.params as params
+
+    rng = np.random.default_rng(31)
+    pm = rng.dirichlet(np.ones(11), 40)
+    ym = rng.integers(0, 11, 40)
+    want = {opts: calibr.ece(pm, ym, classes=range(11), **dict(opts)) for opts in (
+        (("bins", "auto"),), (("binning", "isotonic"),), (("bins", "sweep"),))}
+    monkeypatch.setattr(params, "MAX_BIN_CELLS", 20)
+    for opts, value in want.items():
+        assert calibr.ece(pm, ym, classes=range(11), **dict(opts)) == value, opts
+    with pytest.raises(InputError, match=r"got bins = 4 with K = 11 classes \(44 bins\)"):
+        calibr.ece(pm, ym, bins=4, classes=range(11))
+
+
 # ----------------------------------------------------------------- kernels vs oracle
 
 
