@@ -171,8 +171,7 @@ class BinSpec:
 
 def breaks(x: np.ndarray | None, bins: int | str | np.ndarray,
            binning: str = BINNING_DEFAULT, right: bool = RIGHT_DEFAULT,
-           weights: np.ndarray | None = None, hits: np.ndarray | None = None,
-           presorted: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+           weights: np.ndarray | None = None, hits: np.ndarray | None = None) -> np.ndarray:
     """The breaks of one column of values ``x`` (1-d float64 in [0, 1]).
 
     Parameters
@@ -196,15 +195,13 @@ def breaks(x: np.ndarray | None, bins: int | str | np.ndarray,
         Frequency weights (``"equal-mass"`` and ``"isotonic"`` only).
     hits : ndarray, optional
         The outcomes, 0/1 (``"isotonic"`` and ``bins="sweep"``, which need them).
-    presorted : tuple of ndarray, optional
-        ``"equal-mass"``: the values sorted and their running weights
-        (:func:`equal_mass_breaks`).
 
     Returns
     -------
     ndarray
         ``B + 1`` nondecreasing breaks, the first 0 and the last 1.
     """
+    presorted = None  # the sweep's sort of x, for equal-mass breaks of its number
     if isinstance(bins, str):
         from ._sweep import cube_root_bins, sweep  # the rules that choose a number
 
@@ -212,9 +209,7 @@ def breaks(x: np.ndarray | None, bins: int | str | np.ndarray,
             total = x.shape[0] if weights is None else float(np.sum(weights))
             bins = cube_root_bins(total)
         else:  # the sweep's sort serves the equal-mass breaks of its number
-            bins, sorted_by_sweep = sweep(x, hits, binning, right, weights)
-            if binning == "equal-mass" and presorted is None:
-                presorted = sorted_by_sweep
+            bins, presorted = sweep(x, hits, binning, right, weights)
     if not isinstance(bins, int):
         return bins
     if binning == "equal-width":

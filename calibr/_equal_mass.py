@@ -33,7 +33,7 @@ def group_starts(n: int, bins: int) -> np.ndarray:
 
 def equal_mass_breaks(x: np.ndarray | None, bins: int, right: bool = RIGHT_DEFAULT,
                       weights: np.ndarray | None = None,
-                      presorted: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+                      presorted: np.ndarray | None = None) -> np.ndarray:
     """Equal-mass breaks of the values ``x`` (1-d, in [0, 1]): the rule of
     uncertainty-calibration's ``get_equal_bins`` (Kumar, Liang & Ma 2019).
 
@@ -56,12 +56,12 @@ def equal_mass_breaks(x: np.ndarray | None, bins: int, right: bool = RIGHT_DEFAU
 
     One ``numpy.sort`` (a vectorised sort, faster than ``numpy.partition`` at
     the 2 (B - 1) ranks needed; see ``docs/definitions.md``). ``presorted``:
-    the values already sorted and their running count ``1..n``, without weights
-    (``calibr._sweep.sweep``'s sort, for the breaks of the number it chose);
-    then ``x`` is not read. With weights it is not read: they are sorted here.
+    ``numpy.sort(x)`` already made, without weights (``calibr._sweep.sweep``'s
+    sort, for the breaks of the number it chose); then ``x`` is not read. With
+    weights it is not read: the rows are sorted with their weights here.
     """
     if weights is None:
-        xs = np.sort(x) if presorted is None else presorted[0]
+        xs = np.sort(x) if presorted is None else presorted
         n = xs.shape[0]
         b = min(bins, n)
         cuts = cut_points(xs, group_starts(n, b))

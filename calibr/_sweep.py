@@ -74,12 +74,12 @@ def _exact(total: float, weights: np.ndarray | None) -> bool:
 
 def sweep(x: np.ndarray, hits: np.ndarray, binning: str, right: bool,
           weights: np.ndarray | None = None, mode: int = _sk.AUTO
-          ) -> tuple[int, tuple[np.ndarray, np.ndarray] | None]:
+          ) -> tuple[int, np.ndarray | None]:
     """:func:`sweep_bins`, and for equal-mass bins the sort it made, for the breaks
     of its number (``calibr._equal_mass.equal_mass_breaks``, ``presorted``): the
-    values sorted and their running count, when they are those of
-    ``numpy.sort(x)`` (no weights, whose checks the breaks make, and no zero,
-    which could be a -0.0 that the sort keys read as 0.0); else None."""
+    values sorted, when they are ``numpy.sort(x)`` (no weights, whose checks the
+    breaks make, and no zero, which could be a -0.0 that the sort keys read as
+    0.0); else None."""
     xs, cum_w, cum_c = _sorted(x, hits, weights)
     n = xs.shape[0]
     total = float(n if cum_w is None else cum_w[-1])
@@ -90,7 +90,7 @@ def sweep(x: np.ndarray, hits: np.ndarray, binning: str, right: bool,
                             weights is not None, largest, _exact(total, weights), mode))
     if binning != "equal-mass" or weights is not None or n == 0 or not xs[0] > 0.0:
         return b, None
-    return b, (xs, np.arange(1, n + 1, dtype=np.float64))  # the running count
+    return b, xs
 
 
 def sweep_bins(x: np.ndarray, hits: np.ndarray, binning: str, right: bool,

@@ -185,6 +185,29 @@ def test_bins_from_the_data_are_not_bounded_by_bins(monkeypatch):
         calibr.ece(pm, ym, bins=4, classes=range(11))
 
 
+def test_top_label_bins_are_bounded_per_class(monkeypatch):
+    """The top-label form keeps one set of bins per predicted class: K sets for K
+    columns, 2 for a binary p (read as two columns), each bounded as the
+    classwise form is (bins x sets at most MAX_BIN_CELLS, here made 20)."""
+    import calibr._input.params as params
+
+    rng = np.random.default_rng(32)
+    p = rng.random(60)
+    y = (rng.random(60) < p).astype(np.int64)
+    pm = rng.dirichlet(np.ones(3), 60)
+    ym = rng.integers(0, 3, 60)
+    want = (calibr.ece(p, y, bins=10, type="top-label"),
+            calibr.ece(pm, ym, bins=6, type="top-label", classes=range(3)))
+    monkeypatch.setattr(params, "MAX_BIN_CELLS", 20)
+    assert calibr.ece(p, y, bins=10, type="top-label") == want[0]  # 2 x 10 cells
+    assert calibr.ece(pm, ym, bins=6, type="top-label", classes=range(3)) == want[1]  # 18
+    with pytest.raises(InputError, match=r'for type = "top-label" .* got bins = 11 with '
+                       r"K = 2 classes \(22 bins\)"):
+        calibr.ece(p, y, bins=11, type="top-label")
+    with pytest.raises(InputError, match=r"got bins = 7 with K = 3 classes \(21 bins\)"):
+        calibr.ece(pm, ym, bins=7, type="top-label", classes=range(3))
+
+
 # ----------------------------------------------------------------- kernels vs oracle
 
 

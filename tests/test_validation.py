@@ -1369,6 +1369,18 @@ def test_eager_polars_and_arrow_columns_are_read_as_numpy_or_pandas():
         assert got.isna().tolist() == [False, True, False]
 
 
+def test_an_arrow_object_that_is_not_a_column_is_refused():
+    """A pyarrow scalar is neither a column nor a frame: a TypeError naming the
+    argument and the type, before anything is read."""
+    import pyarrow as pa
+
+    for value, name in ((pa.scalar(0.5), "DoubleScalar"), (pa.scalar(True), "BooleanScalar")):
+        with pytest.raises(calibr.InputTypeError, match=re.escape(
+                f"`p` must be a column or a frame; got a pyarrow {name}.")) as info:
+            calibr.ece(value, [1])
+        assert info.value.param == "p"
+
+
 @pytest.mark.parametrize("by, message", [
     (True, "`by` must be a column name or a non-empty list of column names; got True."),
     (0.5, "`by` must be a column name or a non-empty list of column names; got 0.5."),
