@@ -1369,6 +1369,26 @@ def test_eager_polars_and_arrow_columns_are_read_as_numpy_or_pandas():
         assert got.isna().tolist() == [False, True, False]
 
 
+def test_the_verbs_return_the_callers_frame_with_the_columns_of_pandas():
+    """A verb given a polars or Arrow frame returns one of that type with exactly the
+    pandas result's columns and values (no index column added on the way back)."""
+    import polars as pl
+    import pyarrow as pa
+
+    df = pd.DataFrame({"g": list("aabbb"), "p": [0.2, 0.7, 0.4, 0.9, 0.5],
+                       "y": [0, 1, 0, 1, 1]})
+    for verb in (lambda d: calibr.summarise(d, "p", "y", by="g"),
+                 lambda d: calibr.calibration_table("p", "y", data=d, by="g")):
+        want = verb(df)
+        for data, kind in ((pl.from_pandas(df), pl.DataFrame),
+                           (pa.Table.from_pandas(df, preserve_index=False), pa.Table)):
+            got = verb(data)
+            assert type(got) is kind
+            names = got.columns if kind is pl.DataFrame else got.column_names
+            assert list(names) == list(want.columns)
+            pd.testing.assert_frame_equal(got.to_pandas(), want, check_dtype=False)
+
+
 def test_an_arrow_object_that_is_not_a_column_is_refused():
     """A pyarrow scalar is neither a column nor a frame: a TypeError naming the
     argument and the type, before anything is read."""
