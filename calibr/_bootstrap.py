@@ -22,6 +22,7 @@ import numpy as np
 
 from . import _binning, _registry
 from ._cumulative import sorted_rows
+from ._defaults import BOOTSTRAP_RESAMPLES_DEFAULT
 from ._docs import shared_docs
 from ._groups import group_seeds
 from ._input import (
@@ -546,7 +547,7 @@ def bootstrap(
     y: Any,
     metric: str | Callable[..., float] = DEFAULT_METRIC,
     *,
-    n_resamples: int = 9999,
+    n_resamples: int = BOOTSTRAP_RESAMPLES_DEFAULT,
     confidence_level: float = 0.95,
     method: str = "percentile",
     rng: int | np.random.Generator | None = None,
@@ -711,7 +712,7 @@ def paired_bootstrap(
     y: Any,
     metric: str | Callable[..., float] = DEFAULT_METRIC,
     *,
-    n_resamples: int = 9999,
+    n_resamples: int = BOOTSTRAP_RESAMPLES_DEFAULT,
     confidence_level: float = 0.95,
     method: str = "percentile",
     alternative: str = "two-sided",

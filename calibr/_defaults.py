@@ -1,6 +1,7 @@
 """The defaults of the bin options, shared by the signatures of every binned function
 (``ece``, ``mce``, ``calibration_error``, ``calibration_table``, and ``bins`` of
-``calibration_test``), written once.
+``calibration_test``), and the bootstrap's resamples, shared by its callers: each
+written once.
 
 Each is R's (``docs/definitions.md``, "Binned metrics"): ``ece(p, y, bins = 10,
 type = c("classwise", "confidence"))`` with the breaks ``seq(0, 1, length.out =
@@ -14,8 +15,8 @@ docstring paragraphs), from here. This module imports nothing.
 
 from __future__ import annotations
 
-__all__ = ["BINNED_TYPE_DEFAULT", "BINNING_DEFAULT", "BINS_DEFAULT", "DECOMPOSE_BINNING_DEFAULT",
-           "RIGHT_DEFAULT"]
+__all__ = ["BINNED_TYPE_DEFAULT", "BINNING_DEFAULT", "BINS_DEFAULT", "BOOTSTRAP_RESAMPLES_DEFAULT",
+           "DECOMPOSE_BINNING_DEFAULT", "RIGHT_DEFAULT"]
 
 #: The number of bins (R's ``bins = 10``).
 BINS_DEFAULT = 10
@@ -25,6 +26,9 @@ BINNING_DEFAULT = "equal-width"
 RIGHT_DEFAULT = True
 #: The multiclass form of the binned metrics (R's ``type = c("classwise", ...)``).
 BINNED_TYPE_DEFAULT = "classwise"
+#: The bootstrap's resamples (``bootstrap``, ``paired_bootstrap``, the intervals of
+#: ``summarise`` and ``html_report``, ``calibr report --n-resamples``, ``calibr compare``).
+BOOTSTRAP_RESAMPLES_DEFAULT = 9999
 #: The bins of ``decompose()``: the isotonic fit of the CORP decomposition (Dimitriadis,
 #: Gneiting & Jordan 2021), not R's bins (``docs/definitions.md``, "Score decompositions").
 DECOMPOSE_BINNING_DEFAULT = "isotonic"

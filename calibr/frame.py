@@ -36,6 +36,7 @@ from . import _binning, _registry
 from ._bootstrap import _METHODS as _CI_METHODS
 from ._bootstrap import bootstrap
 from ._calibration_tests import _METHODS, WEIGHTED, calibration_test
+from ._defaults import BOOTSTRAP_RESAMPLES_DEFAULT
 from ._docs import shared_docs
 from ._groups import Split, group_seeds, groups_of, resolve_columns, split, weights_column
 from ._input import (
@@ -525,7 +526,7 @@ def summarise(
     weights: Hashable | None = None,
     confidence_level: float | None = None,
     ci_method: str = "percentile",
-    n_resamples: int = 9999,
+    n_resamples: int = BOOTSTRAP_RESAMPLES_DEFAULT,
     p_adjust: str | None = None,
     by: Hashable | Sequence[Hashable] | None = None,
     **named_metrics: Any,

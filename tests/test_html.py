@@ -188,6 +188,23 @@ def test_every_number_in_the_overview_is_summarise(report_page, breast, rref):
         assert flagged == (worst["n"] < 10)
 
 
+def test_the_overview_follows_the_bins_and_weights_given(breast):
+    """The overview's MCE bin is that of the bins given (not the default's), and its
+    n the total weight, fractional weights kept as they are."""
+    df = breast[breast["model"] == sorted(breast["model"].unique())[0]].copy()
+    df["w"] = np.where(np.arange(len(df)) % 2 == 0, 0.5, 1.25)
+    root = parse(calibr.html_report(df, "p", "y", bins=4, weights="w", metrics=["mce"]))
+    heads, (row,) = overview(root)
+    cell = dict(zip(heads, row, strict=True))
+    assert numbers(cell["n"]) == [float(df["w"].sum())] and df["w"].sum() % 1 != 0
+    tab = calibr.calibration_table("p", "y", data=df, bins=4, weights="w")
+    worst = tab.sort_values(["gap", "n"], ascending=False).iloc[0]
+    assert numbers(cell["mce"])[0] == pytest.approx(worst["gap"], rel=1e-12)
+    assert numbers(cell["mce bin n"]) == [float(worst["n"])]
+    assert worst["n"] != calibr.calibration_table("p", "y", data=df, weights="w").sort_values(
+        ["gap", "n"], ascending=False).iloc[0]["n"]  # the default bins would differ
+
+
 def test_every_number_of_each_group_is_calibration_table(report_page, breast):
     page, root = report_page
     tab = calibr.calibration_table("p", "y", data=breast.groupby("model"), consistency=0.9,

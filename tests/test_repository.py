@@ -274,7 +274,6 @@ SAME_NAME_OTHER_IDEA = {
     "BLOCK": "each compiled kernel's own block of rows",
     "_DESCRIPTION": "each subcommand's own help text",
     "DEFAULT_LEVEL": "calibr compare's --level; the regression gate's level",
-    "DEFAULT_RESAMPLES": "calibr compare's 9999; the gate's 999, fast in a test suite",
 }
 
 

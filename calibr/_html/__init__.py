@@ -21,7 +21,13 @@ from typing import Any
 import numpy as np
 
 from .._calibration_tests import RESAMPLING_TESTS
-from .._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
+from .._defaults import (
+    BINNED_TYPE_DEFAULT,
+    BINNING_DEFAULT,
+    BINS_DEFAULT,
+    BOOTSTRAP_RESAMPLES_DEFAULT,
+    RIGHT_DEFAULT,
+)
 from .._docs import shared_docs
 from .._input import (
     BIN_SPEC,
@@ -91,7 +97,7 @@ def html_report(
     tests: Any = None,
     confidence_level: float | None = None,
     ci_method: str = "percentile",
-    n_resamples: int = 9999,
+    n_resamples: int = BOOTSTRAP_RESAMPLES_DEFAULT,
     bins: Any = BINS_DEFAULT,
     type: str = BINNED_TYPE_DEFAULT,
     binning: str = BINNING_DEFAULT,

@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
-from .._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
+from .._defaults import (
+    BINNED_TYPE_DEFAULT,
+    BINNING_DEFAULT,
+    BINS_DEFAULT,
+    BOOTSTRAP_RESAMPLES_DEFAULT,
+    RIGHT_DEFAULT,
+)
 from .._registry import BINNED, DEFAULT_METRICS, METRICS
 from ._errors import EXIT_BROKEN_PIPE, CLIError, _cli_message
 
@@ -373,8 +379,10 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
         help="the interval of --confidence-level (default: percentile)",
     )
     renamed_option(
-        tst, "--n-resamples", "--ci-resamples", dest="ci_resamples", type=int, default=9999,
-        metavar="B", help="bootstrap resamples per group for --confidence-level (default: 9999)",
+        tst, "--n-resamples", "--ci-resamples", dest="ci_resamples", type=int,
+        default=BOOTSTRAP_RESAMPLES_DEFAULT, metavar="B",
+        help="bootstrap resamples per group for --confidence-level "
+             f"(default: {BOOTSTRAP_RESAMPLES_DEFAULT})",
     )
     out = rep.add_argument_group("output")
     out.add_argument(

@@ -23,6 +23,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .._defaults import BOOTSTRAP_RESAMPLES_DEFAULT
 from .._registry import DEFAULT_METRIC
 from ._args import ENGINE_CHOICES, ENGINE_HELP, _ColumnList, renamed_option
 from ._errors import EXIT_INPUT, CLIError, _cli_message
@@ -35,7 +36,7 @@ __all__ = ["EXIT_WORSE", "add_parser", "run"]
 #: Exit status when the candidate is significantly worse (0: it is not; 2: bad input).
 EXIT_WORSE = 1
 DEFAULT_LEVEL = 0.95
-DEFAULT_RESAMPLES = 9999
+DEFAULT_RESAMPLES = BOOTSTRAP_RESAMPLES_DEFAULT
 #: The metric compared when --metrics is not given: bootstrap()'s (the registry's).
 DEFAULT_METRICS = DEFAULT_METRIC
 #: The columns of the result after the group keys.
