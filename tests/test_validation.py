@@ -1389,6 +1389,24 @@ def test_the_verbs_return_the_callers_frame_with_the_columns_of_pandas():
             pd.testing.assert_frame_equal(got.to_pandas(), want, check_dtype=False)
 
 
+def test_a_polars_object_that_is_not_a_column_or_frame_is_refused():
+    """A polars GroupBy (dplyr's group_by, as a polars user writes it) is refused with
+    the way to group; another polars object by its type."""
+    import polars as pl
+
+    df = pl.DataFrame({"g": list("aabb"), "p": [0.2, 0.7, 0.4, 0.9], "y": [0, 1, 0, 1]})
+    for call in (lambda: calibr.summarise(df.group_by("g"), "p", "y"),
+                 lambda: calibr.calibration_table("p", "y", data=df.group_by("g"))):
+        with pytest.raises(calibr.InputTypeError, match=re.escape(
+                "`data` is a polars GroupBy; pass the DataFrame itself and name its groups "
+                'with `by` (e.g. by="g"): calibr groups polars data itself.')) as info:
+            call()
+        assert info.value.param == "data"
+    with pytest.raises(calibr.InputTypeError, match=re.escape(
+            "`p` must be a column or a frame; got a polars.series.string.StringNameSpace.")):
+        calibr.ece(pl.Series(["a"]).str, [1])
+
+
 def test_an_arrow_object_that_is_not_a_column_is_refused():
     """A pyarrow scalar is neither a column nor a frame: a TypeError naming the
     argument and the type, before anything is read."""

@@ -96,6 +96,11 @@ def eager(value: Any, name: str) -> Any:
     try:
         obj = nw.from_native(native, eager_only=True, allow_series=True)
     except TypeError:
+        if type(value).__module__.startswith("polars.dataframe.group_by"):
+            raise InputTypeError(
+                f"`{name}` is a polars GroupBy; pass the DataFrame itself and name its "
+                f"groups with {arg('by')} (e.g. by=\"g\"): calibr groups polars data "
+                "itself.", param=name) from None
         raise InputTypeError(
             f"`{name}` must be a column or a frame; got a {type(value).__module__}."
             f"{type(value).__name__}.", param=name) from None
