@@ -284,17 +284,20 @@ def test_murphy_equals_the_numpy_oracle(opts, score, ties):
 @pytest.mark.parametrize("score", SCORES)
 @pytest.mark.parametrize("weighted", [False, True])
 def test_murphy_counts_a_bin_of_one_row(score, weighted):
-    """A bin holding a single row (of any positive weight) is a bin like any other."""
+    """A bin holding a single row (of any positive weight) is a bin like any other;
+    empty bins (the second and third of ten) are left out."""
     rng = np.random.default_rng(26)
     p = np.concatenate([[0.05], rng.uniform(0.3, 0.95, 199)])
     y = (rng.random(200) < p).astype(np.int64)
     y[0] = 1  # the lone row far from its p: its bin's MCB term is large
     w = rng.integers(1, 4, 200).astype(float) if weighted else None
-    d = calibr.decompose(p, y, score, weights=w, binning="equal-width", bins=5)
-    breaks = np.linspace(0, 1, 6)
-    assert np.sum((p > breaks[0]) & (p <= breaks[1])) == 1
-    want = murphy_oracle(p, y, breaks, True, score, w)
-    np.testing.assert_allclose(values(d), want, rtol=ORACLE_RTOL, atol=ORACLE_ATOL)
+    for bins in (5, 10):
+        d = calibr.decompose(p, y, score, weights=w, binning="equal-width", bins=bins)
+        breaks = np.linspace(0, 1, bins + 1)
+        assert np.sum((p > breaks[0]) & (p <= breaks[1])) == 1
+        assert (bins == 10) == (np.sum((p > breaks[1]) & (p <= breaks[3])) == 0)
+        want = murphy_oracle(p, y, breaks, True, score, w)
+        np.testing.assert_allclose(values(d), want, rtol=ORACLE_RTOL, atol=ORACLE_ATOL)
 
 
 @pytest.mark.parametrize("score", SCORES)

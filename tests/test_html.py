@@ -203,6 +203,16 @@ def test_the_overview_follows_the_bins_and_weights_given(breast):
     assert numbers(cell["mce bin n"]) == [float(worst["n"])]
     assert worst["n"] != calibr.calibration_table("p", "y", data=df, weights="w").sort_values(
         ["gap", "n"], ascending=False).iloc[0]["n"]  # the default bins would differ
+    # one group of whole weights beside one of fractional ones: each n as it is
+    two = breast.assign(w=np.where(breast["model"] == df["model"].iloc[0],
+                                   np.where(np.arange(len(breast)) % 2 == 0, 0.5, 1.25), 2.0))
+    root = parse(calibr.html_report(two.groupby("model"), "p", "y", weights="w",
+                                    metrics=["ece"]))
+    heads, rows = overview(root)
+    totals = two.groupby("model")["w"].sum()
+    assert [numbers(dict(zip(heads, r, strict=True))["n"]) for r in rows] == [
+        [float(totals[m])] for m in sorted(totals.index)]
+    assert sorted(set(totals % 1 != 0)) == [False, True]
 
 
 def test_every_number_of_each_group_is_calibration_table(report_page, breast):
