@@ -146,12 +146,12 @@ class BinSpec:
     @property
     def nbins(self) -> int:
         """The number of bins; for equal-mass bins the most there can be (tied
-        values merge cut points: ``edges`` may give fewer). For isotonic bins 1:
-        their number comes from the data, at most one per row, so that their
-        per-bin sums never outgrow the data and the bound on bins times classes
-        (``check_bin_cells``) has nothing to bound."""
+        values merge cut points: ``edges`` may give fewer). For isotonic bins and
+        the rules ``"sweep"`` and ``"auto"`` 1: their number comes from the data,
+        so the bound on bins times classes (``check_bin_cells``) is checked on the
+        bins made, before their per-bin sums are allocated (:func:`stats`)."""
         if self.binning == "isotonic" or isinstance(self.bins, str):
-            return 1  # from the data: at most one bin per row (the sweep, "auto": fewer)
+            return 1  # from the data: bounded once made
         return self.bins if isinstance(self.bins, int) else len(self.bins) - 1
 
     @functools.cached_property
@@ -470,12 +470,13 @@ def stats(p: np.ndarray, y: np.ndarray, w: np.ndarray | None, binary: bool, spec
             hit = np.bincount(cells[np.arange(n), y], weights=w, minlength=k * nb)
         return count.reshape(k, nb), conf.reshape(k, nb), hit.reshape(k, nb), edges
     # classwise, equal-mass or isotonic: each column its own breaks
-    cols = []
-    for col in range(k):
-        x = np.ascontiguousarray(p[:, col])
-        edges = spec.edges(x, w, y == col)
-        cols.append((*compiled_bin_sums(x, y == col, w, edges, right), edges))
-    nb = max(e.shape[0] - 1 for *_, e in cols)
+    own = [spec.edges(np.ascontiguousarray(p[:, col]), w, y == col) for col in range(k)]
+    nb = max(e.shape[0] - 1 for e in own)
+    # the bins made (a number from the data: with weights, the sweep's can pass the
+    # rows), padded to the most of any class, bounded as a number given is
+    check_bin_cells(nb, k, True)
+    cols = [(*compiled_bin_sums(np.ascontiguousarray(p[:, col]), y == col, w, e, right), e)
+            for col, e in enumerate(own)]
     out = np.zeros((3, k, nb))
     edges = np.full((k, nb + 1), np.nan)
     for col, (count, conf, hit, e) in enumerate(cols):

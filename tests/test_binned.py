@@ -165,24 +165,30 @@ def test_weighted_ece_bounds_the_bins_of_the_classwise_form_only(monkeypatch):
         (2 * 0.2 + 0.3) / 3, abs=1e-12)
 
 
-def test_bins_from_the_data_are_not_bounded_by_bins(monkeypatch):
-    """Isotonic bins and bins="sweep"/"auto" take their number from the data, at
-    most one bin per row, so their per-bin sums never outgrow the data and the bound
-    on bins x K does not apply (``BinSpec.nbins``): with the bound made 20, 11 classes
-    of 40 rows in 4 "auto" bins (44 cells) are computed, equal to the unbounded
-    result, while ``bins=4`` given as a number is refused."""
+def test_bins_from_the_data_are_bounded_by_the_bins_they_make(monkeypatch):
+    """Isotonic bins and bins="sweep"/"auto" take their number from the data, so the
+    bound on bins x K is checked on the bins made (the most of any class, to which
+    the per-bin sums are padded), not on ``bins`` (isotonic ignores it; a rule is
+    not a number). With the bound made 20: 11 classes of one row (one bin each)
+    are computed, as without the bound; of 40 rows, 4 "auto" bins of each column
+    (44 cells), or 2 of each predicted class's rows (22), are refused."""
     import calibr._input.params as params
 
     rng = np.random.default_rng(31)
     pm = rng.dirichlet(np.ones(11), 40)
     ym = rng.integers(0, 11, 40)
-    want = {opts: calibr.ece(pm, ym, classes=range(11), **dict(opts)) for opts in (
-        (("bins", "auto"),), (("binning", "isotonic"),), (("bins", "sweep"),))}
+    rules = [{"bins": "auto"}, {"binning": "isotonic"}, {"bins": "sweep"}]
+    want = [calibr.ece(pm[:1], ym[:1], classes=range(11), **opts) for opts in rules]
     monkeypatch.setattr(params, "MAX_BIN_CELLS", 20)
-    for opts, value in want.items():
-        assert calibr.ece(pm, ym, classes=range(11), **dict(opts)) == value, opts
-    with pytest.raises(InputError, match=r"got bins = 4 with K = 11 classes \(44 bins\)"):
-        calibr.ece(pm, ym, bins=4, classes=range(11))
+    for opts, value in zip(rules, want, strict=True):
+        assert calibr.ece(pm[:1], ym[:1], classes=range(11), **opts) == value, opts
+    for form in ("classwise", "top-label"):
+        made = 4 if form == "classwise" else 2  # top label: each class's rows, about 4
+        with pytest.raises(InputError, match=rf'type = "{form}" .*got bins = {made} with '
+                           rf"K = 11 classes \({11 * made} bins\)"):
+            calibr.ece(pm, ym, bins="auto", type=form, classes=range(11))
+    with pytest.raises(InputError, match=r"got bins = 2 with K = 11 classes \(22 bins\)"):
+        calibr.ece(pm, ym, bins=2, classes=range(11))
 
 
 def test_top_label_bins_are_bounded_per_class(monkeypatch):
