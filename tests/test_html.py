@@ -549,6 +549,21 @@ def test_a_p_value_below_its_resolution_says_so(breast):
     assert naive["spiegelhalter p"].text() == "< 2.2e-16"
 
 
+def test_an_interval_that_leaves_out_its_estimate_is_found_on_either_side():
+    """``outside``: the estimate below the interval's low end or above its high end
+    (the bootstrap's percentile interval can miss it); inside, on an end, or a
+    missing value is not outside."""
+    from calibr._html._report import outside
+
+    def row(v, lo, hi):
+        return {"ece": v, "ece_low": lo, "ece_high": hi}
+
+    assert outside(row(0.1, 0.2, 0.3), "ece") and outside(row(0.4, 0.2, 0.3), "ece")
+    for r in (row(0.25, 0.2, 0.3), row(0.2, 0.2, 0.3), row(0.3, 0.2, 0.3),
+              row(0.1, float("nan"), 0.3), {"ece": 0.1}):
+        assert not outside(r, "ece"), r
+
+
 def test_numbers_are_shown_to_4_significant_digits():
     """docs/cli.md, "The HTML report": every number to 4 significant digits, trailing
     zeros dropped; fixed point from 1e-4 to below 1e6, scientific outside."""
