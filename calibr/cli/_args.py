@@ -36,7 +36,7 @@ MCE_MIN_BIN_COUNT = 10
 RENORMALIZE_TOL = 1e-3
 
 _METRIC_WORDS = ", ".join(METRICS)
-BINNEDWORDS__ = ", ".join(BINNED)
+_BINNED_WORDS = ", ".join(BINNED)
 _FORMATS = ("table", "csv", "json")
 
 _DESCRIPTION = """\
@@ -70,7 +70,7 @@ bca. Not with --per-bin or --weights.
 
 metrics: a comma-separated list of metrics ({_METRIC_WORDS}), each optionally with
 options in parentheses, as in R: "ece,mce(bins=5),skce(estimator=ul,bandwidth=0.1)".
---bins, --type, --binning and --right apply to the binned metrics ({BINNEDWORDS__}; and
+--bins, --type, --binning and --right apply to the binned metrics ({_BINNED_WORDS}; and
 the per-bin table and the plot) unless a metric sets them itself, e.g.
 "ece(binning=equal-mass,bins=15,right=false)". The columns form and bins say which
 form and bins the ece and mce columns without their own options use: binary (one
@@ -339,16 +339,16 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
     )
     # the defaults are ece()'s (calibr._defaults: the parser imports no numerics)
     met.add_argument("--bins", type=int, default=None, metavar="B",
-                     help=f"number of equal-width bins for {BINNEDWORDS__}, --per-bin and --plot "
+                     help=f"number of equal-width bins for {_BINNED_WORDS}, --per-bin and --plot "
                      f"(default: {BINS_DEFAULT})")
     met.add_argument("--type", choices=("classwise", "confidence", "top-label"), default=None,
-                     help=f"multiclass form of {BINNEDWORDS__}, --per-bin and --plot "
+                     help=f"multiclass form of {_BINNED_WORDS}, --per-bin and --plot "
                      f"(default: {BINNED_TYPE_DEFAULT}; --plot: confidence, the top label, "
                      "for more than 3 classes); top-label: Gupta & Ramdas's top-label "
                      "calibration error, bins per predicted class (one probability column "
                      "too, as the columns 1 - p and p; not with --plot or --html)")
     met.add_argument("--binning", choices=("equal-width", "equal-mass"), default=None,
-                     help=f"bins of {BINNEDWORDS__}, --per-bin and --plot: equal-width (R's"
+                     help=f"bins of {_BINNED_WORDS}, --per-bin and --plot: equal-width (R's"
                      f"{_the_default('equal-width', BINNING_DEFAULT)}) or equal-mass (B groups "
                      "of nearly equal size, each group's and class's own breaks"
                      f"{_the_default('equal-mass', BINNING_DEFAULT)})")
