@@ -33,7 +33,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from calibr._calibration_tests import calibration_test  # noqa: E402
+from calibr._inference.calibration_tests import calibration_test  # noqa: E402
 from calibr._kernels._threads import num_threads  # noqa: E402
 
 B = 1000

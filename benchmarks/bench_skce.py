@@ -36,9 +36,9 @@ CLEAN_ENV = dict(os.environ)
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from calibr._kernel_metrics import median_bandwidth, mmce, skce  # noqa: E402
 from calibr._kernels._threads import num_threads  # noqa: E402
 from calibr._kernels.scalar_sums import scalar_pair_sum  # noqa: E402
+from calibr._metrics.kernel import median_bandwidth, mmce, skce  # noqa: E402
 
 
 def median_times(fns: dict, repeat: int, cpu: dict | None = None) -> dict:
@@ -311,7 +311,7 @@ import sys, time
 import numpy as np
 sys.path.insert(0, {root!r})
 t0 = time.perf_counter()
-import calibr._kernel_metrics as M
+import calibr._metrics.kernel as M
 t_import = time.perf_counter() - t0
 rng = np.random.default_rng(0)
 p = rng.random(50); y = (rng.random(50) < p).astype(int)

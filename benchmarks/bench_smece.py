@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 import relplot  # noqa: E402
 
 import calibr  # noqa: E402
-from calibr import _smooth  # noqa: E402
+from calibr._metrics import smooth as _smooth  # noqa: E402
 
 TARGET = 5.0  # calibr at least this many times faster, at equal or better accuracy
 

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from oracles.sweep import sweep_oracle  # noqa: E402
 
 import calibr  # noqa: E402
-from calibr._sweep import sweep_bins  # noqa: E402
+from calibr._binning.sweep import sweep_bins  # noqa: E402
 
 SORT_TARGET = 5.0  # ece(bins="sweep") at most this many times np.sort of the same n
 

@@ -34,34 +34,34 @@ __version__ = "0.1.0"
 _SOURCES = {
     "InputError": "._input",
     "InputTypeError": "._input",
-    "BootstrapResult": "._bootstrap",
-    "CalibrationTestResult": "._calibration_tests",
-    "Decomposition": "._decompose",
+    "BootstrapResult": "._inference.bootstrap",
+    "CalibrationTestResult": "._inference.calibration_tests",
+    "Decomposition": "._metrics.decompose",
     "Metric": ".frame",
-    "PairedBootstrapResult": "._bootstrap",
-    "bootstrap": "._bootstrap",
-    "calibration_error": "._lp",
+    "PairedBootstrapResult": "._inference.bootstrap",
+    "bootstrap": "._inference.bootstrap",
+    "calibration_error": "._metrics.lp",
     "calibration_table": ".table",
-    "calibration_test": "._calibration_tests",
-    "decompose": "._decompose",
+    "calibration_test": "._inference.calibration_tests",
+    "decompose": "._metrics.decompose",
     "html_report": "._html",
-    "ece": "._binned_metrics",
-    "mce": "._binned_metrics",
-    "median_bandwidth": "._kernel_metrics",
+    "ece": "._metrics.binned",
+    "mce": "._metrics.binned",
+    "median_bandwidth": "._metrics.kernel",
     "metric": ".frame",
-    "mmce": "._kernel_metrics",
-    "multicalibration": "._multicalibration",
-    "p_adjust": "._multitest",
-    "MulticalibrationResult": "._multicalibration",
-    "paired_bootstrap": "._bootstrap",
+    "mmce": "._metrics.kernel",
+    "multicalibration": "._inference.multicalibration",
+    "p_adjust": "._inference.multitest",
+    "MulticalibrationResult": "._inference.multicalibration",
+    "paired_bootstrap": "._inference.bootstrap",
     "reliability_diagram": ".plot",
-    "skce": "._kernel_metrics",
-    "smece": "._smooth",
-    "smece_curve": "._smooth",
-    "SmoothCurve": "._smooth",
+    "skce": "._metrics.kernel",
+    "smece": "._metrics.smooth",
+    "smece_curve": "._metrics.smooth",
+    "SmoothCurve": "._metrics.smooth",
     "summarise": ".frame",
     "test": ".frame",
-    "val_prob": "._valprob",
+    "val_prob": "._metrics.valprob",
 }
 
 __all__ = [
@@ -112,19 +112,24 @@ del _info
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from . import datasets
-    from ._binned_metrics import ece, mce
-    from ._bootstrap import BootstrapResult, PairedBootstrapResult, bootstrap, paired_bootstrap
-    from ._calibration_tests import CalibrationTestResult, calibration_test
-    from ._cumulative import ecce
-    from ._decompose import Decomposition, decompose
     from ._html import html_report
+    from ._inference.bootstrap import (
+        BootstrapResult,
+        PairedBootstrapResult,
+        bootstrap,
+        paired_bootstrap,
+    )
+    from ._inference.calibration_tests import CalibrationTestResult, calibration_test
+    from ._inference.multicalibration import MulticalibrationResult, multicalibration
+    from ._inference.multitest import p_adjust
     from ._input import InputError, InputTypeError
-    from ._kernel_metrics import median_bandwidth, mmce, skce
-    from ._lp import calibration_error
-    from ._multicalibration import MulticalibrationResult, multicalibration
-    from ._multitest import p_adjust
-    from ._smooth import SmoothCurve, smece, smece_curve
-    from ._valprob import val_prob
+    from ._metrics.binned import ece, mce
+    from ._metrics.cumulative import ecce
+    from ._metrics.decompose import Decomposition, decompose
+    from ._metrics.kernel import median_bandwidth, mmce, skce
+    from ._metrics.lp import calibration_error
+    from ._metrics.smooth import SmoothCurve, smece, smece_curve
+    from ._metrics.valprob import val_prob
     from .frame import Metric, metric, summarise, test
     from .plot import reliability_diagram
     from .table import calibration_table

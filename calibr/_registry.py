@@ -114,8 +114,8 @@ RECOMPUTE = "recompute"
 #: Dask: per-partition sums, added in a fixed tree.
 MERGED_SUMS = "merged_sums"
 #: Dask: a direct call sorts the rows globally and combines per-partition sums
-#: (the pair sums and boundary sums of ``calibr._dask.exact_scalar``; the running
-#: sums of ``calibr._dask.ecce``, by a prefix scan); ``summarise`` computes it
+#: (the pair sums and boundary sums of ``calibr._engines.dask.exact_scalar``; the running
+#: sums of ``calibr._engines.dask.ecce``, by a prefix scan); ``summarise`` computes it
 #: group by group, as :data:`GATHERED`.
 GLOBAL_SORT = "global_sort"
 #: Dask: ``summarise`` runs the pandas path on the rows gathered to one worker (per
@@ -208,7 +208,7 @@ KINDS = ("binned", "kernel", "smooth", "cumulative")
 
 _ENTRIES = (
     MetricInfo(
-        "ece", "calibr._binned_metrics", "binned",
+        "ece", "calibr._metrics.binned", "binned",
         "expected calibration error over bins (R's ece)",
         stats=BIN_SUMS, reduction="ece", bootstrap=BIN_SUMS, grouped=BIN_SUMS,
         dask=MERGED_SUMS, consistency=("bins", "type"),
@@ -218,14 +218,14 @@ _ENTRIES = (
              "(the grouped kernels know the other forms only)",
     ),
     MetricInfo(
-        "mce", "calibr._binned_metrics", "binned",
+        "mce", "calibr._metrics.binned", "binned",
         "maximum calibration error over bins (R's mce)",
         stats=BIN_SUMS, reduction="mce", bootstrap=BIN_SUMS, grouped=BIN_SUMS,
         dask=MERGED_SUMS, consistency=("bins", "type"),
         note="fixed bins only, as ece; type='top-label' as ece",
     ),
     MetricInfo(
-        "skce", "calibr._kernel_metrics", "kernel",
+        "skce", "calibr._metrics.kernel", "kernel",
         "squared kernel calibration error (R's skce)",
         stats=PAIR_SUMS, reduction="skce", bootstrap=PAIR_SUMS, grouped=PAIR_SUMS,
         dask=GLOBAL_SORT, consistency=("type", "estimator", "bandwidth"),
@@ -233,28 +233,28 @@ _ENTRIES = (
              "and the global sort of Dask no weights and not 'ul'",
     ),
     MetricInfo(
-        "mmce", "calibr._kernel_metrics", "kernel",
+        "mmce", "calibr._metrics.kernel", "kernel",
         "maximum mean calibration error (R's mmce)",
         stats=PAIR_SUMS, reduction="mmce", bootstrap=PAIR_SUMS, grouped=PAIR_SUMS,
         dask=GLOBAL_SORT, consistency=("bandwidth",),
         note="as skce",
     ),
     MetricInfo(
-        "calibration_error", "calibr._lp", "binned",
+        "calibration_error", "calibr._metrics.lp", "binned",
         "Lp calibration error over bins, plug-in or debiased (Kumar et al.)",
         consistency=("bins", "type"),
         note="its reduction of the bin sums (an Lp norm, debiased) has no compiled "
              "kernel yet: recomputed, one call per group, gathered",
     ),
     MetricInfo(
-        "smece", "calibr._smooth", "smooth",
+        "smece", "calibr._metrics.smooth", "smooth",
         "smooth ECE (Blasiok & Nakkiran)",
         consistency=("type",),
         note="a kernel smoothing of the rows, no sums to merge: recomputed, one call "
              "per group, gathered; its bandwidth ('auto') is not calibration_test's",
     ),
     MetricInfo(
-        "ecce", "calibr._cumulative", "cumulative",
+        "ecce", "calibr._metrics.cumulative", "cumulative",
         "cumulative calibration error, KS or Kuiper (Arrieta-Ibarra et al.)",
         stats=SORTED_SUMS, reduction="ecce", bootstrap=SORTED_SUMS, dask=GLOBAL_SORT,
         note="the rows sorted once: a bootstrap resample is a count per sorted row "

@@ -15,7 +15,7 @@ The grouping is pandas' own (a ``DataFrameGroupBy`` with any keys and its
 the group keys as columns, one column per metric, one row per group and a
 default index, and the numbers are those of calling each metric on each
 group's rows. The groups, the columns and the validation of every row at once
-are the group layer's (``calibr._groups``); this module holds the metric
+are the group layer's (``calibr._input.groups``); this module holds the metric
 specifications and the verb.
 """
 
@@ -33,12 +33,11 @@ import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
 from . import _binning, _registry
-from ._bootstrap import _METHODS as _CI_METHODS
-from ._bootstrap import bootstrap
-from ._calibration_tests import _METHODS, WEIGHTED, calibration_test
 from ._defaults import BOOTSTRAP_RESAMPLES_DEFAULT
 from ._docs import shared_docs
-from ._groups import Split, group_seeds, groups_of, resolve_columns, split, weights_column
+from ._inference.bootstrap import CI_METHODS, bootstrap
+from ._inference.calibration_tests import TEST_METHODS, WEIGHTED, calibration_test
+from ._inference.multitest import P_ADJUST_METHODS, adjust_array
 from ._input import (
     FLAG,
     LEVEL,
@@ -59,10 +58,10 @@ from ._input import (
     validate_params,
 )
 from ._input.frames import eager_frame, foreign_kind, frame_verb, lazy_grouping, to_callers_frame
-from ._kernel_metrics import ROUNDING_FLOOR, as_hits
+from ._input.groups import Split, group_seeds, groups_of, resolve_columns, split, weights_column
 from ._kernels import grouped
 from ._kernels.top_label import top_label
-from ._multitest import P_ADJUST_METHODS, adjust_array
+from ._metrics.kernel import ROUNDING_FLOOR, as_hits
 
 __all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS", "TESTS"]
 
@@ -91,7 +90,7 @@ METRICS: Mapping[str, Callable[..., Any]] = _MetricFunctions()
 _DATA_ARGS = ("p", "y", "classes", "na_rm")
 
 #: The methods of calibr.calibration_test() that summarise(tests=...) runs.
-TESTS: tuple[str, ...] = _METHODS
+TESTS: tuple[str, ...] = TEST_METHODS
 
 #: The option rules of calibration_test(), which test specs are checked with.
 _TEST_RULES = calibration_test.__calibr_rules__
@@ -509,7 +508,7 @@ def columns_of_tests(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
 @renamed(ci="confidence_level", ci_resamples="n_resamples")
 @frame_verb  # polars / Arrow frames and by= (calibr/_input/frames.py)
 @validate_params(na_rm=FLAG, rng=RNG, confidence_level=Optional(LEVEL),
-                 ci_method=Options(*_CI_METHODS, "BCa"), n_resamples=Integer(1, MAX_RESAMPLES),
+                 ci_method=Options(*CI_METHODS, "BCa"), n_resamples=Integer(1, MAX_RESAMPLES),
                  p_adjust=Optional(Options(*P_ADJUST_METHODS)))
 @shared_docs
 def summarise(

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from calibr._groups import subframes
 from calibr._input import (
     FLAG,
     OPTIONAL_STRING,
@@ -29,6 +28,7 @@ from calibr._input import (
     fmt,
     validate_params,
 )
+from calibr._input.groups import subframes
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.figure import Figure
@@ -343,7 +343,7 @@ SMOOTH_LABEL = "smoothed"
 
 def _smooth_rule(value: Any, name: str) -> Any:
     """``smooth``: None, a SmoothCurve, or a mapping of panel keys to SmoothCurves."""
-    from ._smooth import SmoothCurve
+    from ._metrics.smooth import SmoothCurve
 
     if value is None or isinstance(value, SmoothCurve):
         return value

@@ -369,7 +369,7 @@ class CalibrationRegressionFixture:
     @staticmethod
     def _interval(frame: pd.DataFrame, p: Any, y: Any, spec: Any, classes: Any,
                   settings: dict[str, Any], where: str, name: str) -> dict[str, Any]:
-        from ._bootstrap import bootstrap
+        from ._inference.bootstrap import bootstrap
         from ._input import extended
 
         cols = list(p) if isinstance(p, (list, tuple)) else p

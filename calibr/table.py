@@ -2,7 +2,7 @@
 
 The table and the Wilson interval are defined in ``docs/definitions.md``,
 section "The per-bin table"; with ``data=``, the groups are those of the
-group layer (``calibr._groups``), as for :func:`calibr.summarise`.
+group layer (``calibr._input.groups``), as for :func:`calibr.summarise`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from pandas.api.typing import DataFrameGroupBy
 from . import _binning
 from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
 from ._docs import shared_docs
-from ._groups import Groups, Split, group_seeds, groups_of, resolve_columns, split, weights_column
 from ._input import (
     BIN_SPEC,
     BINNING,
@@ -41,9 +40,18 @@ from ._input import (
     validate_params,
 )
 from ._input.frames import frame_verb, lazy_grouping
-from ._kernel_metrics import as_hits
+from ._input.groups import (
+    Groups,
+    Split,
+    group_seeds,
+    groups_of,
+    resolve_columns,
+    split,
+    weights_column,
+)
 from ._kernels import binned, grouped
 from ._kernels.top_label import top_label
+from ._metrics.kernel import as_hits
 
 __all__ = ["calibration_table", "wilson_interval", "TABLE_COLUMNS", "CONSISTENCY_COLUMNS",
            "CONSISTENCY_RESAMPLES"]
@@ -205,7 +213,7 @@ def table_from_stats(stats: list[tuple], edges: np.ndarray, confidence_level: fl
                      classwise: bool, weighted: bool, classes: tuple | None,
                      top_label: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
     """The table of groups given by their per-(class, bin) sums, for a backend
-    that adds the sums of the parts of the data (``calibr._dask``).
+    that adds the sums of the parts of the data (``calibr._engines.dask``).
 
     ``stats``: each group's ``(count, sum_conf, sum_hit)`` (the binned kernels'
     statistics; counts are total weights when ``weighted``), in the table's order

@@ -422,7 +422,7 @@ def grouped_fail_one_row():
 
 
 def _ctest(*args, **kwargs):
-    from calibr._calibration_tests import calibration_test
+    from calibr._inference.calibration_tests import calibration_test
 
     res = calibration_test(*args, **kwargs)
     return (res.statistic, res.pvalue, res.estimate)
@@ -549,7 +549,7 @@ def bootstrap_kernel_every_form():
 @path
 def bootstrap_counts_carried():
     """The kernels' int32 carry of counts past uint8 (reached with the base lowered)."""
-    from calibr import _bootstrap as bt
+    from calibr._inference import bootstrap as bt
 
     p, y = _binary(n=80, seed=55)
     old = bt.COUNT_BASE
@@ -687,8 +687,8 @@ def sweep_every_way_and_bin_sums():
     # calibr/_kernels/sweep.py (the keys unpacked, every bin and the descents,
     # weighted equal-mass breaks) and calibr/_kernels/bin_sums.py (both closures,
     # with and without weights)
+    from calibr._binning.sweep import sweep_bins
     from calibr._kernels import sweep as sk
-    from calibr._sweep import sweep_bins
 
     p, y = _binary(n=300, seed=12)
     w = np.random.default_rng(12).integers(1, 3, 300).astype(np.float64)

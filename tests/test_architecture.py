@@ -2,7 +2,7 @@
 
 The layers point one way: the kernels (``calibr._kernels``) <- the input layer
 <- the metrics <- the metric registry (``calibr._registry``) <- the verbs, the
-table and the plots <- the backends (the Dask backend, ``calibr._dask``) <- the
+table and the plots <- the backends (the Dask backend, ``calibr._engines.dask``) <- the
 command line (``calibr.cli``); :data:`LAYERS` places every module. So:
 
 - no module imports a module of a layer above its own, and none imports a
@@ -49,31 +49,39 @@ KNOWN_CYCLE_EDGES: dict[tuple[str, str], str] = {}
 KNOWN_PRIVATE_IMPORTS_OF_DASK: dict[str, str] = {}
 
 #: The layers, from the bottom: a module may import its own layer and those below it,
-#: never one above. Each entry is a module or a package (its submodules with it); a
-#: module belongs to its longest entry. The registry is above the metrics (it names
-#: their functions) and below everything that takes a metric by name; the package
-#: itself (``calibr/__init__.py``, which reads the registry) is the registry's.
+#: never one above. Each entry is a folder of the package (a subpackage: every module
+#: in it belongs to its layer, so a module added to a folder is placed by its folder)
+#: or one of the few modules kept at the package root (:data:`ROOT_MODULES`). The
+#: registry is above the metrics (it names their functions) and below everything that
+#: takes a metric by name; the package itself (``calibr/__init__.py``, which reads the
+#: registry) is the registry's.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kernels", ("calibr._kernels",)),
-    # the HTML of the result objects (``_repr_html_``) and its number formats are
-    # formatting, as calibr._docs is: the metrics' and verbs' results use them
-    ("input", ("calibr._input", "calibr._defaults", "calibr._docs", "calibr.datasets",
-               "calibr._html._format", "calibr._html._repr")),
-    ("metrics", ("calibr._binning", "calibr._equal_mass", "calibr._sweep", "calibr._groups",
-                 "calibr._binned_metrics", "calibr._kernel_metrics", "calibr._lp",
-                 "calibr._smooth", "calibr._smooth_relplot", "calibr._lowess",
-                 "calibr._valprob", "calibr._decompose", "calibr._cumulative",
-                 "calibr._multicalibration", "calibr._multitest", "calibr.torchmetrics")),
+    # the input layer, the defaults and shared docstrings, and how results show (the
+    # number formats and ``_repr_html_`` of calibr._display, used by the metrics'
+    # results and by the report alike)
+    ("input", ("calibr._input", "calibr._display", "calibr._defaults", "calibr._docs",
+               "calibr.datasets")),
+    # the bin rules: breaks, the bin of each value, the per-bin sums
+    ("binning", ("calibr._binning",)),
+    ("metrics", ("calibr._metrics", "calibr.torchmetrics")),
     ("registry", ("calibr._registry", "calibr")),
-    ("verbs", ("calibr.frame", "calibr.table", "calibr.plot", "calibr._bootstrap",
-               "calibr._calibration_tests", "calibr.pytest_plugin")),
+    # intervals and tests over the registered metrics; p_adjust; multicalibration
+    ("inference", ("calibr._inference",)),
+    ("verbs", ("calibr.frame", "calibr.table", "calibr.plot", "calibr.pytest_plugin")),
     # the HTML report: a page drawn from the verbs' results (summarise, calibration_table)
     ("report", ("calibr._html",)),
     # Dask and the lazy engines (polars LazyFrame, DuckDB, Spark): reached from the
     # metrics and verbs through calibr._input.backends, never imported by them
-    ("backends", ("calibr._dask", "calibr._engines")),
+    ("backends", ("calibr._engines",)),
     ("cli", ("calibr.cli",)),
 )
+
+#: The modules at the package root besides its folders: the public modules (where
+#: users import them), the package's ``__init__``, the registry, the defaults and the
+#: shared docstrings. Everything else lives in a layer's folder.
+ROOT_MODULES = ("calibr", "calibr.frame", "calibr.table", "calibr.plot", "calibr.torchmetrics",
+                "calibr.pytest_plugin", "calibr._registry", "calibr._defaults", "calibr._docs")
 
 #: Private names (``_x``) that a module may import from a module of another layer:
 #: (importer, imported, name) -> why. Empty: what a layer needs of another is that
@@ -254,12 +262,12 @@ def test_each_known_cycle_edge_still_closes_a_cycle(graph):
 
 def test_cycles_are_found_and_reported(graph):
     """The test above would see a cycle: the old dispatch of a Dask input by import
-    (ece() importing calibr._dask, which imports calibr._binned_metrics) closes one,
+    (ece() importing calibr._engines.dask, which imports calibr._metrics.binned) closes one,
     and a cycle planted by hand is found with the lines of its imports."""
     old = {k: dict(v) for k, v in graph.items()}
-    old["calibr._binned_metrics"]["calibr._dask"] = [
-        Import("calibr._binned_metrics", "calibr._dask", (), 1, False)]
-    assert any("calibr._dask" in c and "calibr._binned_metrics" in c for c in cycles(old))
+    old["calibr._metrics.binned"]["calibr._engines.dask"] = [
+        Import("calibr._metrics.binned", "calibr._engines.dask", (), 1, False)]
+    assert any("calibr._engines.dask" in c and "calibr._metrics.binned" in c for c in cycles(old))
     planted = {"a": {"b": [Import("a", "b", (), 3, False)]},
                "b": {"c": [Import("b", "c", (), 5, False)]},
                "c": {"a": [Import("c", "a", (), 7, False)], "d": []}, "d": {}}
@@ -273,9 +281,9 @@ def test_the_import_reader_sees_every_kind_of_import():
     by_target = {(i.module, i.names): i for i in imports_of("calibr.cli._report")}
     assert ("calibr.frame", ("summarise",)) in by_target  # from ..frame import summarise
     assert ("calibr.plot", ("reliability_diagram",)) in by_target  # inside a function
-    dask = {(i.module, i.names): i for i in imports_of("calibr._dask")}
+    dask = {(i.module, i.names): i for i in imports_of("calibr._engines.dask")}
     assert ("calibr._binning", ()) in dask  # from . import _binning, inside a function
-    binned = {(i.module, i.names): i for i in imports_of("calibr._binned_metrics")}
+    binned = {(i.module, i.names): i for i in imports_of("calibr._metrics.binned")}
     assert ("calibr._binning", ()) in binned  # from . import _binning
     args = {(i.module, i.names): i for i in imports_of("calibr.cli._args")}
     assert ("calibr", ("__version__",)) in args  # from .. import __version__
@@ -283,7 +291,7 @@ def test_the_import_reader_sees_every_kind_of_import():
 
 
 def test_only_the_command_line_imports_the_command_line():
-    """A backend (``calibr._dask``) or a verb reads no file and prints no report:
+    """A backend (``calibr._engines.dask``) or a verb reads no file and prints no report:
     nothing outside ``calibr.cli`` imports it, not even for type checkers."""
     wrong = [f"{i.importer} imports {i.module} ({MODULES[i.importer].name}:{i.line})"
              for name in MODULES if not _in(name, "calibr.cli")
@@ -293,9 +301,9 @@ def test_only_the_command_line_imports_the_command_line():
 
 def test_importing_the_dask_backend_imports_no_command_line():
     """The same at run time, dynamic imports included: a fresh process that imports
-    ``calibr._dask`` has no ``calibr.cli`` module."""
+    ``calibr._engines.dask`` has no ``calibr.cli`` module."""
     require("dask")
-    code = ("import sys, calibr._dask; "
+    code = ("import sys, calibr._engines.dask; "
             "print(sorted(m for m in sys.modules if m.startswith('calibr.cli')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=False, env={**os.environ, "PYTHONPATH": str(PACKAGE.parent)})
@@ -312,7 +320,7 @@ def test_the_kernels_import_only_kernels():
 def test_the_dask_backend_imports_no_private_name():
     """What the backend needs of the core is that module's internal API (names
     without an underscore): it can change only with the core."""
-    private = sorted({n for i in imports_of("calibr._dask") for n in i.names
+    private = sorted({n for i in imports_of("calibr._engines.dask") for n in i.names
                       if n.startswith("_") and not n.startswith("__")})
     assert [n for n in private if n not in KNOWN_PRIVATE_IMPORTS_OF_DASK] == []
     stale = [n for n in KNOWN_PRIVATE_IMPORTS_OF_DASK if n not in private]
@@ -323,21 +331,51 @@ def _in(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
 
+def _is_folder(entry: str) -> bool:
+    return entry in MODULES and MODULES[entry].name == "__init__.py" and entry != "calibr"
+
+
 def layer_of(module: str) -> int:
-    """The position in :data:`LAYERS` of ``module`` (its longest entry; the entry
+    """The position in :data:`LAYERS` of ``module``: the layer of its folder, or of its
+    own entry for a module kept at the root (:data:`ROOT_MODULES`; the entry
     ``calibr`` is the package's ``__init__`` alone, so that a new module is placed by
-    hand, not by default)."""
-    found = [(len(entry), i) for i, (_, entries) in enumerate(LAYERS) for entry in entries
-             if (module == entry if entry == "calibr" else _in(module, entry))]
-    assert found, f"{module} is in no layer of LAYERS: add it"
-    return max(found)[1]
+    its folder, not by default)."""
+    found = [i for i, (_, entries) in enumerate(LAYERS) for entry in entries
+             if (_in(module, entry) if _is_folder(entry) else module == entry)]
+    assert found, f"{module} is in no layer of LAYERS: put it in a layer's folder"
+    assert len(found) == 1, f"{module} is in two layers of LAYERS"
+    return found[0]
 
 
 def test_every_module_has_a_layer():
     for name in MODULES:
         layer_of(name)
-    assert layer_of("calibr._kernels.grouped") == 0 and layer_of("calibr") == 3
+    assert layer_of("calibr._kernels.grouped") == 0 and layer_of("calibr") == 4
     assert layer_of("calibr.cli._args") == len(LAYERS) - 1
+    assert layer_of("calibr._metrics.binned") == layer_of("calibr._metrics.kernel")
+
+
+def test_the_layers_are_folders_and_the_root_modules():
+    """Each entry of LAYERS is a folder of the package or one of ROOT_MODULES, and
+    each of ROOT_MODULES is in a layer: the tree is the map."""
+    entries = [entry for _, es in LAYERS for entry in es]
+    assert len(entries) == len(set(entries))
+    assert [e for e in entries if not _is_folder(e) and e not in ROOT_MODULES] == []
+    assert [m for m in ROOT_MODULES if m not in entries] == []
+
+
+def test_the_package_root_holds_the_public_modules_and_the_layer_folders():
+    """``calibr/`` holds :data:`ROOT_MODULES` and the layers' folders, nothing else: a
+    module added at the root (``calibr/_new.py``) fails here and in
+    :func:`layer_of`, until it goes into the folder of its layer."""
+    folders = {e.rpartition(".")[2] for _, es in LAYERS for e in es if _is_folder(e)}
+    files = {m.rpartition(".")[2] + ".py" for m in ROOT_MODULES if m != "calibr"}
+    found = {p.name for p in PACKAGE.iterdir()
+             if p.name not in ("__pycache__", "__init__.py") and (p.is_dir() or p.suffix == ".py")}
+    assert found == folders | files
+    with pytest.raises(AssertionError, match="in no layer"):
+        layer_of("calibr._new")
+    assert layer_of("calibr._metrics.new") == layer_of("calibr._metrics.binned")
 
 
 def test_imports_point_down_the_layers(graph):
@@ -365,8 +403,8 @@ def test_no_private_name_is_imported_across_layers():
 
 def test_the_layer_checks_see_a_violation():
     """An import up the layers and a private name across them are found."""
-    planted = {"calibr._binned_metrics": {"calibr.frame": [
-        Import("calibr._binned_metrics", "calibr.frame", ("_resolve",), 1, False)]}}
+    planted = {"calibr._metrics.binned": {"calibr.frame": [
+        Import("calibr._metrics.binned", "calibr.frame", ("_resolve",), 1, False)]}}
     up = [(a, b) for a, t in planted.items() for b in t if layer_of(b) > layer_of(a)]
-    assert up == [("calibr._binned_metrics", "calibr.frame")]
-    assert layer_of("calibr._binned_metrics") != layer_of("calibr.frame")
+    assert up == [("calibr._metrics.binned", "calibr.frame")]
+    assert layer_of("calibr._metrics.binned") != layer_of("calibr.frame")

@@ -26,7 +26,7 @@ from conftest import require
 
 import calibr
 from calibr import InputError, InputTypeError
-from calibr import _bootstrap as bt
+from calibr._inference import bootstrap as bt
 
 RTOL = 1e-12  # replicate == metric on the drawn rows, to 1e-12 (docs/bootstrap.md)
 

@@ -26,8 +26,8 @@ from tolerances import CTEST_RTOL, HL_RTOL, VALPROB_ATOL, VALPROB_RTOL
 
 import calibr
 from calibr import InputError, InputTypeError
-from calibr import _calibration_tests as ct_module
-from calibr._calibration_tests import (
+from calibr._inference import calibration_tests as ct_module
+from calibr._inference.calibration_tests import (
     CalibrationTestResult,
     _chi2_upper,
     _consistent_labels,
@@ -36,7 +36,7 @@ from calibr._calibration_tests import (
 )
 from calibr._kernels import weighted_sums as ws
 from calibr._kernels.scalar_sums import scalar_pair_sum
-from calibr._valprob import val_prob
+from calibr._metrics.valprob import val_prob
 
 # --------------------------------------------------------------------------
 # data

@@ -332,7 +332,7 @@ def test_the_prefix_scan_reads_a_block_of_ties_once_across_partitions(seed):
     """_finish_ecce of the sorted keys cut anywhere (inside blocks of ties, a block
     over three pieces, empty pieces) is ecce's number to rounding: a partition's
     last block is read only where the next partition starts with another p."""
-    from calibr import _dask as cdask
+    from calibr._engines import dask as cdask
     from calibr._kernels.cumulative import fill_keys
 
     rng = np.random.default_rng(seed)
@@ -497,8 +497,8 @@ def test_summarise_errors_name_the_group(client):
     # two failing groups in two buckets: the error of the first in pandas' order
     df.loc[3, "m"] = "zb"  # early in the frame, late in pandas' (sorted) order
     df.loc[TIE + 5, "m"] = "t"  # first in pandas order, not in the first bucket
-    from calibr._dask import _stats_and_pieces, n_buckets
-    from calibr._groups import resolve_columns
+    from calibr._engines.dask import _stats_and_pieces, n_buckets
+    from calibr._input.groups import resolve_columns
 
     ddf = partitioned(df, PARTITIONINGS["adversarial"])
     _, *pieces = _stats_and_pieces(0, df, ["m"], True, resolve_columns(df, "p", "y", None, None),

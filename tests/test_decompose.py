@@ -34,7 +34,7 @@ from tolerances import (
 
 import calibr
 from calibr import Decomposition, InputError, _binning
-from calibr._decompose import _parts
+from calibr._metrics.decompose import _parts
 
 md_scoring = require("model_diagnostics.scoring")
 sk_isotonic = require("sklearn.isotonic")

@@ -30,9 +30,9 @@ from tolerances import (
 )
 
 import calibr
-from calibr._cumulative import ecce_pvalue
+from calibr._inference.multicalibration import _ecce_pvalue
 from calibr._kernels.cumulative import max_abs_sf
-from calibr._multicalibration import _ecce_pvalue
+from calibr._metrics.cumulative import ecce_pvalue
 
 
 def _data(n: int, seed: int, power: float = 1.0, ties: int | None = None):

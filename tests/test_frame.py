@@ -470,7 +470,7 @@ def test_time_bins_with_an_empty_bin_follow_pandas(how):
 
 
 def test_row_groups_accepts_both_numberings_of_ngroup():
-    from calibr._groups import _row_groups
+    from calibr._input.groups import _row_groups
 
     sizes = np.array([2, 0, 1])
     # over all groups (time bins) and over the observed ones (categories): the same rows
@@ -504,7 +504,7 @@ def test_an_unobserved_group_before_the_failing_one_is_not_the_error():
 def test_calibr_own_groupings_keep_only_observed_combinations():
     """The groupings calibr makes itself (by_columns) keep only the observed combinations:
     an unused category of a key column makes no group."""
-    from calibr._groups import by_columns
+    from calibr._input.groups import by_columns
 
     frame = pd.DataFrame({"k": pd.Categorical(["x", "x", "y"], categories=["x", "y", "z"]),
                           "p": [0.1, 0.2, 0.3]})
@@ -584,8 +584,8 @@ def test_split_sorts_the_canonical_arrays_by_group_with_codes_and_offsets():
     group g is rows start[g]:start[g + 1] of the sorted arrays, codes[i] is the
     group of row i, and each slice is exactly the canonical arrays of the group's
     own rows (pandas' order of groups, the frame's order within a group)."""
-    from calibr._groups import groups_of, resolve_columns, split
     from calibr._input import prepare
+    from calibr._input.groups import groups_of, resolve_columns, split
 
     df = keyed_frame()
     df.loc[4, "p"] = np.nan

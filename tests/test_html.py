@@ -567,7 +567,7 @@ def test_an_interval_that_leaves_out_its_estimate_is_found_on_either_side():
 def test_numbers_are_shown_to_4_significant_digits():
     """docs/cli.md, "The HTML report": every number to 4 significant digits, trailing
     zeros dropped; fixed point from 1e-4 to below 1e6, scientific outside."""
-    from calibr._html._format import number_text
+    from calibr._display.format import number_text
 
     shown = {0.0186341: "0.01863", 0.2: "0.2", 1.0: "1", 0.99996: "1", -0.5: "-0.5",
              0.00012346: "0.0001235", 1.5e-5: "1.5e-05", 12345.67: "12346",
@@ -828,7 +828,7 @@ def test_repr_html_of_the_results():
     assert "&lt;a&gt;" in mc._repr_html_()  # a segment's value, escaped
     assert not root.find_all("a")
     # a short array field: its values, each a number; a long one, its length
-    from calibr._html._repr import value_html
+    from calibr._display.repr import value_html
 
     short = parse(f"<p>{value_html(np.array([0.25, 3.0]))}</p>")
     assert short.text() == "[0.25, 3]" and numbers(short) == [0.25, 3.0]

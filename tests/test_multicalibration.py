@@ -31,8 +31,8 @@ from tolerances import (
 )
 
 import calibr
+from calibr._inference.multicalibration import SEGMENT_COLUMNS, _weighted_quantiles
 from calibr._kernels.cumulative import range_sf
-from calibr._multicalibration import SEGMENT_COLUMNS, _weighted_quantiles
 
 # mcgrad 0.1.5 sorts in place, which pandas 3 deprecates
 pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword")
@@ -680,7 +680,7 @@ def test_many_values_per_column_number_only_the_occupied_cells(monkeypatch):
     oracle = multicalibration_oracle(df, "p", "y", cols, categorical=tuple(cols),
                                      max_values=400, min_samples=1)
     _check_oracle(res, oracle)
-    monkeypatch.setattr(calibr._multicalibration, "DENSE_CELLS", 10**6)
+    monkeypatch.setattr(calibr._inference.multicalibration, "DENSE_CELLS", 10**6)
     dense = calibr.multicalibration(df, "p", "y", cols, categorical=cols, max_values=400,
                                     min_samples=1)
     pd.testing.assert_frame_equal(res.segments, dense.segments)

@@ -17,7 +17,7 @@ from conftest import _restore_library_path, unavailable
 from statsmodels.stats.multitest import multipletests
 
 import calibr
-from calibr._multitest import P_ADJUST_METHODS
+from calibr._inference.multitest import P_ADJUST_METHODS
 
 #: calibr vs R and statsmodels: the same products and running extremes; R's
 #: sum(1 / (1:n)) of "BY" accumulates in long double, numpy pairwise.

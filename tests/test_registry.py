@@ -227,7 +227,7 @@ def test_bootstrap_by_name_equals_the_function_on_each_resample(name, multiclass
 
 def test_the_bootstrap_paths_are_the_registrys():
     """ece/mce/skce/mmce/ecce take their O(n) kernels, the rest a call per resample."""
-    from calibr._bootstrap import _Plan
+    from calibr._inference.bootstrap import _Plan
     from calibr._input import prepare
 
     df = _binary(n=30)

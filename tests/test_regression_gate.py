@@ -956,7 +956,7 @@ def test_compare_is_a_subcommand_and_a_crash_is_not_a_verdict(tmp_path, capsys, 
     import numpy as np
     import pandas as pd
 
-    from calibr import _bootstrap
+    from calibr._inference import bootstrap as _bootstrap
     from calibr.cli import main
 
     gen = np.random.default_rng(3)

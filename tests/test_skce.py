@@ -27,12 +27,13 @@ from oracles.skce import median_oracle, skce_oracle
 from tolerances import ORACLE_ATOL, SKCE_ATOL, SKCE_RTOL
 
 import calibr
-from calibr import InputError, _kernel_metrics
-from calibr._kernel_metrics import mmce, skce
+from calibr import InputError
 from calibr._kernels import canonical, scalar_sums, vexp
 from calibr._kernels import scalar_median as smed
 from calibr._kernels import top_label as tl
 from calibr._kernels.skce import estimate_from_sums
+from calibr._metrics import kernel as _kernel_metrics
+from calibr._metrics.kernel import mmce, skce
 
 ESTIMATORS = ("uq", "ul", "biased")
 BANDWIDTHS = (1e-4, 1e-3, 0.05, 0.2, 1.0, 10.0, 1e4, "median")

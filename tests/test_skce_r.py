@@ -19,7 +19,7 @@ import pytest
 from tolerances import SKCE_ATOL, SKCE_RTOL
 
 import calibr
-from calibr._kernel_metrics import mmce, skce
+from calibr._metrics.kernel import mmce, skce
 
 pytestmark = pytest.mark.r
 

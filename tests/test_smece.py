@@ -28,7 +28,8 @@ from conftest import require
 from oracles.smece import reflected_kernel, smece_auto_oracle, smece_oracle
 
 import calibr
-from calibr import InputError, InputTypeError, _smooth
+from calibr import InputError, InputTypeError
+from calibr._metrics import smooth as _smooth
 
 relplot = require("relplot")
 

@@ -18,8 +18,8 @@ from oracles.sweep import sweep_oracle
 from tolerances import ORACLE_RTOL
 
 import calibr
+from calibr._binning.sweep import cube_root_bins, sweep, sweep_bins
 from calibr._kernels import sweep as sk
-from calibr._sweep import cube_root_bins, sweep, sweep_bins
 
 
 def _data(n: int, seed: int, power: float = 1.0, decimals: int | None = None):

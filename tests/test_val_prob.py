@@ -56,9 +56,10 @@ from tolerances import (
     VALPROB_RTOL,
 )
 
-from calibr import InputError, InputTypeError, _valprob
-from calibr._lowess import lowess
-from calibr._valprob import (
+from calibr import InputError, InputTypeError
+from calibr._metrics import valprob as _valprob
+from calibr._metrics.lowess import lowess
+from calibr._metrics.valprob import (
     VAL_PROB_NAMES,
     _chi2_sf,
     _concordance,

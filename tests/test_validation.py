@@ -1285,8 +1285,8 @@ def test_every_warning_points_at_the_callers_line(case, monkeypatch):
     """calibr._input.warn names the first frame outside calibr: the line that
     called the public function, whatever wrappers (validate_params), verbs
     (summarise running a test or an interval) and helpers lie between."""
-    import calibr._bootstrap as bt
-    import calibr._calibration_tests as ct
+    import calibr._inference.bootstrap as bt
+    import calibr._inference.calibration_tests as ct
 
     monkeypatch.setattr(bt, "CANONICAL_WARN_COST", 1.0)
     monkeypatch.setattr(ct, "CANONICAL_WARN_COST", 1e4)
@@ -1344,7 +1344,7 @@ def test_lazy_values_go_to_the_backend_of_their_engine(monkeypatch):
     assert calibr.summarise(Lazy(), "p", "y") == "summarise"
     assert calibr.calibration_table("p", "y", data=Lazy()) == "calibration_table"
     assert called == ["ece", "mce", "skce", "mmce", "summarise", "calibration_table"]
-    assert table.BACKENDS["dask"] == "calibr._dask"
+    assert table.BACKENDS["dask"] == "calibr._engines.dask"
 
 
 def test_eager_polars_and_arrow_columns_are_read_as_numpy_or_pandas():

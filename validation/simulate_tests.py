@@ -35,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calibr._calibration_tests import calibration_test  # noqa: E402
+from calibr._inference.calibration_tests import calibration_test  # noqa: E402
 
 ALPHA = 0.05
 

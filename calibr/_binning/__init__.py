@@ -48,9 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._defaults import BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
-from ._equal_mass import equal_mass_breaks
-from ._input import (
+from .._defaults import BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
+from .._input import (
     MAX_BIN_CELLS,
     ROW_SUM_TOL,
     InputError,
@@ -62,10 +61,11 @@ from ._input import (
     fmt,
     prepare,
 )
-from ._kernels import bin_sums as _bin_sums
-from ._kernels import binned, isotonic
-from ._kernels._jit import read_only
-from ._kernels.top_label import top_label, top_label_class
+from .._kernels import bin_sums as _bin_sums
+from .._kernels import binned, isotonic
+from .._kernels._jit import read_only
+from .._kernels.top_label import top_label, top_label_class
+from .equal_mass import equal_mass_breaks
 
 __all__ = ["BINNINGS", "TOP_LABEL", "TYPES", "BinSpec", "Blocks", "bin_index", "bin_sums",
            "binned_stats", "breaks", "cell_sets", "check_cells", "column_breaks",
@@ -182,7 +182,7 @@ def breaks(x: np.ndarray | None, bins: int | str | np.ndarray,
         A number of bins, or the breaks themselves (checked by
         ``calibr._input.BIN_SPEC``: float64, strictly increasing, 0 to 1),
         returned as they are; or a rule that chooses the number of bins from the
-        data (``calibr._sweep``): ``"sweep"`` (the monotonic sweep, which reads
+        data (``calibr._binning.sweep``): ``"sweep"`` (the monotonic sweep, which reads
         the outcomes ``hits``) or ``"auto"`` (the cube-root rule, of the number of
         rows, the total weight with weights).
     binning : {"equal-width", "equal-mass", "isotonic"}
@@ -203,7 +203,7 @@ def breaks(x: np.ndarray | None, bins: int | str | np.ndarray,
     """
     presorted = None  # the sweep's sort of x, for equal-mass breaks of its number
     if isinstance(bins, str):
-        from ._sweep import cube_root_bins, sweep  # the rules that choose a number
+        from .sweep import cube_root_bins, sweep  # the rules that choose a number
 
         if bins == "auto":
             total = x.shape[0] if weights is None else float(np.sum(weights))

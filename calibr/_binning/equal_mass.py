@@ -2,7 +2,7 @@
 options"): the rule of uncertainty-calibration's ``get_equal_bins``.
 
 Its own module, below ``calibr._binning`` (which gives every binning's breaks) and
-``calibr._sweep`` (which needs the breaks of many numbers of bins from one sort),
+``calibr._binning.sweep`` (which needs the breaks of many numbers of bins from one sort),
 so that neither imports the other; the lazy engines (``calibr._engines``) write
 the same ranks, :func:`group_starts`, in their query languages.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._defaults import RIGHT_DEFAULT
-from ._input import InputError
+from .._defaults import RIGHT_DEFAULT
+from .._input import InputError
 
 __all__ = ["cut_points", "equal_mass_breaks", "group_starts"]
 
@@ -56,7 +56,7 @@ def equal_mass_breaks(x: np.ndarray | None, bins: int, right: bool = RIGHT_DEFAU
 
     One ``numpy.sort`` (a vectorised sort, faster than ``numpy.partition`` at
     the 2 (B - 1) ranks needed; see ``docs/definitions.md``). ``presorted``:
-    ``numpy.sort(x)`` already made, without weights (``calibr._sweep.sweep``'s
+    ``numpy.sort(x)`` already made, without weights (``calibr._binning.sweep.sweep``'s
     sort, for the breaks of the number it chose); then ``x`` is not read. With
     weights it is not read: the rows are sorted with their weights here.
     """

@@ -19,11 +19,11 @@ import math
 
 import numpy as np
 
-from ._input import MAX_BINS
-from ._input.params import BIN_RULES
-from ._kernels import cumulative as _ck
-from ._kernels import sweep as _sk
-from ._kernels._jit import read_only
+from .._input import MAX_BINS
+from .._input.params import BIN_RULES
+from .._kernels import cumulative as _ck
+from .._kernels import sweep as _sk
+from .._kernels._jit import read_only
 
 __all__ = ["BIN_RULES", "cube_root_bins", "sweep", "sweep_bins"]
 
@@ -76,7 +76,7 @@ def sweep(x: np.ndarray, hits: np.ndarray, binning: str, right: bool,
           weights: np.ndarray | None = None, mode: int = _sk.AUTO
           ) -> tuple[int, np.ndarray | None]:
     """:func:`sweep_bins`, and for equal-mass bins the sort it made, for the breaks
-    of its number (``calibr._equal_mass.equal_mass_breaks``, ``presorted``): the
+    of its number (``calibr._binning.equal_mass.equal_mass_breaks``, ``presorted``): the
     values sorted, when they are ``numpy.sort(x)`` (no weights, whose checks the
     breaks make, and no zero, which could be a -0.0 that the sort keys read as
     0.0); else None."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._format import esc, num
+from .format import esc, num
 
 #: Rows of a table field (``MulticalibrationResult.segments``) shown in a notebook.
 TABLE_ROWS = 10

@@ -130,7 +130,7 @@ def _column(frame: Any, cols: Any) -> Any:
 def _metric_columns(engine: Engine, lf: Any, y: Any, weights: Any):
     """The columns of a metric's lazy ``p``: ``y`` (and ``weights``) name columns of
     it, the others are the probabilities."""
-    from .._groups import Columns
+    from .._input.groups import Columns
 
     names = list(lf.collect_schema().names())
     for value, name in ((y, "y"), (weights, "weights")):
@@ -404,7 +404,7 @@ def _equal_mass_edges(lf: Any, cols: Any, bins: int, right: bool, n: int) -> np.
     """The breaks of ``calibr._binning.equal_mass_breaks`` of the kept values:
     the order statistics at ranks ``s - 1`` and ``s`` of each group start ``s``,
     read by a global sort on the engine (only those 2 (B - 1) values travel)."""
-    from .._equal_mass import group_starts
+    from .._binning.equal_mass import group_starts
 
     b = min(bins, n)
     starts = group_starts(n, b)
@@ -543,7 +543,7 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
                 return kernels.ece_from_stats(*stats)
             if which == "mce":
                 return kernels.mce_from_stats(*stats)
-            from .._lp import per_row
+            from .._metrics.lp import per_row
 
             return float(per_row(*stats, norm, debias)[0])
 
@@ -600,7 +600,7 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
         import calibr
 
         from .._binning import BinSpec
-        from .._groups import resolve_columns, weights_column
+        from .._input.groups import resolve_columns, weights_column
 
         lf, keys = frame_source(data, by)
         meta = _meta(lf)
@@ -654,7 +654,7 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
         import calibr
 
         from .._binning import BinSpec
-        from .._groups import resolve_columns, weights_column
+        from .._input.groups import resolve_columns, weights_column
         from ..table import table_from_stats
 
         spec = BinSpec.from_options(bins, binning, right)

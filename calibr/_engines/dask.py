@@ -11,7 +11,7 @@ for the verbs, whose ``.compute()`` gives the pandas result.
 * **Exact by merged sums** (``ece``, ``mce``, ``calibration_table``, and
   ``summarise`` when every metric is binned): each partition is validated by
   the one input layer (``calibr._input``, through ``_binning.binned_stats`` and
-  the group layer ``calibr._groups``) and reduced to the kernels' per-(group,
+  the group layer ``calibr._input.groups``) and reduced to the kernels' per-(group,
   bin) statistics ``(count, sum_conf, sum_hit)``; the partitions' statistics are
   added in a fixed binary tree (partition 0 + 1, 2 + 3, ..., then the pairs of
   those), and the metric or table is computed from the merged sums by the
@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from dask import delayed
 
-from ._input import InputError, InputTypeError, arg, extended, fmt
+from .._input import InputError, InputTypeError, arg, extended, fmt
 
 __all__ = ["calibration_table", "ece", "ecce", "exact_scalar", "mce", "mmce", "skce",
            "summarise"]
@@ -60,7 +60,7 @@ _COLLECTIONS = (dd.Series, dd.DataFrame)
 def _from_stats(reduction: str) -> Callable[..., float]:
     """The function of the merged per-bin sums of a reduction of the registry
     (``calibr._registry.REDUCTIONS["bin_sums"]``); an unknown one is a KeyError."""
-    from ._kernels import binned
+    from .._kernels import binned
 
     return {"ece": binned.ece_from_stats, "mce": binned.mce_from_stats}[reduction]
 
@@ -205,7 +205,7 @@ def _stats(p, y, bins, type, classes, na_rm, w, binning, right) -> tuple:
     """``calibr._binning.binned_stats``, where kept weights that total 0 are not an
     error: a partition (or a group's rows in it) may hold only rows of weight 0,
     which add nothing; the total is checked on the merged sums."""
-    from ._binning import BinSpec, binned_stats
+    from .._binning import BinSpec, binned_stats
 
     spec = BinSpec.from_options(bins, binning, right)
     try:
@@ -249,7 +249,7 @@ def binned_metric(which: str, p, y, bins, type, classes, na_rm, weights, binning
     equal-mass bins. A Delayed float."""
     pp, yy, ww = _all_partitions(p, y, weights)
     if not mergeable(bins, binning):
-        from . import _binned_metrics
+        from .._metrics import binned as _binned_metrics
 
         return delayed(_gathered_metric)(getattr(_binned_metrics, which), _concat_d(pp),
                                          _concat_d(yy), _concat_d(ww),
@@ -293,8 +293,8 @@ def _gathered_metric(func: Callable[..., float], p, y, w, options: dict) -> floa
 def _scalar_part(i, p, y, classes, na_rm) -> pd.DataFrame:
     """One partition's validated scalars: x (the binary p, or the top-label
     confidence) and c (the hit), for the global sort."""
-    from ._input import prepare
-    from ._kernel_metrics import scalar_form
+    from .._input import prepare
+    from .._metrics.kernel import scalar_form
 
     if len(p) == 0 or (na_rm and not _has_complete(p, y)):
         return pd.DataFrame({"x": np.empty(0), "c": np.empty(0, np.uint8)})
@@ -308,7 +308,7 @@ def _scalar_part(i, p, y, classes, na_rm) -> pd.DataFrame:
 
 def _sorted_part_sums(part: pd.DataFrame, h: float) -> tuple | None:
     """``(n, T_a, sum e^2, lo, hi, L_a, R_a)`` of one partition of the sorted rows."""
-    from ._kernels.scalar_sums import scalar_pair_sum
+    from .._kernels.scalar_sums import scalar_pair_sum
 
     if len(part) == 0:
         return None
@@ -322,7 +322,7 @@ def _sorted_part_sums(part: pd.DataFrame, h: float) -> tuple | None:
 
 
 def _finish_sorted(sums: list, estimator: str, h: float, na_rm: bool) -> float:
-    from ._kernel_metrics import skce_from_sums
+    from .._metrics.kernel import skce_from_sums
 
     sums = [s for s in sums if s is not None]
     if not sums:
@@ -359,7 +359,7 @@ def skce(p, y, estimator, bandwidth, type, classes, na_rm, weights):
     ``type="confidence"``) with ``"uq"`` or ``"biased"``, a fixed bandwidth and no
     weights (:func:`exact_scalar`); otherwise the rows are gathered to one worker
     (partition order) and the pandas path runs there. A Delayed float."""
-    from ._kernel_metrics import skce as pandas_skce
+    from .._metrics.kernel import skce as pandas_skce
 
     if (weights is None and estimator in ("uq", "biased") and bandwidth != "median"
             and (isinstance(p, dd.Series) or type == "confidence")):
@@ -374,7 +374,7 @@ def mmce(p, y, bandwidth, classes, na_rm, weights):
     """``mmce()`` of Dask input: exact on the cluster with a fixed bandwidth and
     no weights (:func:`exact_scalar`), else gathered, as :func:`skce`. A Delayed
     float."""
-    from ._kernel_metrics import mmce as pandas_mmce
+    from .._metrics.kernel import mmce as pandas_mmce
 
     if weights is None and bandwidth != "median":
         return exact_scalar(p, y, "biased", bandwidth, classes, na_rm, root=True)
@@ -400,10 +400,10 @@ def _key_part(i, p, y, w, classes, na_rm) -> pd.DataFrame:
     """One partition's validated rows as sort keys ``k`` (and weights ``w``); kept
     weights that total 0 are not an error here (they add nothing; the total is
     checked at the finish)."""
-    from ._cumulative import binary_view
-    from ._input import prepare
-    from ._kernels._jit import read_only
-    from ._kernels.cumulative import fill_keys
+    from .._input import prepare
+    from .._kernels._jit import read_only
+    from .._kernels.cumulative import fill_keys
+    from .._metrics.cumulative import binary_view
 
     weighted = w is not None
     empty = {"k": np.empty(0, np.uint64)}
@@ -437,8 +437,8 @@ def _key_part(i, p, y, w, classes, na_rm) -> pd.DataFrame:
 def _ecce_part_sums(part: pd.DataFrame) -> tuple | None:
     """``(first key, last key, run, high, low, variance, total)`` of one partition of
     the sorted rows (None: empty)."""
-    from ._kernels._jit import read_only
-    from ._kernels.cumulative import partial_extremes
+    from .._kernels._jit import read_only
+    from .._kernels.cumulative import partial_extremes
 
     if len(part) == 0:
         return None
@@ -454,7 +454,7 @@ def _ecce_part_sums(part: pd.DataFrame) -> tuple | None:
 
 
 def _finish_ecce(sums: list, kind: str, scale: str, na_rm: bool) -> float:
-    from ._cumulative import EcceStats
+    from .._metrics.cumulative import EcceStats
 
     sums = sorted((s for s in sums if s is not None), key=lambda s: (s[0], s[1]))
     if not sums:
@@ -537,7 +537,7 @@ def _normal_key(values: tuple) -> tuple:
 
 
 def _part_groups(part: pd.DataFrame, keys: list | None, dropna: bool):
-    from ._groups import groups_of
+    from .._input.groups import groups_of
 
     if keys is None:
         return groups_of(part)
@@ -551,7 +551,7 @@ def _group_stats(i: int, part: pd.DataFrame, keys: list | None, dropna: bool, co
     row, its rows, its kept rows and the per-bin statistics of each binned spec
     ``(bins, type, binning, right)``; None for an empty partition. ``groups``:
     the partition's groups, if already found."""
-    from ._groups import complete_rows, split
+    from .._input.groups import complete_rows, split
 
     if len(part) == 0:
         return None
@@ -632,7 +632,7 @@ def _indexed(part: dict | None) -> dict | None:
 def _pandas_groups(merged: dict, keys: list | None, opts: dict, key_meta: pd.DataFrame | None):
     """pandas' groups of the observed key values (pandas' order, unobserved
     categories with observed=False) and the group of each merged group."""
-    from ._groups import groups_of
+    from .._input.groups import groups_of
 
     if keys is None:
         return None, np.zeros(1, dtype=np.int64), 1
@@ -665,9 +665,9 @@ def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
     """The binned specs ``(bins, type, binning, right)`` and each column's (metric,
     spec position); ``("group", None)`` for a column that is not a mergeable
     binned metric (computed group by group)."""
-    from ._input import resolved_options
-    from ._registry import MERGED_SUMS, METRICS
-    from .frame import metric_name
+    from .._input import resolved_options
+    from .._registry import MERGED_SUMS, METRICS
+    from ..frame import metric_name
 
     specs: list[tuple] = []
     plan: list[tuple[str, int | None]] = []
@@ -782,7 +782,7 @@ def _bucket_metrics(pieces: list[pd.DataFrame], keys: list, opts: dict, kwargs: 
     Returns the metrics indexed by the keys, and instead, if a group fails, the
     first failing group's (key, error), for the caller to raise the error of the
     group first in pandas' order."""
-    from .frame import summarise as pandas_summarise
+    from ..frame import summarise as pandas_summarise
 
     rows = pd.concat(pieces) if len(pieces) > 1 else pieces[0]
     del pieces
@@ -823,7 +823,7 @@ def _per_group(work: list, n_buckets: int, keys: list, opts: dict, kwargs: dict,
 
 def _gathered_summary(frame: pd.DataFrame, keys: list | None, opts: dict,
                       kwargs: dict) -> pd.DataFrame:
-    from .frame import summarise as pandas_summarise
+    from ..frame import summarise as pandas_summarise
 
     data = frame if keys is None else frame.groupby(keys, **opts)
     return pandas_summarise(data, **kwargs)
@@ -849,8 +849,8 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
     (:func:`_per_group`); with ``tests`` or intervals, or an ungrouped frame with
     another metric, the rows are gathered to one worker and the pandas path
     runs there."""
-    from ._groups import resolve_columns, weights_column
-    from .frame import columns_of_tests, metric_columns, named_tests
+    from .._input.groups import resolve_columns, weights_column
+    from ..frame import columns_of_tests, metric_columns, named_tests
 
     frame, keys, opts = _frame_of(data)
     columns = metric_columns(metrics, named_metrics)
@@ -905,8 +905,8 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
 
 
 def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm, classes):
-    from . import _binning
-    from .table import TABLE_COLUMNS, table_from_stats
+    from .. import _binning
+    from ..table import TABLE_COLUMNS, table_from_stats
 
     bins, type, binning, right = spec
     groups, ids, n_groups = _pandas_groups(merged, keys, opts, key_meta)
@@ -934,7 +934,7 @@ def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm, 
 
 
 def _gathered_table(frame, keys, opts, kwargs):
-    from .table import calibration_table as pandas_table
+    from ..table import calibration_table as pandas_table
 
     data = frame if keys is None else frame.groupby(keys, **opts)
     return pandas_table(data=data, **kwargs)
@@ -972,8 +972,8 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, confidence_level, dat
                       weights, consistency, n_resamples, rng, binning, right) -> dd.DataFrame:
     """``calibration_table()`` of Dask input: per-(group, bin) sums merged, the
     table from them; equal-mass bins and consistency bands gather the rows."""
-    from ._groups import resolve_columns, weights_column
-    from .table import TABLE_COLUMNS
+    from .._input.groups import resolve_columns, weights_column
+    from ..table import TABLE_COLUMNS
 
     if data is None:
         if p_prefix is not None:

@@ -4,13 +4,13 @@ reviewer, a release manager), made by :func:`calibr.html_report`, ``calibr repor
 
 The library renders and the command line only writes. One job per module:
 
-* :mod:`._format`: escaping, the numbers shown (each in ``<data value=...>`` with
-  every digit) and the Holm adjustment of p-values;
+* :mod:`calibr._display.format` (shared with the results' ``_repr_html_``):
+  escaping, the numbers shown (each in ``<data value=...>`` with every digit) and
+  the Holm adjustment of p-values;
 * :mod:`._svg`: the figures, inline SVG drawn by calibr (no matplotlib);
 * :mod:`._page`: the page (styles, the sorting script, the sections);
 * :mod:`._report`: the report's overview and per-group sections;
 * :mod:`._compare`: compare's page;
-* :mod:`._repr`: the ``_repr_html_`` of the result objects (notebooks).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from .._calibration_tests import RESAMPLING_TESTS
 from .._defaults import (
     BINNED_TYPE_DEFAULT,
     BINNING_DEFAULT,
@@ -28,7 +27,9 @@ from .._defaults import (
     BOOTSTRAP_RESAMPLES_DEFAULT,
     RIGHT_DEFAULT,
 )
+from .._display.format import bins_words
 from .._docs import shared_docs
+from .._inference.calibration_tests import RESAMPLING_TESTS
 from .._input import (
     BIN_SPEC,
     BINNING,
@@ -46,7 +47,6 @@ from .._input import (
 from .._input.frames import frame_verb
 from .._registry import BINNED, info_of
 from ..plot import FEW_CURVES
-from ._format import bins_words
 from ._page import Page, render
 from ._report import (
     CONSISTENCY,
@@ -209,9 +209,9 @@ def html_report(
     >>> page.startswith("<!DOCTYPE html>"), page.count('<details class="group"')
     (True, 3)
     """
-    from .._calibration_tests import calibration_test
-    from .._groups import groups_of, resolve_columns
+    from .._inference.calibration_tests import calibration_test
     from .._input import defaults
+    from .._input.groups import groups_of, resolve_columns
     from ..frame import Metric, metric_columns, named_tests, summarise
     from ..table import calibration_table
     from ._report import bin_count_of_mce, norm_key

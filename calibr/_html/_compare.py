@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._display.format import bins_words, count, esc, key_text, num, pvalue
 from ._cli import header_items
-from ._format import bins_words, count, esc, key_text, num, pvalue
 from ._page import Cell, Page, Section, Table, render
 from ._report import MIN_BIN_COUNT, Figures, bin_table, group_link, worst_bin
 from ._svg import Curve, difference_svg, reliability_svg

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._format import esc
+from .._display.format import esc
 
 #: With more groups than this, every group's section starts collapsed (a report of
 #: 1,000 groups lays out only the overview until a section is opened).

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._multitest import p_adjust
+from .._display.format import count, esc, key_text, num, pvalue
+from .._inference.multitest import p_adjust
 from ..table import CONSISTENCY_RESAMPLES
-from ._format import count, esc, key_text, num, pvalue
 from ._page import Cell, Page, Section, Table
 from ._svg import FEW, SMOOTH_FEW, Curve, reliability_svg
 
@@ -124,8 +124,8 @@ def figures(data: Any, p: Any, y: Any, *, bins: Any, type: str, binning: str, ri
     isotonic bins), and with ``smooth`` each group's smooth curve
     (:func:`calibr.smece_curve`; binary or top-label tables only). The band's
     defaults are :func:`calibr.html_report`'s (``calibr report --html`` takes them)."""
-    from .._groups import groups_of, resolve_columns
-    from .._smooth import smece_curve
+    from .._input.groups import groups_of, resolve_columns
+    from .._metrics.smooth import smece_curve
     from ..table import calibration_table
 
     notes = []

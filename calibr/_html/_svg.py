@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._format import esc, number_text
+from .._display.format import esc, number_text
 
 #: The colours of the curves of one diagram, in order (colour-blind safe: Okabe-Ito).
 COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9")

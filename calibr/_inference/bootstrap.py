@@ -20,12 +20,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _binning, _registry
-from ._cumulative import sorted_rows
-from ._defaults import BOOTSTRAP_RESAMPLES_DEFAULT
-from ._docs import shared_docs
-from ._groups import group_seeds
-from ._input import (
+from .. import _binning, _registry
+from .._defaults import BOOTSTRAP_RESAMPLES_DEFAULT
+from .._docs import shared_docs
+from .._input import (
     LEVEL,
     MAX_RESAMPLES,
     RNG,
@@ -43,11 +41,13 @@ from ._input import (
     validate_params,
     warn,
 )
-from ._kernels import bootstrap as kb
-from ._kernels._threads import chunk_bounds, run_chunks
-from ._kernels.top_label import top_label
-from ._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
-from ._registry import DEFAULT_METRIC, METRICS
+from .._input.groups import group_seeds
+from .._kernels import bootstrap as kb
+from .._kernels._threads import chunk_bounds, run_chunks
+from .._kernels.top_label import top_label
+from .._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
+from .._metrics.cumulative import sorted_rows
+from .._registry import DEFAULT_METRIC, METRICS
 
 __all__ = [
     "BootstrapResult",
@@ -57,7 +57,7 @@ __all__ = [
     "paired_bootstrap",
 ]
 
-_METHODS = ("percentile", "basic", "bca")
+CI_METHODS = ("percentile", "basic", "bca")
 _ALTERNATIVES = ("two-sided", "less", "greater")
 #: Counts of draws at or above this go to the kernels' int32 carry (the tests
 #: lower it to reach that path).
@@ -65,12 +65,12 @@ COUNT_BASE = kb.COUNT_BASE
 #: At most this many rows (resampling counts are int32 where uint8 would wrap).
 MAX_ROWS = 2**31 - 1
 #: Work chunks of a batch of replicates (run on up to ``num_threads()`` threads),
-#: of the bootstrap and of the resampling tests (calibr._calibration_tests).
+#: of the bootstrap and of the resampling tests (calibr._inference.calibration_tests).
 REPLICATE_CHUNKS = 16
 #: A canonical-SKCE computation warns when its cost passes this (about a minute or
 #: more on one core): the bootstrap's n^2 K (B + 1), and the test's n^2 (K +
 #: n_resamples) (the kernel matrix in O(n^2 K), each replicate an O(n^2) quadratic
-#: form), read by calibr._calibration_tests.
+#: form), read by calibr._inference.calibration_tests.
 CANONICAL_WARN_COST = 1e11
 
 
@@ -117,8 +117,8 @@ class BootstrapResult:
     n: int
 
     def _repr_html_(self) -> str:
-        """The fields as an HTML table, for notebooks (``calibr._html._repr``)."""
-        from ._html._repr import result_html
+        """The fields as an HTML table, for notebooks (``calibr._display.repr``)."""
+        from .._display.repr import result_html
 
         return result_html(self)
 
@@ -163,8 +163,8 @@ class PairedBootstrapResult:
     n: int
 
     def _repr_html_(self) -> str:
-        """The fields as an HTML table, for notebooks (``calibr._html._repr``)."""
-        from ._html._repr import result_html
+        """The fields as an HTML table, for notebooks (``calibr._display.repr``)."""
+        from .._display.repr import result_html
 
         return result_html(self)
 
@@ -326,7 +326,7 @@ class _Plan:
         self.g = np.ascontiguousarray(np.array(gs).reshape(len(gs), -1))
 
     def _cumulative(self, kind: str, scale: str) -> None:
-        """ECCE: the rows sorted once by ``ecce``'s keys (``calibr._cumulative``)."""
+        """ECCE: the rows sorted once by ``ecce``'s keys (``calibr._metrics.cumulative``)."""
         ((x, c),) = self._columns()  # binary, or the top-label confidence
         self.kind = "cumulative"
         self.rows = sorted_rows(x, c)
@@ -527,7 +527,7 @@ def _warn_cost(plans: Sequence[_Plan], n_resamples: int) -> None:
 _RULES = dict(
     n_resamples=Integer(1, MAX_RESAMPLES),
     confidence_level=LEVEL,
-    method=Options(*_METHODS, "BCa"),
+    method=Options(*CI_METHODS, "BCa"),
     rng=RNG,
 )
 

@@ -16,11 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _binning
-from ._bootstrap import CANONICAL_WARN_COST, REPLICATE_CHUNKS
-from ._defaults import BINS_DEFAULT
-from ._docs import shared_docs
-from ._input import (
+from .. import _binning
+from .._defaults import BINS_DEFAULT
+from .._docs import shared_docs
+from .._input import (
     BANDWIDTH,
     BINS,
     FLAG,
@@ -37,24 +36,25 @@ from ._input import (
     validate_params,
     warn,
 )
-from ._kernels._threads import chunk_bounds, run_chunks
-from ._kernels.canonical import canonical_pair_sum
-from ._kernels.scalar_sums import scalar_pair_sum
-from ._kernels.skce import estimate_from_sums
-from ._kernels.top_label import top_label
-from ._kernels.weighted_sums import (
+from .._kernels._threads import chunk_bounds, run_chunks
+from .._kernels.canonical import canonical_pair_sum
+from .._kernels.scalar_sums import scalar_pair_sum
+from .._kernels.skce import estimate_from_sums
+from .._kernels.top_label import top_label
+from .._kernels.weighted_sums import (
     canonical_quadratic_forms,
     gap_factors,
     skce_test_replicates,
     sorted_scalars,
     weighted_row_sums,
 )
-from ._registry import DEFAULT_METRIC, METRICS
-from ._valprob import spiegelhalter
+from .._metrics.valprob import spiegelhalter
+from .._registry import DEFAULT_METRIC, METRICS
+from .bootstrap import CANONICAL_WARN_COST, REPLICATE_CHUNKS
 
 __all__ = ["WEIGHTED", "CalibrationTestResult", "calibration_test"]
 
-_METHODS = ("skce", "skce_block", "consistency", "spiegelhalter", "hosmer_lemeshow", "ks",
+TEST_METHODS = ("skce", "skce_block", "consistency", "spiegelhalter", "hosmer_lemeshow", "ks",
             "kuiper")
 #: The metrics of consistency resampling: those of the registry that can be its
 #: statistic (``calibr._registry``, ``consistency``).
@@ -138,8 +138,8 @@ class CalibrationTestResult:
     null_distribution: np.ndarray | None = field(default=None, repr=False)
 
     def _repr_html_(self) -> str:
-        """The fields as an HTML table, for notebooks (``calibr._html._repr``)."""
-        from ._html._repr import result_html
+        """The fields as an HTML table, for notebooks (``calibr._display.repr``)."""
+        from .._display.repr import result_html
 
         return result_html(self)
 
@@ -166,7 +166,7 @@ class _Options:
 
 
 @validate_params(
-    method=Options(*_METHODS),
+    method=Options(*TEST_METHODS),
     n_resamples=Integer(1, MAX_RESAMPLES),
     rng=RNG,
     bandwidth=BANDWIDTH,
@@ -472,7 +472,7 @@ def _form(prep: Prepared, type: str | None) -> str:
         return "binary"
     if type is not None:
         return type
-    from ._kernel_metrics import skce
+    from .._metrics.kernel import skce
 
     return defaults(skce)["type"]
 
@@ -493,7 +493,7 @@ def _bandwidths(prep: Prepared, form: str, bandwidth: float | str) -> list[float
     nk = prep.k if form == "classwise" else 1
     if bandwidth != "median":
         return [float(bandwidth)] * nk
-    from ._kernel_metrics import median_bandwidth
+    from .._metrics.kernel import median_bandwidth
 
     if prep.binary:
         return [float(median_bandwidth(prep.p))]
@@ -842,7 +842,7 @@ def _hosmer_lemeshow_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
 
 
 def _cumulative_test(prep: Prepared, o: _Options, kind: str) -> CalibrationTestResult:
-    from ._cumulative import ecce_pvalue, ecce_stats
+    from .._metrics.cumulative import ecce_pvalue, ecce_stats
 
     if not prep.binary and o.type not in (None, "confidence"):
         raise InputError(

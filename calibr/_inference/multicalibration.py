@@ -23,10 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._cumulative import ecce_pvalue
-from ._docs import shared_docs
-from ._groups import complete_rows, resolve_columns, weights_column
-from ._input import (
+from .._docs import shared_docs
+from .._input import (
     FLAG,
     InputError,
     InputTypeError,
@@ -36,10 +34,12 @@ from ._input import (
     prepare,
     validate_params,
 )
-from ._input.frames import frame_verb
-from ._kernels import multicalibration as _mk
-from ._kernels._jit import read_only
-from ._kernels._threads import run_chunks
+from .._input.frames import frame_verb
+from .._input.groups import complete_rows, resolve_columns, weights_column
+from .._kernels import multicalibration as _mk
+from .._kernels._jit import read_only
+from .._kernels._threads import run_chunks
+from .._metrics.cumulative import ecce_pvalue
 
 __all__ = ["MulticalibrationResult", "multicalibration"]
 
@@ -115,8 +115,8 @@ class MulticalibrationResult:
     segments: pd.DataFrame = field(repr=False)
 
     def _repr_html_(self) -> str:
-        """The fields as an HTML table, for notebooks (``calibr._html._repr``)."""
-        from ._html._repr import result_html
+        """The fields as an HTML table, for notebooks (``calibr._display.repr``)."""
+        from .._display.repr import result_html
 
         return result_html(self)
 
@@ -128,7 +128,7 @@ class MulticalibrationResult:
 def _ecce_pvalue(x: np.ndarray) -> np.ndarray:
     """The p-value of sigma-scaled ECCEs ``x``: ``P(R > x)``, ``R`` the range of
     standard Brownian motion on [0, 1]; the one tail of ``calibr.ecce``'s Kuiper
-    form (``calibr._cumulative.ecce_pvalue``)."""
+    form (``calibr._metrics.cumulative.ecce_pvalue``)."""
     return ecce_pvalue(x, "kuiper")
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._input import InputError, Integer, Optional, Options, as_float_array, fmt, validate_params
+from .._input import InputError, Integer, Optional, Options, as_float_array, fmt, validate_params
 
 __all__ = ["P_ADJUST_METHODS", "p_adjust"]
 

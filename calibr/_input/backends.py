@@ -24,7 +24,7 @@ __all__ = ["BACKENDS", "lazy_backend"]
 #: (``docs/engines.md``); eager polars and Arrow objects are read by
 #: ``calibr/_input/frames.py`` instead.
 BACKENDS = {
-    "dask": "calibr._dask",
+    "dask": "calibr._engines.dask",
     "polars.lazyframe": "calibr._engines.polars",
     "duckdb": "calibr._engines.duckdb",
     "_duckdb": "calibr._engines.duckdb",

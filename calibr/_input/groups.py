@@ -48,7 +48,8 @@ import numpy as np
 import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
-from ._input import (
+from .._kernels.grouped import by_group
+from . import (
     InputError,
     InputTypeError,
     arg,
@@ -59,7 +60,6 @@ from ._input import (
     fmt,
     prepare,
 )
-from ._kernels.grouped import by_group
 
 __all__ = [
     "Columns",
@@ -541,7 +541,7 @@ def split(groups: Groups, cols: Columns, na_rm: bool, weights: Hashable | None =
     ``na_rm=True`` drops, and a positive total for each group's kept rows.
 
     ``partial``: the rows are one part of the data (a Dask partition,
-    ``calibr._dask``), in which a group may have no kept rows, or kept weights
+    ``calibr._engines.dask``), in which a group may have no kept rows, or kept weights
     that total 0; those two checks are then left to the caller, on the parts'
     merged counts.
     """

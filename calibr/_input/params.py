@@ -300,7 +300,7 @@ def _breaks(value: Any, name: str) -> np.ndarray:
 
 
 #: The rules of ``bins`` that choose the number of bins from the data
-#: (``calibr._sweep``): the monotonic sweep and the cube-root rule.
+#: (``calibr._binning.sweep``): the monotonic sweep and the cube-root rule.
 BIN_RULES = ("sweep", "auto")
 
 
@@ -418,7 +418,7 @@ def _optional_string(value: Any, name: str) -> str | None:
 BINS: Rule = _bins
 #: ``bins`` of the binned metrics: a number of bins (as BINS), explicit breaks
 #: (R's ``cut(x, breaks = ...)``), a sequence from 0 to 1, strictly increasing, or
-#: ``"sweep"`` / ``"auto"`` (the number chosen from the data: ``calibr._sweep``).
+#: ``"sweep"`` / ``"auto"`` (the number chosen from the data: ``calibr._binning.sweep``).
 BIN_SPEC: Rule = _bin_spec
 #: ``binning``: R's equal-width bins (the default), equal-mass bins, or the blocks
 #: of the isotonic fit of the outcomes (``docs/definitions.md``, "Binning options").

@@ -6,7 +6,7 @@ n uniform numbers ``u_t = gen.random()`` drawn one after another from a
 generator, so the numbers are those of ``gen.random(n)`` in Python); the
 replicates of a chunk draw from the chunk's generator in turn. Every metric
 here is a function of sums over the drawn rows, so a replicate is one pass over
-its draws after one preparation of the sample (``calibr/_bootstrap.py`` has the map):
+its draws after one preparation of the sample (``calibr/_inference/bootstrap.py`` has the map):
 
 * **binned** (:func:`binned_replicates`): each row carries, per column k of
   what is binned (1 column for the binary and confidence forms, K classwise),
@@ -371,7 +371,7 @@ def ul_replicates(gen, x, e, h, lo, hi, out):
 
 @jit(nogil=True, inline="always")
 def _ecce_value(high, low, variance, n, kind, sigma_scale):  # pragma: no cover - compiled
-    """``calibr._cumulative.EcceStats.value`` of the extremes and the variance of
+    """``calibr._metrics.cumulative.EcceStats.value`` of the extremes and the variance of
     n rows."""
     total = float(n)
     out = (max(high, -low) if kind == KS else high - low) / total
@@ -432,7 +432,7 @@ def cumulative_replicates(gen, base, order, steps, terms, ends, kind, sigma_scal
     ``order[j]``: the row of the j-th sorted key; ``steps[j]``, ``terms[j]``: what
     its copies add to the running sum (``y - p``) and to the variance (``p (1 -
     p)``); ``ends[j]``: whether it ends a block of tied ``p``
-    (``calibr._cumulative.sorted_rows``). The draws are counted per row as in
+    (``calibr._metrics.cumulative.sorted_rows``). The draws are counted per row as in
     :func:`binned_replicates` (uint8 counts in the cache, the int32 carry), then
     read in sorted order."""
     n = order.shape[0]

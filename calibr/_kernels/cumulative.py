@@ -11,7 +11,7 @@
   of tied ``p`` (the bootstrap's resamples, ``calibr._kernels.bootstrap``).
 * :func:`sorted_extremes` -- the same for weighted rows already sorted by ``p``.
 * :func:`partial_extremes` -- one piece of a longer run of sorted keys (a
-  partition of Dask's global sort, ``calibr._dask``): its sums and its extremes
+  partition of Dask's global sort, ``calibr._engines.dask``): its sums and its extremes
   at the block ends before its last, which may go on in the next piece.
 * :func:`max_abs_sf` -- ``P(max |B| > x)`` for standard Brownian motion ``B`` on
   [0, 1], the null distribution of the sigma-scaled Kolmogorov-Smirnov ECCE.

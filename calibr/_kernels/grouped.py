@@ -1,7 +1,7 @@
 """Every group of a split in one pass: the kernels behind ``calibr.summarise()`` and
 ``calibr.calibration_table()`` over a grouping.
 
-The input is the group layer's :class:`calibr._groups.Split`: the canonical
+The input is the group layer's :class:`calibr._input.groups.Split`: the canonical
 arrays in the frame's order with the group of each row (``ids``), and the
 offsets of the groups once the rows are sorted by group (``start``: group ``g``
 is the sorted rows ``start[g]:start[g + 1]``; :func:`by_group` sorts, stably,

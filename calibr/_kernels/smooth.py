@@ -3,7 +3,7 @@ the predictions and their residuals onto a grid of [0, 1].
 
 Everything else of :func:`calibr.smece` (the reflected Gaussian convolution on
 the grid by FFT, the integral of its absolute value) is numpy on grid-sized
-arrays, in ``calibr/_smooth.py``.
+arrays, in ``calibr/_metrics/smooth.py``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 ``docs/definitions.md``, "Binning options"), compiled: the number of bins ``B``
 from the rows sorted once.
 
-The caller (``calibr._sweep``) sorts the values and gives their running sums
+The caller (``calibr._binning.sweep``) sorts the values and gives their running sums
 of weights and of weighted outcomes (a leading 0). The bins of every ``b``,
 equal-width or equal-mass, either closure, are ranges of the sorted rows: a
 break ``e`` ends at ``searchsorted(xs, e, side)`` (``side="right"`` for
@@ -79,7 +79,7 @@ def _edge(i, step, equal_mass, weighted, xs, cum_w, q, r):  # pragma: no cover -
     """The inner break ``i`` (1-based) of the bins of one ``b``: equal-width
     ``numpy.linspace(0, 1, b + 1)[i]`` (``i * (1 / b)``, as numpy computes it);
     equal-mass the cut point between the groups of ``numpy.array_split`` of the
-    sorted rows (``calibr._equal_mass.equal_mass_breaks``, ``presorted``), groups
+    sorted rows (``calibr._binning.equal_mass.equal_mass_breaks``, ``presorted``), groups
     of ``q`` or ``q + 1`` rows (of the repeated rows with weights), the first
     ``r`` larger."""
     if not equal_mass:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import _binning
-from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
-from ._docs import shared_docs
-from ._input import (
+from .. import _binning
+from .._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
+from .._docs import shared_docs
+from .._input import (
     BIN_SPEC,
     BINNING,
     FLAG,
@@ -18,7 +18,7 @@ from ._input import (
     lazy_backend,
     validate_params,
 )
-from ._kernels import binned
+from .._kernels import binned
 
 __all__ = ["ece", "mce"]
 
@@ -102,7 +102,7 @@ def ece(
 
     ``binning``, ``right`` and explicit breaks (R's ``ece()`` has none of
     them) change only the bins; options other than R's are computed by a
-    vectorised path (``calibr/_binning.py``). ``binning="equal-mass",
+    vectorised path (``calibr/_binning/__init__.py``). ``binning="equal-mass",
     type="confidence"`` with ``bins=15`` is uncertainty-calibration's
     ``get_ece_em`` (``docs/conventions.md`` lists the settings of other
     libraries and the calibr call that reproduces each).

@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ._docs import shared_docs
-from ._input import FLAG, Options, Prepared, lazy_backend, prepare, validate_params
-from ._kernels import cumulative as _ck
-from ._kernels._jit import read_only
-from ._kernels.top_label import top_label
+from .._docs import shared_docs
+from .._input import FLAG, Options, Prepared, lazy_backend, prepare, validate_params
+from .._kernels import cumulative as _ck
+from .._kernels._jit import read_only
+from .._kernels.top_label import top_label
 
 __all__ = ["KINDS", "EcceStats", "SortedRows", "binary_view", "ecce", "ecce_pvalue",
            "ecce_stats", "sorted_rows"]

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _binning
-from ._defaults import BINS_DEFAULT, DECOMPOSE_BINNING_DEFAULT, RIGHT_DEFAULT
-from ._docs import shared_docs
-from ._input import (
+from .. import _binning
+from .._defaults import BINS_DEFAULT, DECOMPOSE_BINNING_DEFAULT, RIGHT_DEFAULT
+from .._docs import shared_docs
+from .._input import (
     BIN_SPEC,
     FLAG,
     RIGHT,
@@ -108,8 +108,8 @@ class Decomposition:
         return pd.DataFrame({"class": list(self.classes), **cols})
 
     def _repr_html_(self) -> str:
-        """The fields as an HTML table, for notebooks (``calibr._html._repr``)."""
-        from ._html._repr import result_html
+        """The fields as an HTML table, for notebooks (``calibr._display.repr``)."""
+        from .._display.repr import result_html
 
         return result_html(self)
 

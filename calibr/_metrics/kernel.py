@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ._docs import shared_docs
-from ._input import (
+from .._docs import shared_docs
+from .._input import (
     BANDWIDTH,
     FLAG,
     InputError,
@@ -29,12 +29,12 @@ from ._input import (
     prepare,
     validate_params,
 )
-from ._kernels.canonical import canonical_median, canonical_pair_sum, canonical_ul
-from ._kernels.scalar_median import median_of_sorted_rows, scalar_median
-from ._kernels.scalar_sums import scalar_pair_sum, scalar_ul
-from ._kernels.skce import estimate_from_sums
-from ._kernels.top_label import top_label
-from ._kernels.weighted_metrics import (
+from .._kernels.canonical import canonical_median, canonical_pair_sum, canonical_ul
+from .._kernels.scalar_median import median_of_sorted_rows, scalar_median
+from .._kernels.scalar_sums import scalar_pair_sum, scalar_ul
+from .._kernels.skce import estimate_from_sums
+from .._kernels.top_label import top_label
+from .._kernels.weighted_metrics import (
     power_of_two_scale,
     weighted_canonical_sums,
     weighted_estimate,
@@ -192,7 +192,7 @@ def skce_from_sums(estimator: str, n: int, pair_sum: float, diag_sum: float) -> 
     """The ``"uq"`` or ``"biased"`` SKCE of ``n`` rows from the kernels' pair sums
     (``calibr._kernels.skce.estimate_from_sums``), with the checks and the rounding
     floor of :func:`skce`: for a backend that adds the sums of the parts of the data
-    (``calibr._dask``)."""
+    (``calibr._engines.dask``)."""
     _check_n(estimator, n)
     value = estimate_from_sums(estimator, n, pair_sum, diag_sum)
     return _clamp_biased(value) if estimator == "biased" else value

@@ -15,7 +15,7 @@ few bits (see ``docs/val_prob.md``, "Tolerances"):
   a run of indices one by one, this port finds the same index by binary
   search on the same monotone predicate.
 
-Only :func:`calibr._valprob.val_prob` uses it (``lowess(p, y, iter = 0)``, as
+Only :func:`calibr._metrics.valprob.val_prob` uses it (``lowess(p, y, iter = 0)``, as
 ``rms::val.prob`` does), with R's defaults ``f = 2/3`` and
 ``delta = 0.01 * diff(range(x))``.
 """

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ._binning import TYPES, BinSpec, binned_stats
-from ._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
-from ._docs import shared_docs
-from ._input import (
+from .._binning import TYPES, BinSpec, binned_stats
+from .._defaults import BINNED_TYPE_DEFAULT, BINNING_DEFAULT, BINS_DEFAULT, RIGHT_DEFAULT
+from .._docs import shared_docs
+from .._input import (
     BIN_SPEC,
     BINNING,
     FLAG,

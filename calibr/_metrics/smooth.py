@@ -6,7 +6,7 @@ Thin public functions: option checks, the shared input layer
 linear binning (:func:`calibr._kernels.smooth.bin_residuals`) and numpy on the
 grid: the reflected Gaussian convolution as a circular convolution by FFT, and
 the integral of its absolute value. ``method="relplot"`` dispatches to relplot's
-discretisation instead (``calibr/_smooth_relplot.py``).
+discretisation instead (``calibr/_metrics/smooth_relplot.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._input import (
+from .._input import (
     FLAG,
     InputError,
     Integer,
@@ -29,10 +29,10 @@ from ._input import (
     real_value,
     validate_params,
 )
-from ._kernel_metrics import as_hits
-from ._kernels.smooth import bin_residuals
-from ._kernels.top_label import top_label
-from ._smooth_relplot import RelplotGrids, relplot_curve, relplot_smece_at
+from .._kernels.smooth import bin_residuals
+from .._kernels.top_label import top_label
+from .kernel import as_hits
+from .smooth_relplot import RelplotGrids, relplot_curve, relplot_smece_at
 
 __all__ = ["SmoothCurve", "smece", "smece_curve"]
 

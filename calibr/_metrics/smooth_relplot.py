@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._kernels.smooth import bin_residuals
+from .._kernels.smooth import bin_residuals
 
 __all__ = ["RelplotGrids", "relplot_curve", "relplot_smece_at"]
 

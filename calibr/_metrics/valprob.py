@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._docs import shared_docs
-from ._input import InputError, Options, prepare, validate_params, warn
-from ._kernels import rms as rms_kernels
-from ._lowess import lowess
+from .._docs import shared_docs
+from .._input import InputError, Options, prepare, validate_params, warn
+from .._kernels import rms as rms_kernels
+from .lowess import lowess
 
 __all__ = ["VAL_PROB_NAMES", "val_prob"]
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._groups import Columns, classes_from_names, resolve_columns
 from .._input import ROUNDED_HINT, ROW_SUM_TOL, InputError, InputTypeError, prepare
+from .._input.groups import Columns, classes_from_names, resolve_columns
 from ._args import RENORMALIZE_TOL, _sep
 from ._errors import CLIError, _cli_message
 from ._io import _Source

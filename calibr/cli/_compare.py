@@ -43,7 +43,7 @@ DEFAULT_METRICS = DEFAULT_METRIC
 RESULT_COLUMNS = ("metric", "n", "baseline", "candidate", "difference", "ci_low", "ci_high",
                   "pvalue", "worse")
 #: The methods of --p-adjust: R's p.adjust names (calibr.p_adjust; kept equal to
-#: calibr._multitest.P_ADJUST_METHODS by the tests, so the parser imports no numerics).
+#: calibr._inference.multitest.P_ADJUST_METHODS by the tests, so the parser imports no numerics).
 P_ADJUST_CHOICES = ("holm", "hochberg", "hommel", "bonferroni", "BH", "BY", "fdr", "none")
 #: Keys shown in a "not matched" message before "...".
 _KEYS_SHOWN = 3
@@ -308,8 +308,8 @@ def _match(base: pd.DataFrame, cand: pd.DataFrame, key: str | None, labels: tupl
 def _validate_side(frame: pd.DataFrame, p: list, y: Any, classes: Any, label: str,
                    two_files: bool) -> None:
     """Check every row of one model's probabilities, naming the data row of its file."""
-    from .._groups import resolve_columns
     from .._input import InputError, InputTypeError
+    from .._input.groups import resolve_columns
     from ._columns import _check_row_sums, _validate
 
     word = "--prob" if two_files else ("--p-baseline" if "baseline" in label else
@@ -349,8 +349,8 @@ def _run(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
-    from .._bootstrap import paired_bootstrap
-    from .._groups import classes_from_names
+    from .._inference.bootstrap import paired_bootstrap
+    from .._input.groups import classes_from_names
     from ._io import _read, _write_stdout
     from ._render import _render
 
@@ -452,7 +452,7 @@ def _run(args: argparse.Namespace) -> int:
     result = pd.DataFrame(rows, columns=[*by, *RESULT_COLUMNS])
     method = getattr(args, "p_adjust", None)
     if method is not None:
-        from .._multitest import adjust_array
+        from .._inference.multitest import adjust_array
 
         if "pvalue_adjusted" in by:
             raise CLIError("--by: the column 'pvalue_adjusted' has the name of a column of "

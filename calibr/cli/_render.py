@@ -91,7 +91,7 @@ _TEST_WORDS = {
 def _tests_header(tests: list, seed: int, several: bool) -> list[str]:
     """The header lines of --test (``[(name, spec, n_resamples)]``): each test, how it
     was run, and the seed."""
-    from .._calibration_tests import calibration_test
+    from .._inference.calibration_tests import calibration_test
     from .._input import defaults
 
     metric = defaults(calibration_test)["metric"]  # of consistency resampling

@@ -11,13 +11,13 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .._binned_metrics import ece, mce
-from .._calibration_tests import BINARY_ONLY as BINARY_ONLY_TESTS
-from .._calibration_tests import RESAMPLING_TESTS, calibration_test
-from .._calibration_tests import WEIGHTED as WEIGHTED_TESTS
 from .._defaults import BINNING_DEFAULT, RIGHT_DEFAULT
-from .._groups import by_columns, subframes
+from .._inference.calibration_tests import BINARY_ONLY as BINARY_ONLY_TESTS
+from .._inference.calibration_tests import RESAMPLING_TESTS, calibration_test
+from .._inference.calibration_tests import WEIGHTED as WEIGHTED_TESTS
 from .._input import BINS, InputError, defaults
+from .._input.groups import by_columns, subframes
+from .._metrics.binned import ece, mce
 from .._registry import BINNED
 from ..frame import summarise
 from ..plot import FEW_CURVES

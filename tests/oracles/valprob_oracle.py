@@ -1,4 +1,4 @@
-"""Oracles of ``val_prob()`` (``docs/val_prob.md``), independent of ``calibr._valprob``.
+"""Oracles of ``val_prob()`` (``docs/val_prob.md``), independent of ``calibr._metrics.valprob``.
 
 * :func:`concordance_pairs` -- C and Dxy by looping over every (event,
   non-event) pair, in exact fractions;
