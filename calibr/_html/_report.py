@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._multitest import p_adjust
+from .._multitest import below_resolution, p_adjust
 from ..table import CONSISTENCY_RESAMPLES
-from ._format import count, esc, key_text, num, pvalue
+from ._format import count, esc, key_text, num, pvalue, pvalue_at_resolution
 from ._page import Cell, Page, Section, Table
 from ._svg import FEW, SMOOTH_FEW, Curve, reliability_svg
 
@@ -313,8 +313,13 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
     the figures of each input."""
     rows = summary.to_dict("records")
     several = len(rows) > 1
-    adjusted = {t: p_adjust(summary[f"{t}_pvalue"].to_numpy(dtype=np.float64), "holm")
-                for t, _ in spec.tests} if several else {}
+    # a p-value below the resolution 1/B of its resamples is adjusted as 1/B, and its
+    # adjusted value is an upper bound (docs/calibration_tests.md)
+    resolution = {t: None if n_res is None else 1.0 / n_res for t, n_res in spec.tests}
+    adjusted = {t: p_adjust(summary[f"{t}_pvalue"].to_numpy(dtype=np.float64), "holm",
+                            resolution=resolution[t]) for t, _ in spec.tests} if several else {}
+    bound = {t: below_resolution(summary[f"{t}_pvalue"], resolution[t])
+             for t, _ in spec.tests}
     show_form = "form" in summary and summary["form"].nunique(dropna=False) > 1
     show_bins = "bins" in summary and summary["bins"].nunique(dropna=False) > 1
 
@@ -360,12 +365,13 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
                 cells.append(Cell(count(bin_n), repr(float(bin_n)), "few" if flagged else ""))
         for name, n_res in spec.tests:
             p = row[f"{name}_pvalue"]
-            shown = adjusted[name][i] if several else p
+            # bold on the value read at the resolution: "< 0.06" is not below 0.05
+            shown = adjusted[name][i] if several else pvalue_at_resolution(p, n_res)
             cells.append(Cell(pvalue(p, n_res), repr(float(p)),
                               "" if several or not shown < SIGNIFICANT else "sig"))
             if several:
-                cells.append(Cell(pvalue(shown, n_res), repr(float(shown)),
-                                  "sig" if shown < SIGNIFICANT else ""))
+                cells.append(Cell(pvalue(shown, n_res, bound=bool(bound[name][i])),
+                                  repr(float(shown)), "sig" if shown < SIGNIFICANT else ""))
             facts.append(f"{esc(name)} p {pvalue(p, n_res)}")
         table_rows.append(cells)
         sections.append(_section(anchor, label, " &middot; ".join(facts), row,
@@ -378,7 +384,10 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
                      "samples is mostly noise.")
     if spec.tests and several:
         notes.append(f"p (Holm): each test's p-values adjusted over the {len(rows)} groups "
-                     f"(Holm's step-down method, as R's p.adjust); bold below {SIGNIFICANT:g}.")
+                     f"(Holm's step-down method, as R's p.adjust); bold below {SIGNIFICANT:g}."
+                     + (" A p-value below the resolution of its resamples (&lt; 1/B) is "
+                        "adjusted as 1/B: its adjusted value, &lt; x, is an upper bound."
+                        if any(n_res is not None for _, n_res in spec.tests) else ""))
     elif spec.tests:
         notes.append(f"p-values below {SIGNIFICANT:g} are bold.")
     if spec.ci is not None:
