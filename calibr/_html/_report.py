@@ -273,13 +273,21 @@ def _title(spec: Spec, row: dict) -> str:
     return ", ".join(f"{k} = {key_text(row[k])}" for k in spec.keys)
 
 
+def excludes_estimate(estimate: Any, low: Any, high: Any) -> np.ndarray:
+    """Whether each interval ``[low, high]`` leaves out its ``estimate`` (possible:
+    see :data:`OUTSIDE_NOTE`); a missing value is not outside. The one rule of the
+    HTML's dagger and the command line's mark and column (``docs/cli.md``)."""
+    v, lo, hi = (np.asarray(x, dtype=np.float64) for x in (estimate, low, high))
+    return (v < lo) | (v > hi)  # NaN compares False
+
+
 def outside(row: dict, name: str) -> bool:
     """Whether the bootstrap interval of metric ``name`` in ``row`` leaves out its
-    estimate (possible: see :data:`OUTSIDE_NOTE`)."""
+    estimate (:func:`excludes_estimate`)."""
     lo, hi, v = row.get(f"{name}_low"), row.get(f"{name}_high"), row[name]
     if lo is None or hi is None or any(pd.isna(x) for x in (lo, hi, v)):
         return False
-    return bool(float(v) < float(lo) or float(v) > float(hi))
+    return bool(excludes_estimate(v, lo, hi))
 
 
 #: The mark of an interval that leaves out its estimate, and what it means.

@@ -188,9 +188,11 @@ def _pvalue_cells(values: Any, n_resamples: int | None, bound: Any = None) -> li
 def _table_text(df: pd.DataFrame, header: list[str], marks: dict[str, np.ndarray],
                 notes: list[str], exact: Sequence[str] = (),
                 pvalues: dict[str, int | None] | None = None,
-                bounds: dict[str, Any] | None = None) -> str:
+                bounds: dict[str, Any] | None = None,
+                symbols: dict[str, str] | None = None) -> str:
     """The table output: a header that says what was computed, the rows (values marked
-    with * where ``marks`` says so) and the footnotes of the marks.
+    with * where ``marks`` says so, or the column's mark in ``symbols``) and the
+    footnotes of the marks.
 
     Float columns are shown by :func:`_number_cells`, the columns of ``pvalues``
     (name -> the resamples of its p-values, None for analytic ones) by
@@ -206,7 +208,9 @@ def _table_text(df: pd.DataFrame, header: list[str], marks: dict[str, np.ndarray
     for col, mark in marks.items():
         # the mark, or a space to keep the digits aligned
         cells = shown[[col]].to_string(index=False, header=False).splitlines()
-        shown[col] = [c.strip() + ("*" if m else " ") for c, m in zip(cells, mark, strict=True)]
+        symbol = (symbols or {}).get(col, "*")
+        shown[col] = [c.strip() + (symbol if m else " ") for c, m in zip(cells, mark,
+                                                                            strict=True)]
     body = shown.to_string(index=False)
     parts = ["\n".join(header), body]
     if notes:
@@ -217,11 +221,14 @@ def _table_text(df: pd.DataFrame, header: list[str], marks: dict[str, np.ndarray
 def _render(df: pd.DataFrame, fmt: str, header: list[str],
             marks: dict[str, np.ndarray] | None = None, notes: list[str] | None = None,
             exact: Sequence[str] = (), pvalues: dict[str, int | None] | None = None,
-            bounds: dict[str, Any] | None = None) -> str:
+            bounds: dict[str, Any] | None = None, symbols: dict[str, str] | None = None,
+            hidden: Sequence[str] = ()) -> str:
     """The output in ``fmt``: CSV and JSON with every digit (repr, which round-trips),
-    the table as :func:`_table_text` says."""
+    the table as :func:`_table_text` says, without the ``hidden`` columns (those its
+    marks show)."""
     if fmt == "csv":
         return df.to_csv(index=False)
     if fmt == "json":
         return json.dumps(_records(df), indent=2) + "\n"
-    return _table_text(df, header, marks or {}, notes or [], exact, pvalues, bounds)
+    return _table_text(df.drop(columns=list(hidden)), header, marks or {}, notes or [], exact,
+                       pvalues, bounds, symbols)
