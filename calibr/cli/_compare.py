@@ -71,10 +71,11 @@ metric and group is its own test at --confidence-level, unless --p-adjust METHOD
 adjusts the p-values of all comparisons together (calibr.p_adjust, R's p.adjust
 names: holm, hochberg, hommel, bonferroni, BH, BY, fdr, none): the column
 pvalue_adjusted follows pvalue, and "worse" (and the exit status) then reads
-it. A p-value of 0 is "< 1/B" (B = --n-resamples): it is adjusted as 1/B, its
-adjusted value is an upper bound (shown "< x"; pvalue_below_resolution says
-which), and "worse" reads that bound. Without it there is no correction for
-multiple comparisons: with several, the chance of a false alarm grows.
+it. Without --p-adjust there is no correction for multiple comparisons: with
+several, the chance of a false alarm grows. A p-value of 0 is "< 1/B" (B =
+--n-resamples), read as 1/B: it is adjusted as 1/B, its adjusted value is an
+upper bound (shown "< x"; the column pvalue_below_resolution says which), and
+"worse" reads that bound.
 
 p-value: the share of bootstrap replicates whose difference is <= 0 (it inverts
 the percentile interval); ci_low is the one-sided lower bound of the difference
