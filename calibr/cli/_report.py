@@ -51,7 +51,7 @@ MAX_PLOT_PANELS = 100
 #: The boolean column after each metric's interval: the interval leaves out the estimate.
 EXCLUDES_SUFFIX = "_interval_excludes_estimate"
 #: Its mark in the table (the HTML report's dagger; the table is ASCII).
-OUTSIDE_MARK = "!"
+TEXT_OUTSIDE_MARK = "!"
 
 
 class _Reported(NamedTuple):
@@ -179,9 +179,9 @@ def report(args) -> int:
         if missed:
             from .._html._report import OUTSIDE_NOTE
 
-            notes.append(f"{OUTSIDE_MARK} {OUTSIDE_NOTE[0].upper()}{OUTSIDE_NOTE[1:]} The mark "
-                         "is on the bound beyond the estimate; in CSV, JSON and Parquet the "
-                         f"column <metric>{EXCLUDES_SUFFIX} says it.")
+            notes.append(f"{TEXT_OUTSIDE_MARK} {OUTSIDE_NOTE[0].upper()}{OUTSIDE_NOTE[1:]} "
+                         "The mark is on the bound beyond the estimate; in CSV, JSON and "
+                         f"Parquet the column <metric>{EXCLUDES_SUFFIX} says it.")
         cols = list(result.columns)
         keys = cols[: min(cols.index(c) for c in ("form", "bins", "n") if c in cols)]
         counts = ["n", *(_bin_n_column(c.name) for c in columns if c.spec.func == "mce")]
@@ -190,7 +190,7 @@ def report(args) -> int:
         hidden = [f"{c.name}{EXCLUDES_SUFFIX}" for c in columns] if args.ci is not None else []
         text = "" if fmt == "parquet" else _render(
             result, fmt, header, {**flags, **missed}, notes, exact=[*keys, *counts],
-            pvalues=pvalues, symbols=dict.fromkeys(missed, OUTSIDE_MARK), hidden=hidden)
+            pvalues=pvalues, symbols=dict.fromkeys(missed, TEXT_OUTSIDE_MARK), hidden=hidden)
 
     outputs = []
     if args.output is not None:
