@@ -393,6 +393,27 @@ def test_compare_adjusted_p_value_of_a_zero_is_a_bound_that_gates_honestly(tmp_p
     assert "no significant worsening in 20 comparisons (exit status 0)" in out and status == 0
 
 
+def test_compare_reads_an_unadjusted_zero_at_its_resolution(tmp_path, capsys):
+    """Without --p-adjust: a p-value 0 of 10 resamples is "< 0.1", not below 0.05, so
+    not worse; of 100 resamples ("< 0.01") it is."""
+    import io
+
+    rng = np.random.default_rng(32)
+    p = rng.random(300)
+    pd.DataFrame({"y": (rng.random(300) < p).astype(int), "p_old": p,
+                  "p_new": 0.95 + 0.04 * p}).to_csv(tmp_path / "one.csv", index=False)
+    common = [tmp_path / "one.csv", "--p-baseline", "p_old", "--p-candidate", "p_new",
+              "-f", "csv", "--n-resamples"]
+    status, out, _ = _compare_cli(capsys, *common, "10")
+    got = pd.read_csv(io.StringIO(out))
+    assert got["pvalue"].tolist() == [0.0] and got["worse"].tolist() == [False]
+    assert status == 0
+    status, out, _ = _compare_cli(capsys, *common, "100")
+    got = pd.read_csv(io.StringIO(out))
+    assert got["pvalue"].tolist() == [0.0] and got["worse"].tolist() == [True]
+    assert status == 1
+
+
 def test_compare_p_adjust_refuses_unknown_names(tmp_path, capsys):
     path = _compare_file(tmp_path, n=100)
     with pytest.raises(SystemExit):
