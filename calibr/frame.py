@@ -36,8 +36,13 @@ from . import _binning, _registry
 from ._defaults import BOOTSTRAP_RESAMPLES_DEFAULT
 from ._docs import shared_docs
 from ._inference.bootstrap import CI_METHODS, bootstrap
-from ._inference.calibration_tests import TEST_METHODS, WEIGHTED, calibration_test
-from ._inference.multitest import P_ADJUST_METHODS, adjust_array
+from ._inference.calibration_tests import (
+    TEST_METHODS,
+    WEIGHTED,
+    calibration_test,
+    pvalue_resolution,
+)
+from ._inference.multitest import P_ADJUST_METHODS, adjust_array, below_resolution
 from ._input import (
     FLAG,
     LEVEL,
@@ -615,7 +620,8 @@ def summarise(
         ``"hommel"``, ``"bonferroni"``, ``"BH"``, ``"BY"``, ``"fdr"``,
         ``"none"``): each ``<name>_pvalue`` column is followed by
         ``<name>_pvalue_adjusted``, the adjusted p-values of that test over the
-        rows of the result (unobserved groups, NaN, do not count). Each test is
+        rows of the result (unobserved groups, NaN, do not count), at the
+        resolution of a resampling test's p-values (see Notes). Each test is
         adjusted on its own. Needs ``tests``.
     by : str or list of str, optional, keyword-only
         Group ``data`` (a DataFrame of any supported kind) by these columns, as
@@ -696,9 +702,15 @@ def summarise(
     options raise before anything is computed.
 
     **Adjusted p-values.** With ``p_adjust``, ``<name>_pvalue_adjusted`` is
-    ``calibr.p_adjust(result["<name>_pvalue"], p_adjust)``: each test adjusted
-    across the groups of the result, the raw p-values kept beside it
-    (``docs/definitions.md``, "Multiple comparisons").
+    ``calibr.p_adjust(result["<name>_pvalue"], p_adjust, resolution=r)``: each
+    test adjusted across the groups of the result, the raw p-values kept beside
+    it (``docs/definitions.md``, "Multiple comparisons"). ``r`` is None for an
+    analytic test and ``1 / n_resamples`` for one that resamples (``"skce"``,
+    ``"consistency"``), whose adjusted column is followed by the boolean
+    ``<name>_pvalue_below_resolution``: True where the p-value is below its
+    resolution (0 of ``n_resamples`` resamples), so that it is "< r" and its
+    adjusted value an upper bound (``docs/calibration_tests.md``, "Resolution of
+    a resampled p-value").
 
     ``data`` is never modified. The verb takes ``data`` first, so it chains
     with ``.pipe()``: ``df.groupby("model").pipe(calibr.summarise, p="p", y="y")``.
@@ -757,7 +769,8 @@ def summarise(
                 "`p_adjust` out.",
                 param="p_adjust"
             )
-        adjusted = [name for name, _ in named_tests(tests)]
+        adjusted = [(name, pvalue_resolution(spec.method, spec.options))
+                    for name, spec in named_tests(tests)]
         out = summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes, na_rm=na_rm,
                         tests=tests, rng=rng, weights=weights,
                         confidence_level=confidence_level, ci_method=ci_method,
@@ -846,22 +859,29 @@ def summarise(
     return pd.concat([keys, result], axis=1)
 
 
-def _adjusted(result: pd.DataFrame, tests: list[str], method: str) -> pd.DataFrame:
+def _adjusted(result: pd.DataFrame, tests: list[tuple[str, float | None]],
+              method: str) -> pd.DataFrame:
     """``result`` with ``<name>_pvalue_adjusted`` after each test's ``<name>_pvalue``:
-    :func:`calibr.p_adjust` over the rows (the groups), NaN out of the count. A new
-    frame (``result`` is left as it is)."""
+    :func:`calibr.p_adjust` over the rows (the groups), NaN out of the count, at the
+    test's resolution (None: analytic); a resampling test's adjusted column is
+    followed by ``<name>_pvalue_below_resolution``. A new frame (``result`` is left
+    as it is)."""
     result = result.copy()
-    for name in tests:
+    for name, resolution in tests:
         column = f"{name}_pvalue"
-        adjusted = f"{column}_adjusted"
-        if adjusted in result.columns:
-            raise InputError(
-                f"The column {adjusted!r} of p_adjust exists already (a metric or a group "
-                "key); name the test differently with a dict, e.g. tests={'t': ...}.",
-                param="p_adjust"
-            )
-        values = adjust_array(result[column].to_numpy(dtype=np.float64), method)
-        result.insert(result.columns.get_loc(column) + 1, adjusted, values)
+        added = [f"{column}_adjusted"] + [f"{column}_below_resolution"] * (resolution is not None)
+        for new in added:
+            if new in result.columns:
+                raise InputError(
+                    f"The column {new!r} of p_adjust exists already (a metric or a group "
+                    "key); name the test differently with a dict, e.g. tests={'t': ...}.",
+                    param="p_adjust"
+                )
+        raw = result[column].to_numpy(dtype=np.float64)
+        at = result.columns.get_loc(column) + 1
+        result.insert(at, added[0], adjust_array(raw, method, resolution=resolution))
+        if resolution is not None:
+            result.insert(at + 1, added[1], below_resolution(raw, resolution))
     return result
 
 

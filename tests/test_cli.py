@@ -2194,3 +2194,56 @@ def test_table_keys_and_counts_are_not_rounded(capsys, tmp_path):
     code, out, _ = run(capsys, "report", write(tmp_path, df), "--by", "t", "--per-bin",
                        "--bins", "2")
     assert {r[0] for r in table_body(out)[1:]} == {"1.00001", "1.00002"}
+
+
+def test_an_interval_that_leaves_out_its_estimate_is_marked_and_said_in_every_format(
+        capsys, tmp_path):
+    """--confidence-level: a bootstrap interval can leave out its estimate (a binned
+    error of calibrated data: the resamples' errors all lie above it). The table marks
+    the bound beyond the estimate with "!" and says why below (the HTML's dagger and
+    note); CSV, JSON and Parquet carry <metric>_interval_excludes_estimate."""
+    rng = np.random.default_rng(3)
+    n = 12000
+    p = rng.random(n)
+    frame = pd.DataFrame({"model": np.repeat(["a", "b", "c"], n // 3), "p": p,
+                          "y": (rng.random(n) < p).astype(int)})
+    path = tmp_path / "cal.csv"
+    frame.to_csv(path, index=False)
+    argv = [str(path), "--by", "model", "--confidence-level", "0.95", "--n-resamples", "200"]
+    code, out, err = run(capsys, "report", *argv, "-f", "csv")
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    # the same intervals as the library's, the flag by hand
+    ref = calibr.summarise(frame.groupby("model"), "p", "y", confidence_level=0.95,
+                           n_resamples=200, rng=0)
+    excluded = {}
+    for m in ("ece", "mce"):
+        np.testing.assert_array_equal(got[f"{m}_low"], ref[f"{m}_low"])
+        below = ref[m].to_numpy() < ref[f"{m}_low"].to_numpy()
+        above = ref[m].to_numpy() > ref[f"{m}_high"].to_numpy()
+        excluded[m] = (below, above)
+        assert got[f"{m}_interval_excludes_estimate"].tolist() == (below | above).tolist()
+        cols = list(got.columns)
+        assert cols.index(f"{m}_interval_excludes_estimate") == cols.index(f"{m}_high") + 1
+    flags = np.concatenate([b | a for b, a in excluded.values()])
+    assert flags.any() and not flags.all()  # the data show both
+    code, out, _ = run(capsys, "report", *argv, "-f", "json")
+    assert [r["ece_interval_excludes_estimate"] for r in json.loads(out)] == \
+        got["ece_interval_excludes_estimate"].tolist()
+    code, out, _ = run(capsys, "report", *argv)
+    rows = table_body(out)
+    head = rows[0]
+    assert "ece_interval_excludes_estimate" not in head  # the mark says it
+    for m, (below, above) in excluded.items():
+        low = [r[head.index(f"{m}_low")] for r in rows[1:]]
+        high = [r[head.index(f"{m}_high")] for r in rows[1:]]
+        assert [c.endswith("!") for c in low] == below.tolist(), low
+        assert [c.endswith("!") for c in high] == above.tolist(), high
+    from calibr._html._report import OUTSIDE_NOTE
+    note = out.split("\n\n")[-1]
+    assert note.startswith("! The interval does not contain the estimate. This can happen:")
+    assert OUTSIDE_NOTE[1:] in " ".join(note.split())
+    assert "the column <metric>_interval_excludes_estimate says it" in note
+    pq = tmp_path / "r.parquet"
+    assert run(capsys, "report", *argv, "-o", str(pq))[0] == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(pq), got, check_dtype=False)

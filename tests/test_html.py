@@ -114,8 +114,9 @@ def check_shown(root: Node) -> int:
     for d in root.find_all("data"):
         value, text = float(d.attrs["value"]), d.text().strip()
         count += 1
-        if text.startswith("< "):
-            assert value < float(text[2:]), (value, text)
+        if text.startswith("< "):  # a raw p-value below its bound, or an adjusted
+            # one whose value is its bound (the adjusted value of the resolution)
+            assert value <= float(text[2:]), (value, text)
             continue
         if not math.isfinite(value):
             assert text in ("NaN", "inf", "-inf"), (value, text)
@@ -169,7 +170,9 @@ def test_every_number_in_the_overview_is_summarise(report_page, breast, rref):
     ci = calibr.summarise(data, "p", "y", confidence_level=0.9, n_resamples=200, rng=3)
     heads, rows = overview(root)
     assert heads == ["model", "n", "ece", "mce", "mce bin n", "skce p", "skce p (Holm)"]
-    holm = r_holm(ref["skce_pvalue"])
+    # a p-value below the resolution 1/B of its resamples is adjusted as 1/B
+    b = calibr.calibration_test(breast["p"][:50], breast["y"][:50]).n_resamples
+    holm = r_holm(np.maximum(ref["skce_pvalue"], 1 / b))
     for i, cells in enumerate(rows):
         cell = dict(zip(heads, cells, strict=True))
         assert cell["model"].text() == ref["model"][i]
@@ -533,6 +536,38 @@ def test_p_values_below_0_05_are_bold():
     assert bold([0.02, 0.5]) == [True, False]  # Holm: 0.04
     assert bold([0.025, 0.5]) == [False, False]  # Holm: 2 x 0.025 = 0.05 exactly
     assert bold([0.03, 0.5]) == [False, False]  # Holm: 0.06
+
+
+def test_an_adjusted_p_value_of_a_p_value_below_its_resolution_is_a_bound():
+    """A p-value 0 of B resamples is "< 1/B": its Holm-adjusted value is the bound
+    "< adjusted 1/B" (60 groups, B = 1000: "< 0.06", not "< 0.001"), and bold reads
+    the bound (0.06 is not below 0.05), as does a lone group's raw "< 1/B"."""
+    from calibr._html import Spec, render, report_page
+
+    def cells(pvalues, n_resamples):
+        summary = pd.DataFrame({"g": [f"g{i}" for i in range(len(pvalues))], "n": 10.0,
+                                "ece": 0.1, "t_pvalue": pvalues})
+        page = render(report_page(summary, Spec(["g"], [("ece", "ece")],
+                                                [("t", n_resamples)]), [], header=[],
+                                  title="t"))
+        root = parse(page)
+        check_shown(root)
+        heads, rows = overview(root)
+        at = heads.index("t p (Holm)" if len(pvalues) > 1 else "t p")
+        return page, [(c[at].text(), numbers(c[at])[0], "sig" in c[at].attrs.get("class", ""))
+                      for c in rows]
+
+    page, got = cells([0.0] * 60, 1000)
+    assert got == [("< 0.06", pytest.approx(0.06, rel=1e-15), False)] * 60
+    assert "is adjusted as 1/B: its adjusted value, &lt; x, is an upper bound" in page
+    # 0 and 0.5: Holm 2 x 0.001 (a bound, bold) and 0.5
+    assert cells([0.0, 0.5], 1000)[1] == [("< 0.002", pytest.approx(0.002), True),
+                                          ("0.5", 0.5, False)]
+    # one group: the raw p-value, bold only if its resolution is below 0.05
+    assert cells([0.0], 10)[1] == [("< 0.1", 0.0, False)]
+    assert cells([0.0], 1000)[1] == [("< 0.001", 0.0, True)]
+    # an analytic p-value (no resolution) is adjusted as it is
+    assert cells([0.0, 0.5], None)[1] == [("< 2.2e-16", 0.0, True), ("0.5", 0.5, False)]
 
 
 def test_a_p_value_below_its_resolution_says_so(breast):
@@ -1097,6 +1132,37 @@ def test_compare_html(capsys, both, tmp_path, baseline, candidate, status):
             tab = calibr.calibration_table(rows_[name], rows_["y"])
             mine = [tr for tr in body if tr.find_all("td")[0].text() == model]
             assert [numbers(tr)[3] for tr in mine] == tab["mean_confidence"].tolist()
+
+
+def test_compare_html_shows_the_adjusted_p_value_and_its_bound(capsys, tmp_path):
+    """--p-adjust: the page shows the adjusted p-value beside the raw one, "worse" reads
+    it, and the adjusted value of a p-value 0 of 30 resamples is the bound
+    "< 2 x 1/30" (Holm over 2 comparisons), not below 0.05."""
+    html = tmp_path / "compare.html"
+    rng = np.random.default_rng(7)
+    p = rng.random(400)
+    pd.DataFrame({"segment": np.repeat(["a", "b"], 200), "y": (rng.random(400) < p) * 1,
+                  "p_old": p, "p_new": 0.95 + 0.04 * p}).to_csv(tmp_path / "b.csv", index=False)
+    argv = ["compare", tmp_path / "b.csv", "--p-baseline", "p_old", "--p-candidate", "p_new",
+            "--by", "segment", "--metrics", "ece", "--n-resamples", "30",
+            "--p-adjust", "holm"]
+    code, _, err = run(capsys, *argv, "--html", html)
+    _, csv, _ = run(capsys, *argv, "--format", "csv")
+    ref = pd.read_csv(io.StringIO(csv))
+    assert (ref["pvalue"] == 0).all() and ref["pvalue_below_resolution"].all()
+    assert code == 0, err
+    root = parse(html.read_text(encoding="utf-8"))
+    check_shown(root)
+    heads, rows = overview(root)
+    assert heads[-3:] == ["p-value", "p (holm)", "worse"]
+    for cells in rows:
+        cell = dict(zip(heads, cells, strict=True))
+        assert cell["p-value"].text() == "< 0.03333"
+        assert cell["p (holm)"].text() == "< 0.06667"
+        assert numbers(cell["p (holm)"]) == [pytest.approx(2 / 30, rel=1e-15)]
+        assert cell["worse"].text() == "no"
+        assert not any("sig" in c.attrs.get("class", "") for c in cells)
+    assert "No significant worsening" in root.find("div", "verdict").text()
 
 
 def test_compare_html_charts_at_most_200_comparisons():

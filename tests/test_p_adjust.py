@@ -131,6 +131,45 @@ def test_hand_worked():
     assert np.isnan(calibr.p_adjust([np.nan, np.nan], "holm")).all()
 
 
+@pytest.mark.r
+@pytest.mark.parametrize("method", P_ADJUST_METHODS)
+def test_resolution_adjusts_a_p_value_below_it_as_the_resolution_as_r(r_base, method):
+    """``resolution=r`` is R's ``p.adjust(pmax(p, r))``: resampled p-values from
+    B = 1000 resamples, a fifth of them 0 ("< 0.001"), NaN out of n."""
+    rng = np.random.default_rng(11)
+    p = rng.integers(0, 40, 60) / 1000.0
+    p[rng.permutation(60)[:12]] = 0.0
+    p[[3, 30]] = np.nan
+    got = calibr.p_adjust(p, method, resolution=0.001)
+    want = r_base.p_adjust(np.where(p < 0.001, 0.001, p), method)
+    np.testing.assert_allclose(got, want, rtol=P_ADJUST_RTOL, atol=0)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(p))
+    # p-values at or above the resolution are exact: as without it
+    np.testing.assert_array_equal(calibr.p_adjust(np.where(p == 0, 0.5, p), method,
+                                                  resolution=0.001),
+                                  calibr.p_adjust(np.where(p == 0, 0.5, p), method))
+
+
+def test_resolution_hand_worked():
+    # 60 groups, each p-value 0 of 1,000 resamples: "< 0.001", adjusted "< 0.06", not 0
+    assert calibr.p_adjust(np.zeros(60), "holm").tolist() == [0.0] * 60
+    np.testing.assert_allclose(calibr.p_adjust(np.zeros(60), "holm", resolution=0.001),
+                               [0.06] * 60, rtol=1e-15)
+    np.testing.assert_allclose(calibr.p_adjust(np.zeros(60), "BH", resolution=0.001),
+                               [0.001] * 60, rtol=1e-15)
+    # sorted 0 (as 0.001), 0.004, 0.2; holm: 3 x 0.001, 2 x 0.004, 1 x 0.2
+    np.testing.assert_allclose(calibr.p_adjust([0.2, 0.0, 0.004], "holm", resolution=0.001),
+                               [0.2, 0.003, 0.008], rtol=1e-15)
+    # a bound that reaches 1 is capped as any adjusted p-value
+    assert calibr.p_adjust([0.0, 0.0], "bonferroni", resolution=0.6).tolist() == [1.0, 1.0]
+    for bad in (0, -0.1, 1.5, np.nan, True, "0.001"):
+        with pytest.raises(calibr.InputError, match=r"`resolution` must be a number in "
+                                                    r"\(0, 1\], the smallest step of the "
+                                                    r"resampled p-values \(1 / n_resamples\); "
+                                                    r"got "):
+            calibr.p_adjust([0.1], "holm", resolution=bad)
+
+
 def test_a_series_keeps_its_index_and_name_and_is_not_modified():
     s = pd.Series([0.01, 0.04, np.nan], index=["a", "b", "c"], name="pv")
     before = s.copy()
@@ -193,6 +232,33 @@ def test_summarise_adjusts_each_test_across_groups(method):
                                       calibr.p_adjust(raw, method))
         np.testing.assert_array_equal(out[f"{name}_pvalue_adjusted"].to_numpy()[:-1],
                                       calibr.p_adjust(raw[:-1], method))
+
+
+def test_summarise_adjusts_a_resampled_p_value_at_its_resolution():
+    """A resampling test's p-value of 0 is "< 1/B": adjusted as 1/B, flagged in
+    ``<name>_pvalue_below_resolution``; an analytic test's is adjusted as it is."""
+    rng = np.random.default_rng(12)
+    n, groups = 1200, 12
+    g = np.repeat(np.arange(groups), n // groups)
+    p = rng.random(n)
+    # half the groups far from calibrated (p-value 0 of 100 resamples), half calibrated
+    y = (rng.random(n) < np.where(g % 2 == 0, p ** 4, p)).astype(int)
+    df = pd.DataFrame({"g": g, "p": p, "y": y})
+    tests = {"c": calibr.test("consistency", n_resamples=100), "sp": "spiegelhalter"}
+    out = calibr.summarise(df.groupby("g"), "p", "y", "ece", tests=tests, rng=3,
+                           p_adjust="holm")
+    assert list(out.columns) == ["g", "ece", "c_statistic", "c_pvalue", "c_pvalue_adjusted",
+                                 "c_pvalue_below_resolution", "sp_statistic", "sp_pvalue",
+                                 "sp_pvalue_adjusted"]
+    raw = out["c_pvalue"].to_numpy()
+    assert (raw[::2] == 0).all() and (raw[1::2] > 0).all()
+    np.testing.assert_array_equal(out["c_pvalue_below_resolution"], raw == 0)
+    np.testing.assert_array_equal(out["c_pvalue_adjusted"],
+                                  calibr.p_adjust(raw, "holm", resolution=0.01))
+    # the first zero: 12 x 0.01, not 0
+    assert out["c_pvalue_adjusted"].min() == pytest.approx(0.12, rel=1e-15)
+    np.testing.assert_array_equal(out["sp_pvalue_adjusted"],
+                                  calibr.p_adjust(out["sp_pvalue"], "holm"))
 
 
 def test_summarise_refusals():
@@ -282,11 +348,13 @@ def test_compare_p_adjust_adds_the_adjusted_column_and_gates_on_it(tmp_path, cap
         assert err == ""
         got = pd.read_csv(io.StringIO(out))
         cols = list(RESULT_COLUMNS)
-        cols.insert(cols.index("pvalue") + 1, "pvalue_adjusted")
+        cols[cols.index("pvalue") + 1:cols.index("pvalue") + 1] = ["pvalue_adjusted",
+                                                                   "pvalue_below_resolution"]
         assert list(got.columns) == ["seg", *cols]
         np.testing.assert_array_equal(got["pvalue"], plain["pvalue"])
-        want = calibr.p_adjust(plain["pvalue"].to_numpy(), method)
+        want = calibr.p_adjust(plain["pvalue"].to_numpy(), method, resolution=1 / 499)
         np.testing.assert_allclose(got["pvalue_adjusted"], want, rtol=1e-15)
+        assert (got["pvalue_below_resolution"] == (plain["pvalue"] == 0)).all()
         assert (got["worse"] == (want < 0.05)).all()
         assert status_adj == (1 if got["worse"].any() else 0)
     # with holm at least as few worse comparisons as without adjustment
@@ -294,6 +362,56 @@ def test_compare_p_adjust_adds_the_adjusted_column_and_gates_on_it(tmp_path, cap
     status, out, _ = _compare_cli(capsys, *common[:-2], "--p-adjust", "holm")
     assert "p-values adjusted by 'holm' over the 8 comparisons" in out
     assert "worse: adjusted p-value < 0.05" in out
+
+
+def test_compare_adjusted_p_value_of_a_zero_is_a_bound_that_gates_honestly(tmp_path, capsys):
+    """Every comparison's p-value 0 of 200 resamples ("< 0.005"): over 20 groups Holm's
+    honest statement is "< 0.1" (not 0), which is not below 0.05, so nothing is worse."""
+    import io
+
+    rng = np.random.default_rng(31)
+    n = 20 * 150
+    p = rng.random(n)
+    frame = pd.DataFrame({"seg": np.repeat([f"s{i:02d}" for i in range(20)], 150),
+                          "y": (rng.random(n) < p).astype(int), "p_old": p,
+                          "p_new": 0.95 + 0.04 * p})
+    frame.to_csv(tmp_path / "both.csv", index=False)
+    common = [tmp_path / "both.csv", "--p-baseline", "p_old", "--p-candidate", "p_new",
+              "--by", "seg", "--n-resamples", "200"]
+    status, out, _ = _compare_cli(capsys, *common, "-f", "csv")
+    plain = pd.read_csv(io.StringIO(out))
+    assert (plain["pvalue"] == 0).all() and plain["worse"].all() and status == 1
+    status, out, _ = _compare_cli(capsys, *common, "-f", "csv", "--p-adjust", "holm")
+    got = pd.read_csv(io.StringIO(out))
+    np.testing.assert_allclose(got["pvalue_adjusted"], 20 * 0.005, rtol=1e-15)
+    assert got["pvalue_below_resolution"].all() and not got["worse"].any() and status == 0
+    status, out, _ = _compare_cli(capsys, *common, "--p-adjust", "holm")
+    row = next(line for line in out.splitlines() if line.startswith("s07"))
+    assert row.split()[-6:] == ["inf", "<", "0.005", "<", "0.1", "no"], row
+    assert "a p-value below 1/B = 0.005 counts as 1/B, and its adjusted value, < x, is an " \
+           "upper bound" in out
+    assert "no significant worsening in 20 comparisons (exit status 0)" in out and status == 0
+
+
+def test_compare_reads_an_unadjusted_zero_at_its_resolution(tmp_path, capsys):
+    """Without --p-adjust: a p-value 0 of 10 resamples is "< 0.1", not below 0.05, so
+    not worse; of 100 resamples ("< 0.01") it is."""
+    import io
+
+    rng = np.random.default_rng(32)
+    p = rng.random(300)
+    pd.DataFrame({"y": (rng.random(300) < p).astype(int), "p_old": p,
+                  "p_new": 0.95 + 0.04 * p}).to_csv(tmp_path / "one.csv", index=False)
+    common = [tmp_path / "one.csv", "--p-baseline", "p_old", "--p-candidate", "p_new",
+              "-f", "csv", "--n-resamples"]
+    status, out, _ = _compare_cli(capsys, *common, "10")
+    got = pd.read_csv(io.StringIO(out))
+    assert got["pvalue"].tolist() == [0.0] and got["worse"].tolist() == [False]
+    assert status == 0
+    status, out, _ = _compare_cli(capsys, *common, "100")
+    got = pd.read_csv(io.StringIO(out))
+    assert got["pvalue"].tolist() == [0.0] and got["worse"].tolist() == [True]
+    assert status == 1
 
 
 def test_compare_p_adjust_refuses_unknown_names(tmp_path, capsys):

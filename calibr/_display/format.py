@@ -72,15 +72,27 @@ def count(v: Any) -> str:
     return f'<data value="{esc(repr(v))}">{esc(shown)}</data>'
 
 
-def pvalue(v: Any, n_resamples: int | None) -> str:
+def pvalue(v: Any, n_resamples: int | None, *, bound: bool = False) -> str:
     """A p-value: as other numbers, except one below the resolution, ``< 1/B`` for
-    a p-value from B resamples and ``< 2.2e-16`` for an analytic one."""
+    a p-value from B resamples and ``< 2.2e-16`` for an analytic one; ``bound``: the
+    value is an upper bound (the adjusted value of a p-value below its resolution),
+    ``< value`` (a bound of 1 says nothing: shown as 1)."""
     v = float(v)
+    if bound and v < 1.0:
+        return f'<data value="{esc(repr(v))}">&lt; {esc(number_text(v))}</data>'
     floor = PVALUE_FLOOR if n_resamples is None else 1.0 / n_resamples
     if v < floor:
         text = "2.2e-16" if n_resamples is None else f"{floor:.{DIGITS}g}"
         return f'<data value="{esc(repr(v))}">&lt; {esc(text)}</data>'
     return num(v)
+
+
+def pvalue_at_resolution(v: Any, n_resamples: int | None) -> float:
+    """The value a p-value is read as (bold, "worse"): one below the resolution
+    ``1 / n_resamples`` as the resolution itself (``docs/calibration_tests.md``,
+    "Resolution of a resampled p-value"); an analytic one (None) as it is."""
+    v = float(v)
+    return v if n_resamples is None else max(v, 1.0 / n_resamples)
 
 
 def bins_words(bins: Any, binning: str, right: bool) -> str:

@@ -53,7 +53,7 @@ def verdict(result: pd.DataFrame, by: list, level: float, worse_status: int) -> 
 
 def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
                  p_base: Any, p_cand: Any, y: Any, classes: Any, level: float,
-                 n_resamples: int, worse_status: int) -> str:
+                 n_resamples: int, worse_status: int, p_adjust: str | None = None) -> str:
     """The page of ``calibr compare --html``.
 
     Parameters
@@ -61,9 +61,12 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
     result : DataFrame
         compare's result: the group keys ``by``, then ``metric``, ``n``,
         ``baseline``, ``candidate``, ``difference``, ``ci_low``, ``ci_high``,
-        ``pvalue``, ``worse``.
+        ``pvalue``, (with ``p_adjust``) ``pvalue_adjusted`` and
+        ``pvalue_below_resolution``, ``worse``.
     lines : list of str
         compare's header lines.
+    p_adjust : str, optional
+        The method of ``--p-adjust`` (R's name), if the p-values were adjusted.
     parts : list of (key tuple, row positions)
         The groups.
     p_base, p_cand, y
@@ -84,8 +87,12 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
              ("candidate", "the candidate's error", ""),
              ("difference", "candidate - baseline (larger is worse)", ""),
              (f"lower bound ({level:g})", "one-sided lower bound of the difference", ""),
-             ("p-value", "of the alternative: the candidate's error is larger", ""),
-             ("worse", f"p-value below {1 - level:.6g}", "k")]
+             ("p-value", "of the alternative: the candidate's error is larger", "")]
+    if p_adjust is not None:
+        head.append((f"p ({esc(p_adjust)})", f"the p-value adjusted by {esc(p_adjust)!r} over "
+                     f"the {len(result)} comparisons", ""))
+    head.append(("worse", f"{'adjusted ' if p_adjust else ''}p-value below {1 - level:.6g}",
+                 "k"))
     anchors = {}
     for i, (key, _) in enumerate(parts):
         anchors[tuple(key)] = f"g{i + 1}"
@@ -104,9 +111,13 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
                   Cell(num(r["difference"]), repr(float(r["difference"]))),
                   Cell(num(r["ci_low"]), repr(float(r["ci_low"]))),
                   Cell(pvalue(r["pvalue"], n_resamples), repr(float(r["pvalue"])),
-                       "sig" if worse else ""),
-                  Cell("yes" if worse else "no", "1" if worse else "0",
-                       "k sig" if worse else "k")]
+                       "sig" if worse and p_adjust is None else "")]
+        if p_adjust is not None:
+            cells.append(Cell(pvalue(r["pvalue_adjusted"], n_resamples,
+                                     bound=bool(r["pvalue_below_resolution"])),
+                              repr(float(r["pvalue_adjusted"])), "sig" if worse else ""))
+        cells.append(Cell("yes" if worse else "no", "1" if worse else "0",
+                          "k sig" if worse else "k"))
         rows.append(cells)
     overview = Table(head, rows, sortable=True, cls="overview")
     figure = ""
@@ -144,7 +155,14 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
         legend.append("top label: each row's highest probability against whether its class "
                       "is the label.")
     notes = [f"worse: the p-value is below {1 - level:.6g}; each metric and group is its own "
-             "test (no correction for multiple comparisons)."]
+             "test (no correction for multiple comparisons)." if p_adjust is None else
+             f"worse: the adjusted p-value is below {1 - level:.6g}; the p-values of the "
+             f"{len(result)} comparisons adjusted together by {esc(p_adjust)!r} (calibr.p_adjust,"
+             " as R's p.adjust)."]
+    if p_adjust is not None:
+        notes[0] += (f" A p-value below the resolution of its {n_resamples} resamples "
+                     f"(&lt; {1 / n_resamples:g}) is adjusted as {1 / n_resamples:g}: its "
+                     "adjusted value, &lt; x, is an upper bound.")
     if figure:
         notes.append("The chart: each comparison's difference (point) and its one-sided "
                      f"{level:g} lower bound (the bar runs from it to the right: the interval "

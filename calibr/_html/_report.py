@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._display.format import count, esc, key_text, num, pvalue
-from .._inference.multitest import p_adjust
+from .._display.format import count, esc, key_text, num, pvalue, pvalue_at_resolution
+from .._inference.multitest import below_resolution, p_adjust
 from ..table import CONSISTENCY_RESAMPLES
 from ._page import Cell, Page, Section, Table
 from ._svg import FEW, SMOOTH_FEW, Curve, reliability_svg
@@ -273,13 +273,21 @@ def _title(spec: Spec, row: dict) -> str:
     return ", ".join(f"{k} = {key_text(row[k])}" for k in spec.keys)
 
 
+def excludes_estimate(estimate: Any, low: Any, high: Any) -> np.ndarray:
+    """Whether each interval ``[low, high]`` leaves out its ``estimate`` (possible:
+    see :data:`OUTSIDE_NOTE`); a missing value is not outside. The one rule of the
+    HTML's dagger and the command line's mark and column (``docs/cli.md``)."""
+    v, lo, hi = (np.asarray(x, dtype=np.float64) for x in (estimate, low, high))
+    return (v < lo) | (v > hi)  # NaN compares False
+
+
 def outside(row: dict, name: str) -> bool:
     """Whether the bootstrap interval of metric ``name`` in ``row`` leaves out its
-    estimate (possible: see :data:`OUTSIDE_NOTE`)."""
+    estimate (:func:`excludes_estimate`)."""
     lo, hi, v = row.get(f"{name}_low"), row.get(f"{name}_high"), row[name]
     if lo is None or hi is None or any(pd.isna(x) for x in (lo, hi, v)):
         return False
-    return bool(float(v) < float(lo) or float(v) > float(hi))
+    return bool(excludes_estimate(v, lo, hi))
 
 
 #: The mark of an interval that leaves out its estimate, and what it means.
@@ -313,8 +321,13 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
     the figures of each input."""
     rows = summary.to_dict("records")
     several = len(rows) > 1
-    adjusted = {t: p_adjust(summary[f"{t}_pvalue"].to_numpy(dtype=np.float64), "holm")
-                for t, _ in spec.tests} if several else {}
+    # a p-value below the resolution 1/B of its resamples is adjusted as 1/B, and its
+    # adjusted value is an upper bound (docs/calibration_tests.md)
+    resolution = {t: None if n_res is None else 1.0 / n_res for t, n_res in spec.tests}
+    adjusted = {t: p_adjust(summary[f"{t}_pvalue"].to_numpy(dtype=np.float64), "holm",
+                            resolution=resolution[t]) for t, _ in spec.tests} if several else {}
+    bound = {t: below_resolution(summary[f"{t}_pvalue"], resolution[t])
+             for t, _ in spec.tests}
     show_form = "form" in summary and summary["form"].nunique(dropna=False) > 1
     show_bins = "bins" in summary and summary["bins"].nunique(dropna=False) > 1
 
@@ -360,12 +373,13 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
                 cells.append(Cell(count(bin_n), repr(float(bin_n)), "few" if flagged else ""))
         for name, n_res in spec.tests:
             p = row[f"{name}_pvalue"]
-            shown = adjusted[name][i] if several else p
+            # bold on the value read at the resolution: "< 0.06" is not below 0.05
+            shown = adjusted[name][i] if several else pvalue_at_resolution(p, n_res)
             cells.append(Cell(pvalue(p, n_res), repr(float(p)),
                               "" if several or not shown < SIGNIFICANT else "sig"))
             if several:
-                cells.append(Cell(pvalue(shown, n_res), repr(float(shown)),
-                                  "sig" if shown < SIGNIFICANT else ""))
+                cells.append(Cell(pvalue(shown, n_res, bound=bool(bound[name][i])),
+                                  repr(float(shown)), "sig" if shown < SIGNIFICANT else ""))
             facts.append(f"{esc(name)} p {pvalue(p, n_res)}")
         table_rows.append(cells)
         sections.append(_section(anchor, label, " &middot; ".join(facts), row,
@@ -378,7 +392,10 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
                      "samples is mostly noise.")
     if spec.tests and several:
         notes.append(f"p (Holm): each test's p-values adjusted over the {len(rows)} groups "
-                     f"(Holm's step-down method, as R's p.adjust); bold below {SIGNIFICANT:g}.")
+                     f"(Holm's step-down method, as R's p.adjust); bold below {SIGNIFICANT:g}."
+                     + (" A p-value below the resolution of its resamples (&lt; 1/B) is "
+                        "adjusted as 1/B: its adjusted value, &lt; x, is an upper bound."
+                        if any(n_res is not None for _, n_res in spec.tests) else ""))
     elif spec.tests:
         notes.append(f"p-values below {SIGNIFICANT:g} are bold.")
     if spec.ci is not None:

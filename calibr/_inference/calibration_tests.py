@@ -71,6 +71,15 @@ WEIGHTED = ("ks", "kuiper")
 #: the reports give their ``n_resamples``.
 RESAMPLING_TESTS = ("skce", "consistency")
 
+
+def pvalue_resolution(method: str, options: dict[str, Any]) -> float | None:
+    """The resolution of a test's p-value, ``1 / n_resamples`` for a test that
+    resamples (``options``' or :func:`calibration_test`'s default), None for an
+    analytic one (``docs/calibration_tests.md``, "Resolution of a resampled p-value")."""
+    if method not in RESAMPLING_TESTS:
+        return None
+    return 1.0 / int({**defaults(calibration_test), **options}["n_resamples"])
+
 #: Uniform numbers drawn and held at once (float64, 32 MB): the replicates of
 #: the scalar SKCE test go to the kernel in batches of this many values.
 _IDX_BATCH = 1 << 22

@@ -13,7 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from .._input import InputError, Integer, Optional, Options, as_float_array, fmt, validate_params
+from .._input import (
+    InputError,
+    Integer,
+    Optional,
+    Options,
+    as_float_array,
+    fmt,
+    real_value,
+    validate_params,
+)
 
 __all__ = ["P_ADJUST_METHODS", "p_adjust"]
 
@@ -101,8 +110,23 @@ _METHODS: dict[str, Callable[[np.ndarray, int], np.ndarray]] = {
 }
 
 
-def adjust_array(p: np.ndarray, method: str, n: int | None = None) -> np.ndarray:
-    """:func:`p_adjust` of a checked 1-d float64 array (NaN kept out of ``n``)."""
+def below_resolution(p: Any, resolution: float | None) -> np.ndarray:
+    """Whether each p-value is below the ``resolution`` of its resamples (None: an
+    analytic p-value, never): such a p-value is known only as "< resolution", and
+    its adjusted value is an upper bound, the adjusted value of the resolution
+    (``docs/calibration_tests.md``, "Resolution of a resampled p-value")."""
+    p = np.asarray(p, dtype=np.float64)
+    if resolution is None:
+        return np.zeros(p.shape, dtype=bool)
+    return p < resolution  # NaN is not
+
+
+def adjust_array(p: np.ndarray, method: str, n: int | None = None,
+                 resolution: float | None = None) -> np.ndarray:
+    """:func:`p_adjust` of a checked 1-d float64 array (NaN kept out of ``n``): a
+    p-value below ``resolution`` counts as the resolution."""
+    if resolution is not None:
+        p = np.where(below_resolution(p, resolution), resolution, p)
     present = ~np.isnan(p)
     kept = p[present]
     lp = kept.shape[0]
@@ -117,8 +141,19 @@ def adjust_array(p: np.ndarray, method: str, n: int | None = None) -> np.ndarray
     return out
 
 
-@validate_params(method=Options(*P_ADJUST_METHODS), n=Optional(Integer(1)))
-def p_adjust(p: Any, method: str = "holm", *, n: int | None = None) -> Any:
+def _resolution(value: Any, name: str) -> float:
+    """A resolution: a real number in (0, 1]."""
+    real = real_value(value)
+    if real is not None and 0.0 < real <= 1.0:
+        return real
+    raise InputError(f"`{name}` must be a number in (0, 1], the smallest step of the "
+                     f"resampled p-values (1 / n_resamples); got {fmt(value)}.", param=name)
+
+
+@validate_params(method=Options(*P_ADJUST_METHODS), n=Optional(Integer(1)),
+                 resolution=Optional(_resolution))
+def p_adjust(p: Any, method: str = "holm", *, n: int | None = None,
+             resolution: float | None = None) -> Any:
     """Adjust p-values for multiple comparisons (R's ``p.adjust``).
 
     Parameters
@@ -137,6 +172,14 @@ default "holm"
     n : int, optional, keyword-only
         The number of comparisons (R's ``n``), at least the number of
         non-missing p-values; default that number.
+    resolution : float, optional, keyword-only
+        For p-values from resampling: the smallest step they can take,
+        ``1 / n_resamples`` for calibr's (a share of ``n_resamples``
+        resamples), in (0, 1]. A p-value below it (0 of calibr's) is known
+        only as "< resolution", so it is adjusted as the resolution itself,
+        and its adjusted value is an upper bound: the adjusted value of
+        ``resolution`` (see Notes). Default None: the p-values are exact
+        (analytic), adjusted as they are.
 
     Returns
     -------
@@ -162,6 +205,15 @@ default "holm"
     Hommel as R computes it. Checked against R's ``p.adjust`` (rpy2) and
     statsmodels' ``multipletests``.
 
+    With ``resolution`` r the result is R's ``p.adjust(pmax(p, r), method)``.
+    Every method is nondecreasing in each p-value, so for a p-value below r
+    the true adjusted value is at most the one returned (an upper bound, shown
+    "< value" by calibr's reports), and for the others the one returned is
+    conservative (``docs/calibration_tests.md``, "Resolution of a resampled
+    p-value"). Without it, 60 groups whose resampled p-value is 0 would be
+    adjusted to 0, a resolution that 1,000 resamples do not have: with
+    ``resolution=0.001`` Holm gives 0.06 for the first of them.
+
     References
     ----------
     Holm, S. (1979). A simple sequentially rejective multiple test procedure.
@@ -177,6 +229,11 @@ default "holm"
     array([0.03, 0.04, 0.04])
     >>> calibr.p_adjust([0.01, float("nan"), 0.03], "bonferroni")
     array([0.02,  nan, 0.06])
+
+    Resampled p-values from 1,000 resamples, the first 0 ("< 0.001"):
+
+    >>> calibr.p_adjust([0.0, 0.004, 0.2], "holm", resolution=0.001).round(12)
+    array([0.003, 0.008, 0.2  ])
     """
     import pandas as pd
 
@@ -190,7 +247,7 @@ default "holm"
             f"{int(bad[0])} ({fmt(values[bad[0]])}).",
             param="p"
         )
-    out = adjust_array(values, method, n)
+    out = adjust_array(values, method, n, resolution)
     if isinstance(p, pd.Series):
         return pd.Series(out, index=p.index, name=p.name)
     return out

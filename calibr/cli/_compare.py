@@ -42,6 +42,8 @@ DEFAULT_METRICS = DEFAULT_METRIC
 #: The columns of the result after the group keys.
 RESULT_COLUMNS = ("metric", "n", "baseline", "candidate", "difference", "ci_low", "ci_high",
                   "pvalue", "worse")
+#: The columns --p-adjust adds after pvalue.
+ADJUSTED_COLUMNS = ("pvalue_adjusted", "pvalue_below_resolution")
 #: The methods of --p-adjust: R's p.adjust names (calibr.p_adjust; kept equal to
 #: calibr._inference.multitest.P_ADJUST_METHODS by the tests, so the parser imports no numerics).
 P_ADJUST_CHOICES = ("holm", "hochberg", "hommel", "bonferroni", "BH", "BY", "fdr", "none")
@@ -69,8 +71,11 @@ metric and group is its own test at --confidence-level, unless --p-adjust METHOD
 adjusts the p-values of all comparisons together (calibr.p_adjust, R's p.adjust
 names: holm, hochberg, hommel, bonferroni, BH, BY, fdr, none): the column
 pvalue_adjusted follows pvalue, and "worse" (and the exit status) then reads
-it. Without it there is no correction for multiple comparisons: with several,
-the chance of a false alarm grows.
+it. Without --p-adjust there is no correction for multiple comparisons: with
+several, the chance of a false alarm grows. A p-value of 0 is "< 1/B" (B =
+--n-resamples), read as 1/B: it is adjusted as 1/B, its adjusted value is an
+upper bound (shown "< x"; the column pvalue_below_resolution says which), and
+"worse" reads that bound.
 
 p-value: the share of bootstrap replicates whose difference is <= 0 (it inverts
 the percentile interval); ci_low is the one-sided lower bound of the difference
@@ -428,6 +433,9 @@ def _run(args: argparse.Namespace) -> int:
 
     rows = []
     alpha = 1.0 - level
+    # a p-value of 0 is "< 1/B": it is worse only if 1/B is below alpha, and adjusted
+    # as 1/B (docs/calibration_tests.md, "Resolution of a resampled p-value")
+    resolution = 1.0 / n_resamples
     for key, idx in parts:
         for name, spec in metrics:
             p1 = pc.iloc[idx] if len(p_cand) > 1 else pc.iloc[idx, 0]
@@ -448,17 +456,21 @@ def _run(args: argparse.Namespace) -> int:
                          "baseline": res.estimate_b, "candidate": res.estimate_a,
                          "difference": res.estimate, "ci_low": res.confidence_interval.low,
                          "ci_high": res.confidence_interval.high, "pvalue": res.pvalue,
-                         "worse": bool(res.pvalue < alpha)})
+                         "worse": bool(max(res.pvalue, resolution) < alpha)})
     result = pd.DataFrame(rows, columns=[*by, *RESULT_COLUMNS])
     method = getattr(args, "p_adjust", None)
     if method is not None:
-        from .._inference.multitest import adjust_array
+        from .._inference.multitest import adjust_array, below_resolution
 
-        if "pvalue_adjusted" in by:
-            raise CLIError("--by: the column 'pvalue_adjusted' has the name of a column of "
-                           "the result with --p-adjust; rename it in the data.")
-        adjusted = adjust_array(result["pvalue"].to_numpy(dtype=np.float64), method)
-        result.insert(result.columns.get_loc("pvalue") + 1, "pvalue_adjusted", adjusted)
+        for col in ADJUSTED_COLUMNS:
+            if col in by:
+                raise CLIError(f"--by: the column {col!r} has the name of a column of "
+                               "the result with --p-adjust; rename it in the data.")
+        raw = result["pvalue"].to_numpy(dtype=np.float64)
+        adjusted = adjust_array(raw, method, resolution=resolution)
+        at = result.columns.get_loc("pvalue") + 1
+        result.insert(at, "pvalue_adjusted", adjusted)
+        result.insert(at + 1, "pvalue_below_resolution", below_resolution(raw, resolution))
         result["worse"] = adjusted < alpha
     worse = result[result["worse"]]
     header = [
@@ -476,12 +488,19 @@ def _run(args: argparse.Namespace) -> int:
     ]
     if method is not None:
         header.append(f"p-values adjusted by {method!r} over the {len(result)} comparisons "
-                      "(calibr.p_adjust, R's p.adjust)")
+                      f"(calibr.p_adjust, R's p.adjust); a p-value below 1/B = {resolution:g} "
+                      "counts as 1/B, and its adjusted value, < x, is an upper bound")
     shown = result.copy()
     shown["worse"] = np.where(result["worse"], "yes", "no")
     if args.format == "table":
-        text = _render(shown, "table", header, exact=[*by, "n"],
-                       pvalues={"pvalue": n_resamples})
+        pvalues = {"pvalue": n_resamples}
+        bounds = {}
+        if method is not None:
+            pvalues["pvalue_adjusted"] = n_resamples
+            bounds["pvalue_adjusted"] = result["pvalue_below_resolution"].to_numpy()
+            shown = shown.drop(columns="pvalue_below_resolution")
+        text = _render(shown, "table", header, exact=[*by, "n"], pvalues=pvalues,
+                       bounds=bounds)
         if len(worse):
             which = "; ".join(
                 f"{r['metric']}" + (" (" + ", ".join(f"{c}={r[c]!r}" for c in by) + ")"
@@ -499,7 +518,7 @@ def _run(args: argparse.Namespace) -> int:
         from ._io import _commit, _Output
 
         page = compare_html(result, by, header, parts, pb, pc, labels_y, classes, level,
-                            n_resamples, EXIT_WORSE)
+                            n_resamples, EXIT_WORSE, method)
         _commit([_Output(html, "--html", page.encode("utf-8"))])
     status = _write_stdout(text)
     if status:

@@ -159,11 +159,25 @@ def _number_cells(values: Any) -> list[str]:
     return [format(float(x), spec) if math.isfinite(x) else _special(float(x)) for x in v]
 
 
-def _pvalue_cells(values: Any, n_resamples: int | None) -> list[str]:
+def _pvalue_cells(values: Any, n_resamples: int | None, bound: Any = None) -> list[str]:
     """A column of p-values: as other numbers, except values below the resolution,
     ``< 1/B`` for a p-value from B resamples (a share of resamples: only 0 is below)
-    and ``< 2.2e-16`` for an analytic one (``n_resamples`` None)."""
+    and ``< 2.2e-16`` for an analytic one (``n_resamples`` None); ``bound`` marks the
+    values that are upper bounds (adjusted p-values of a p-value below its
+    resolution), shown ``< value`` (a bound of 1 says nothing: shown as 1).
+
+    Examples
+    --------
+    >>> _pvalue_cells([0.0, 0.25], 1000)
+    ['< 0.001', '0.25']
+    >>> _pvalue_cells([0.06, 0.25, 1.0], 1000, [True, False, True])
+    ['< 0.06', '0.25', '1.00']
+    """
     v = np.asarray(values, dtype=np.float64)
+    if bound is not None:
+        bound = np.asarray(bound, dtype=bool) & (v < 1.0)
+        cells = _number_cells(v)
+        return [f"< {c}" if b else c for b, c in zip(bound, cells, strict=True)]
     floor = PVALUE_FLOOR if n_resamples is None else 1.0 / n_resamples
     text = _PVALUE_FLOOR_TEXT if n_resamples is None else f"{floor:.{TABLE_DIGITS}g}"
     below = v < floor  # NaN is not
@@ -173,25 +187,30 @@ def _pvalue_cells(values: Any, n_resamples: int | None) -> list[str]:
 
 def _table_text(df: pd.DataFrame, header: list[str], marks: dict[str, np.ndarray],
                 notes: list[str], exact: Sequence[str] = (),
-                pvalues: dict[str, int | None] | None = None) -> str:
+                pvalues: dict[str, int | None] | None = None,
+                bounds: dict[str, Any] | None = None,
+                symbols: dict[str, str] | None = None) -> str:
     """The table output: a header that says what was computed, the rows (values marked
-    with * where ``marks`` says so) and the footnotes of the marks.
+    with * where ``marks`` says so, or the column's mark in ``symbols``) and the
+    footnotes of the marks.
 
     Float columns are shown by :func:`_number_cells`, the columns of ``pvalues``
     (name -> the resamples of its p-values, None for analytic ones) by
-    :func:`_pvalue_cells`; the ``exact`` columns (group keys, counts) as pandas
-    shows them."""
+    :func:`_pvalue_cells`, with ``bounds`` (name -> which values are upper bounds);
+    the ``exact`` columns (group keys, counts) as pandas shows them."""
     shown = df.copy()
-    pvalues = pvalues or {}
+    pvalues, bounds = pvalues or {}, bounds or {}
     for col in df.columns:
         if col in pvalues:
-            shown[col] = _pvalue_cells(df[col], pvalues[col])
+            shown[col] = _pvalue_cells(df[col], pvalues[col], bounds.get(col))
         elif col not in exact and df[col].dtype.kind == "f":
             shown[col] = _number_cells(df[col])
     for col, mark in marks.items():
         # the mark, or a space to keep the digits aligned
         cells = shown[[col]].to_string(index=False, header=False).splitlines()
-        shown[col] = [c.strip() + ("*" if m else " ") for c, m in zip(cells, mark, strict=True)]
+        symbol = (symbols or {}).get(col, "*")
+        shown[col] = [c.strip() + (symbol if m else " ") for c, m in zip(cells, mark,
+                                                                            strict=True)]
     body = shown.to_string(index=False)
     parts = ["\n".join(header), body]
     if notes:
@@ -201,11 +220,15 @@ def _table_text(df: pd.DataFrame, header: list[str], marks: dict[str, np.ndarray
 
 def _render(df: pd.DataFrame, fmt: str, header: list[str],
             marks: dict[str, np.ndarray] | None = None, notes: list[str] | None = None,
-            exact: Sequence[str] = (), pvalues: dict[str, int | None] | None = None) -> str:
+            exact: Sequence[str] = (), pvalues: dict[str, int | None] | None = None,
+            bounds: dict[str, Any] | None = None, symbols: dict[str, str] | None = None,
+            hidden: Sequence[str] = ()) -> str:
     """The output in ``fmt``: CSV and JSON with every digit (repr, which round-trips),
-    the table as :func:`_table_text` says."""
+    the table as :func:`_table_text` says, without the ``hidden`` columns (those its
+    marks show)."""
     if fmt == "csv":
         return df.to_csv(index=False)
     if fmt == "json":
         return json.dumps(_records(df), indent=2) + "\n"
-    return _table_text(df, header, marks or {}, notes or [], exact, pvalues)
+    return _table_text(df.drop(columns=list(hidden)), header, marks or {}, notes or [], exact,
+                       pvalues, bounds, symbols)

@@ -48,6 +48,10 @@ from ._render import _header, _render, _tests_header
 
 #: At most this many panels in a --plot figure (one per group).
 MAX_PLOT_PANELS = 100
+#: The boolean column after each metric's interval: the interval leaves out the estimate.
+EXCLUDES_SUFFIX = "_interval_excludes_estimate"
+#: Its mark in the table (the HTML report's dagger; the table is ASCII).
+TEXT_OUTSIDE_MARK = "!"
 
 
 class _Reported(NamedTuple):
@@ -171,13 +175,22 @@ def report(args) -> int:
             f"{', '.join(_bin_n_column(col) for col in flags)}): a gap measured on so few "
             "samples is mostly noise."
         ] if flags else []
+        missed = _missed_estimates(result, columns) if args.ci is not None else {}
+        if missed:
+            from .._html._report import OUTSIDE_NOTE
+
+            notes.append(f"{TEXT_OUTSIDE_MARK} {OUTSIDE_NOTE[0].upper()}{OUTSIDE_NOTE[1:]} "
+                         "The mark is on the bound beyond the estimate; in CSV, JSON and "
+                         f"Parquet the column <metric>{EXCLUDES_SUFFIX} says it.")
         cols = list(result.columns)
         keys = cols[: min(cols.index(c) for c in ("form", "bins", "n") if c in cols)]
         counts = ["n", *(_bin_n_column(c.name) for c in columns if c.spec.func == "mce")]
         pvalues = {f"{name}_pvalue": _n_resamples(spec) if spec.method in RESAMPLING_TESTS
                    else None for name, spec in tests}
+        hidden = [f"{c.name}{EXCLUDES_SUFFIX}" for c in columns] if args.ci is not None else []
         text = "" if fmt == "parquet" else _render(
-            result, fmt, header, flags, notes, exact=[*keys, *counts], pvalues=pvalues)
+            result, fmt, header, {**flags, **missed}, notes, exact=[*keys, *counts],
+            pvalues=pvalues, symbols=dict.fromkeys(missed, TEXT_OUTSIDE_MARK), hidden=hidden)
 
     outputs = []
     if args.output is not None:
@@ -244,7 +257,8 @@ def _report_source(
         added += ["form"] * show_form + ["bins"] * show_bins
         added += [c for name, spec in tests for c in _test_columns(name, spec)]
         if args.ci is not None:
-            added += [f"{c.name}_{end}" for c in columns for end in ("low", "high")]
+            added += [f"{c.name}_{end}" for c in columns
+                      for end in ("low", "high", EXCLUDES_SUFFIX[1:])]
             added += ["ci_level", "ci_method", "ci_resamples"]
         added += ["seed"] * bool(tests or args.ci is not None)
         _check_key_names(by, added, "a column of the report")
@@ -440,16 +454,37 @@ def _with_intervals(res: pd.DataFrame, bounds: pd.DataFrame, columns: list[_Colu
                     args) -> pd.DataFrame:
     """The report with each metric's ``_low`` and ``_high`` columns after it (from
     ``bounds``, summarise(ci=...) on the same groups; the row count ``n`` has no
-    interval)."""
+    interval), then the boolean ``<metric>_interval_excludes_estimate``."""
+    from .._html._report import excludes_estimate
+
     for c in columns:
         for end in ("low", "high"):
             name = f"{c.name}_{end}"
             res.insert(res.columns.get_loc(c.name) + (1 if end == "low" else 2), name,
                        bounds[name].to_numpy())
+        res.insert(res.columns.get_loc(c.name) + 3, f"{c.name}{EXCLUDES_SUFFIX}",
+                   excludes_estimate(res[c.name], res[f"{c.name}_low"],
+                                     res[f"{c.name}_high"]))
     res["ci_level"] = args.ci
     res["ci_method"] = args.ci_method
     res["ci_resamples"] = args.ci_resamples
     return res
+
+
+def _missed_estimates(result: pd.DataFrame, columns: list[_Column]) -> dict[str, np.ndarray]:
+    """The marks of the intervals that leave out their estimate: on ``<metric>_low``
+    where it is above the estimate, on ``<metric>_high`` where it is below (only the
+    columns with a mark)."""
+    marks = {}
+    for c in columns:
+        v = result[c.name].to_numpy(dtype=np.float64)
+        for end, beyond in (("low", np.greater), ("high", np.less)):
+            col = f"{c.name}_{end}"
+            mark = result[f"{c.name}{EXCLUDES_SUFFIX}"].to_numpy(dtype=bool) & beyond(
+                result[col].to_numpy(dtype=np.float64), v)
+            if mark.any():
+                marks[col] = mark
+    return marks
 
 
 def _ci_header(args, seed: int, several: bool, tests: bool) -> list[str]:
