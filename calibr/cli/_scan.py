@@ -21,7 +21,7 @@ from typing import Any
 
 from ._errors import CLIError
 
-__all__ = ["DUCKDB_PREFIX", "ENGINES", "EngineRead", "is_duckdb_table", "read"]
+__all__ = ["DUCKDB_PREFIX", "ENGINES", "EngineRead", "duckdb_path", "is_duckdb_table", "read"]
 
 #: The engines of ``--engine`` that read files here (``dask`` is calibr/cli/_engine.py).
 ENGINES = ("polars", "duckdb")
@@ -76,12 +76,25 @@ def _wanted(schema: Sequence[str], columns: Sequence[str] | None,
     return [c for c in names if c in keep or (prefix is not None and c.startswith(prefix))]
 
 
+def _split(file: str) -> tuple[str, str] | None:
+    """``(PATH, TABLE)`` of ``duckdb:PATH::TABLE``, or None if FILE is not so."""
+    path, sep, table = file[len(DUCKDB_PREFIX):].rpartition("::")
+    return (path, table) if sep and path and table else None
+
+
+def duckdb_path(file: str) -> str | None:
+    """The database file of the DuckDB table FILE (``duckdb:PATH::TABLE``), or None
+    if FILE is not written so."""
+    split = _split(file)
+    return None if split is None else split[0]
+
+
 def _duckdb_table(file: str) -> tuple[str, str]:
-    rest = file[len(DUCKDB_PREFIX):]
-    path, sep, table = rest.rpartition("::")
-    if not sep or not path or not table:
+    split = _split(file)
+    if split is None:
         raise CLIError(f"{file}: a DuckDB table is given as duckdb:PATH::TABLE, e.g. "
                        "duckdb:predictions.db::scores.")
+    path, table = split
     if not os.path.isfile(path):
         raise CLIError(f"{file}: no such file {path!r}.")
     return path, table
