@@ -311,11 +311,18 @@ def write(tmp_path, df, name="bad.csv"):
 GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]})
 
 
+def _empty_dir(tmp_path):
+    """An empty directory beside the outputs of _bad (an output in the input
+    directory is refused before the directory is read)."""
+    (tmp_path / "empty").mkdir()
+    return str(tmp_path / "empty")
+
+
 @pytest.mark.parametrize(
     ("make_args", "match"),
     [
         (lambda t: ["report", str(t / "nope.csv")], r"nope\.csv: no such file\.$"),
-        (lambda t: ["report", str(t)], r": no files in the directory\.$"),  # a dataset: Dask
+        (lambda t: ["report", _empty_dir(t)], r": no files in the directory\.$"),  # Dask
         (lambda t: ["report", write(t, GOOD, "x.xlsx")],
          r"x\.xlsx: cannot tell the format from the extension; use \.csv or \.parquet\.$"),
         (lambda t: ["report", write(t, GOOD), "-p", "q"],

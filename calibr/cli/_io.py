@@ -49,11 +49,11 @@ def _many(file: str) -> bool:
     return file != "-" and (any(c in file for c in "*?[") or Path(file).is_dir())
 
 
-def _list_files(file: str, sep: str | None = None) -> tuple[list[str], str]:
+def _list_files(file: str) -> tuple[list[str], str]:
     """The files of a directory or a glob (sorted; hidden files and those starting
     with ``_``, such as ``_SUCCESS`` and ``_metadata``, left out) and their kind,
-    ``"parquet"`` or ``"csv"`` (``sep``: that of CSV files), once they are known to
-    have the same columns of the same types (:func:`_check_same_columns`)."""
+    ``"parquet"`` or ``"csv"``. Every reader of them (Dask, polars, DuckDB) then
+    checks that they agree (:func:`_check_same_columns`)."""
     import glob
 
     if os.path.isdir(file):
@@ -74,9 +74,7 @@ def _list_files(file: str, sep: str | None = None) -> tuple[list[str], str]:
     if not parquet and not csv:
         raise CLIError(f"{file}: cannot tell the format of its files from their extensions "
                        f"(e.g. {os.path.basename(names[0])!r}); use .csv or .parquet.")
-    names, kind = (parquet, "parquet") if parquet else (csv, "csv")
-    _check_same_columns(file, names, kind, sep)
-    return names, kind
+    return (parquet, "parquet") if parquet else (csv, "csv")
 
 
 def _check_same_columns(file: str, names: list[str], kind: str, sep: str | None) -> None:
@@ -161,10 +159,11 @@ def _read_many(file: str, names: list[str], kind: str, sep: str | None) -> Any:
 
         raise CLIError(f"{file}: reading a directory or a glob of files needs Dask "
                        f"({_detail(err)}); install it with `{DASK_INSTALL}`.") from None
+    if kind == "parquet" and sep is not None:
+        raise CLIError("--sep applies to CSV input; FILE holds Parquet files.")
+    _check_same_columns(file, names, kind, sep)
     try:
         if kind == "parquet":
-            if sep is not None:
-                raise CLIError("--sep applies to CSV input; FILE holds Parquet files.")
             return dd.read_parquet(names)
         if sep is None and all(n.lower().endswith(".tsv") for n in names):
             sep = "\t"
@@ -224,7 +223,7 @@ def _read_engine(file: str, engine: str, sep: str | None, columns=None, prefix=N
     names = None
     if not files.is_duckdb_table(file):
         if _many(file):
-            names, kind = _list_files(file, sep)
+            names, kind = _list_files(file)
         elif not Path(file).is_file():
             raise CLIError(f"{file}: no such file.")
         else:
@@ -235,6 +234,9 @@ def _read_engine(file: str, engine: str, sep: str | None, columns=None, prefix=N
                            "--engine.")
         if sep is not None:
             raise CLIError("--sep applies to CSV input; FILE holds Parquet files.")
+        files.engine_module(engine)  # its message first if it is not installed
+        if names is not None and len(names) > 1:
+            _check_same_columns(file, names, kind, None)
     elif sep is not None:
         raise CLIError("--sep applies to CSV input; FILE is a DuckDB table.")
     return files.read(file, names, engine, columns, prefix)
@@ -248,7 +250,7 @@ def _read(file: str, sep: str | None, engine: str | None = None) -> pd.DataFrame
         # bytes, so that non-UTF-8 input gets the same message as a file
         return _read_csv(getattr(sys.stdin, "buffer", sys.stdin), "-", sep)
     if _many(file):  # compare: every row in this process (its bootstrap resamples rows)
-        return _compute(file, _read_many(file, *_list_files(file, sep), sep))
+        return _compute(file, _read_many(file, *_list_files(file), sep))
     path = Path(file)
     if not path.exists():
         raise CLIError(f"{file}: no such file.")
@@ -330,7 +332,7 @@ def _sources(args) -> list[_Source]:
         elif _many(args.file):
             from ._engine import choose
 
-            names, kind = _list_files(args.file, _sep(args.sep))
+            names, kind = _list_files(args.file)
             engine = choose(names, getattr(args, "scheduler", None))
             frame = _read_many(args.file, names, kind, _sep(args.sep))
         else:
