@@ -1,7 +1,7 @@
 """Files: reading the input (CSV, compressed CSV, TSV, Parquet, stdin, the
 bundled data, a directory or glob of files through Dask, polars or DuckDB, a
 DuckDB table: ``calibr/cli/_scan.py``), the format of the
-output (from the extension of --output), refusing an output that is the input,
+output (from the extension of --output), refusing an output that is any file of an input,
 and writing every output or none (temporary files renamed over the targets at
 the end)."""
 
