@@ -311,11 +311,18 @@ def write(tmp_path, df, name="bad.csv"):
 GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]})
 
 
+def _empty_dir(tmp_path):
+    """An empty directory beside the outputs of _bad (an output in the input
+    directory is refused before the directory is read)."""
+    (tmp_path / "empty").mkdir()
+    return str(tmp_path / "empty")
+
+
 @pytest.mark.parametrize(
     ("make_args", "match"),
     [
         (lambda t: ["report", str(t / "nope.csv")], r"nope\.csv: no such file\.$"),
-        (lambda t: ["report", str(t)], r": no files in the directory\.$"),  # a dataset: Dask
+        (lambda t: ["report", _empty_dir(t)], r": no files in the directory\.$"),  # Dask
         (lambda t: ["report", write(t, GOOD, "x.xlsx")],
          r"x\.xlsx: cannot tell the format from the extension; use \.csv or \.parquet\.$"),
         (lambda t: ["report", write(t, GOOD), "-p", "q"],
@@ -1178,6 +1185,110 @@ def test_output_that_is_the_file_on_stdin_is_refused(tmp_path):
     assert proc.stderr == (f"calibr: error: --output {path} is the input on stdin; calibr never "
                            "overwrites its input: choose another path.\n")
     assert path.read_bytes() == before
+
+
+def _tree(root):
+    """Every file under ``root`` (relative path -> bytes), links as what they point to."""
+    return {str(f.relative_to(root)): (os.readlink(f) if f.is_symlink() else f.read_bytes())
+            for f in sorted(root.rglob("*")) if f.is_file() or f.is_symlink()}
+
+
+@pytest.fixture
+def sources(tmp_path):
+    """Inputs of every kind: a CSV, a directory and a glob of Parquet files, DuckDB
+    tables (one in a database named runs.txt), and links to them."""
+    require("pyarrow")
+    import duckdb
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"p": rng.random(40), "q": rng.random(40)})
+    df["y"] = (rng.random(40) < df["p"]).astype(int)
+    (tmp_path / "parts" / "sub").mkdir(parents=True)
+    df.iloc[:20].to_parquet(tmp_path / "parts" / "a.parquet", index=False)
+    df.iloc[20:].to_parquet(tmp_path / "parts" / "b.parquet", index=False)
+    df.to_csv(tmp_path / "one.csv", index=False)
+    for name in ("runs.db", "runs.txt"):
+        con = duckdb.connect(str(tmp_path / name))
+        con.execute("create table preds as select * from df")
+        con.close()
+    (tmp_path / "db-link").symlink_to(tmp_path / "runs.db")
+    (tmp_path / "part-link.parquet").symlink_to(tmp_path / "parts" / "a.parquet")
+    os.link(tmp_path / "parts" / "b.parquet", tmp_path / "hard.parquet")
+    return tmp_path
+
+
+DB = "duckdb:{t}/runs.db::preds"
+WORDS = "; calibr never overwrites its input: choose another path.\n"
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    # the database of a DuckDB table, by any name
+    (["report", DB, "--html", "{t}/runs.db"],
+     "--html {t}/runs.db is the database of the input FILE " + DB),
+    (["report", DB, "--html", "{t}/db-link"],
+     "--html {t}/db-link is the database of the input FILE " + DB),
+    (["report", DB, "--html", "{t}/../{n}/runs.db"],
+     "--html {t}/../{n}/runs.db is the database of the input FILE " + DB),
+    (["report", "duckdb:{t}/runs.txt::preds", "-o", "{t}/runs.txt"],
+     "--output {t}/runs.txt is the database of the input FILE duckdb:{t}/runs.txt::preds"),
+    (["report", DB, "--plot", "{t}/runs.db.wal"],
+     "--plot {t}/runs.db.wal is the database of the input FILE " + DB),
+    (["compare", DB, "--p-baseline", "p", "--p-candidate", "q", "--html", "{t}/runs.db"],
+     "--html {t}/runs.db is the database of the input FILE " + DB),
+    (["compare", "{t}/one.csv", DB, "--prob", "p", "--html", "{t}/db-link"],
+     "--html {t}/db-link is the database of the input CANDIDATE " + DB),
+    (["compare", "{t}/one.csv", DB, "--prob", "p", "--html", "{t}/one.csv"],
+     "--html {t}/one.csv is the input BASELINE"),
+    # a directory: any file in it or below it, existing or new, and its files by a link
+    (["report", "{t}/parts", "-o", "{t}/parts/b.parquet"],
+     "--output {t}/parts/b.parquet is in the input directory FILE {t}/parts, whose files "
+     "are all read"),
+    (["report", "{t}/parts", "--engine", "polars", "-o", "{t}/parts/new.csv"],
+     "--output {t}/parts/new.csv is in the input directory FILE {t}/parts, whose files are "
+     "all read"),
+    (["report", "{t}/parts", "--engine", "duckdb", "--plot", "{t}/parts/sub/r.png"],
+     "--plot {t}/parts/sub/r.png is in the input directory FILE {t}/parts, whose files are "
+     "all read"),
+    (["report", "{t}/parts", "-o", "{t}/part-link.parquet"],
+     "--output {t}/part-link.parquet is in the input directory FILE {t}/parts, whose files "
+     "are all read"),
+    (["report", "{t}/parts", "-o", "{t}/hard.parquet"],
+     "--output {t}/hard.parquet is a file of the input directory FILE {t}/parts"),
+    (["compare", "{t}/one.csv", "{t}/parts", "--prob", "p", "--html", "{t}/parts/r.html"],
+     "--html {t}/parts/r.html is in the input directory CANDIDATE {t}/parts, whose files "
+     "are all read"),
+    # a glob: each match, by any name, and a new file it would match
+    (["report", "{t}/parts/*.parquet", "--engine", "polars", "-o", "{t}/parts/a.parquet"],
+     "--output {t}/parts/a.parquet is matched by the input glob FILE {t}/parts/*.parquet"),
+    (["report", "{t}/parts/*.parquet", "-o", "{t}/hard.parquet"],
+     "--output {t}/hard.parquet is matched by the input glob FILE {t}/parts/*.parquet"),
+    (["report", "{t}/parts/*.parquet", "--engine", "duckdb", "-o", "{t}/parts/c.parquet"],
+     "--output {t}/parts/c.parquet is matched by the input glob FILE {t}/parts/*.parquet"),
+])
+def test_no_output_is_any_file_of_an_input(capsys, sources, argv, says):
+    """One rule for every output (--output, --plot, --html) against every input: a
+    file, every file of a directory (or any new file in it), every match of a glob
+    (or a new one), a DuckDB table's database, both inputs of compare; by resolved
+    path and, where the output exists, as a file (symbolic and hard links)."""
+    fill = {"t": sources, "n": sources.name}
+    before = _tree(sources)
+    code, out, err = run(capsys, *[a.format(**fill) for a in argv])
+    assert (code, out) == (2, "")
+    assert err == "calibr: error: " + says.format(**fill) + WORDS
+    assert _tree(sources) == before
+
+
+def test_an_output_beside_an_input_is_written(capsys, sources):
+    """Outputs that no input reads are written, an existing one overwritten (docs/cli.md,
+    "No file is lost"): beside a directory, a glob's directory file it does not match,
+    the directory of a DuckDB database."""
+    (sources / "old.csv").write_text("old")
+    for argv, path in ((["report", str(sources / "parts")], "old.csv"),
+                       (["report", f"{sources}/parts/*.parquet"], "parts/r.csv"),
+                       (["report", f"duckdb:{sources}/runs.db::preds"], "r2.csv")):
+        code, out, err = run(capsys, *argv, "-o", str(sources / path), "--format", "csv")
+        assert (code, out, err) == (0, "", "")
+        assert (sources / path).read_text().startswith("form,bins,n,ece,mce")
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ The contract (``docs/cli.md`` explains each decision):
   ``calibr: error: ...`` to stderr and exits with status 2.
 * Anything else is a bug in calibr: one line ``calibr: internal error: ...``
   and exit status 1; ``--debug`` shows the traceback.
-* No file is lost: an output that is the input FILE is refused, and every
+* No file is lost: an output that is any file an input reads (or would read:
+  in an input directory, matching an input glob) is refused, and every
   output is written to a temporary file in its directory and renamed over the
   target only when all of them are written, so a failed run leaves every
   existing file as it was.

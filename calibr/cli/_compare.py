@@ -329,14 +329,13 @@ def _validate_side(frame: pd.DataFrame, p: list, y: Any, classes: Any, label: st
 
 
 def _check_html(args: argparse.Namespace) -> None:
-    """--html: a file that can be written, and neither input (checked first)."""
-    from types import SimpleNamespace
+    """--html: a file that can be written, and no file of either input (checked
+    first, ``calibr.cli._io.check_outputs``)."""
+    from ._io import check_outputs
 
-    from ._io import _check_destination
-
-    for file in (args.baseline, args.candidate):
-        if file is not None:
-            _check_destination(args.html, "--html", SimpleNamespace(file=file))
+    two = args.candidate is not None
+    check_outputs([(args.html, "--html")],
+                  [("BASELINE" if two else "FILE", args.baseline), ("CANDIDATE", args.candidate)])
 
 
 def _run(args: argparse.Namespace) -> int:

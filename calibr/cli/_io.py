@@ -1,7 +1,7 @@
 """Files: reading the input (CSV, compressed CSV, TSV, Parquet, stdin, the
 bundled data, a directory or glob of files through Dask, polars or DuckDB, a
 DuckDB table: ``calibr/cli/_scan.py``), the format of the
-output (from the extension of --output), refusing an output that is the input,
+output (from the extension of --output), refusing an output that is any file of an input,
 and writing every output or none (temporary files renamed over the targets at
 the end)."""
 
@@ -17,6 +17,7 @@ import shutil
 import stat
 import sys
 import zipfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,7 +52,8 @@ def _many(file: str) -> bool:
 def _list_files(file: str) -> tuple[list[str], str]:
     """The files of a directory or a glob (sorted; hidden files and those starting
     with ``_``, such as ``_SUCCESS`` and ``_metadata``, left out) and their kind,
-    ``"parquet"`` or ``"csv"``."""
+    ``"parquet"`` or ``"csv"``. Every reader of them (Dask, polars, DuckDB) then
+    checks that they agree (:func:`_check_same_columns`)."""
     import glob
 
     if os.path.isdir(file):
@@ -75,6 +77,77 @@ def _list_files(file: str) -> tuple[list[str], str]:
     return (parquet, "parquet") if parquet else (csv, "csv")
 
 
+def _check_same_columns(file: str, names: list[str], kind: str, sep: str | None) -> None:
+    """A CLIError unless the files ``names`` of the directory or glob FILE have the
+    same columns and (Parquet) each column one kind of type in every file: every
+    engine (Dask, polars, DuckDB) then reads them alike (``docs/cli.md``, "Datasets
+    of many files"). CSV: from each file's header; Parquet: from its schema."""
+    first: dict[str, tuple[str | None, str]] = {}  # column -> (kind of type, its file)
+    columns: list[str] | None = None
+    for name in names:
+        schema = _schema(name, kind, sep)
+        if columns is None:
+            columns = list(schema)
+        elif set(schema) != set(columns):
+            raise CLIError(f"{file}: the files do not have the same columns: {names[0]} has "
+                           f"{_quoted(columns)}, {name} has {_quoted(list(schema))}; every file "
+                           "of a directory or glob must have the same columns.")
+        for column, type_ in schema.items():
+            seen, where = first.get(column, (None, name))
+            if seen is None:
+                first[column] = (type_, name)
+            elif type_ is not None and type_ != seen:
+                raise CLIError(f"{file}: the column {column!r} holds {seen} in {where} but "
+                               f"{type_} in {name}; every file of a directory or glob must "
+                               "store a column with one type.")
+
+
+def _quoted(columns: list[str]) -> str:
+    return ", ".join(repr(c) for c in columns)
+
+
+def _schema(name: str, kind: str, sep: str | None) -> dict[str, str | None]:
+    """The columns of the file ``name`` and the kind of each one's type (Parquet;
+    None for a CSV file, whose types are known once it is read, and for a column
+    of nulls only, which takes any type)."""
+    import pandas as pd
+
+    if kind == "csv":
+        try:
+            header = pd.read_csv(name, sep=sep or ("\t" if name.lower().endswith(".tsv")
+                                                  else ","), nrows=0, encoding="utf-8")
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, lzma.LZMAError) as err:
+            raise CLIError(f"{name}: cannot read it as CSV: {_detail(err)}.") from None
+        return dict.fromkeys(header.columns)
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise CLIError("reading Parquet needs pyarrow; install it with `pip install pyarrow`."
+                       ) from None
+    try:
+        schema = pq.read_schema(name)
+    except (OSError, ValueError, *_pyarrow_errors()) as err:
+        raise CLIError(f"{name}: cannot read it as Parquet: {_detail(err)}.") from None
+    return {field.name: _type_kind(field.type) for field in schema}
+
+
+def _type_kind(type_: Any) -> str | None:
+    """The kind of an Arrow type, in words: a width or an encoding is not a kind
+    (int32 and int64 are integers, string and large_string text)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(type_):
+        type_ = type_.value_type
+    for test, words in ((pa.types.is_null, None), (pa.types.is_boolean, "booleans"),
+                        (pa.types.is_integer, "integers"),
+                        (pa.types.is_floating, "floating-point numbers"),
+                        (pa.types.is_decimal, "decimal numbers"),
+                        (lambda t: pa.types.is_string(t) or pa.types.is_large_string(t), "text")):
+        if test(type_):
+            return words
+    return f"values of type {type_}"
+
+
 def _read_many(file: str, names: list[str], kind: str, sep: str | None) -> Any:
     """The files ``names`` of the directory or glob FILE (:func:`_list_files` lists
     them), all Parquet or all CSV (``kind``), as one Dask DataFrame: the verbs take
@@ -86,15 +159,28 @@ def _read_many(file: str, names: list[str], kind: str, sep: str | None) -> Any:
 
         raise CLIError(f"{file}: reading a directory or a glob of files needs Dask "
                        f"({_detail(err)}); install it with `{DASK_INSTALL}`.") from None
+    if kind == "parquet" and sep is not None:
+        raise CLIError("--sep applies to CSV input; FILE holds Parquet files.")
+    _check_same_columns(file, names, kind, sep)
     try:
         if kind == "parquet":
-            if sep is not None:
-                raise CLIError("--sep applies to CSV input; FILE holds Parquet files.")
             return dd.read_parquet(names)
         if sep is None and all(n.lower().endswith(".tsv") for n in names):
             sep = "\t"
         return dd.read_csv(names, sep=sep or ",", encoding="utf-8", blocksize=None)
     except (OSError, ValueError) as err:
+        raise CLIError(f"{file}: cannot read it: {_detail(err)}.") from None
+
+
+def _compute(file: str, frame: Any) -> pd.DataFrame:
+    """The Dask DataFrame of the files of FILE as one pandas frame, its rows in the
+    files' order (numbered from 0), computed by threads in this process."""
+    import dask
+
+    try:
+        with dask.config.set(scheduler="threads"):
+            return frame.compute().reset_index(drop=True)
+    except (OSError, ValueError) as err:  # e.g. a CSV file that cannot be parsed
         raise CLIError(f"{file}: cannot read it: {_detail(err)}.") from None
 
 
@@ -148,6 +234,11 @@ def _read_engine(file: str, engine: str, sep: str | None, columns=None, prefix=N
                            "--engine.")
         if sep is not None:
             raise CLIError("--sep applies to CSV input; FILE holds Parquet files.")
+        files.engine_module(engine)  # its message first if it is not installed
+        if names is not None and len(names) > 1:
+            _check_same_columns(file, names, kind, None)
+    elif sep is not None:
+        raise CLIError("--sep applies to CSV input; FILE is a DuckDB table.")
     return files.read(file, names, engine, columns, prefix)
 
 
@@ -158,8 +249,8 @@ def _read(file: str, sep: str | None, engine: str | None = None) -> pd.DataFrame
     if file == "-":
         # bytes, so that non-UTF-8 input gets the same message as a file
         return _read_csv(getattr(sys.stdin, "buffer", sys.stdin), "-", sep)
-    if _many(file):
-        return _read_many(file, *_list_files(file), sep)
+    if _many(file):  # compare: every row in this process (its bootstrap resamples rows)
+        return _compute(file, _read_many(file, *_list_files(file), sep))
     path = Path(file)
     if not path.exists():
         raise CLIError(f"{file}: no such file.")
@@ -332,9 +423,41 @@ def _parquet_bytes(df: pd.DataFrame, path: str) -> bytes:
 
 
 # --------------------------------------------------------------------------
-# outputs: never the input
+# outputs: never an input
 
-def _check_destination(path: str, option: str, args) -> None:
+#: What an output that is an input is told.
+_NEVER = "calibr never overwrites its input: choose another path."
+
+
+def check_outputs(outputs: Sequence[tuple[str | None, str]],
+                  inputs: Sequence[tuple[str, str | None]]) -> None:
+    """The one rule for every file the command writes (``docs/cli.md``, "No file
+    is lost"): each output ``(path, option)`` (``path`` None: not given) must be
+    writable (its directory exists, it is not a directory), must not be any file
+    an input ``(name, value)`` reads (one file, stdin, every file of a directory or
+    every match of a glob, the database of a DuckDB table), nor lie in an input
+    directory or match an input glob (it would be read next time), and two
+    outputs must be different files. Paths are compared resolved (symbolic links,
+    ``..``) and, where both exist, as files (``os.path.samefile``: hard links).
+    Checked before anything is read or written; a CLIError names the option."""
+    given = [(path, option) for path, option in outputs if path is not None]
+    for path, option in given:
+        _check_destination(path, option)
+        for name, value in inputs:
+            if value is None:
+                continue
+            why = _input_overlap(path, name, value)
+            if why is not None:
+                raise CLIError(f"{option} {path} {why}; {_NEVER}")
+    for i, (path, option) in enumerate(given):
+        for other, other_option in given[i + 1:]:
+            if _same_path(path, other):
+                raise CLIError(f"{option} and {other_option} must be different files.")
+
+
+def _check_destination(path: str, option: str) -> None:
+    """A CLIError if ``path`` cannot be an output: its directory does not exist, or
+    it is a directory."""
     parent = Path(path).resolve().parent
     if parent.exists() and not parent.is_dir():
         raise CLIError(f"{option} {path}: {str(parent)!r} is not a directory.")
@@ -342,27 +465,80 @@ def _check_destination(path: str, option: str, args) -> None:
         raise CLIError(f"{option} {path}: the directory {str(parent)!r} does not exist.")
     if Path(path).is_dir():
         raise CLIError(f"{option} {path}: is a directory.")
-    if not os.path.exists(path):
-        return
-    if args.file is not None and args.file != "-" and os.path.exists(args.file):
-        if os.path.samefile(path, args.file):
-            raise CLIError(
-                f"{option} {path} is the input FILE; calibr never overwrites its input: "
-                "choose another path."
-            )
-    if args.file == "-":
-        try:
-            stdin_stat = os.fstat(sys.stdin.fileno())
-        except (OSError, ValueError, AttributeError):  # not a real file (e.g. in tests)
-            return
-        if stat.S_ISREG(stdin_stat.st_mode) and os.path.samestat(stdin_stat, os.stat(path)):
-            raise CLIError(
-                f"{option} {path} is the input on stdin; calibr never overwrites its input: "
-                "choose another path."
-            )
+
+
+def _input_overlap(path: str, name: str, value: str) -> str | None:
+    """How the output ``path`` overlaps the input ``value`` (the argument ``name``,
+    e.g. FILE), in words for the message, or None if it does not."""
+    from ._scan import duckdb_path, is_duckdb_table
+
+    if value == "-":
+        return "is the input on stdin" if _is_stdin(path) else None
+    if is_duckdb_table(value):
+        database = duckdb_path(value)
+        if database is None:
+            return None  # not duckdb:PATH::TABLE: reading it says so
+        for file in (database, database + ".wal"):  # DuckDB's write-ahead log too
+            if _same_path(path, file):
+                return f"is the database of the input {name} {value}"
+        return None
+    if os.path.isdir(value):
+        if _inside(path, value):
+            return f"is in the input directory {name} {value}, whose files are all read"
+        if os.path.exists(path) and any(os.path.samefile(path, f) for f in _walk(value)):
+            return f"is a file of the input directory {name} {value}"
+        return None
+    if _many(value):  # a glob
+        import glob
+
+        if any(_same_path(path, f) for f in glob.glob(value)) or _matches(path, value):
+            return f"is matched by the input glob {name} {value}"
+        return None
+    if _same_path(path, value):
+        return f"is the input {name}"
+    return None
+
+
+def _is_stdin(path: str) -> bool:
+    """Whether ``path`` is the regular file on stdin."""
+    try:
+        stdin_stat = os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (e.g. in tests)
+        return False
+    return (stat.S_ISREG(stdin_stat.st_mode) and os.path.exists(path)
+            and os.path.samestat(stdin_stat, os.stat(path)))
+
+
+def _inside(path: str, directory: str) -> bool:
+    """Whether ``path`` (resolved) is in ``directory`` (resolved) or below it."""
+    real, top = os.path.realpath(path), os.path.realpath(directory)
+    return os.path.commonpath([real, top]) == top
+
+
+def _walk(directory: str) -> Iterator[str]:
+    """Every file under ``directory``."""
+    for root, _, files in os.walk(directory):
+        for file in files:
+            yield os.path.join(root, file)
+
+
+def _matches(path: str, pattern: str) -> bool:
+    """Whether ``path`` would be a match of the glob ``pattern`` (each part of the
+    path matched by that of the pattern, as ``glob`` does), as given or resolved."""
+    import fnmatch
+
+    want = Path(os.path.abspath(pattern)).parts
+    for candidate in {os.path.abspath(path), os.path.realpath(path)}:
+        parts = Path(candidate).parts
+        if len(parts) == len(want) and all(
+                fnmatch.fnmatchcase(part, pat) for part, pat in zip(parts, want, strict=True)):
+            return True
+    return False
 
 
 def _same_path(a: str, b: str) -> bool:
+    """Whether the paths ``a`` and ``b`` are one file: the same file where both
+    exist (links too), else the same resolved path."""
     if os.path.exists(a) and os.path.exists(b):
         return os.path.samefile(a, b)
     return os.path.realpath(a) == os.path.realpath(b)

@@ -34,15 +34,14 @@ from ._args import (
 from ._columns import _check_key_names, _check_row_sums, _columns, _renormalize, _validate
 from ._errors import CLIError, _cli_message, _library
 from ._io import (
-    _check_destination,
     _commit,
     _Output,
     _output_format,
     _parquet_bytes,
-    _same_path,
     _Source,
     _sources,
     _write_stdout,
+    check_outputs,
 )
 from ._render import _header, _render, _tests_header
 
@@ -96,12 +95,8 @@ def report(args) -> int:
     _sep(args.sep)
     fmt = _output_format(args)
     html = getattr(args, "html", None)
-    for path, option in ((args.output, "--output"), (args.plot, "--plot"), (html, "--html")):
-        if path is not None:
-            _check_destination(path, option, args)
-    if args.output is not None and args.plot is not None:
-        if _same_path(args.output, args.plot):
-            raise CLIError("--output and --plot must be different files.")
+    check_outputs([(html, "--html"), (args.output, "--output"), (args.plot, "--plot")],
+                  [("FILE", args.file)])
     _check_html(args)
     if args.type == "top-label":
         for path, option in ((args.plot, "--plot"), (html, "--html")):
@@ -343,15 +338,13 @@ def _report_source(
 
 
 def _check_html(args) -> None:
-    """--html and --smooth: what they cannot be combined with."""
+    """--html and --smooth: what they cannot be combined with (its path is checked
+    with the other outputs, ``calibr.cli._io.check_outputs``)."""
     html = getattr(args, "html", None)
     if getattr(args, "smooth", False) and html is None:
         raise CLIError("--smooth draws the smooth curve in the HTML report; give --html PATH.")
     if html is None:
         return
-    for other, option in ((args.output, "--output"), (args.plot, "--plot")):
-        if other is not None and _same_path(html, other):
-            raise CLIError(f"--html and {option} must be different files.")
     if args.per_bin:
         raise CLIError("--html reports the metrics of each group (with its per-bin table); "
                        "it does not apply to --per-bin.")

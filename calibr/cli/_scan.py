@@ -21,7 +21,8 @@ from typing import Any
 
 from ._errors import CLIError
 
-__all__ = ["DUCKDB_PREFIX", "ENGINES", "EngineRead", "is_duckdb_table", "read"]
+__all__ = ["DUCKDB_PREFIX", "ENGINES", "EngineRead", "duckdb_path", "engine_module",
+           "is_duckdb_table", "read"]
 
 #: The engines of ``--engine`` that read files here (``dask`` is calibr/cli/_engine.py).
 ENGINES = ("polars", "duckdb")
@@ -55,7 +56,9 @@ def _one_line(err: BaseException) -> str:
     return text.rstrip(".")
 
 
-def _import(engine: str) -> Any:
+def engine_module(engine: str) -> Any:
+    """The module of ``engine`` (polars or duckdb), or a CLIError saying how to
+    install it."""
     try:
         return __import__(engine)
     except ImportError as err:
@@ -76,12 +79,25 @@ def _wanted(schema: Sequence[str], columns: Sequence[str] | None,
     return [c for c in names if c in keep or (prefix is not None and c.startswith(prefix))]
 
 
+def _split(file: str) -> tuple[str, str] | None:
+    """``(PATH, TABLE)`` of ``duckdb:PATH::TABLE``, or None if FILE is not so."""
+    path, sep, table = file[len(DUCKDB_PREFIX):].rpartition("::")
+    return (path, table) if sep and path and table else None
+
+
+def duckdb_path(file: str) -> str | None:
+    """The database file of the DuckDB table FILE (``duckdb:PATH::TABLE``), or None
+    if FILE is not written so."""
+    split = _split(file)
+    return None if split is None else split[0]
+
+
 def _duckdb_table(file: str) -> tuple[str, str]:
-    rest = file[len(DUCKDB_PREFIX):]
-    path, sep, table = rest.rpartition("::")
-    if not sep or not path or not table:
+    split = _split(file)
+    if split is None:
         raise CLIError(f"{file}: a DuckDB table is given as duckdb:PATH::TABLE, e.g. "
                        "duckdb:predictions.db::scores.")
+    path, table = split
     if not os.path.isfile(path):
         raise CLIError(f"{file}: no such file {path!r}.")
     return path, table
@@ -97,7 +113,7 @@ def read(file: str, names: list[str] | None, engine: str, columns: Sequence[str]
         return _read_table(file, columns, prefix)
     what = f"{len(names)} Parquet file{'s' if len(names) != 1 else ''}"
     if engine == "polars":
-        pl = _import("polars")
+        pl = engine_module("polars")
         try:
             lf = pl.scan_parquet(names)
             cols = _wanted(lf.collect_schema().names(), columns, prefix)
@@ -105,7 +121,7 @@ def read(file: str, names: list[str] | None, engine: str, columns: Sequence[str]
         except (pl.exceptions.PolarsError, OSError, ValueError) as err:
             raise CLIError(f"{file}: polars cannot read it: {_one_line(err)}.") from None
         return frame, EngineRead("polars", what, len(cols))
-    duckdb = _import("duckdb")
+    duckdb = engine_module("duckdb")
     try:
         con = duckdb.connect()
         try:
@@ -122,7 +138,7 @@ def read(file: str, names: list[str] | None, engine: str, columns: Sequence[str]
 def _read_table(file: str, columns: Sequence[str] | None,
                 prefix: str | None) -> tuple[Any, EngineRead]:
     path, table = _duckdb_table(file)
-    duckdb = _import("duckdb")
+    duckdb = engine_module("duckdb")
     try:
         con = duckdb.connect(path, read_only=True)
         try:
