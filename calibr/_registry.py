@@ -33,7 +33,10 @@ An entry says
   grouped kernels of ``calibr._kernels.grouped``, or ``None``: one call per
   group), ``dask`` (:data:`MERGED_SUMS`: per-partition sums added;
   :data:`GATHERED`: the pandas path on the rows gathered, group by group for a
-  groupby);
+  groupby); ``lazy_call`` and ``lazy_column``, on a lazy engine (polars
+  ``LazyFrame``, DuckDB relation, Spark DataFrame), a direct call of the function
+  and a column of ``summarise`` (:data:`PUSHED_DOWN`: the engine's own query sums;
+  :data:`COLLECTED`: the columns used are collected, ``docs/engines.md``);
 * ``consistency``: the options of ``calibration_test`` passed on to the metric in
   consistency resampling (``calibration_test(method="consistency",
   metric=name)``), or ``None`` when it cannot be its statistic;
@@ -98,6 +101,9 @@ __all__ = [
     "PAIR_SUMS",
     "RECOMPUTE",
     "SORTED_SUMS",
+    "PUSHED_DOWN",
+    "COLLECTED",
+    "LAZY_PATHS",
     "REDUCTIONS",
     "MetricInfo",
     "info_of",
@@ -121,6 +127,13 @@ GLOBAL_SORT = "global_sort"
 #: Dask: ``summarise`` runs the pandas path on the rows gathered to one worker (per
 #: group for a groupby); the function itself takes no Dask input.
 GATHERED = "gathered"
+#: A lazy engine (polars LazyFrame, DuckDB, Spark): the engine computes the sums in
+#: one query (``calibr._engines._lazy``); only groups x bins numbers reach the driver.
+PUSHED_DOWN = "pushed_down"
+#: A lazy engine: the columns used are collected and the pandas path runs on them.
+COLLECTED = "collected"
+#: The paths on a lazy engine.
+LAZY_PATHS = (PUSHED_DOWN, COLLECTED)
 
 #: The reductions of each kind of statistics to a metric's number.
 REDUCTIONS = {
@@ -168,6 +181,8 @@ class MetricInfo:
     bootstrap: str = RECOMPUTE
     grouped: str | None = None
     dask: str = GATHERED
+    lazy_call: str = COLLECTED
+    lazy_column: str = COLLECTED
     consistency: tuple[str, ...] | None = None
     note: str = ""
 
@@ -182,6 +197,14 @@ class MetricInfo:
             raise ValueError(f"{self.name}: grouped {self.grouped!r} without its stats")
         if self.dask not in DASK_PATHS.get(self.stats, (GATHERED,)):
             raise ValueError(f"{self.name}: dask {self.dask!r}")
+        for path in (self.lazy_call, self.lazy_column):
+            if path not in LAZY_PATHS:
+                raise ValueError(f"{self.name}: lazy path {path!r}")
+            # the engines' query sums fixed bins: only a binned metric is pushed down
+            if path == PUSHED_DOWN and self.kind != "binned":
+                raise ValueError(f"{self.name}: pushed down without bins")
+        if self.lazy_column == PUSHED_DOWN and self.stats != BIN_SUMS:
+            raise ValueError(f"{self.name}: a summarise column pushed down needs bin_sums")
 
     @property
     def function(self) -> Callable[..., float]:
@@ -211,7 +234,8 @@ _ENTRIES = (
         "ece", "calibr._metrics.binned", "binned",
         "expected calibration error over bins (R's ece)",
         stats=BIN_SUMS, reduction="ece", bootstrap=BIN_SUMS, grouped=BIN_SUMS,
-        dask=MERGED_SUMS, consistency=("bins", "type"),
+        dask=MERGED_SUMS, lazy_call=PUSHED_DOWN, lazy_column=PUSHED_DOWN,
+        consistency=("bins", "type"),
         note="fixed bins only: equal-mass bins are the data's own, so recomputed; "
              "type='top-label': bin_sums of one column of K x bins (predicted class, bin) "
              "cells in the bootstrap and on Dask, one call per group in summarise "
@@ -221,7 +245,8 @@ _ENTRIES = (
         "mce", "calibr._metrics.binned", "binned",
         "maximum calibration error over bins (R's mce)",
         stats=BIN_SUMS, reduction="mce", bootstrap=BIN_SUMS, grouped=BIN_SUMS,
-        dask=MERGED_SUMS, consistency=("bins", "type"),
+        dask=MERGED_SUMS, lazy_call=PUSHED_DOWN, lazy_column=PUSHED_DOWN,
+        consistency=("bins", "type"),
         note="fixed bins only, as ece; type='top-label' as ece",
     ),
     MetricInfo(
@@ -242,9 +267,10 @@ _ENTRIES = (
     MetricInfo(
         "calibration_error", "calibr._metrics.lp", "binned",
         "Lp calibration error over bins, plug-in or debiased (Kumar et al.)",
-        consistency=("bins", "type"),
+        lazy_call=PUSHED_DOWN, consistency=("bins", "type"),
         note="its reduction of the bin sums (an Lp norm, debiased) has no compiled "
-             "kernel yet: recomputed, one call per group, gathered",
+             "kernel yet: recomputed, one call per group, gathered; a direct call on a "
+             "lazy engine reduces the engine's bin sums, a summarise column is collected",
     ),
     MetricInfo(
         "smece", "calibr._metrics.smooth", "smooth",

@@ -21,6 +21,7 @@ from tolerances import ENGINE_RTOL
 import calibr
 from calibr._binning import BinSpec, bin_index
 from calibr._engines import _lazy
+from calibr._registry import COLLECTED, METRICS, PUSHED_DOWN
 
 ENGINES = ["polars", "duckdb"]
 
@@ -436,3 +437,33 @@ def test_import_calibr_imports_no_engine():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+@pytest.mark.parametrize("name", list(METRICS))
+@pytest.mark.parametrize("engine", ENGINES)
+def test_each_metric_takes_the_registrys_path_on_the_engine(engine, name, monkeypatch):
+    """The registry declares each metric's path on a lazy source (``lazy_call``,
+    ``lazy_column``; the table of docs/engines.md is read from it): with the collect
+    limit below the source's rows, a metric declared pushed down still answers (the
+    pandas path's number), and one declared collected refuses, as a direct call and
+    as a column of summarise."""
+    df = _frame(300)
+    info = METRICS[name]
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
+    func = getattr(calibr, name)
+    calls = [
+        (info.lazy_call, lambda: func(_cols(_source(df, engine), "p", "y"), "y"),
+         lambda: func(df["p"], df["y"])),
+        (info.lazy_column,
+         lambda: calibr.summarise(_source(df, engine), "p", "y", metrics=[name], by="g")
+         .to_pandas()[name].tolist(),
+         lambda: calibr.summarise(df.groupby("g"), "p", "y", metrics=[name])[name].tolist()),
+    ]
+    for path, lazy, pandas in calls:
+        if path == PUSHED_DOWN:
+            got, want = lazy(), pandas()
+            assert np.allclose(got, want, rtol=ENGINE_RTOL, atol=0)
+        else:
+            assert path == COLLECTED
+            with pytest.raises(calibr.InputError, match="more than calibr collects"):
+                lazy()

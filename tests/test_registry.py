@@ -341,6 +341,47 @@ def registry_table() -> list[str]:
     return rows
 
 
+#: The words of each path in the backends' tables of the docs.
+_LAZY_WORDS = {_registry.PUSHED_DOWN: "pushed down", _registry.COLLECTED: "collected"}
+_DASK_WORDS = {  # (a direct call, a column of summarise)
+    _registry.MERGED_SUMS: ("merged sums", "merged sums"),
+    _registry.GLOBAL_SORT: ("global sort", "gathered, group by group"),
+    _registry.GATHERED: ("not taken (use `summarise`)", "gathered, group by group"),
+}
+
+
+def engines_table() -> list[str]:
+    """The registry's lazy-engine paths as the table of ``docs/engines.md``."""
+    rows = ["| metric | a call on a lazy source | a column of `summarise` on a lazy source |",
+            "| --- | --- | --- |"]
+    rows += [f"| `{i.name}` | {_LAZY_WORDS[i.lazy_call]} | {_LAZY_WORDS[i.lazy_column]} |"
+             for i in METRICS.values()]
+    return rows
+
+
+def dask_table() -> list[str]:
+    """The registry's Dask paths as the table of ``docs/dask.md``."""
+    rows = ["| metric | a call on Dask | a column of `summarise` on Dask |", "| --- | --- | --- |"]
+    rows += [f"| `{i.name}` | {_DASK_WORDS[i.dask][0]} | {_DASK_WORDS[i.dask][1]} |"
+             for i in METRICS.values()]
+    return rows
+
+
+def _docs_table(page: str, marker: str) -> list[str]:
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    start = text.index(f"<!-- the {marker}: tests/test_registry.py -->\n")
+    end = text.index(f"<!-- end of the {marker} -->")
+    return text[start:end].splitlines()[1:]
+
+
+@pytest.mark.parametrize(("page", "marker", "table"), [
+    ("engines.md", "engines' table", engines_table),
+    ("dask.md", "Dask table", dask_table),
+])
+def test_the_backends_tables_of_the_docs_are_the_registry(page, marker, table):
+    assert _docs_table(page, marker) == table()
+
+
 def test_the_docs_table_is_the_registry():
     text = (ROOT / "docs" / "definitions.md").read_text(encoding="utf-8")
     start = text.index("<!-- the registry table: tests/test_registry.py -->\n")

@@ -743,17 +743,18 @@ def _native_result(engine: Engine, result: pd.DataFrame) -> Any:
 def _binned_plan(metrics: Any, named: dict) -> list | None:
     """``[(column, reduction, resolved options)]`` of summarise()'s metric columns
     when every one is a metric of the registry whose number comes from the per-bin
-    sums (``calibr._registry``: ``stats=BIN_SUMS``, the reductions ``"ece"`` and
-    ``"mce"``) in a form the query sums (not ``type="top-label"``), pushed down;
-    else None (the call is collected)."""
+    sums, declared pushed down (``calibr._registry``: ``lazy_column=PUSHED_DOWN``,
+    whose reductions of ``stats=BIN_SUMS`` are ``"ece"`` and ``"mce"``) in a form the
+    query sums (not ``type="top-label"``), pushed down; else None (the call is
+    collected)."""
     from .._input import resolved_options
-    from .._registry import BIN_SUMS, info_of
+    from .._registry import PUSHED_DOWN, info_of
     from ..frame import metric_columns
 
     plan = []
     for name, spec, func in metric_columns(metrics, named):
         info = info_of(spec.func if isinstance(spec.func, str) else func)
-        if info is None or info.stats != BIN_SUMS:
+        if info is None or info.lazy_column != PUSHED_DOWN:
             return None
         options = resolved_options(func, spec.options)
         if options["type"] == "top-label":  # the query sums a binary p's one set of bins
