@@ -62,6 +62,7 @@ from ._input import (
     fmt,
     prepare,
 )
+from ._input.params import CALTRAIN
 from ._kernels import bin_sums as _bin_sums
 from ._kernels import binned, isotonic
 from ._kernels._jit import read_only
@@ -125,6 +126,13 @@ class BinSpec:
                 param="bins"
             )
         if isinstance(bins, str):  # "sweep" or "auto": a number for either placement
+            if bins == CALTRAIN and right:
+                raise InputError(
+                    f"`right` must be False with bins = '{CALTRAIN}': caltrain's bins "
+                    "are closed on the left (its equal-width bin of p is floor(p B)). Pass "
+                    f"{arg('right', 'hint', False)}.",
+                    param="right"
+                )
             return cls(bins, binning, right)
         check_binning(bins, binning)
         if not isinstance(bins, int):
@@ -203,11 +211,14 @@ def breaks(x: np.ndarray | None, bins: int | str | np.ndarray,
     """
     presorted = None  # the sweep's sort of x, for equal-mass breaks of its number
     if isinstance(bins, str):
-        from ._sweep import cube_root_bins, sweep  # the rules that choose a number
+        from ._sweep import caltrain_breaks, cube_root_bins, sweep  # the rules that choose a number
 
         if bins == "auto":
             total = x.shape[0] if weights is None else float(np.sum(weights))
             bins = cube_root_bins(total)
+        elif bins == CALTRAIN:  # caltrain's rule: its own breaks, closed on the left
+            return caltrain_breaks(x, sweep(x, hits, binning, right, weights,
+                                            caltrain=True)[0], binning)
         else:  # the sweep's sort serves the equal-mass breaks of its number
             bins, presorted = sweep(x, hits, binning, right, weights)
     if not isinstance(bins, int):
