@@ -157,18 +157,22 @@ def _bin_number(v, xs, cum_w, m, right, g):  # pragma: no cover - compiled
 @jit(nogil=True)
 def _every_bin(xs, cum_w, cum_c, m, right, g):  # pragma: no cover - compiled
     """Whether the means of the non-empty bins of ``m`` inner breaks are
-    nondecreasing, bin after bin. Only the bins that hold rows are visited (the
-    bin of the first row not yet read, by :func:`_bin_number`, and its end, by a
-    binary search of the rows), so one ``b`` costs O(min(b, n) log(b n)): bounded
-    by the rows, never by ``b`` (which weights can make far larger than n)."""
+    nondecreasing, bin after bin. Only the bins that hold rows are visited: the
+    next row's bin is the one after the last when its upper break lies above it
+    (one break read, the usual case), else found by :func:`_bin_number` (a
+    binary search over the breaks, past empty bins), and the bin's end by a
+    binary search of the rows. So one ``b`` costs O(min(b, n) log(b n)):
+    bounded by the rows, never by ``b`` (which weights can make far larger
+    than n)."""
     n = xs.shape[0]
     lo = 0
     prev = 0.0
     seen = False
+    k = _bin_number(xs[0], xs, cum_w, m, right, g) if n > 0 else m
+    upper = _edge(k + 1, xs, cum_w, g) if k < m else 1.0  # bin k's upper break
     while lo < n:
-        k = _bin_number(xs[lo], xs, cum_w, m, right, g)
         # xs[lo] lies in bin k, so its upper break is not below it: hi > lo
-        hi = n if k == m else _search(xs, _edge(k + 1, xs, cum_w, g), right, lo + 1, n)
+        hi = n if k == m else _search(xs, upper, right, lo + 1, n)
         w, acc = _mean(cum_w, cum_c, lo, hi)
         if w > 0:
             if seen and acc < prev:
@@ -176,6 +180,14 @@ def _every_bin(xs, cum_w, cum_c, m, right, g):  # pragma: no cover - compiled
             prev = acc
             seen = True
         lo = hi
+        if lo < n:
+            k += 1  # xs[lo] lies past bin k - 1: in bin k unless above its upper break
+            if k < m:
+                upper = _edge(k + 1, xs, cum_w, g)
+                if (upper < xs[lo]) if right else (upper <= xs[lo]):
+                    k = _bin_number(xs[lo], xs, cum_w, m, right, g)
+                    if k < m:
+                        upper = _edge(k + 1, xs, cum_w, g)
     return True
 
 
