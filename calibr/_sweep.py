@@ -11,6 +11,9 @@ outcome are differences of the running sums; with exact sums only the bins
 around the descents of the distinct values' means are checked. The sweep stops
 at the first ``b`` whose mean outcomes are not nondecreasing. :func:`sweep`
 also hands its sort to the equal-mass breaks of its number.
+``bins="sweep-caltrain"``: the same loop over google-research caltrain's bins
+(:func:`caltrain_breaks`), to reproduce its ``em_ece_sweep``/``ew_ece_sweep``
+(``docs/definitions.md`` lists where ``"sweep"`` departs from them).
 """
 
 from __future__ import annotations

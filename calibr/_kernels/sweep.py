@@ -11,10 +11,14 @@ running sums, and its mean outcome is their quotient. :func:`sweep_count`
 checks ``b = 2, 3, ...`` and stops at the first whose means over the
 non-empty bins decrease somewhere: the arithmetic (breaks, bounds, quotients,
 comparisons) is that of the numpy loop it replaces, so ``B`` is the same.
+With ``caltrain`` the breaks are google-research caltrain's
+(``calibr._sweep.caltrain_breaks``, ``bins="sweep-caltrain"``).
 
 Two ways to check one ``b``, which give the same answer:
 
-* **every bin**: the ``b`` bounds by binary search, O(b log n);
+* **every bin**: the bins that hold rows, each bound by binary search,
+  O(min(b, n) log(b n)): bounded by the rows, whatever ``b`` (which weights
+  can make far larger than n);
 * **the descents only**, when the running sums are exact (no weights, or whole
   weights, totals below 2**31): a *descent* is a pair of consecutive distinct
   values of positive weight whose mean outcomes decrease, found once in exact
