@@ -96,7 +96,8 @@ class BinSpec:
     bins : int, str or tuple of float
         A number of bins, the breaks themselves (strictly increasing, 0 to 1),
         or a rule that chooses the number from the data: ``"sweep"`` (the
-        monotonic sweep) or ``"auto"`` (the cube-root rule).
+        monotonic sweep), ``"auto"`` (the cube-root rule) or
+        ``"sweep-caltrain"`` (caltrain's sweep and bins; ``right`` False).
     binning : {"equal-width", "equal-mass", "isotonic"}
         How a number of bins is placed (explicit breaks: always "equal-width");
         ``"isotonic"``: the blocks of the isotonic fit, whatever ``bins`` (which
@@ -191,8 +192,9 @@ def breaks(x: np.ndarray | None, bins: int | str | np.ndarray,
         ``calibr._input.BIN_SPEC``: float64, strictly increasing, 0 to 1),
         returned as they are; or a rule that chooses the number of bins from the
         data (``calibr._sweep``): ``"sweep"`` (the monotonic sweep, which reads
-        the outcomes ``hits``) or ``"auto"`` (the cube-root rule, of the number of
-        rows, the total weight with weights).
+        the outcomes ``hits``), ``"auto"`` (the cube-root rule, of the number of
+        rows, the total weight with weights), or ``"sweep-caltrain"``
+        (caltrain's sweep, and its breaks ``calibr._sweep.caltrain_breaks``).
     binning : {"equal-width", "equal-mass", "isotonic"}
         ``"equal-width"``: R's ``seq(0, 1, length.out = bins + 1)``
         (``numpy.linspace``); ``"equal-mass"``: :func:`equal_mass_breaks`;
