@@ -39,7 +39,7 @@ bins : int, default {BINS_DEFAULT}
 bins : int, default {BINS_DEFAULT}, keyword-only
     ``bins`` of ``ece``/``mce`` in consistency resampling.""",
     "binned_bins": f"""\
-bins : int, sequence of float, "sweep" or "auto", default {BINS_DEFAULT}
+bins : int, sequence of float, "sweep", "auto" or "sweep-caltrain", default {BINS_DEFAULT}
     The number of bins B (a single positive integer), or the breaks
     themselves, as R's ``cut(x, breaks = ...)``: a sorted sequence from 0 to
     1, strictly increasing (``bins=[0, 0.5, 0.8, 1]``: three bins). Or B
@@ -47,7 +47,10 @@ bins : int, sequence of float, "sweep" or "auto", default {BINS_DEFAULT}
     ``"sweep"``, the monotonic sweep of Roelofs et al. (2022), the largest B
     up to which every number of bins has nondecreasing mean outcomes; or
     ``"auto"``, the cube-root rule ``B = ceil(n^(1/3))``; both placed by
-    ``binning``.""",
+    ``binning``. ``"sweep-caltrain"``: the sweep as google-research caltrain's
+    ``em_ece_sweep``/``ew_ece_sweep`` compute it (with ``right=False``, no
+    weights; ``docs/definitions.md``, "Binning options", says where it
+    differs from ``"sweep"``).""",
     "binning": f"""\
 binning : {{"equal-width", "equal-mass", "isotonic"}}, default "{BINNING_DEFAULT}", keyword-only
     How B bins are placed: R's equal-width bins

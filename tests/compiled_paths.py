@@ -702,6 +702,22 @@ def sweep_every_way_and_bin_sums():
 
 
 @path
+def sweep_caltrain_every_way():
+    # calibr/_kernels/sweep.py with caltrain's breaks (_floor_break, _rank_start),
+    # each way of checking a b
+    from calibr._binning.sweep import sweep_bins
+    from calibr._kernels import sweep as sk
+
+    p, _ = _binary(n=300, seed=14)
+    ys = (p > 0.5).astype(np.int64)
+    ys[np.argmin(np.abs(p - 0.5))] ^= 1
+    return ([sweep_bins(p, ys, b, False, None, m, caltrain=True)
+             for b in ("equal-width", "equal-mass")
+             for m in (sk.AUTO, sk.EVERY_BIN, sk.DESCENTS)],
+            calibr.ece(p, ys, bins="sweep-caltrain", binning="equal-mass", right=False))
+
+
+@path
 def bootstrap_ecce_sorted_once():
     # the ECCE replicates of calibr/_kernels/bootstrap.py and key_steps of
     # calibr/_kernels/cumulative.py (tied p)

@@ -61,6 +61,7 @@ from .._input import (
     fmt,
     prepare,
 )
+from .._input.params import CALTRAIN
 from .._kernels import bin_sums as _bin_sums
 from .._kernels import binned, isotonic
 from .._kernels._jit import read_only
@@ -95,7 +96,8 @@ class BinSpec:
     bins : int, str or tuple of float
         A number of bins, the breaks themselves (strictly increasing, 0 to 1),
         or a rule that chooses the number from the data: ``"sweep"`` (the
-        monotonic sweep) or ``"auto"`` (the cube-root rule).
+        monotonic sweep), ``"auto"`` (the cube-root rule) or
+        ``"sweep-caltrain"`` (caltrain's sweep and bins; ``right`` False).
     binning : {"equal-width", "equal-mass", "isotonic"}
         How a number of bins is placed (explicit breaks: always "equal-width");
         ``"isotonic"``: the blocks of the isotonic fit, whatever ``bins`` (which
@@ -125,6 +127,13 @@ class BinSpec:
                 param="bins"
             )
         if isinstance(bins, str):  # "sweep" or "auto": a number for either placement
+            if bins == CALTRAIN and right:
+                raise InputError(
+                    f"`right` must be False with bins = '{CALTRAIN}': caltrain's bins "
+                    "are closed on the left (its equal-width bin of p is floor(p B)). Pass "
+                    f"{arg('right', 'hint', False)}.",
+                    param="right"
+                )
             return cls(bins, binning, right)
         check_binning(bins, binning)
         if not isinstance(bins, int):
@@ -183,8 +192,9 @@ def breaks(x: np.ndarray | None, bins: int | str | np.ndarray,
         ``calibr._input.BIN_SPEC``: float64, strictly increasing, 0 to 1),
         returned as they are; or a rule that chooses the number of bins from the
         data (``calibr._binning.sweep``): ``"sweep"`` (the monotonic sweep, which reads
-        the outcomes ``hits``) or ``"auto"`` (the cube-root rule, of the number of
-        rows, the total weight with weights).
+        the outcomes ``hits``), ``"auto"`` (the cube-root rule, of the number of
+        rows, the total weight with weights), or ``"sweep-caltrain"``
+        (caltrain's sweep, and its breaks ``calibr._binning.sweep.caltrain_breaks``).
     binning : {"equal-width", "equal-mass", "isotonic"}
         ``"equal-width"``: R's ``seq(0, 1, length.out = bins + 1)``
         (``numpy.linspace``); ``"equal-mass"``: :func:`equal_mass_breaks`;
@@ -203,11 +213,14 @@ def breaks(x: np.ndarray | None, bins: int | str | np.ndarray,
     """
     presorted = None  # the sweep's sort of x, for equal-mass breaks of its number
     if isinstance(bins, str):
-        from .sweep import cube_root_bins, sweep  # the rules that choose a number
+        from .sweep import caltrain_breaks, cube_root_bins, sweep  # the rules that choose a number
 
         if bins == "auto":
             total = x.shape[0] if weights is None else float(np.sum(weights))
             bins = cube_root_bins(total)
+        elif bins == CALTRAIN:  # caltrain's rule: its own breaks, closed on the left
+            return caltrain_breaks(x, sweep(x, hits, binning, right, weights,
+                                            caltrain=True)[0], binning)
         else:  # the sweep's sort serves the equal-mass breaks of its number
             bins, presorted = sweep(x, hits, binning, right, weights)
     if not isinstance(bins, int):

@@ -14,7 +14,30 @@ import numpy as np
 from .._defaults import RIGHT_DEFAULT
 from .._input import InputError
 
-__all__ = ["cut_points", "equal_mass_breaks", "group_starts"]
+__all__ = ["check_mass_weights", "cut_points", "equal_mass_breaks", "group_starts"]
+
+
+def check_mass_weights(weights: np.ndarray) -> float:
+    """The total of frequency ``weights`` that define equal-mass groups (whole numbers,
+    totalling less than 2**53, so that every rank of the repeated sample is exact),
+    else an ``InputError`` naming ``weights``. Checked before any rank is read, by
+    :func:`equal_mass_breaks` and by the sweep (``calibr._binning.sweep.sweep``), whose
+    loop counts the repeated rows in int64."""
+    if not np.all(weights == np.floor(weights)):
+        raise InputError(
+            '`weights` must be whole numbers for binning = "equal-mass": its groups '
+            "are those of the sample with each row repeated w times, which a "
+            "fractional weight does not define.",
+            param="weights"
+        )
+    total = float(np.sum(weights))
+    if total >= 2.0**53:
+        raise InputError(
+            '`weights` must total less than 2**53 for binning = "equal-mass" (so '
+            f"that the ranks are exact); got {total:g}.",
+            param="weights"
+        )
+    return total
 
 
 def cut_points(xs: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -66,20 +89,7 @@ def equal_mass_breaks(x: np.ndarray | None, bins: int, right: bool = RIGHT_DEFAU
         b = min(bins, n)
         cuts = cut_points(xs, group_starts(n, b))
     else:
-        if not np.all(weights == np.floor(weights)):
-            raise InputError(
-                '`weights` must be whole numbers for binning = "equal-mass": its groups '
-                "are those of the sample with each row repeated w times, which a "
-                "fractional weight does not define.",
-                param="weights"
-            )
-        total = float(np.sum(weights))
-        if total >= 2.0**53:
-            raise InputError(
-                '`weights` must total less than 2**53 for binning = "equal-mass" (so '
-                f"that the ranks are exact); got {total:g}.",
-                param="weights"
-            )
+        total = check_mass_weights(weights)
         order = np.argsort(x, kind="stable")
         xs = x[order]
         cum = np.cumsum(weights[order])  # exact: whole numbers below 2**53

@@ -300,8 +300,12 @@ def _breaks(value: Any, name: str) -> np.ndarray:
 
 
 #: The rules of ``bins`` that choose the number of bins from the data
-#: (``calibr._binning.sweep``): the monotonic sweep and the cube-root rule.
-BIN_RULES = ("sweep", "auto")
+#: (``calibr._binning.sweep``): the monotonic sweep, the cube-root rule, and the sweep by
+#: caltrain's rules.
+BIN_RULES = ("sweep", "auto", "sweep-caltrain")
+#: The rule of ``bins`` that reproduces google-research caltrain's ``em_ece_sweep`` /
+#: ``ew_ece_sweep`` (``docs/definitions.md``, "Binning options").
+CALTRAIN = BIN_RULES[2]
 
 
 def _bin_spec(value: Any, name: str) -> int | str | np.ndarray:
@@ -315,7 +319,8 @@ def _bin_spec(value: Any, name: str) -> int | str | np.ndarray:
             return value
         raise InputError(
             f"`{name}` must be a single positive integer; got {fmt(value)}. The strings it "
-            "takes are 'sweep' (the monotonic sweep) and 'auto' (the cube-root rule).",
+            "takes are 'sweep' (the monotonic sweep), 'auto' (the cube-root rule) and "
+            "'sweep-caltrain' (the sweep as google-research caltrain computes it).",
             param=name
         )
     if isinstance(value, np.ndarray) and value.ndim > 0 or isinstance(
