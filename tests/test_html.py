@@ -329,6 +329,88 @@ def test_escaping_of_group_labels():
     assert names == [f"Reliability diagram of g = {v}" for v in sorted(labels)]
 
 
+def test_labels_with_characters_html_cannot_carry():
+    """A NUL, other control characters, a noncharacter and a lone surrogate in a label
+    are written as Python writes them in a string (\\x00): the page holds none of them,
+    encodes as UTF-8, and each label still shows apart from the others."""
+    labels = ["a\x00b", "tab\there", "cr\rlf", "del\x7f", "c1\x85", "non\ufffe",
+              "plane\U0010ffff", "é😀"]
+    rng = np.random.default_rng(2)
+    n = 20 * len(labels)
+    p = rng.random(n)
+    df = pd.DataFrame({"g": np.repeat(labels, 20), "p": p, "y": (rng.random(n) < p) * 1})
+    # a lone surrogate in the title (pandas' Arrow strings cannot hold one in a key)
+    page = calibr.html_report(df.groupby("g"), "p", "y", bins=3, consistency=None,
+                              title="t\x00it\ud800le")
+    bad = [c for c in page if ord(c) < 32 and c not in "\t\n\x0c" or 0x7f <= ord(c) <= 0x9f
+           or 0xd800 <= ord(c) <= 0xdfff or (ord(c) & 0xFFFE) == 0xFFFE
+           or 0xfdd0 <= ord(c) <= 0xfdef]
+    assert bad == []
+    page.encode("utf-8")  # no lone surrogate left
+    root = parse(page)
+    shown = [cells[0].text() for cells in overview(root)[1]]
+    want = {"a\x00b": "a\\x00b", "tab\there": "tab\there", "cr\rlf": "cr\\x0dlf",
+            "del\x7f": "del\\x7f", "c1\x85": "c1\\x85", "non\ufffe": "non\\ufffe",
+            "plane\U0010ffff": "plane\\U0010ffff", "é😀": "é😀"}
+    assert shown == [want[v] for v in sorted(labels)]
+    assert root.find("title").text() == "t\\x00it\\ud800le"
+    assert root.find("h1").text() == "t\\x00it\\ud800le"
+
+
+@pytest.mark.parametrize("metrics", [{"n": "ece"}, {"bins": "ece"}, {"form": "ece"},
+                                     {"mce": "mce", "mce_bin_n": "ece"}])
+def test_metric_names_cannot_take_the_pages_own_columns(metrics):
+    """The page's own columns (n, form, bins, an MCE's bin count) live apart from the
+    metrics': a metric named like one is shown as that metric, beside the page's
+    column, which keeps its number (20 rows; the MCE's bin count)."""
+    rng = np.random.default_rng(4)
+    p = rng.random(40)
+    df = pd.DataFrame({"g": np.repeat(["a", "b"], 20), "p": p,
+                       "y": (rng.random(40) < p) * 1})
+    page = calibr.html_report(df.groupby("g"), "p", "y", metrics=metrics)
+    root = parse(page)
+    table = root.find("table", "overview")
+    titles = [th.attrs.get("title", "") for th in table.find("thead").find_all("th")]
+    rows = overview(root)[1]
+    ref = calibr.summarise(df.groupby("g"), "p", "y",
+                           metrics={k: calibr.metric(v, bins=10) for k, v in metrics.items()})
+    count_at = titles.index("rows of the group")
+    assert [numbers(cells[count_at]) for cells in rows] == [[20.0], [20.0]]
+    for name, func in metrics.items():
+        at = [i for i, t in enumerate(titles) if t == func
+              and table.find("thead").find_all("th")[i].text() == name]
+        assert len(at) == 1, (name, titles)
+        assert [numbers(cells[at[0]])[0] for cells in rows] == ref[name].tolist()
+    if "mce" in metrics:
+        at = titles.index("samples in the bin the MCE comes from")
+        tab = calibr.calibration_table("p", "y", data=df, by="g", bins=10)
+        want = [float(t.sort_values(["gap", "n"], ascending=False)["n"].iloc[0])
+                for _, t in tab.groupby("g")]
+        assert [numbers(cells[at])[0] for cells in rows] == want
+    # a bins column appears only for groups of different bins: not here
+    assert "the bins of the metrics" not in titles and "the form of the metrics" not in titles
+
+
+@pytest.mark.parametrize("rule, words", [("sweep", "the monotonic sweep's number of bins"),
+                                         ("auto", "the cube-root rule's number of bins")])
+def test_bins_chosen_from_the_data(breast, rule, words):
+    """bins="sweep" or "auto": the header says the rule, the metrics are summarise's
+    and each group's per-bin table has the bins the rule chose for it."""
+    page = calibr.html_report(breast.groupby("model"), "p", "y", bins=rule, consistency=None)
+    root = parse(page)
+    assert meta_of(root)["bins"].startswith(words)
+    heads, rows = overview(root)
+    ref = calibr.summarise(breast.groupby("model"), "p", "y",
+                           metrics={"ece": calibr.metric("ece", bins=rule),
+                                    "mce": calibr.metric("mce", bins=rule)})
+    for name in ("ece", "mce"):
+        assert [numbers(cells[heads.index(name)])[0] for cells in rows] == ref[name].tolist()
+    tab = calibr.calibration_table("p", "y", data=breast, by="model", bins=rule)
+    for sec, (_, t) in zip(root.find_all("details", "group"), tab.groupby("model"),
+                           strict=True):
+        assert len(sec.find("table", "bins").find("tbody").find_all("tr")) == len(t)
+
+
 def meta_of(root: Node) -> dict[str, str]:
     """The header's rows: what -> text."""
     return {tr.find("th").text(): tr.find("td").text()

@@ -306,17 +306,33 @@ def _metric_cell(row: dict, name: str, spec: Spec, flagged: bool) -> tuple[Cell,
     return Cell(html, repr(float(v))), out
 
 
+def bin_n_column(metric: str) -> str:
+    """The column of the page's own that holds the count of the bin the MCE
+    ``metric`` comes from."""
+    return f"{metric}_bin_n"
+
+
 def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
-                header: list[tuple[str, str]], title: str) -> Page:
+                header: list[tuple[str, str]], title: str,
+                own: pd.DataFrame | None = None) -> Page:
     """The page of a report: ``summary`` (one row per group, in the terminal
     report's layout; see the module's docstring), ``spec`` its columns, ``figs``
-    the figures of each input."""
+    the figures of each input.
+
+    ``own``: the page's own columns, row for row with ``summary``: ``n``, and
+    ``form``, ``bins`` and :func:`bin_n_column` of each MCE where there are. They
+    live apart from the metrics' and tests' columns, whose names the user chooses,
+    so that a metric named ``n`` or ``bins`` is shown as a metric and never in
+    their place. None: read from ``summary`` (the terminal report's layout, whose
+    metric names are the command line's, ``calibr report --metrics``)."""
     rows = summary.to_dict("records")
+    own = summary if own is None else own
+    owns = own.to_dict("records")
     several = len(rows) > 1
     adjusted = {t: p_adjust(summary[f"{t}_pvalue"].to_numpy(dtype=np.float64), "holm")
                 for t, _ in spec.tests} if several else {}
-    show_form = "form" in summary and summary["form"].nunique(dropna=False) > 1
-    show_bins = "bins" in summary and summary["bins"].nunique(dropna=False) > 1
+    show_form = "form" in own and own["form"].nunique(dropna=False) > 1
+    show_bins = "bins" in own and own["bins"].nunique(dropna=False) > 1
 
     head = [(esc(k), "group key", "k") for k in spec.keys]
     head += [("form", "the form of the metrics", "k")] * show_form
@@ -336,20 +352,20 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
 
     lookup = _groups_of_figures(figs)
     table_rows, sections, any_flag, any_outside = [], [], False, False
-    for i, row in enumerate(rows):
+    for i, (row, mine) in enumerate(zip(rows, owns, strict=True)):
         anchor = f"g{i + 1}"
         key = norm_key([row[k] for k in spec.keys])
         label = _title(spec, row)
         # every key cell links to the group; each link is named by the whole label
         cells = [Cell(group_link(anchor, label, key_text(row[k])), cls="k") for k in spec.keys]
         if show_form:
-            cells.append(Cell(esc(row["form"]), cls="k"))
+            cells.append(Cell(esc(mine["form"]), cls="k"))
         if show_bins:
-            cells.append(Cell(esc(row["bins"]), repr(float(row["bins"]))))
-        cells.append(Cell(count(row["n"]), repr(float(row["n"]))))
-        facts = [f"n {count(row['n'])}"]
+            cells.append(Cell(esc(mine["bins"]), repr(float(mine["bins"]))))
+        cells.append(Cell(count(mine["n"]), repr(float(mine["n"]))))
+        facts = [f"n {count(mine['n'])}"]
         for name, func in spec.metrics:
-            bin_n = row.get(f"{name}_bin_n") if func == "mce" else None
+            bin_n = mine.get(bin_n_column(name)) if func == "mce" else None
             flagged = bin_n is not None and float(bin_n) < MIN_BIN_COUNT
             any_flag |= flagged
             cell, out = _metric_cell(row, name, spec, flagged)
