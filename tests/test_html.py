@@ -16,6 +16,7 @@ there).
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import math
@@ -850,8 +851,9 @@ def test_the_chart_of_differences_is_drawn_to_its_scale(est, low):
     assert xs == pytest.approx([zero + scale * v for v in values], abs=0.06)
     points = [p for p in svg.find_all("path", "pt")]
     finite = [e for e in est if math.isfinite(e)]
+    # the point, 0 and the ticks each written to 0.1 px; the scale read from the ticks
     assert [_path_points(p.attrs["d"])[0][0] + 4 for p in points] == pytest.approx(
-        [zero + scale * e for e in finite], abs=0.06)
+        [zero + scale * e for e in finite], abs=0.12)
 
 
 def test_classwise_curves_up_to_three_classes_then_the_top_label():
@@ -1469,3 +1471,171 @@ def test_in_chromium_the_overview_fits_a_desktop_window(tmp_path, breast):
     proc = browse(path, tmp_path / "profile", "--window-size=1280,1000", f"--screenshot={shot}")
     assert proc.returncode == 0 and _png_size(shot) == (1280, 1000)
 
+
+
+# --------------------------------------------------------------------------
+# on a phone: Chromium's device emulation over the DevTools protocol
+
+
+class DevTools:
+    """Headless Chromium driven over ``--remote-debugging-pipe`` (the standard library
+    only: the protocol's JSON messages, each ended by a NUL byte, on the file
+    descriptors 3, read by the browser, and 4, written by it)."""
+
+    def __init__(self, profile: Path) -> None:
+        to_browser, self._to = os.pipe()
+        self._from, from_browser = os.pipe()
+
+        def descriptors() -> None:  # in the child: the pipe's ends at 3 and 4
+            os.dup2(to_browser, 3)
+            os.dup2(from_browser, 4)
+
+        self.proc = subprocess.Popen(
+            [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             "--no-first-run", "--disable-extensions", "--disable-background-networking",
+             f"--user-data-dir={profile}", "--remote-debugging-pipe", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=descriptors, pass_fds=(3, 4))
+        os.close(to_browser)
+        os.close(from_browser)
+        self._buffer, self._id, self.events = b"", 0, []
+
+    def _message(self) -> dict:
+        while b"\0" not in self._buffer:
+            chunk = os.read(self._from, 1 << 16)
+            assert chunk, "Chromium closed the DevTools pipe"
+            self._buffer += chunk
+        message, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def send(self, method: str, session: str | None = None, **params) -> dict:
+        """Send a command (to a page's ``session``) and return its result."""
+        self._id += 1
+        message = {"id": self._id, "method": method, "params": params}
+        if session is not None:
+            message["sessionId"] = session
+        os.write(self._to, json.dumps(message).encode() + b"\0")
+        while True:
+            got = self._message()
+            if got.get("id") == self._id:
+                assert "error" not in got, (method, got["error"])
+                return got["result"]
+            self.events.append(got)
+
+    def wait(self, method: str) -> dict:
+        """The first event ``method`` (kept or still to come)."""
+        for i, event in enumerate(self.events):
+            if event.get("method") == method:
+                return self.events.pop(i)
+        while True:
+            got = self._message()
+            if got.get("method") == method:
+                return got
+            self.events.append(got)
+
+    def close(self) -> None:
+        try:
+            self.send("Browser.close")
+            self.proc.wait(timeout=60)
+        finally:
+            if self.proc.poll() is None:  # pragma: no cover - a browser that hangs
+                self.proc.kill()
+                self.proc.wait()
+            os.close(self._to)
+            os.close(self._from)
+
+
+#: A phone's screen as Chromium's device emulation lays it out (CSS pixels).
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
+
+#: Run in the page on the phone: opens every group, then measures the layout (the
+#: document's width, every number's and figure's box) and the console's errors.
+_PHONE_PROBE = """(function(){
+document.querySelectorAll("details.group").forEach(function(d){d.open=true;});
+var vw=window.innerWidth,out={width:vw,scroll:document.documentElement.scrollWidth,
+outside:[],hidden:0,numbers:0,figures:0};
+function check(el,what){var r=el.getBoundingClientRect();
+  if(r.width<=0||r.height<=0){out.hidden++;return;}
+  if(r.left<-0.5||r.right>vw+0.5)out.outside.push([what,r.left,r.right]);}
+document.querySelectorAll("data").forEach(function(d){out.numbers++;
+  check(d,d.getAttribute("value")+" "+d.textContent);});
+document.querySelectorAll("svg").forEach(function(s){out.figures++;check(s,"svg");
+  s.querySelectorAll("text").forEach(function(t){check(t,"svg text "+t.textContent);});});
+return JSON.stringify(out);})()"""
+
+
+def on_a_phone(page: Path, profile: Path, shot: Path) -> dict:
+    """``page`` on a 390 px phone (Chromium's device emulation: a mobile viewport of
+    width 390 at 3 device pixels per CSS pixel, as a phone lays out a page with a
+    viewport meta tag; ``--window-size`` would lay it out at 500 px): what
+    :data:`_PHONE_PROBE` measures, and a screenshot of the whole page in ``shot``."""
+    browser = DevTools(profile)
+    try:
+        target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+        session = browser.send("Target.attachToTarget", targetId=target,
+                               flatten=True)["sessionId"]
+        browser.send("Page.enable", session)
+        browser.send("Runtime.enable", session)
+        browser.send("Emulation.setDeviceMetricsOverride", session, **PHONE)
+        browser.send("Page.navigate", session, url=page.as_uri())
+        browser.wait("Page.loadEventFired")
+        got = json.loads(browser.send("Runtime.evaluate", session, expression=_PHONE_PROBE,
+                                      returnByValue=True)["result"]["value"])
+        got["console"] = [e["params"] for e in browser.events
+                          if e.get("method") in ("Runtime.consoleAPICalled",
+                                                 "Runtime.exceptionThrown")]
+        height = json.loads(browser.send(
+            "Runtime.evaluate", session, returnByValue=True,
+            expression="JSON.stringify(document.documentElement.scrollHeight)")
+            ["result"]["value"])
+        png = browser.send("Page.captureScreenshot", session, format="png",
+                           captureBeyondViewport=True,
+                           clip={"x": 0, "y": 0, "width": PHONE["width"],
+                                 "height": min(height, 5000), "scale": 1})["data"]
+        shot.write_bytes(base64.b64decode(png))
+    finally:
+        browser.close()
+    return got
+
+
+def check_phone(got: dict) -> None:
+    """No sideways scroll at 390 px, and every number and figure inside the screen."""
+    assert got["width"] == PHONE["width"], got["width"]  # not widened to fit the content
+    assert got["scroll"] <= PHONE["width"], got["scroll"]
+    assert got["outside"] == [], got["outside"][:10]
+    assert got["hidden"] == 0
+    assert got["numbers"] > 100 and got["figures"] > 0
+    assert got["console"] == []
+
+
+def test_on_a_phone_the_report_fits(tmp_path, breast):
+    """A report of 9 groups with two keys, three metrics with intervals and two tests
+    with their Holm columns, on a 390 px phone: no sideways scroll, every number (the
+    overview's, each group's per-bin table's) and every figure with its labels inside
+    the screen. Screenshot kept (html_report_phone.png)."""
+    frame = pd.concat([breast.assign(dataset=f"set_{i}") for i in range(3)])
+    page = calibr.html_report(frame.groupby(["dataset", "model"]), "p", "y",
+                              metrics=["ece", "mce", "skce"], tests=["skce", "consistency"],
+                              confidence_level=0.9, n_resamples=50)
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
+    shot = artefacts() / "html_report_phone.png"
+    shot.unlink(missing_ok=True)
+    check_phone(on_a_phone(path, tmp_path / "profile", shot))
+    assert _png_size(shot)[0] == PHONE["width"] * PHONE["deviceScaleFactor"]
+
+
+def test_on_a_phone_the_comparison_fits(capsys, both, tmp_path):
+    """compare's page on a 390 px phone: the overview, the chart of differences (it
+    scales with the screen) and both models' diagrams and per-bin tables inside the
+    screen. Screenshot kept (compare_report_phone.png)."""
+    html = tmp_path / "compare.html"
+    code, _, err = run(capsys, "compare", both, "--p-baseline", "logistic", "--p-candidate",
+                       "naive_bayes", "--by", "segment", "--metrics", "ece,mce",
+                       "--n-resamples", "200", "--html", html)
+    assert code == 1, err
+    shot = artefacts() / "compare_report_phone.png"
+    shot.unlink(missing_ok=True)
+    got = on_a_phone(html, tmp_path / "profile", shot)
+    check_phone(got)
+    assert got["figures"] == 3

@@ -15,9 +15,14 @@ scroll sideways.
 
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import dataclass, field
 
 from ._format import esc
+
+#: A tag in a heading's HTML (the heading's text is its label in a narrow layout).
+_TAG = re.compile(r"<[^>]*>")
 
 #: With more groups than this, every group's section starts collapsed (a report of
 #: 1,000 groups lays out only the overview until a section is opened).
@@ -80,14 +85,14 @@ _CSS = """
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",
 Arial,sans-serif;color:var(--fg);background:#fff}
-main{max-width:1360px;margin:0 auto;padding:22px 24px 60px}
-h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px}
+main{max-width:1360px;margin:0 auto;padding:22px 24px 60px;overflow-wrap:break-word}
+h1{font-size:24px;margin:0 0 4px;overflow-wrap:anywhere}h2{font-size:18px;margin:28px 0 10px}
 .sub{color:var(--muted);margin:0 0 16px}
 table{border-collapse:collapse}
 .meta{margin:0 0 8px;font-size:13px}
 .meta th{text-align:left;font-weight:600;padding:2px 16px 2px 0;vertical-align:top;
 color:var(--muted);white-space:nowrap}
-.meta td{padding:2px 0}
+.meta td{padding:2px 0;overflow-wrap:anywhere}
 .grid{font-size:13px;font-variant-numeric:tabular-nums}
 .grid th,.grid td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:right;
 white-space:nowrap}
@@ -151,7 +156,33 @@ svg .tick{font-size:10px;fill:#5b6675}svg .label{font-size:11px;fill:#3a4552}
 svg .legend{font-size:11px;fill:#1d2733}svg .key{fill:#fff;opacity:.85;stroke:#d7dde4}
 footer{color:var(--muted);font-size:12px;margin-top:36px;border-top:1px solid var(--line);
 padding-top:10px}
+svg.rd,svg.diff{max-width:100%;height:auto}
 @media print{details.group{break-inside:avoid}.tools{display:none}}
+@media (max-width:640px){
+main{padding:14px 12px 40px}
+.meta th,.meta td{display:block;padding:0}.meta th{padding-top:6px}
+.wrap,.wrap.tall{overflow:visible;max-height:none;width:auto;border:0;border-radius:0}
+.grid,.grid tbody,.grid tr,.grid td{display:block}
+.grid thead tr{display:flex;flex-wrap:wrap;gap:4px 6px;padding:6px 0}
+.grid thead th{position:static;border:0;background:none;min-width:0;padding:0;
+white-space:nowrap}
+.sortable thead th button{padding:2px 18px 2px 8px;border:1px solid var(--line);
+border-radius:4px;background:var(--soft);font-size:12px}
+.sortable thead th button::after{right:5px;top:3px}
+.grid:not(.sortable) thead{position:absolute;width:1px;height:1px;overflow:hidden;
+clip:rect(0 0 0 0)}
+.grid tbody tr{border:1px solid var(--line);border-radius:6px;margin:0 0 8px;padding:4px 0}
+.grid th,.grid td,.overview th,.overview td{white-space:normal}
+.grid td{display:flex;justify-content:space-between;align-items:baseline;gap:12px;
+border:0;padding:2px 10px;text-align:right}
+.grid td::before{content:attr(data-label);color:var(--muted);font-weight:600;
+text-align:left;flex:0 1 auto}
+.grid td>.v{flex:0 1 auto;min-width:0;overflow-wrap:anywhere}
+.grid td[data-label=""]::before{content:none}.grid td:empty{display:none}
+.body{padding:8px;gap:10px}.body>.wrap{flex:1 1 100%}
+svg.rd{flex:1 1 auto}
+details.group>summary{padding:8px 10px}
+}
 """
 
 # Sorting: a heading's button sorts its table's rows by the cells' data-sort
@@ -186,6 +217,9 @@ document.querySelectorAll("details.group").forEach(function(d){d.open=open;});})
 
 def _table(t: Table) -> str:
     cls = " ".join(c for c in ("grid", "sortable" if t.sortable else "", t.cls) if c)
+    # each cell names its column (data-label) and holds its content in one span, so
+    # that a narrow screen lays a row out as a card of "column: value" lines
+    labels = [esc(html.unescape(_TAG.sub("", label))) for label, _, _ in t.head]
     head = []
     for label, tip, kind in t.head:
         title = f' title="{esc(tip)}"' if tip else ""
@@ -195,10 +229,12 @@ def _table(t: Table) -> str:
     rows = []
     for i, row in enumerate(t.rows):
         cells = []
-        for c in row:
+        for j, c in enumerate(row):
             attrs = (f' data-sort="{esc(c.sort)}"' if c.sort is not None else "") + (
                 f' class="{c.cls}"' if c.cls else "")
-            cells.append(f"<td{attrs}>{c.html}</td>")
+            label = labels[j] if j < len(labels) else ""
+            cells.append(f'<td data-label="{label}"{attrs}><span class="v">{c.html}</span></td>'
+                         if c.html else f'<td data-label="{label}"{attrs}></td>')
         rows.append(f'<tr data-i="{i}">{"".join(cells)}</tr>')
     return (f'<table class="{cls}"><thead><tr>{"".join(head)}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')

@@ -263,49 +263,51 @@ def _nice_ticks(lo: float, hi: float) -> list[float]:
     return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
-#: The geometry of the chart of paired differences: a row per comparison.
-DIFF_WIDTH, DIFF_LABEL, DIFF_ROW = 760, 300, 22
+#: The geometry of the chart of paired differences: a row per comparison, its label
+#: above its bar, so that the chart is narrow enough for a phone (it scales with its
+#: container, never wider than this) and a long label takes the whole width.
+DIFF_WIDTH, DIFF_MARGIN, DIFF_ROW = 400, 12, 34
 
 
 def difference_svg(labels: list[str], estimates: Sequence[float], lows: Sequence[float],
                    worse: Sequence[bool], level: float) -> str:
     """compare's differences (candidate - baseline) with their one-sided lower bound
-    at ``level``: a row per comparison, a point and a bar from the bound to the right
-    edge, 0 marked; rows significantly worse in the candidate's colour."""
+    at ``level``: a row per comparison (its label, then its point and a bar from the
+    bound to the right edge), 0 marked; rows significantly worse in the candidate's
+    colour."""
     est = np.asarray(estimates, dtype=np.float64)
     low = np.asarray(lows, dtype=np.float64)
     finite = np.concatenate([est[np.isfinite(est)], low[np.isfinite(low)], [0.0]])
     lo, hi = float(finite.min()), float(finite.max())
     pad = 0.08 * (hi - lo or 1.0)
     lo, hi = lo - pad, hi + pad
-    plot_w = DIFF_WIDTH - DIFF_LABEL - 20
-    height = DIFF_ROW * len(labels) + 40
+    plot_w = DIFF_WIDTH - 2 * DIFF_MARGIN
+    height = DIFF_ROW * len(labels) + 44
 
     def x(v: float) -> float:
-        return DIFF_LABEL + plot_w * (v - lo) / (hi - lo)
+        return DIFF_MARGIN + plot_w * (v - lo) / (hi - lo)
 
     parts = [f'<svg class="diff" xmlns="http://www.w3.org/2000/svg" '
              f'viewBox="0 0 {DIFF_WIDTH} {height}" width="{DIFF_WIDTH}" height="{height}" '
              'role="img" aria-label="paired differences, candidate minus baseline">',
              "<title>paired differences, candidate minus baseline</title>",
-             f'<path class="zero" d="M{_f(x(0))} 6V{height - 30}"/>']
+             f'<path class="zero" d="M{_f(x(0))} 4V{height - 30}"/>']
     for i, (label, e, b, w) in enumerate(zip(labels, est, low, worse, strict=True)):
-        yc = 16 + DIFF_ROW * i
+        yc = 24 + DIFF_ROW * i
         colour = COLOURS[1] if w else COLOURS[0]
-        parts.append(f'<text class="legend" x="{DIFF_LABEL - 8}" y="{yc + 4}" '
-                     f'text-anchor="end">{esc(label)}</text>')
+        parts.append(f'<text class="legend" x="{DIFF_MARGIN}" y="{yc - 9}">{esc(label)}</text>')
         if math.isfinite(b):
             parts.append(f'<path class="ci" stroke="{colour}" d="M{_f(x(b))} {yc}H{_f(x(hi))}'
                          f'M{_f(x(b))} {yc - 5}v10"/>')
         if math.isfinite(e):
             parts.append(f'<path class="pt" fill="{colour}" d="M{_f(x(e) - 4)} {yc}'
                          'a4 4 0 1 0 8 0a4 4 0 1 0 -8 0z"/>')
-    axis_y = height - 24
-    parts.append(f'<path class="frame" d="M{DIFF_LABEL} {axis_y}H{DIFF_LABEL + plot_w}"/>')
+    axis_y = height - 28
+    parts.append(f'<path class="frame" d="M{DIFF_MARGIN} {axis_y}H{DIFF_MARGIN + plot_w}"/>')
     for t in _nice_ticks(lo + pad, hi - pad):
-        parts.append(f'<text class="tick" x="{_f(x(t))}" y="{axis_y + 13}" '
+        parts.append(f'<text class="tick" x="{_f(x(t))}" y="{axis_y + 12}" '
                      f'text-anchor="middle">{esc(number_text(float(t)))}</text>')
-    parts.append(f'<text class="label" x="{DIFF_LABEL - 8}" y="{axis_y + 13}" text-anchor="end">'
-                 f"difference (bar: one-sided {level:g} bound)</text>")
+    parts.append(f'<text class="label" x="{DIFF_WIDTH / 2:g}" y="{axis_y + 25}" '
+                 f'text-anchor="middle">difference (bar: one-sided {level:g} bound)</text>')
     parts.append("</svg>")
     return "".join(parts)
