@@ -1473,6 +1473,50 @@ def test_in_chromium_the_overview_fits_a_desktop_window(tmp_path, breast):
 
 
 
+#: Run after the page's own script: per column of the overview, the x of the decimal
+#: point of each row's number (its own left edge: a Range over the character), or of
+#: the end of a number without one, into <pre id="probe">.
+_POINT_PROBE = """<script>
+(function(){
+var t=document.querySelector("table.overview"),cols={};
+Array.prototype.forEach.call(t.tBodies[0].rows,function(row){
+  Array.prototype.forEach.call(row.cells,function(td,j){
+    if(td.classList.contains("k"))return;var d=td.querySelector("data");if(!d)return;
+    var w=document.createTreeWalker(d,NodeFilter.SHOW_TEXT),node,last=null,r=null;
+    while((node=w.nextNode())){last=node;var at=node.textContent.indexOf(".");
+      if(at>=0&&!r){r=document.createRange();r.setStart(node,at);r.setEnd(node,at+1);}}
+    if(!r){r=document.createRange();var n=last.textContent.length;
+      r.setStart(last,n);r.setEnd(last,n);}
+    (cols[j]=cols[j]||[]).push([d.textContent,r.getBoundingClientRect().left]);});});
+var pre=document.createElement("pre");pre.id="probe";pre.textContent=JSON.stringify(cols);
+document.body.appendChild(pre);})();
+</script>"""
+
+
+def test_in_chromium_the_overview_aligns_numbers_on_the_point(tmp_path, breast):
+    """In each column of the overview the decimal points line up (0.0186 above
+    0.06211, 0.01 above 0.285, 1 above 0.5), with and without a mark (*) after the
+    number: the pads are layout, the numbers' text is as it was."""
+    frame = pd.concat([breast.assign(dataset=f"set_{i}") for i in range(2)])
+    page = calibr.html_report(frame.groupby(["dataset", "model"]), "p", "y",
+                              metrics=["ece", "mce", "skce"], tests=["skce", "consistency"],
+                              n_resamples=50, consistency=None)
+    check_shown(parse(page))
+    head, tail = page.rsplit("</body>", 1)
+    probed = tmp_path / "points.html"
+    probed.write_text(head + _POINT_PROBE + "</body>" + tail, encoding="utf-8")
+    proc = browse(probed, tmp_path / "profile", "--window-size=1280,1000", "--dump-dom")
+    assert proc.returncode == 0 and console(proc.stderr) == [], console(proc.stderr)
+    cols = json.loads(parse(proc.stdout).find("pre").text())
+    assert len(cols) == 9  # n, ece, mce, mce bin n, skce, two p-values and their Holm
+    digits = set()
+    for column in cols.values():
+        xs = [x for _, x in column]
+        digits |= {len(text.partition(".")[2]) for text, _ in column}
+        assert max(xs) - min(xs) < 0.5, column
+    assert len(digits) > 3  # the columns hold numbers of several lengths
+
+
 # --------------------------------------------------------------------------
 # on a phone: Chromium's device emulation over the DevTools protocol
 

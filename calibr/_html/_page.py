@@ -97,6 +97,10 @@ color:var(--muted);white-space:nowrap}
 .grid th,.grid td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:right;
 white-space:nowrap}
 .grid th.k,.grid td.k{text-align:left}
+.grid .tl{display:inline-grid;text-align:left}
+.grid .tl::before,.grid .tl::after{content:attr(data-w);grid-area:1/1;visibility:hidden;
+height:0;font-weight:700}.grid .tl::after{content:attr(data-x)}.grid .tl>span{grid-area:1/1}
+.grid .al,.grid .v>.flag:first-of-type{display:inline-block;width:1ch;text-align:left}
 .grid thead th{background:var(--soft);font-weight:600;position:sticky;top:0;z-index:1;
 border-bottom:2px solid var(--line)}
 .grid tbody tr:hover{background:#f7fafd}
@@ -179,6 +183,7 @@ border:0;padding:2px 10px;text-align:right}
 text-align:left;flex:0 1 auto}
 .grid td>.v{flex:0 1 auto;min-width:0;overflow-wrap:anywhere}
 .grid td[data-label=""]::before{content:none}.grid td:empty{display:none}
+.grid .al,.grid .tl::before,.grid .tl::after{display:none}
 .body{padding:8px;gap:10px}.body>.wrap{flex:1 1 100%}
 svg.rd{flex:1 1 auto}
 details.group>summary{padding:8px 10px}
@@ -215,6 +220,56 @@ document.querySelectorAll("details.group").forEach(function(d){d.open=open;});})
 """
 
 
+#: A cell that starts with a number: the number's element, its text, and the mark
+#: right after it.
+_LEAD = re.compile(r'^(<data [^>]*>)([^<]*)</data>(<span class="flag"[^>]*>[^<]*</span>)?')
+
+#: A digit: digits are tabular (one width), so a tail's shape is its digits as 0s.
+_DIGIT = re.compile(r"[0-9]")
+
+
+def _shape(tail: str) -> str:
+    return _DIGIT.sub("0", tail)
+
+
+def aligned(rows: list[list[Cell]]) -> list[list[Cell]]:
+    """``rows`` with the numbers of each column aligned on the decimal point.
+
+    A right-aligned cell that starts with a number is split at its point: the
+    part from the point on ("tail", "" for a number without one) sits in a box
+    as wide as the widest tail of its column, left-aligned. The box's width comes
+    from the browser itself: the column's widest fixed-point and widest scientific
+    tails (digits as 0s, tabular) are laid out, hidden and bold, in the same grid
+    cell (``data-w``, ``data-x``), so the font's own widths of "e" and "-" count and
+    a bold (significant) number's box is as wide as the others'.
+    A cell without the mark (* or a dagger) that others in its column carry gets a
+    blank as wide as the mark. Layout only: the number's text is unchanged
+    (``docs/cli.md``, "The HTML report")."""
+    found: dict[int, list[tuple[int, str, str, bool]]] = {}
+    for i, row in enumerate(rows):
+        for j, c in enumerate(row):
+            lead = None if "k" in c.cls.split() else _LEAD.match(c.html)
+            if lead is not None:
+                whole, point, after = lead.group(2).partition(".")
+                found.setdefault(j, []).append((i, whole, point + after,
+                                                lead.group(3) is not None))
+    out = [list(row) for row in rows]
+    for j, cells in found.items():
+        tails = [_shape(tail) for _, _, tail, _ in cells]
+        fixed = max((t for t in tails if "e" not in t), key=len, default="")
+        sci = max((t for t in tails if "e" in t), key=len, default="")
+        marked = any(mark for *_, mark in cells)
+        for i, whole, tail, mark in cells:
+            c = out[i][j]
+            lead = _LEAD.match(c.html)
+            number = (f'{lead.group(1)}{whole}<span class="tl" data-w="{fixed}" '
+                      f'data-x="{sci}"><span>{tail}</span></span></data>')
+            blank = '<span class="al"></span>' if marked and not mark else ""
+            out[i][j] = Cell(number + (lead.group(3) or "") + blank + c.html[lead.end():],
+                             c.sort, c.cls)
+    return out
+
+
 def _table(t: Table) -> str:
     cls = " ".join(c for c in ("grid", "sortable" if t.sortable else "", t.cls) if c)
     # each cell names its column (data-label) and holds its content in one span, so
@@ -227,7 +282,7 @@ def _table(t: Table) -> str:
         k = f' class="{kind}"' if kind else ""
         head.append(f'<th scope="col"{k}{title}>{inner}</th>')
     rows = []
-    for i, row in enumerate(t.rows):
+    for i, row in enumerate(aligned(t.rows)):
         cells = []
         for j, c in enumerate(row):
             attrs = (f' data-sort="{esc(c.sort)}"' if c.sort is not None else "") + (
