@@ -283,7 +283,7 @@ def test_multiclass_report_draws_the_top_label(rref):
     body = first.find("table", "bins").find("tbody").find_all("tr")
     mine = top[top["model"] == "logistic"]
     assert [numbers(tr)[2] for tr in body] == mine["n"].astype(float).tolist()
-    assert "top label" in first.text()
+    assert "confidence diagram" in first.find("p", "lead").text()
 
 
 def test_the_bin_options_reach_every_binned_metric(breast):
@@ -538,7 +538,12 @@ def test_top_label_diagrams_say_why_their_largest_gap_is_not_the_mce():
         probs = sub[[f"p_{k}" for k in range(10)]]
         top = calibr.mce(probs, sub["y"], type="confidence", classes=range(10))
         mce = numbers(dict(zip(heads, cells, strict=True))["mce"])[0]
-        note = [li for li in sec.find_all("li") if li.text().startswith("top label")][0]
+        note = sec.find("p", "lead")  # above the diagram: read before it
+        assert note.text().startswith("confidence diagram")
+        # the heading's numbers say they are classwise
+        facts = sec.find("span", "facts")
+        assert "ece (classwise) " in facts.text() and "mce (classwise) " in facts.text()
+        assert numbers(facts)[2] == mce  # n, ece, mce
         assert numbers(note) == pytest.approx([top, mce], rel=1e-12)
         assert "classwise" in note.text() and "need not agree" in note.text()
         tagged = [tr for tr in sec.find("table", "bins").find_all("tr")
@@ -869,7 +874,7 @@ def test_classwise_curves_up_to_three_classes_then_the_top_label():
         assert len(svg.find_all("path", "curve")) == curves + (curves > 1) * curves
         assert [t.text() for t in svg.find_all("text", "legend")] == (
             [f"class {j}" for j in range(k)] if curves > 1 else [])
-        assert ("the diagrams show the top label" in root.text()) == (curves == 1)
+        assert ("the diagrams are confidence diagrams" in root.text()) == (curves == 1)
         assert len(svg.find_all("path", "worst")) == 1  # one largest gap, however many curves
 
 
@@ -1026,7 +1031,7 @@ def test_report_html_of_the_bundled_data(capsys, tmp_path):
     heads, rows = overview(root)
     assert heads[:4] == ["dataset", "model", "form", "n"]
     assert len(rows) == 6 and len(root.find_all("svg", "rd")) == 6
-    assert "top label" in root.find_all("details", "group")[3].text()
+    assert "confidence diagram" in root.find_all("details", "group")[3].text()
     check_group_links(root, 2)
     check_prose(root)
     # no test ran: the seed draws the consistency band, and says so

@@ -158,7 +158,8 @@ def html_report(
         Also the bins of the diagrams and per-bin tables; keyword-only.
     type : {"classwise", "confidence"}, default "classwise", keyword-only
         The multiclass form of ece and mce, and of the diagrams of at most 3
-        classes (more classes are drawn as the top label).
+        classes (more classes are drawn as the confidence diagram: each row's
+        highest probability against whether its predicted class is the label).
     <calibr:binning>
     <calibr:right>
     consistency : float or None, default 0.9, keyword-only
@@ -170,7 +171,7 @@ def html_report(
         ``docs/definitions.md``, "One name per idea").
     smooth : bool, default False, keyword-only
         Also draw each group's smooth reliability curve
-        (:func:`calibr.smece_curve`) in binary and top-label diagrams.
+        (:func:`calibr.smece_curve`) in binary and confidence diagrams.
     rng : None, int or numpy.random.Generator, default 0, keyword-only
         The random numbers of the tests, the intervals and the bands (group g
         draws from ``numpy.random.SeedSequence(rng).spawn(groups)[g]``, as
@@ -284,9 +285,11 @@ def html_report(
                    f"; label {cols.y}" + (f"; weights {weights}" if weights is not None else "")))
     header.append(("form", {"binary": "binary: one probability column",
                             "classwise": f"classwise: one-vs-rest for each of {k} classes",
-                            "confidence": "confidence: the top-label probability against "
-                                          "whether the top label is right"}[form]
-                   + ("; the diagrams show the top label" if drawn != form else "")))
+                            "confidence": "confidence: each row's highest probability "
+                                          "against whether its class is the label"}[form]
+                   + ("; the diagrams are confidence diagrams (each row's highest probability "
+                      "against whether its predicted class is the label)"
+                      if drawn != form else "")))
     header.append(("bins", bins_words(bins, binning, right)))
     if test_specs:
         header.append(("tests", ", ".join(f"{name} ({t.method})" for name, t in test_specs)

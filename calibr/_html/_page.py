@@ -53,7 +53,8 @@ class Table:
 @dataclass
 class Section:
     """One group: its heading (text), the facts shown beside it when collapsed
-    (HTML), its figure (an ``<svg>``), its per-bin table and notes."""
+    (HTML), its figure (an ``<svg>``), its per-bin table and notes (below them, and
+    ``lead`` above them: what a reader must know before reading the figure)."""
 
     anchor: str
     title: str
@@ -61,6 +62,7 @@ class Section:
     figure: str
     table: Table
     notes: list[str] = field(default_factory=list)
+    lead: list[str] = field(default_factory=list)  # HTML: notes above the figure
 
 
 @dataclass
@@ -128,6 +130,8 @@ margin-left:6px;vertical-align:1px}
 .tag.few{background:var(--warnbg);color:var(--warn)}.tag.worst{background:var(--badbg);
 color:var(--bad)}
 .notes{color:var(--muted);font-size:13px;margin:8px 0 0;padding-left:18px}
+p.lead{font-size:13px;margin:0;padding:10px 14px;background:var(--warnbg);
+border-bottom:1px solid var(--line)}
 .verdict{border-radius:6px;padding:12px 16px;margin:12px 0 6px;font-size:15px}
 .verdict.ok{background:var(--okbg);border-left:5px solid var(--ok)}
 .verdict.worse{background:var(--badbg);border-left:5px solid var(--bad)}
@@ -300,7 +304,8 @@ def _section(s: Section, open_: bool) -> str:
     return (f'<details class="group" id="{esc(s.anchor)}"{" open" if open_ else ""}>'
             f'<summary><span class="name">{esc(s.title)}</span>'
             f'<span class="facts">{s.facts}</span></summary>'
-            f'<div class="body">{s.figure}<div class="wrap">{_table(s.table)}</div></div>'
+            + "".join(f'<p class="lead">{x}</p>' for x in s.lead)
+            + f'<div class="body">{s.figure}<div class="wrap">{_table(s.table)}</div></div>'
             + (f'<ul class="notes">{notes}</ul>' if notes else "") + "</details>")
 
 
