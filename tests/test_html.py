@@ -666,7 +666,9 @@ def test_numbers_are_shown_to_4_significant_digits():
 
 def _viewbox(svg: Node) -> tuple[float, float]:
     _, _, w, h = map(float, svg.attrs["viewbox"].split())
-    assert (w, h) == (float(svg.attrs["width"]), float(svg.attrs["height"]))
+    # drawn at its viewBox's size, or larger by one factor (a diagram of several curves)
+    scale = float(svg.attrs["width"]) / w
+    assert float(svg.attrs["height"]) == pytest.approx(h * scale, rel=1e-9) and scale >= 1
     return w, h
 
 
@@ -876,6 +878,21 @@ def test_classwise_curves_up_to_three_classes_then_the_top_label():
             [f"class {j}" for j in range(k)] if curves > 1 else [])
         assert ("the diagrams are confidence diagrams" in root.text()) == (curves == 1)
         assert len(svg.find_all("path", "worst")) == 1  # one largest gap, however many curves
+        check_inside(svg)
+        # several curves: a larger figure, the key in a row under the axis (off the
+        # curves), the bands outlined in their colours
+        from calibr._html import _svg
+
+        width, _ = _viewbox(svg)
+        assert float(svg.attrs["width"]) == width * (_svg.SEVERAL_SCALE if curves > 1 else 1)
+        assert all(float(t.attrs["y"]) > _svg.HEIGHT for t in svg.find_all("text", "legend"))
+    probs = rng.dirichlet(np.ones(3), 300)
+    df = pd.DataFrame(probs, columns=["p_0", "p_1", "p_2"]).assign(
+        y=[rng.choice(3, p=row) for row in probs])
+    root = parse(calibr.html_report(df, y="y", p_prefix="p_", bins=4))
+    bands = root.find("svg", "rd").find_all("path", "band")
+    assert len(bands) == 3 and all("several" in b.attrs["class"] and b.attrs["stroke"]
+                                   for b in bands)
 
 
 

@@ -152,6 +152,8 @@ svg .grid{stroke:#e8ecf0;stroke-width:1;fill:none}
 svg .frame{fill:none;stroke:#9aa4af;stroke-width:1}
 svg .diag{stroke:#7d8894;stroke-dasharray:4 3;fill:none}
 svg .band{opacity:.18;stroke:none}
+svg .band.several{opacity:1;fill-opacity:.07;stroke-width:1;stroke-opacity:.55;
+stroke-dasharray:3 2}
 svg .ci{stroke-width:1.4;fill:none;opacity:.75}
 svg .curve{stroke-width:1.6;fill:none}
 svg .smooth{stroke-width:2;fill:none;stroke-dasharray:6 3;opacity:.9}
@@ -161,7 +163,7 @@ svg .worst{fill:none;stroke:#b3261e;stroke-width:1.6}
 svg .hist{opacity:.55}
 svg .zero{stroke:#7d8894;stroke-dasharray:4 3}
 svg .tick{font-size:10px;fill:#5b6675}svg .label{font-size:11px;fill:#3a4552}
-svg .legend{font-size:11px;fill:#1d2733}svg .key{fill:#fff;opacity:.85;stroke:#d7dde4}
+svg .legend{font-size:11px;fill:#1d2733}
 footer{color:var(--muted);font-size:12px;margin-top:36px;border-top:1px solid var(--line);
 padding-top:10px}
 svg.rd,svg.diff{max-width:100%;height:auto}

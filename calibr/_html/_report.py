@@ -461,7 +461,8 @@ def legend(figs: list[Figures], spec: Spec) -> list[str]:
                     "(Bröcker & Smith 2007)")
     what.append("below: the count of each bin (log scale)")
     if any("class" in f.table and f.table["class"].notna().any() for f in figs):
-        what.append("classwise: a curve per class, one-vs-rest (the key in the corner)")
+        what.append("classwise: a curve per class, one-vs-rest (the key under the diagram; "
+                    "each class's band outlined in its colour)")
     out = ["; ".join(what) + "."]
     if any(f.smooth for f in figs):
         out.append(SMOOTH_LEGEND)

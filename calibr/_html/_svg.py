@@ -221,34 +221,56 @@ def _marks(c: Curve, colour: str, worst: int | None) -> list[str]:
     return out
 
 
+#: A diagram of several curves (classes, or two models) is drawn larger, by this
+#: factor (its viewBox is the same: marks and text scale together), with its key
+#: beneath the plot rather than over the curves.
+SEVERAL_SCALE = 1.3
+
+#: The key of a diagram of several curves: items per row, a row's height.
+KEY_PER_ROW, KEY_ROW = 3, 16
+
+
+def _band_of(rows: pd.DataFrame, colour: str, several: bool) -> str:
+    """:func:`_band`; with several curves also its edges in its colour, fainter
+    filled, so that overlapping bands stay apart."""
+    band = _band(rows, colour)
+    return band.replace('class="band"', f'class="band several" stroke="{colour}"') \
+        if several else band
+
+
 def reliability_svg(curves: list[Curve], title: str, *, worst: tuple[int, int] | None = None,
                     band: bool = True) -> str:
     """A reliability diagram of ``curves`` as an inline ``<svg>`` element.
 
     ``worst`` is (curve, row) of the bin with the largest gap, ringed; ``title``
-    names the figure for screen readers (``aria-label`` and ``<title>``)."""
-    parts = [f'<svg class="rd" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
-             f'width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{esc(title)}">',
+    names the figure for screen readers (``aria-label`` and ``<title>``). With
+    several labelled curves the figure is :data:`SEVERAL_SCALE` times larger, the
+    bands are outlined and the key is a row under the axis, off the curves."""
+    labelled = [(j, c) for j, c in enumerate(curves) if c.label is not None]
+    rows = -(-len(labelled) // KEY_PER_ROW)
+    height = HEIGHT + KEY_ROW * rows
+    scale = SEVERAL_SCALE if labelled else 1.0
+    cls = "rd several" if labelled else "rd"
+    parts = [f'<svg class="{cls}" xmlns="http://www.w3.org/2000/svg" '
+             f'viewBox="0 0 {WIDTH} {height}" width="{WIDTH * scale:g}" '
+             f'height="{height * scale:g}" role="img" aria-label="{esc(title)}">',
              f"<title>{esc(title)}</title>"]
     parts += _axes("mean predicted probability (bin)", "observed frequency")
     for j, c in enumerate(curves):
         if band:
-            parts.append(_band(c.rows, COLOURS[j % len(COLOURS)]))
+            parts.append(_band_of(c.rows, COLOURS[j % len(COLOURS)], len(curves) > 1))
     for j, c in enumerate(curves):
         parts += _marks(c, COLOURS[j % len(COLOURS)],
                         worst[1] if worst is not None and worst[0] == j else None)
     parts += _histogram(curves)
-    if any(c.label is not None for c in curves):
-        y = TOP + 14
-        wide = max(len(c.label or "") for c in curves) * 6 + 34
-        parts.append(f'<rect class="key" x="{_f(_x(0.02))}" y="{TOP + 3}" width="{wide}" '
-                     f'height="{15 * len(curves) + 3}" rx="3"/>')
-        for j, c in enumerate(curves):
-            colour = COLOURS[j % len(COLOURS)]
-            parts.append(f'<path class="curve" stroke="{colour}" d="M{_f(_x(0.04))} {y - 4}h16"/>'
-                         f'<text class="legend" x="{_f(_x(0.04) + 21)}" y="{y}">'
-                         f"{esc(c.label)}</text>")
-            y += 15
+    width = (WIDTH - LEFT - RIGHT_MARGIN) / KEY_PER_ROW
+    for i, (j, c) in enumerate(labelled):
+        colour = COLOURS[j % len(COLOURS)]
+        x = LEFT + width * (i % KEY_PER_ROW)
+        y = HEIGHT + KEY_ROW * (i // KEY_PER_ROW) + 11
+        parts.append(f'<path class="curve" stroke="{colour}" d="M{_f(x)} {_f(y - 4)}h16"/>'
+                     f'<text class="legend" x="{_f(x + 21)}" y="{_f(y)}">'
+                     f"{esc(c.label)}</text>")
     parts.append("</svg>")
     return "".join(p for p in parts if p)
 
