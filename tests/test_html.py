@@ -1038,7 +1038,7 @@ def check_prose(root: Node) -> None:
 
 
 def test_report_html_of_the_bundled_data(capsys, tmp_path):
-    """README's first command path: calibr report --html report.html."""
+    """README's first command with --html: calibr report --html report.html."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "`calibr report --html report.html`" in readme.split("\n## ", 1)[0]
     html = tmp_path / "report.html"
