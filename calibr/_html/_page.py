@@ -151,7 +151,7 @@ svg{font-family:inherit}svg.rd{flex:0 0 auto}
 svg .grid{stroke:#e8ecf0;stroke-width:1;fill:none}
 svg .frame{fill:none;stroke:#9aa4af;stroke-width:1}
 svg .diag{stroke:#7d8894;stroke-dasharray:4 3;fill:none}
-svg .band{opacity:.18;stroke:none}
+svg .band{opacity:.18}
 svg .band.several{opacity:1;fill-opacity:.07;stroke-width:1;stroke-opacity:.55;
 stroke-dasharray:3 2}
 svg .ci{stroke-width:1.4;fill:none;opacity:.75}
