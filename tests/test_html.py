@@ -1537,6 +1537,21 @@ def test_in_chromium_the_overview_aligns_numbers_on_the_point(tmp_path, breast):
         digits |= {len(text.partition(".")[2]) for text, _ in column}
         assert max(xs) - min(xs) < 0.5, column
     assert len(digits) > 3  # the columns hold numbers of several lengths
+    # a column whose widest tail is scientific ("e" and "-" are not digit-wide), with
+    # bold (significant) and plain numbers and a mark on one
+    from calibr._html import _format, _page
+
+    values = [1.234e-05, 0.5, 3.0, -0.0012, 0.25]
+    rows = [[_page.Cell(_format.num(v) + ('<span class="flag">*</span>' if v == 3.0 else ""),
+                        repr(v), "sig" if v < 0.3 else "")] for v in values]
+    table = _page.Table([("x", "", "")], rows, sortable=True, cls="overview")
+    page = _page.render(_page.Page("t", [], table, []))
+    head, tail = page.rsplit("</body>", 1)
+    probed.write_text(head + _POINT_PROBE + "</body>" + tail, encoding="utf-8")
+    proc = browse(probed, tmp_path / "profile", "--window-size=1280,1000", "--dump-dom")
+    column, = json.loads(parse(proc.stdout).find("pre").text()).values()
+    assert [text for text, _ in column] == ["1.234e-05", "0.5", "3", "-0.0012", "0.25"]
+    assert max(x for _, x in column) - min(x for _, x in column) < 0.5, column
 
 
 # --------------------------------------------------------------------------

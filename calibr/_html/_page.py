@@ -102,7 +102,8 @@ white-space:nowrap}
 .grid .tl{display:inline-grid;text-align:left}
 .grid .tl::before,.grid .tl::after{content:attr(data-w);grid-area:1/1;visibility:hidden;
 height:0;font-weight:700}.grid .tl::after{content:attr(data-x)}.grid .tl>span{grid-area:1/1}
-.grid .al,.grid .v>.flag:first-of-type{display:inline-block;width:1ch;text-align:left}
+.grid .al,.grid .v>.flag:first-of-type{display:inline-block;width:1ch;text-align:left;
+font-weight:700}
 .grid thead th{background:var(--soft);font-weight:600;position:sticky;top:0;z-index:1;
 border-bottom:2px solid var(--line)}
 .grid tbody tr:hover{background:#f7fafd}
