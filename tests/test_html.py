@@ -863,6 +863,18 @@ def test_the_chart_of_differences_is_drawn_to_its_scale(est, low):
         [zero + scale * e for e in finite], abs=0.12)
 
 
+def test_a_long_label_of_the_chart_of_differences_is_cut_with_its_whole_as_tooltip():
+    from calibr._html import _svg
+
+    long = "ece (segment = " + "x" * 80 + ")"
+    svg = parse(_svg.difference_svg(["ece", long], [0.1, 0.2], [0.0, 0.1], [False, True],
+                                    0.95)).find("svg", "diff")
+    texts = svg.find_all("text", "legend")
+    assert [t.find("title").text() for t in texts] == ["ece", long]
+    shown = texts[1].text()[len(long):]
+    assert len(shown) == _svg.DIFF_LABEL_CHARS and shown == long[:59] + "…"
+
+
 def test_classwise_curves_up_to_three_classes_then_the_top_label():
     """The diagrams of 2 or 3 classes draw a curve per class; of 4 or more, the top
     label (calibr.cli's --plot rule)."""

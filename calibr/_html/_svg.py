@@ -290,6 +290,10 @@ def _nice_ticks(lo: float, hi: float) -> list[float]:
 #: container, never wider than this) and a long label takes the whole width.
 DIFF_WIDTH, DIFF_MARGIN, DIFF_ROW = 400, 12, 34
 
+#: A longer label is cut to this many characters (with "…"; the whole label is its
+#: tooltip, and the table above the chart has it): 11 px text in the chart's width.
+DIFF_LABEL_CHARS = 60
+
 
 def difference_svg(labels: list[str], estimates: Sequence[float], lows: Sequence[float],
                    worse: Sequence[bool], level: float) -> str:
@@ -317,7 +321,9 @@ def difference_svg(labels: list[str], estimates: Sequence[float], lows: Sequence
     for i, (label, e, b, w) in enumerate(zip(labels, est, low, worse, strict=True)):
         yc = 24 + DIFF_ROW * i
         colour = COLOURS[1] if w else COLOURS[0]
-        parts.append(f'<text class="legend" x="{DIFF_MARGIN}" y="{yc - 9}">{esc(label)}</text>')
+        shown = label if len(label) <= DIFF_LABEL_CHARS else label[:DIFF_LABEL_CHARS - 1] + "…"
+        parts.append(f'<text class="legend" x="{DIFF_MARGIN}" y="{yc - 9}">'
+                     f"<title>{esc(label)}</title>{esc(shown)}</text>")
         if math.isfinite(b):
             parts.append(f'<path class="ci" stroke="{colour}" d="M{_f(x(b))} {yc}H{_f(x(hi))}'
                          f'M{_f(x(b))} {yc - 5}v10"/>')
