@@ -16,6 +16,7 @@ there).
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import math
@@ -285,7 +286,7 @@ def test_multiclass_report_draws_the_top_label(rref):
     body = first.find("table", "bins").find("tbody").find_all("tr")
     mine = top[top["model"] == "logistic"]
     assert [numbers(tr)[2] for tr in body] == mine["n"].astype(float).tolist()
-    assert "top label" in first.text()
+    assert "confidence diagram" in first.find("p", "lead").text()
 
 
 def test_the_bin_options_reach_every_binned_metric(breast):
@@ -330,6 +331,88 @@ def test_escaping_of_group_labels():
     # the figures' accessible names hold the labels as text too
     names = [svg.attrs["aria-label"] for svg in root.find_all("svg", "rd")]
     assert names == [f"Reliability diagram of g = {v}" for v in sorted(labels)]
+
+
+def test_labels_with_characters_html_cannot_carry():
+    """A NUL, other control characters, a noncharacter and a lone surrogate in a label
+    are written as Python writes them in a string (\\x00): the page holds none of them,
+    encodes as UTF-8, and each label still shows apart from the others."""
+    labels = ["a\x00b", "tab\there", "cr\rlf", "del\x7f", "c1\x85", "non\ufffe",
+              "plane\U0010ffff", "é😀"]
+    rng = np.random.default_rng(2)
+    n = 20 * len(labels)
+    p = rng.random(n)
+    df = pd.DataFrame({"g": np.repeat(labels, 20), "p": p, "y": (rng.random(n) < p) * 1})
+    # a lone surrogate in the title (pandas' Arrow strings cannot hold one in a key)
+    page = calibr.html_report(df.groupby("g"), "p", "y", bins=3, consistency=None,
+                              title="t\x00it\ud800le")
+    bad = [c for c in page if ord(c) < 32 and c not in "\t\n\x0c" or 0x7f <= ord(c) <= 0x9f
+           or 0xd800 <= ord(c) <= 0xdfff or (ord(c) & 0xFFFE) == 0xFFFE
+           or 0xfdd0 <= ord(c) <= 0xfdef]
+    assert bad == []
+    page.encode("utf-8")  # no lone surrogate left
+    root = parse(page)
+    shown = [cells[0].text() for cells in overview(root)[1]]
+    want = {"a\x00b": "a\\x00b", "tab\there": "tab\there", "cr\rlf": "cr\\x0dlf",
+            "del\x7f": "del\\x7f", "c1\x85": "c1\\x85", "non\ufffe": "non\\ufffe",
+            "plane\U0010ffff": "plane\\U0010ffff", "é😀": "é😀"}
+    assert shown == [want[v] for v in sorted(labels)]
+    assert root.find("title").text() == "t\\x00it\\ud800le"
+    assert root.find("h1").text() == "t\\x00it\\ud800le"
+
+
+@pytest.mark.parametrize("metrics", [{"n": "ece"}, {"bins": "ece"}, {"form": "ece"},
+                                     {"mce": "mce", "mce_bin_n": "ece"}])
+def test_metric_names_cannot_take_the_pages_own_columns(metrics):
+    """The page's own columns (n, form, bins, an MCE's bin count) live apart from the
+    metrics': a metric named like one is shown as that metric, beside the page's
+    column, which keeps its number (20 rows; the MCE's bin count)."""
+    rng = np.random.default_rng(4)
+    p = rng.random(40)
+    df = pd.DataFrame({"g": np.repeat(["a", "b"], 20), "p": p,
+                       "y": (rng.random(40) < p) * 1})
+    page = calibr.html_report(df.groupby("g"), "p", "y", metrics=metrics)
+    root = parse(page)
+    table = root.find("table", "overview")
+    titles = [th.attrs.get("title", "") for th in table.find("thead").find_all("th")]
+    rows = overview(root)[1]
+    ref = calibr.summarise(df.groupby("g"), "p", "y",
+                           metrics={k: calibr.metric(v, bins=10) for k, v in metrics.items()})
+    count_at = titles.index("rows of the group")
+    assert [numbers(cells[count_at]) for cells in rows] == [[20.0], [20.0]]
+    for name, func in metrics.items():
+        at = [i for i, t in enumerate(titles) if t == func
+              and table.find("thead").find_all("th")[i].text() == name]
+        assert len(at) == 1, (name, titles)
+        assert [numbers(cells[at[0]])[0] for cells in rows] == ref[name].tolist()
+    if "mce" in metrics:
+        at = titles.index("samples in the bin the MCE comes from")
+        tab = calibr.calibration_table("p", "y", data=df, by="g", bins=10)
+        want = [float(t.sort_values(["gap", "n"], ascending=False)["n"].iloc[0])
+                for _, t in tab.groupby("g")]
+        assert [numbers(cells[at])[0] for cells in rows] == want
+    # a bins column appears only for groups of different bins: not here
+    assert "the bins of the metrics" not in titles and "the form of the metrics" not in titles
+
+
+@pytest.mark.parametrize("rule, words", [("sweep", "the monotonic sweep's number of bins"),
+                                         ("auto", "the cube-root rule's number of bins")])
+def test_bins_chosen_from_the_data(breast, rule, words):
+    """bins="sweep" or "auto": the header says the rule, the metrics are summarise's
+    and each group's per-bin table has the bins the rule chose for it."""
+    page = calibr.html_report(breast.groupby("model"), "p", "y", bins=rule, consistency=None)
+    root = parse(page)
+    assert meta_of(root)["bins"].startswith(words)
+    heads, rows = overview(root)
+    ref = calibr.summarise(breast.groupby("model"), "p", "y",
+                           metrics={"ece": calibr.metric("ece", bins=rule),
+                                    "mce": calibr.metric("mce", bins=rule)})
+    for name in ("ece", "mce"):
+        assert [numbers(cells[heads.index(name)])[0] for cells in rows] == ref[name].tolist()
+    tab = calibr.calibration_table("p", "y", data=breast, by="model", bins=rule)
+    for sec, (_, t) in zip(root.find_all("details", "group"), tab.groupby("model"),
+                           strict=True):
+        assert len(sec.find("table", "bins").find("tbody").find_all("tr")) == len(t)
 
 
 def meta_of(root: Node) -> dict[str, str]:
@@ -458,7 +541,12 @@ def test_top_label_diagrams_say_why_their_largest_gap_is_not_the_mce():
         probs = sub[[f"p_{k}" for k in range(10)]]
         top = calibr.mce(probs, sub["y"], type="confidence", classes=range(10))
         mce = numbers(dict(zip(heads, cells, strict=True))["mce"])[0]
-        note = [li for li in sec.find_all("li") if li.text().startswith("top label")][0]
+        note = sec.find("p", "lead")  # above the diagram: read before it
+        assert note.text().startswith("confidence diagram")
+        # the heading's numbers say they are classwise
+        facts = sec.find("span", "facts")
+        assert "ece (classwise) " in facts.text() and "mce (classwise) " in facts.text()
+        assert numbers(facts)[2] == mce  # n, ece, mce
         assert numbers(note) == pytest.approx([top, mce], rel=1e-12)
         assert "classwise" in note.text() and "need not agree" in note.text()
         tagged = [tr for tr in sec.find("table", "bins").find_all("tr")
@@ -613,7 +701,9 @@ def test_numbers_are_shown_to_4_significant_digits():
 
 def _viewbox(svg: Node) -> tuple[float, float]:
     _, _, w, h = map(float, svg.attrs["viewbox"].split())
-    assert (w, h) == (float(svg.attrs["width"]), float(svg.attrs["height"]))
+    # drawn at its viewBox's size, or larger by one factor (a diagram of several curves)
+    scale = float(svg.attrs["width"]) / w
+    assert float(svg.attrs["height"]) == pytest.approx(h * scale, rel=1e-9) and scale >= 1
     return w, h
 
 
@@ -803,8 +893,21 @@ def test_the_chart_of_differences_is_drawn_to_its_scale(est, low):
     assert xs == pytest.approx([zero + scale * v for v in values], abs=0.06)
     points = [p for p in svg.find_all("path", "pt")]
     finite = [e for e in est if math.isfinite(e)]
+    # the point, 0 and the ticks each written to 0.1 px; the scale read from the ticks
     assert [_path_points(p.attrs["d"])[0][0] + 4 for p in points] == pytest.approx(
-        [zero + scale * e for e in finite], abs=0.06)
+        [zero + scale * e for e in finite], abs=0.12)
+
+
+def test_a_long_label_of_the_chart_of_differences_is_cut_with_its_whole_as_tooltip():
+    from calibr._html import _svg
+
+    long = "ece (segment = " + "x" * 80 + ")"
+    svg = parse(_svg.difference_svg(["ece", long], [0.1, 0.2], [0.0, 0.1], [False, True],
+                                    0.95)).find("svg", "diff")
+    texts = svg.find_all("text", "legend")
+    assert [t.find("title").text() for t in texts] == ["ece", long]
+    shown = texts[1].text()[len(long):]
+    assert len(shown) == _svg.DIFF_LABEL_CHARS and shown == long[:59] + "…"
 
 
 def test_classwise_curves_up_to_three_classes_then_the_top_label():
@@ -820,8 +923,23 @@ def test_classwise_curves_up_to_three_classes_then_the_top_label():
         assert len(svg.find_all("path", "curve")) == curves + (curves > 1) * curves
         assert [t.text() for t in svg.find_all("text", "legend")] == (
             [f"class {j}" for j in range(k)] if curves > 1 else [])
-        assert ("the diagrams show the top label" in root.text()) == (curves == 1)
+        assert ("the diagrams are confidence diagrams" in root.text()) == (curves == 1)
         assert len(svg.find_all("path", "worst")) == 1  # one largest gap, however many curves
+        check_inside(svg)
+        # several curves: a larger figure, the key in a row under the axis (off the
+        # curves), the bands outlined in their colours
+        from calibr._html import _svg
+
+        width, _ = _viewbox(svg)
+        assert float(svg.attrs["width"]) == width * (_svg.SEVERAL_SCALE if curves > 1 else 1)
+        assert all(float(t.attrs["y"]) > _svg.HEIGHT for t in svg.find_all("text", "legend"))
+    probs = rng.dirichlet(np.ones(3), 300)
+    df = pd.DataFrame(probs, columns=["p_0", "p_1", "p_2"]).assign(
+        y=[rng.choice(3, p=row) for row in probs])
+    root = parse(calibr.html_report(df, y="y", p_prefix="p_", bins=4))
+    bands = root.find("svg", "rd").find_all("path", "band")
+    assert len(bands) == 3 and all("several" in b.attrs["class"] and b.attrs["stroke"]
+                                   for b in bands)
 
 
 
@@ -967,7 +1085,7 @@ def check_prose(root: Node) -> None:
 
 
 def test_report_html_of_the_bundled_data(capsys, tmp_path):
-    """README's first command path: calibr report --html report.html."""
+    """README's first command with --html: calibr report --html report.html."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert "`calibr report --html report.html`" in readme.split("\n## ", 1)[0]
     html = tmp_path / "report.html"
@@ -977,7 +1095,7 @@ def test_report_html_of_the_bundled_data(capsys, tmp_path):
     heads, rows = overview(root)
     assert heads[:4] == ["dataset", "model", "form", "n"]
     assert len(rows) == 6 and len(root.find_all("svg", "rd")) == 6
-    assert "top label" in root.find_all("details", "group")[3].text()
+    assert "confidence diagram" in root.find_all("details", "group")[3].text()
     check_group_links(root, 2)
     check_prose(root)
     # no test ran: the seed draws the consistency band, and says so
@@ -1453,3 +1571,230 @@ def test_in_chromium_the_overview_fits_a_desktop_window(tmp_path, breast):
     proc = browse(path, tmp_path / "profile", "--window-size=1280,1000", f"--screenshot={shot}")
     assert proc.returncode == 0 and _png_size(shot) == (1280, 1000)
 
+
+
+#: Run after the page's own script: per column of the overview, the x of the decimal
+#: point of each row's number (its own left edge: a Range over the character), or of
+#: the end of a number without one, into <pre id="probe">.
+_POINT_PROBE = """<script>
+(function(){
+var t=document.querySelector("table.overview"),cols={};
+Array.prototype.forEach.call(t.tBodies[0].rows,function(row){
+  Array.prototype.forEach.call(row.cells,function(td,j){
+    if(td.classList.contains("k"))return;var d=td.querySelector("data");if(!d)return;
+    var w=document.createTreeWalker(d,NodeFilter.SHOW_TEXT),node,last=null,r=null;
+    while((node=w.nextNode())){last=node;var at=node.textContent.indexOf(".");
+      if(at>=0&&!r){r=document.createRange();r.setStart(node,at);r.setEnd(node,at+1);}}
+    if(!r){r=document.createRange();var n=last.textContent.length;
+      r.setStart(last,n);r.setEnd(last,n);}
+    (cols[j]=cols[j]||[]).push([d.textContent,r.getBoundingClientRect().left]);});});
+var pre=document.createElement("pre");pre.id="probe";pre.textContent=JSON.stringify(cols);
+document.body.appendChild(pre);})();
+</script>"""
+
+
+def test_in_chromium_the_overview_aligns_numbers_on_the_point(tmp_path, breast):
+    """In each column of the overview the decimal points line up (0.0186 above
+    0.06211, 0.01 above 0.285, 1 above 0.5), with and without a mark (*) after the
+    number: the pads are layout, the numbers' text is as it was."""
+    frame = pd.concat([breast.assign(dataset=f"set_{i}") for i in range(2)])
+    page = calibr.html_report(frame.groupby(["dataset", "model"]), "p", "y",
+                              metrics=["ece", "mce", "skce"], tests=["skce", "consistency"],
+                              n_resamples=50, consistency=None)
+    check_shown(parse(page))
+    head, tail = page.rsplit("</body>", 1)
+    probed = tmp_path / "points.html"
+    probed.write_text(head + _POINT_PROBE + "</body>" + tail, encoding="utf-8")
+    proc = browse(probed, tmp_path / "profile", "--window-size=1280,1000", "--dump-dom")
+    assert proc.returncode == 0 and console(proc.stderr) == [], console(proc.stderr)
+    cols = json.loads(parse(proc.stdout).find("pre").text())
+    assert len(cols) == 9  # n, ece, mce, mce bin n, skce, two p-values and their Holm
+    digits = set()
+    for column in cols.values():
+        xs = [x for _, x in column]
+        digits |= {len(text.partition(".")[2]) for text, _ in column}
+        assert max(xs) - min(xs) < 0.5, column
+    assert len(digits) > 3  # the columns hold numbers of several lengths
+    # a column whose widest tail is scientific ("e" and "-" are not digit-wide), with
+    # bold (significant) and plain numbers and a mark on one
+    from calibr._html import _format, _page
+
+    values = [1.234e-05, 0.5, 3.0, -0.0012, 0.25]
+    rows = [[_page.Cell(_format.num(v) + ('<span class="flag">*</span>' if v == 3.0 else ""),
+                        repr(v), "sig" if v < 0.3 else "")] for v in values]
+    table = _page.Table([("x", "", "")], rows, sortable=True, cls="overview")
+    page = _page.render(_page.Page("t", [], table, []))
+    head, tail = page.rsplit("</body>", 1)
+    probed.write_text(head + _POINT_PROBE + "</body>" + tail, encoding="utf-8")
+    proc = browse(probed, tmp_path / "profile", "--window-size=1280,1000", "--dump-dom")
+    column, = json.loads(parse(proc.stdout).find("pre").text()).values()
+    assert [text for text, _ in column] == ["1.234e-05", "0.5", "3", "-0.0012", "0.25"]
+    assert max(x for _, x in column) - min(x for _, x in column) < 0.5, column
+
+
+# --------------------------------------------------------------------------
+# on a phone: Chromium's device emulation over the DevTools protocol
+
+
+class DevTools:
+    """Headless Chromium driven over ``--remote-debugging-pipe`` (the standard library
+    only: the protocol's JSON messages, each ended by a NUL byte, on the file
+    descriptors 3, read by the browser, and 4, written by it)."""
+
+    def __init__(self, profile: Path) -> None:
+        to_browser, self._to = os.pipe()
+        self._from, from_browser = os.pipe()
+
+        def descriptors() -> None:  # in the child: the pipe's ends at 3 and 4
+            os.dup2(to_browser, 3)
+            os.dup2(from_browser, 4)
+
+        self.proc = subprocess.Popen(
+            [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             "--no-first-run", "--disable-extensions", "--disable-background-networking",
+             f"--user-data-dir={profile}", "--remote-debugging-pipe", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=descriptors, pass_fds=(3, 4))
+        os.close(to_browser)
+        os.close(from_browser)
+        self._buffer, self._id, self.events = b"", 0, []
+
+    def _message(self) -> dict:
+        while b"\0" not in self._buffer:
+            chunk = os.read(self._from, 1 << 16)
+            assert chunk, "Chromium closed the DevTools pipe"
+            self._buffer += chunk
+        message, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def send(self, method: str, session: str | None = None, **params) -> dict:
+        """Send a command (to a page's ``session``) and return its result."""
+        self._id += 1
+        message = {"id": self._id, "method": method, "params": params}
+        if session is not None:
+            message["sessionId"] = session
+        os.write(self._to, json.dumps(message).encode() + b"\0")
+        while True:
+            got = self._message()
+            if got.get("id") == self._id:
+                assert "error" not in got, (method, got["error"])
+                return got["result"]
+            self.events.append(got)
+
+    def wait(self, method: str) -> dict:
+        """The first event ``method`` (kept or still to come)."""
+        for i, event in enumerate(self.events):
+            if event.get("method") == method:
+                return self.events.pop(i)
+        while True:
+            got = self._message()
+            if got.get("method") == method:
+                return got
+            self.events.append(got)
+
+    def close(self) -> None:
+        try:
+            self.send("Browser.close")
+            self.proc.wait(timeout=60)
+        finally:
+            if self.proc.poll() is None:  # pragma: no cover - a browser that hangs
+                self.proc.kill()
+                self.proc.wait()
+            os.close(self._to)
+            os.close(self._from)
+
+
+#: A phone's screen as Chromium's device emulation lays it out (CSS pixels).
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
+
+#: Run in the page on the phone: opens every group, then measures the layout (the
+#: document's width, every number's and figure's box) and the console's errors.
+_PHONE_PROBE = """(function(){
+document.querySelectorAll("details.group").forEach(function(d){d.open=true;});
+var vw=window.innerWidth,out={width:vw,scroll:document.documentElement.scrollWidth,
+outside:[],hidden:0,numbers:0,figures:0};
+function check(el,what){var r=el.getBoundingClientRect();
+  if(r.width<=0||r.height<=0){out.hidden++;return;}
+  if(r.left<-0.5||r.right>vw+0.5)out.outside.push([what,r.left,r.right]);}
+document.querySelectorAll("data").forEach(function(d){out.numbers++;
+  check(d,d.getAttribute("value")+" "+d.textContent);});
+document.querySelectorAll("svg").forEach(function(s){out.figures++;check(s,"svg");
+  s.querySelectorAll("text").forEach(function(t){check(t,"svg text "+t.textContent);});});
+return JSON.stringify(out);})()"""
+
+
+def on_a_phone(page: Path, profile: Path, shot: Path) -> dict:
+    """``page`` on a 390 px phone (Chromium's device emulation: a mobile viewport of
+    width 390 at 3 device pixels per CSS pixel, as a phone lays out a page with a
+    viewport meta tag; ``--window-size`` would lay it out at 500 px): what
+    :data:`_PHONE_PROBE` measures, and a screenshot of the whole page in ``shot``."""
+    browser = DevTools(profile)
+    try:
+        target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+        session = browser.send("Target.attachToTarget", targetId=target,
+                               flatten=True)["sessionId"]
+        browser.send("Page.enable", session)
+        browser.send("Runtime.enable", session)
+        browser.send("Emulation.setDeviceMetricsOverride", session, **PHONE)
+        browser.send("Page.navigate", session, url=page.as_uri())
+        browser.wait("Page.loadEventFired")
+        got = json.loads(browser.send("Runtime.evaluate", session, expression=_PHONE_PROBE,
+                                      returnByValue=True)["result"]["value"])
+        got["console"] = [e["params"] for e in browser.events
+                          if e.get("method") in ("Runtime.consoleAPICalled",
+                                                 "Runtime.exceptionThrown")]
+        height = json.loads(browser.send(
+            "Runtime.evaluate", session, returnByValue=True,
+            expression="JSON.stringify(document.documentElement.scrollHeight)")
+            ["result"]["value"])
+        png = browser.send("Page.captureScreenshot", session, format="png",
+                           captureBeyondViewport=True,
+                           clip={"x": 0, "y": 0, "width": PHONE["width"],
+                                 "height": min(height, 5000), "scale": 1})["data"]
+        shot.write_bytes(base64.b64decode(png))
+    finally:
+        browser.close()
+    return got
+
+
+def check_phone(got: dict) -> None:
+    """No sideways scroll at 390 px, and every number and figure inside the screen."""
+    assert got["width"] == PHONE["width"], got["width"]  # not widened to fit the content
+    assert got["scroll"] <= PHONE["width"], got["scroll"]
+    assert got["outside"] == [], got["outside"][:10]
+    assert got["hidden"] == 0
+    assert got["numbers"] > 100 and got["figures"] > 0
+    assert got["console"] == []
+
+
+def test_on_a_phone_the_report_fits(tmp_path, breast):
+    """A report of 9 groups with two keys, three metrics with intervals and two tests
+    with their Holm columns, on a 390 px phone: no sideways scroll, every number (the
+    overview's, each group's per-bin table's) and every figure with its labels inside
+    the screen. Screenshot kept (html_report_phone.png)."""
+    frame = pd.concat([breast.assign(dataset=f"set_{i}") for i in range(3)])
+    page = calibr.html_report(frame.groupby(["dataset", "model"]), "p", "y",
+                              metrics=["ece", "mce", "skce"], tests=["skce", "consistency"],
+                              confidence_level=0.9, n_resamples=50)
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
+    shot = artefacts() / "html_report_phone.png"
+    shot.unlink(missing_ok=True)
+    check_phone(on_a_phone(path, tmp_path / "profile", shot))
+    assert _png_size(shot)[0] == PHONE["width"] * PHONE["deviceScaleFactor"]
+
+
+def test_on_a_phone_the_comparison_fits(capsys, both, tmp_path):
+    """compare's page on a 390 px phone: the overview, the chart of differences (it
+    scales with the screen) and both models' diagrams and per-bin tables inside the
+    screen. Screenshot kept (compare_report_phone.png)."""
+    html = tmp_path / "compare.html"
+    code, _, err = run(capsys, "compare", both, "--p-baseline", "logistic", "--p-candidate",
+                       "naive_bayes", "--by", "segment", "--metrics", "ece,mce",
+                       "--n-resamples", "200", "--html", html)
+    assert code == 1, err
+    shot = artefacts() / "compare_report_phone.png"
+    shot.unlink(missing_ok=True)
+    got = on_a_phone(html, tmp_path / "profile", shot)
+    check_phone(got)
+    assert got["figures"] == 3

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -19,9 +20,29 @@ DIGITS = 4
 PVALUE_FLOOR = float(np.finfo(np.float64).eps)
 
 
+#: The characters an HTML page cannot carry as text: the C0 controls but tab, line
+#: feed and form feed (a carriage return is read as a line feed), DEL and the C1
+#: controls, the noncharacters (U+FDD0 to U+FDEF, and the last two code points of
+#: every plane), and lone surrogates (which UTF-8 cannot encode).
+_UNCARRIED = re.compile("[\x00-\x08\x0b\x0d-\x1f\x7f-\x9f\ufdd0-\ufdef\ud800-\udfff"
+                        + "".join(chr(plane + 0xFFFE) + chr(plane + 0xFFFF)
+                                  for plane in range(0, 0x110000, 0x10000)) + "]")
+
+
+def _visible(match: re.Match) -> str:
+    """A character the page cannot carry, as Python writes it in a string."""
+    code = ord(match.group())
+    return (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF
+            else f"\\U{code:08x}")
+
+
 def esc(value: Any) -> str:
-    """``value`` as text safe in HTML content and in quoted attributes."""
-    return html.escape(str(value), quote=True)
+    """``value`` as text safe in HTML content and in quoted attributes: markup
+    characters escaped, and each character the page cannot carry (a NUL, another
+    control character, a noncharacter, a lone surrogate) written as Python writes
+    it in a string, ``\\x00``, so that it shows and the file stays valid UTF-8.
+    Every text of the page goes through here (``docs/cli.md``, "The HTML report")."""
+    return html.escape(_UNCARRIED.sub(_visible, str(value)), quote=True)
 
 
 def key_text(value: Any) -> str:
@@ -97,8 +118,15 @@ def pvalue_at_resolution(v: Any, n_resamples: int | None) -> float:
 
 def bins_words(bins: Any, binning: str, right: bool) -> str:
     """The header's words for the bins, e.g. "10 equal-width bins on [0, 1], closed on
-    the right ((a, b], 0 in the first bin)"."""
-    if isinstance(bins, (int, np.integer)):
+    the right ((a, b], 0 in the first bin)": a number, breaks, or a rule that chooses
+    the number from the data (``"sweep"``, ``"auto"``, ``docs/definitions.md``)."""
+    if isinstance(bins, str):  # a rule that chooses each group's number from its data
+        what = {"sweep": "the monotonic sweep's number of bins (the largest number whose "
+                         "observed frequencies still rise with the predictions)",
+                "auto": "the cube-root rule's number of bins (the cube root of the rows, "
+                        "rounded up)"}[bins]
+        what += f", {binning}, chosen from each group's and class's own data"
+    elif isinstance(bins, (int, np.integer)):
         what = f"{int(bins)} {binning} bins" + (" on [0, 1]" if binning == "equal-width" else
                                                  " (each group's and class's own breaks)")
     else:

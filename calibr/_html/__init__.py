@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .._defaults import (
     BINNED_TYPE_DEFAULT,
@@ -53,6 +54,7 @@ from ._report import (
     CONSISTENCY_RESAMPLES,
     Figures,
     Spec,
+    bin_n_column,
     figures,
     intervals_words,
     report_page,
@@ -156,7 +158,8 @@ def html_report(
         Also the bins of the diagrams and per-bin tables; keyword-only.
     type : {"classwise", "confidence"}, default "classwise", keyword-only
         The multiclass form of ece and mce, and of the diagrams of at most 3
-        classes (more classes are drawn as the top label).
+        classes (more classes are drawn as the confidence diagram: each row's
+        highest probability against whether its predicted class is the label).
     <calibr:binning>
     <calibr:right>
     consistency : float or None, default 0.9, keyword-only
@@ -168,7 +171,7 @@ def html_report(
         ``docs/definitions.md``, "One name per idea").
     smooth : bool, default False, keyword-only
         Also draw each group's smooth reliability curve
-        (:func:`calibr.smece_curve`) in binary and top-label diagrams.
+        (:func:`calibr.smece_curve`) in binary and confidence diagrams.
     rng : None, int or numpy.random.Generator, default 0, keyword-only
         The random numbers of the tests, the intervals and the bands (group g
         draws from ``numpy.random.SeedSequence(rng).spawn(groups)[g]``, as
@@ -229,10 +232,20 @@ def html_report(
             spec = Metric(spec.func, {**bin_opts, **spec.options})
         specs[name] = spec
     common = {"p_prefix": p_prefix, "classes": classes, "na_rm": na_rm, "weights": weights}
-    summary = summarise(data, p, y, metrics={"n": _count, **specs}, tests=tests, rng=rng,
+    # the page's own columns (n, form, bins, each MCE's bin count) are kept apart from
+    # the summary's, so that no metric name can take their place; the count runs as a
+    # metric under a name that no metric, key or test column has
+    test_specs = named_tests(tests)
+    taken = {*map(str, specs), *map(str, keys),
+             *(f"{t}_{end}" for t, _ in test_specs for end in ("statistic", "pvalue"))}
+    n_name = "n"
+    while n_name in taken:
+        n_name = "_" + n_name
+    summary = summarise(data, p, y, metrics={n_name: _count, **specs}, tests=tests, rng=rng,
                         **common)
-    n = summary["n"].to_numpy(dtype=np.float64)
-    summary["n"] = n.astype(np.int64) if bool(np.all(n == np.floor(n))) else n
+    n = summary.pop(n_name).to_numpy(dtype=np.float64)
+    own = pd.DataFrame({"form": form, "n": n.astype(np.int64)
+                        if bool(np.all(n == np.floor(n))) else n}, index=summary.index)
     row_keys = [norm_key(r) for r in summary[keys].itertuples(index=False, name=None)] \
         if keys else [()]
     for name, spec in specs.items():
@@ -243,8 +256,7 @@ def html_report(
         tab = calibration_table(p, y, data=data, bins=opts["bins"], type=opts["type"],
                                 binning=opts["binning"], right=opts["right"], **common)
         counts = bin_count_of_mce(tab, keys)
-        summary.insert(summary.columns.get_loc(name) + 1, f"{name}_bin_n",
-                       [counts.get(key, np.nan) for key in row_keys])
+        own[bin_n_column(name)] = [counts.get(key, np.nan) for key in row_keys]
     if confidence_level is not None:
         bounds = summarise(data, p, y, metrics=specs, confidence_level=confidence_level,
                            ci_method=ci_method, n_resamples=n_resamples, rng=rng, **common)
@@ -252,7 +264,6 @@ def html_report(
             at = summary.columns.get_loc(name)
             summary.insert(at + 1, f"{name}_low", bounds[f"{name}_low"].to_numpy())
             summary.insert(at + 2, f"{name}_high", bounds[f"{name}_high"].to_numpy())
-    summary.insert(summary.columns.get_loc("n"), "form", form)
     test_specs = named_tests(tests)
     n_default = defaults(calibration_test)["n_resamples"]
     spec = Spec(keys, [(name, _func_name(s)) for name, s in specs.items()],
@@ -274,9 +285,11 @@ def html_report(
                    f"; label {cols.y}" + (f"; weights {weights}" if weights is not None else "")))
     header.append(("form", {"binary": "binary: one probability column",
                             "classwise": f"classwise: one-vs-rest for each of {k} classes",
-                            "confidence": "confidence: the top-label probability against "
-                                          "whether the top label is right"}[form]
-                   + ("; the diagrams show the top label" if drawn != form else "")))
+                            "confidence": "confidence: each row's highest probability "
+                                          "against whether its class is the label"}[form]
+                   + ("; the diagrams are confidence diagrams (each row's highest probability "
+                      "against whether its predicted class is the label)"
+                      if drawn != form else "")))
     header.append(("bins", bins_words(bins, binning, right)))
     if test_specs:
         header.append(("tests", ", ".join(f"{name} ({t.method})" for name, t in test_specs)
@@ -292,7 +305,7 @@ def html_report(
                                       intervals=confidence_level is not None)))
     header.append(("calibr", _version()))
     page = report_page(summary, spec, [figs], header=header,
-                       title=title or "Calibration report")
+                       title=title or "Calibration report", own=own)
     return render(page)
 
 

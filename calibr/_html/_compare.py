@@ -21,7 +21,7 @@ CHART_AT_MOST = 200
 
 #: The per-bin tables of compare's diagrams take calibration_table()'s default bins
 #: (read from its signature, so that the default is written once, in calibr/_defaults.py),
-#: and the top label for a multiclass model (one curve per model).
+#: and the confidence diagram for a multiclass model (one curve per model).
 
 
 def _group_title(by: list, key: tuple) -> str:
@@ -80,7 +80,7 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
     first, items = header_items(lines)
     opts = defaults(calibration_table)
     items.append(("diagrams", bins_words(opts["bins"], opts["binning"], opts["right"])
-                  + "; a multiclass model's top label"))
+                  + "; a multiclass model's confidence diagram"))
     items.append(("calibr", f"{__version__} (the same input and options write the same file)"))
     head = [(esc(c), "group key", "k") for c in by]
     head += [("metric", "", "k"), ("n", "rows", ""), ("baseline", "the baseline's error", ""),
@@ -152,8 +152,8 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
               f"{MIN_BIN_COUNT} samples; red ring: the largest gap of either model; below: "
               "the count of each bin (log scale)."]
     if multi:
-        legend.append("top label: each row's highest probability against whether its class "
-                      "is the label.")
+        legend.append("confidence diagram: each row's highest probability (its confidence) "
+                      "against whether its predicted class is the label.")
     notes = [f"worse: the p-value is below {1 - level:.6g}; each metric and group is its own "
              "test (no correction for multiple comparisons)." if p_adjust is None else
              f"worse: the adjusted p-value is below {1 - level:.6g}; the p-values of the "

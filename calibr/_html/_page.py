@@ -15,9 +15,14 @@ scroll sideways.
 
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import dataclass, field
 
 from .._display.format import esc
+
+#: A tag in a heading's HTML (the heading's text is its label in a narrow layout).
+_TAG = re.compile(r"<[^>]*>")
 
 #: With more groups than this, every group's section starts collapsed (a report of
 #: 1,000 groups lays out only the overview until a section is opened).
@@ -48,7 +53,8 @@ class Table:
 @dataclass
 class Section:
     """One group: its heading (text), the facts shown beside it when collapsed
-    (HTML), its figure (an ``<svg>``), its per-bin table and notes."""
+    (HTML), its figure (an ``<svg>``), its per-bin table and notes (below them, and
+    ``lead`` above them: what a reader must know before reading the figure)."""
 
     anchor: str
     title: str
@@ -56,6 +62,7 @@ class Section:
     figure: str
     table: Table
     notes: list[str] = field(default_factory=list)
+    lead: list[str] = field(default_factory=list)  # HTML: notes above the figure
 
 
 @dataclass
@@ -80,18 +87,23 @@ _CSS = """
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",
 Arial,sans-serif;color:var(--fg);background:#fff}
-main{max-width:1360px;margin:0 auto;padding:22px 24px 60px}
-h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 10px}
+main{max-width:1360px;margin:0 auto;padding:22px 24px 60px;overflow-wrap:break-word}
+h1{font-size:24px;margin:0 0 4px;overflow-wrap:anywhere}h2{font-size:18px;margin:28px 0 10px}
 .sub{color:var(--muted);margin:0 0 16px}
 table{border-collapse:collapse}
 .meta{margin:0 0 8px;font-size:13px}
 .meta th{text-align:left;font-weight:600;padding:2px 16px 2px 0;vertical-align:top;
 color:var(--muted);white-space:nowrap}
-.meta td{padding:2px 0}
+.meta td{padding:2px 0;overflow-wrap:anywhere}
 .grid{font-size:13px;font-variant-numeric:tabular-nums}
 .grid th,.grid td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:right;
 white-space:nowrap}
 .grid th.k,.grid td.k{text-align:left}
+.grid .tl{display:inline-grid;text-align:left}
+.grid .tl::before,.grid .tl::after{content:attr(data-w);grid-area:1/1;visibility:hidden;
+height:0;font-weight:700}.grid .tl::after{content:attr(data-x)}.grid .tl>span{grid-area:1/1}
+.grid .al,.grid .v>.flag:first-of-type{display:inline-block;width:1ch;text-align:left;
+font-weight:700}
 .grid thead th{background:var(--soft);font-weight:600;position:sticky;top:0;z-index:1;
 border-bottom:2px solid var(--line)}
 .grid tbody tr:hover{background:#f7fafd}
@@ -119,6 +131,8 @@ margin-left:6px;vertical-align:1px}
 .tag.few{background:var(--warnbg);color:var(--warn)}.tag.worst{background:var(--badbg);
 color:var(--bad)}
 .notes{color:var(--muted);font-size:13px;margin:8px 0 0;padding-left:18px}
+p.lead{font-size:13px;margin:0;padding:10px 14px;background:var(--warnbg);
+border-bottom:1px solid var(--line)}
 .verdict{border-radius:6px;padding:12px 16px;margin:12px 0 6px;font-size:15px}
 .verdict.ok{background:var(--okbg);border-left:5px solid var(--ok)}
 .verdict.worse{background:var(--badbg);border-left:5px solid var(--bad)}
@@ -138,7 +152,9 @@ svg{font-family:inherit}svg.rd{flex:0 0 auto}
 svg .grid{stroke:#e8ecf0;stroke-width:1;fill:none}
 svg .frame{fill:none;stroke:#9aa4af;stroke-width:1}
 svg .diag{stroke:#7d8894;stroke-dasharray:4 3;fill:none}
-svg .band{opacity:.18;stroke:none}
+svg .band{opacity:.18}
+svg .band.several{opacity:1;fill-opacity:.07;stroke-width:1;stroke-opacity:.55;
+stroke-dasharray:3 2}
 svg .ci{stroke-width:1.4;fill:none;opacity:.75}
 svg .curve{stroke-width:1.6;fill:none}
 svg .smooth{stroke-width:2;fill:none;stroke-dasharray:6 3;opacity:.9}
@@ -148,10 +164,37 @@ svg .worst{fill:none;stroke:#b3261e;stroke-width:1.6}
 svg .hist{opacity:.55}
 svg .zero{stroke:#7d8894;stroke-dasharray:4 3}
 svg .tick{font-size:10px;fill:#5b6675}svg .label{font-size:11px;fill:#3a4552}
-svg .legend{font-size:11px;fill:#1d2733}svg .key{fill:#fff;opacity:.85;stroke:#d7dde4}
+svg .legend{font-size:11px;fill:#1d2733}
 footer{color:var(--muted);font-size:12px;margin-top:36px;border-top:1px solid var(--line);
 padding-top:10px}
+svg.rd,svg.diff{max-width:100%;height:auto}
 @media print{details.group{break-inside:avoid}.tools{display:none}}
+@media (max-width:640px){
+main{padding:14px 12px 40px}
+.meta th,.meta td{display:block;padding:0}.meta th{padding-top:6px}
+.wrap,.wrap.tall{overflow:visible;max-height:none;width:auto;border:0;border-radius:0}
+.grid,.grid tbody,.grid tr,.grid td{display:block}
+.grid thead tr{display:flex;flex-wrap:wrap;gap:4px 6px;padding:6px 0}
+.grid thead th{position:static;border:0;background:none;min-width:0;padding:0;
+white-space:nowrap}
+.sortable thead th button{padding:2px 18px 2px 8px;border:1px solid var(--line);
+border-radius:4px;background:var(--soft);font-size:12px}
+.sortable thead th button::after{right:5px;top:3px}
+.grid:not(.sortable) thead{position:absolute;width:1px;height:1px;overflow:hidden;
+clip:rect(0 0 0 0)}
+.grid tbody tr{border:1px solid var(--line);border-radius:6px;margin:0 0 8px;padding:4px 0}
+.grid th,.grid td,.overview th,.overview td{white-space:normal}
+.grid td{display:flex;justify-content:space-between;align-items:baseline;gap:12px;
+border:0;padding:2px 10px;text-align:right}
+.grid td::before{content:attr(data-label);color:var(--muted);font-weight:600;
+text-align:left;flex:0 1 auto}
+.grid td>.v{flex:0 1 auto;min-width:0;overflow-wrap:anywhere}
+.grid td[data-label=""]::before{content:none}.grid td:empty{display:none}
+.grid .al,.grid .tl::before,.grid .tl::after{display:none}
+.body{padding:8px;gap:10px}.body>.wrap{flex:1 1 100%}
+svg.rd{flex:1 1 auto}
+details.group>summary{padding:8px 10px}
+}
 """
 
 # Sorting: a heading's button sorts its table's rows by the cells' data-sort
@@ -184,8 +227,61 @@ document.querySelectorAll("details.group").forEach(function(d){d.open=open;});})
 """
 
 
+#: A cell that starts with a number: the number's element, its text, and the mark
+#: right after it.
+_LEAD = re.compile(r'^(<data [^>]*>)([^<]*)</data>(<span class="flag"[^>]*>[^<]*</span>)?')
+
+#: A digit: digits are tabular (one width), so a tail's shape is its digits as 0s.
+_DIGIT = re.compile(r"[0-9]")
+
+
+def _shape(tail: str) -> str:
+    return _DIGIT.sub("0", tail)
+
+
+def aligned(rows: list[list[Cell]]) -> list[list[Cell]]:
+    """``rows`` with the numbers of each column aligned on the decimal point.
+
+    A right-aligned cell that starts with a number is split at its point: the
+    part from the point on ("tail", "" for a number without one) sits in a box
+    as wide as the widest tail of its column, left-aligned. The box's width comes
+    from the browser itself: the column's widest fixed-point and widest scientific
+    tails (digits as 0s, tabular) are laid out, hidden and bold, in the same grid
+    cell (``data-w``, ``data-x``), so the font's own widths of "e" and "-" count and
+    a bold (significant) number's box is as wide as the others'.
+    A cell without the mark (* or a dagger) that others in its column carry gets a
+    blank as wide as the mark. Layout only: the number's text is unchanged
+    (``docs/cli.md``, "The HTML report")."""
+    found: dict[int, list[tuple[int, str, str, bool]]] = {}
+    for i, row in enumerate(rows):
+        for j, c in enumerate(row):
+            lead = None if "k" in c.cls.split() else _LEAD.match(c.html)
+            if lead is not None:
+                whole, point, after = lead.group(2).partition(".")
+                found.setdefault(j, []).append((i, whole, point + after,
+                                                lead.group(3) is not None))
+    out = [list(row) for row in rows]
+    for j, cells in found.items():
+        tails = [_shape(tail) for _, _, tail, _ in cells]
+        fixed = max((t for t in tails if "e" not in t), key=len, default="")
+        sci = max((t for t in tails if "e" in t), key=len, default="")
+        marked = any(mark for *_, mark in cells)
+        for i, whole, tail, mark in cells:
+            c = out[i][j]
+            lead = _LEAD.match(c.html)
+            number = (f'{lead.group(1)}{whole}<span class="tl" data-w="{fixed}" '
+                      f'data-x="{sci}"><span>{tail}</span></span></data>')
+            blank = '<span class="al"></span>' if marked and not mark else ""
+            out[i][j] = Cell(number + (lead.group(3) or "") + blank + c.html[lead.end():],
+                             c.sort, c.cls)
+    return out
+
+
 def _table(t: Table) -> str:
     cls = " ".join(c for c in ("grid", "sortable" if t.sortable else "", t.cls) if c)
+    # each cell names its column (data-label) and holds its content in one span, so
+    # that a narrow screen lays a row out as a card of "column: value" lines
+    labels = [esc(html.unescape(_TAG.sub("", label))) for label, _, _ in t.head]
     head = []
     for label, tip, kind in t.head:
         title = f' title="{esc(tip)}"' if tip else ""
@@ -193,12 +289,14 @@ def _table(t: Table) -> str:
         k = f' class="{kind}"' if kind else ""
         head.append(f'<th scope="col"{k}{title}>{inner}</th>')
     rows = []
-    for i, row in enumerate(t.rows):
+    for i, row in enumerate(aligned(t.rows)):
         cells = []
-        for c in row:
+        for j, c in enumerate(row):
             attrs = (f' data-sort="{esc(c.sort)}"' if c.sort is not None else "") + (
                 f' class="{c.cls}"' if c.cls else "")
-            cells.append(f"<td{attrs}>{c.html}</td>")
+            label = labels[j] if j < len(labels) else ""
+            cells.append(f'<td data-label="{label}"{attrs}><span class="v">{c.html}</span></td>'
+                         if c.html else f'<td data-label="{label}"{attrs}></td>')
         rows.append(f'<tr data-i="{i}">{"".join(cells)}</tr>')
     return (f'<table class="{cls}"><thead><tr>{"".join(head)}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
@@ -209,7 +307,8 @@ def _section(s: Section, open_: bool) -> str:
     return (f'<details class="group" id="{esc(s.anchor)}"{" open" if open_ else ""}>'
             f'<summary><span class="name">{esc(s.title)}</span>'
             f'<span class="facts">{s.facts}</span></summary>'
-            f'<div class="body">{s.figure}<div class="wrap">{_table(s.table)}</div></div>'
+            + "".join(f'<p class="lead">{x}</p>' for x in s.lead)
+            + f'<div class="body">{s.figure}<div class="wrap">{_table(s.table)}</div></div>'
             + (f'<ul class="notes">{notes}</ul>' if notes else "") + "</details>")
 
 

@@ -110,7 +110,7 @@ class Figures:
     ci_level: float = 0.95
     prefix: tuple = ()  # keys put before the table's own (the CLI's data set tag)
     notes: list[str] = field(default_factory=list)
-    #: the number of classes when the diagrams show the top label of classwise metrics
+    #: the number of classes when the diagrams are confidence diagrams of classwise metrics
     top_label: int | None = None
 
 
@@ -122,7 +122,7 @@ def figures(data: Any, p: Any, y: Any, *, bins: Any, type: str, binning: str, ri
     per-bin table of form ``type`` with the consistency band at level
     ``consistency`` (none with ``weights``, which the band does not take, or for
     isotonic bins), and with ``smooth`` each group's smooth curve
-    (:func:`calibr.smece_curve`; binary or top-label tables only). The band's
+    (:func:`calibr.smece_curve`; binary or confidence tables only). The band's
     defaults are :func:`calibr.html_report`'s (``calibr report --html`` takes them)."""
     from .._input.groups import groups_of, resolve_columns
     from .._metrics.smooth import smece_curve
@@ -146,8 +146,8 @@ def figures(data: Any, p: Any, y: Any, *, bins: Any, type: str, binning: str, ri
         if weights is not None:
             notes.append("no smooth curve: calibr.smece_curve() takes no frequency weights.")
         elif not cols.binary and type == "classwise":
-            notes.append("no smooth curve: it is drawn for binary and top-label diagrams "
-                         "(calibr.smece_curve() reduces classes to the top label).")
+            notes.append("no smooth curve: it is drawn for binary and confidence diagrams "
+                         "(calibr.smece_curve() reduces classes to the confidence).")
         else:
             key_cols = [] if groups.keys is None else list(groups.keys.columns)
             for g, rows in groups.rows():
@@ -314,12 +314,28 @@ def _metric_cell(row: dict, name: str, spec: Spec, flagged: bool) -> tuple[Cell,
     return Cell(html, repr(float(v))), out
 
 
+def bin_n_column(metric: str) -> str:
+    """The column of the page's own that holds the count of the bin the MCE
+    ``metric`` comes from."""
+    return f"{metric}_bin_n"
+
+
 def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
-                header: list[tuple[str, str]], title: str) -> Page:
+                header: list[tuple[str, str]], title: str,
+                own: pd.DataFrame | None = None) -> Page:
     """The page of a report: ``summary`` (one row per group, in the terminal
     report's layout; see the module's docstring), ``spec`` its columns, ``figs``
-    the figures of each input."""
+    the figures of each input.
+
+    ``own``: the page's own columns, row for row with ``summary``: ``n``, and
+    ``form``, ``bins`` and :func:`bin_n_column` of each MCE where there are. They
+    live apart from the metrics' and tests' columns, whose names the user chooses,
+    so that a metric named ``n`` or ``bins`` is shown as a metric and never in
+    their place. None: read from ``summary`` (the terminal report's layout, whose
+    metric names are the command line's, ``calibr report --metrics``)."""
     rows = summary.to_dict("records")
+    own = summary if own is None else own
+    owns = own.to_dict("records")
     several = len(rows) > 1
     # a p-value below the resolution 1/B of its resamples is adjusted as 1/B, and its
     # adjusted value is an upper bound (docs/calibration_tests.md)
@@ -328,8 +344,8 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
                             resolution=resolution[t]) for t, _ in spec.tests} if several else {}
     bound = {t: below_resolution(summary[f"{t}_pvalue"], resolution[t])
              for t, _ in spec.tests}
-    show_form = "form" in summary and summary["form"].nunique(dropna=False) > 1
-    show_bins = "bins" in summary and summary["bins"].nunique(dropna=False) > 1
+    show_form = "form" in own and own["form"].nunique(dropna=False) > 1
+    show_bins = "bins" in own and own["bins"].nunique(dropna=False) > 1
 
     head = [(esc(k), "group key", "k") for k in spec.keys]
     head += [("form", "the form of the metrics", "k")] * show_form
@@ -349,26 +365,30 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
 
     lookup = _groups_of_figures(figs)
     table_rows, sections, any_flag, any_outside = [], [], False, False
-    for i, row in enumerate(rows):
+    for i, (row, mine) in enumerate(zip(rows, owns, strict=True)):
         anchor = f"g{i + 1}"
         key = norm_key([row[k] for k in spec.keys])
         label = _title(spec, row)
         # every key cell links to the group; each link is named by the whole label
         cells = [Cell(group_link(anchor, label, key_text(row[k])), cls="k") for k in spec.keys]
         if show_form:
-            cells.append(Cell(esc(row["form"]), cls="k"))
+            cells.append(Cell(esc(mine["form"]), cls="k"))
         if show_bins:
-            cells.append(Cell(esc(row["bins"]), repr(float(row["bins"]))))
-        cells.append(Cell(count(row["n"]), repr(float(row["n"]))))
-        facts = [f"n {count(row['n'])}"]
+            cells.append(Cell(esc(mine["bins"]), repr(float(mine["bins"]))))
+        cells.append(Cell(count(mine["n"]), repr(float(mine["n"]))))
+        facts = [f"n {count(mine['n'])}"]
+        # a confidence diagram under classwise metrics: the heading says which is which
+        found = lookup.get(key)
+        classwise = " (classwise)" if found is not None and found[1].top_label is not None \
+            else ""
         for name, func in spec.metrics:
-            bin_n = row.get(f"{name}_bin_n") if func == "mce" else None
+            bin_n = mine.get(bin_n_column(name)) if func == "mce" else None
             flagged = bin_n is not None and float(bin_n) < MIN_BIN_COUNT
             any_flag |= flagged
             cell, out = _metric_cell(row, name, spec, flagged)
             any_outside |= out
             cells.append(cell)
-            facts.append(f"{esc(name)} {num(row[name])}" + ("*" if flagged else ""))
+            facts.append(f"{esc(name)}{classwise} {num(row[name])}" + ("*" if flagged else ""))
             if func == "mce":
                 cells.append(Cell(count(bin_n), repr(float(bin_n)), "few" if flagged else ""))
         for name, n_res in spec.tests:
@@ -458,7 +478,8 @@ def legend(figs: list[Figures], spec: Spec) -> list[str]:
                     "(Bröcker & Smith 2007)")
     what.append("below: the count of each bin (log scale)")
     if any("class" in f.table and f.table["class"].notna().any() for f in figs):
-        what.append("classwise: a curve per class, one-vs-rest (the key in the corner)")
+        what.append("classwise: a curve per class, one-vs-rest (the key under the diagram; "
+                    "each class's band outlined in its colour)")
     out = ["; ".join(what) + "."]
     if any(f.smooth for f in figs):
         out.append(SMOOTH_LEGEND)
@@ -475,22 +496,25 @@ SMOOTH_LEGEND = (f"dark dashed: the smooth reliability curve (calibr.smece_curve
 
 def _top_label_note(k: int, curves: list[Curve], worst: tuple[int, int] | None, row: dict,
                     spec: Spec) -> str:
-    """The note of a diagram drawn as the top label while the metrics are classwise:
-    both largest gaps, side by side, and why they differ."""
-    text = (f"top label: with {k} classes the diagram and the per-bin table show each row's "
-            "highest probability against whether its class is the label")
+    """The note of a confidence diagram drawn while the metrics are classwise: both
+    largest gaps, side by side, and why they differ. Shown above the diagram, where
+    the section's heading has just given the classwise numbers."""
+    text = (f"confidence diagram: with {k} classes the diagram and the per-bin table show "
+            "each row's highest probability (its confidence) against whether its predicted "
+            "class is the label")
     if worst is None:
-        return text + "; the metrics above are classwise (one-vs-rest for each class)."
+        return text + "; the metrics in the heading are classwise (one-vs-rest for each class)."
     gap = curves[worst[0]].rows["gap"].iloc[worst[1]]
-    text += (f". Their largest gap, {num(gap)}, is the top label's (calibr.mce with "
+    text += (f". Their largest gap, {num(gap)}, is the confidence MCE (calibr.mce with "
              'type="confidence")')
     mces = [name for name, func in spec.metrics if func == "mce"]
     if mces:
-        text += "; the " + ", ".join(f"{esc(name)} above, {num(row[name])}," for name in mces)
+        text += "; the " + ", ".join(f"{esc(name)} in the heading, {num(row[name])},"
+                                     for name in mces)
         text += (" is classwise: the largest gap of any class, each class one-vs-rest in its "
                  "own bins. They measure different things and need not agree.")
     else:
-        text += "; the metrics above are classwise (one-vs-rest for each class)."
+        text += "; the metrics in the heading are classwise (one-vs-rest for each class)."
     return text
 
 
@@ -506,12 +530,12 @@ def _section(anchor: str, title: str, facts: str, row: dict, spec: Spec,
     worst = worst_bin(curves)
     svg = reliability_svg(curves, f"Reliability diagram of {title}", worst=worst)
     notes = list(fig.notes)  # what differs from the legend above the groups
-    if fig.top_label is not None:
-        notes.append(_top_label_note(fig.top_label, curves, worst, row, spec))
+    lead = ([] if fig.top_label is None else
+            [_top_label_note(fig.top_label, curves, worst, row, spec)])
     if smooth is not None:
         notes.append(f"smooth curve: bandwidth {num(smooth.bandwidth)}, smooth ECE "
                      f"{num(smooth.smece)}.")
-    return Section(anchor, title, facts, svg, bin_table(curves, fig, worst), notes)
+    return Section(anchor, title, facts, svg, bin_table(curves, fig, worst), notes, lead)
 
 
 def bin_count_of_mce(table: pd.DataFrame, keys: list) -> dict[tuple, float]:

@@ -221,34 +221,56 @@ def _marks(c: Curve, colour: str, worst: int | None) -> list[str]:
     return out
 
 
+#: A diagram of several curves (classes, or two models) is drawn larger, by this
+#: factor (its viewBox is the same: marks and text scale together), with its key
+#: beneath the plot rather than over the curves.
+SEVERAL_SCALE = 1.3
+
+#: The key of a diagram of several curves: items per row, a row's height.
+KEY_PER_ROW, KEY_ROW = 3, 16
+
+
+def _band_of(rows: pd.DataFrame, colour: str, several: bool) -> str:
+    """:func:`_band`; with several curves also its edges in its colour, fainter
+    filled, so that overlapping bands stay apart."""
+    band = _band(rows, colour)
+    return band.replace('class="band"', f'class="band several" stroke="{colour}"') \
+        if several else band
+
+
 def reliability_svg(curves: list[Curve], title: str, *, worst: tuple[int, int] | None = None,
                     band: bool = True) -> str:
     """A reliability diagram of ``curves`` as an inline ``<svg>`` element.
 
     ``worst`` is (curve, row) of the bin with the largest gap, ringed; ``title``
-    names the figure for screen readers (``aria-label`` and ``<title>``)."""
-    parts = [f'<svg class="rd" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
-             f'width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{esc(title)}">',
+    names the figure for screen readers (``aria-label`` and ``<title>``). With
+    several labelled curves the figure is :data:`SEVERAL_SCALE` times larger, the
+    bands are outlined and the key is a row under the axis, off the curves."""
+    labelled = [(j, c) for j, c in enumerate(curves) if c.label is not None]
+    rows = -(-len(labelled) // KEY_PER_ROW)
+    height = HEIGHT + KEY_ROW * rows
+    scale = SEVERAL_SCALE if labelled else 1.0
+    cls = "rd several" if labelled else "rd"
+    parts = [f'<svg class="{cls}" xmlns="http://www.w3.org/2000/svg" '
+             f'viewBox="0 0 {WIDTH} {height}" width="{WIDTH * scale:g}" '
+             f'height="{height * scale:g}" role="img" aria-label="{esc(title)}">',
              f"<title>{esc(title)}</title>"]
     parts += _axes("mean predicted probability (bin)", "observed frequency")
     for j, c in enumerate(curves):
         if band:
-            parts.append(_band(c.rows, COLOURS[j % len(COLOURS)]))
+            parts.append(_band_of(c.rows, COLOURS[j % len(COLOURS)], len(curves) > 1))
     for j, c in enumerate(curves):
         parts += _marks(c, COLOURS[j % len(COLOURS)],
                         worst[1] if worst is not None and worst[0] == j else None)
     parts += _histogram(curves)
-    if any(c.label is not None for c in curves):
-        y = TOP + 14
-        wide = max(len(c.label or "") for c in curves) * 6 + 34
-        parts.append(f'<rect class="key" x="{_f(_x(0.02))}" y="{TOP + 3}" width="{wide}" '
-                     f'height="{15 * len(curves) + 3}" rx="3"/>')
-        for j, c in enumerate(curves):
-            colour = COLOURS[j % len(COLOURS)]
-            parts.append(f'<path class="curve" stroke="{colour}" d="M{_f(_x(0.04))} {y - 4}h16"/>'
-                         f'<text class="legend" x="{_f(_x(0.04) + 21)}" y="{y}">'
-                         f"{esc(c.label)}</text>")
-            y += 15
+    width = (WIDTH - LEFT - RIGHT_MARGIN) / KEY_PER_ROW
+    for i, (j, c) in enumerate(labelled):
+        colour = COLOURS[j % len(COLOURS)]
+        x = LEFT + width * (i % KEY_PER_ROW)
+        y = HEIGHT + KEY_ROW * (i // KEY_PER_ROW) + 11
+        parts.append(f'<path class="curve" stroke="{colour}" d="M{_f(x)} {_f(y - 4)}h16"/>'
+                     f'<text class="legend" x="{_f(x + 21)}" y="{_f(y)}">'
+                     f"{esc(c.label)}</text>")
     parts.append("</svg>")
     return "".join(p for p in parts if p)
 
@@ -263,49 +285,57 @@ def _nice_ticks(lo: float, hi: float) -> list[float]:
     return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
-#: The geometry of the chart of paired differences: a row per comparison.
-DIFF_WIDTH, DIFF_LABEL, DIFF_ROW = 760, 300, 22
+#: The geometry of the chart of paired differences: a row per comparison, its label
+#: above its bar, so that the chart is narrow enough for a phone (it scales with its
+#: container, never wider than this) and a long label takes the whole width.
+DIFF_WIDTH, DIFF_MARGIN, DIFF_ROW = 400, 12, 34
+
+#: A longer label is cut to this many characters (with "…"; the whole label is its
+#: tooltip, and the table above the chart has it): 11 px text in the chart's width.
+DIFF_LABEL_CHARS = 60
 
 
 def difference_svg(labels: list[str], estimates: Sequence[float], lows: Sequence[float],
                    worse: Sequence[bool], level: float) -> str:
     """compare's differences (candidate - baseline) with their one-sided lower bound
-    at ``level``: a row per comparison, a point and a bar from the bound to the right
-    edge, 0 marked; rows significantly worse in the candidate's colour."""
+    at ``level``: a row per comparison (its label, then its point and a bar from the
+    bound to the right edge), 0 marked; rows significantly worse in the candidate's
+    colour."""
     est = np.asarray(estimates, dtype=np.float64)
     low = np.asarray(lows, dtype=np.float64)
     finite = np.concatenate([est[np.isfinite(est)], low[np.isfinite(low)], [0.0]])
     lo, hi = float(finite.min()), float(finite.max())
     pad = 0.08 * (hi - lo or 1.0)
     lo, hi = lo - pad, hi + pad
-    plot_w = DIFF_WIDTH - DIFF_LABEL - 20
-    height = DIFF_ROW * len(labels) + 40
+    plot_w = DIFF_WIDTH - 2 * DIFF_MARGIN
+    height = DIFF_ROW * len(labels) + 44
 
     def x(v: float) -> float:
-        return DIFF_LABEL + plot_w * (v - lo) / (hi - lo)
+        return DIFF_MARGIN + plot_w * (v - lo) / (hi - lo)
 
     parts = [f'<svg class="diff" xmlns="http://www.w3.org/2000/svg" '
              f'viewBox="0 0 {DIFF_WIDTH} {height}" width="{DIFF_WIDTH}" height="{height}" '
              'role="img" aria-label="paired differences, candidate minus baseline">',
              "<title>paired differences, candidate minus baseline</title>",
-             f'<path class="zero" d="M{_f(x(0))} 6V{height - 30}"/>']
+             f'<path class="zero" d="M{_f(x(0))} 4V{height - 30}"/>']
     for i, (label, e, b, w) in enumerate(zip(labels, est, low, worse, strict=True)):
-        yc = 16 + DIFF_ROW * i
+        yc = 24 + DIFF_ROW * i
         colour = COLOURS[1] if w else COLOURS[0]
-        parts.append(f'<text class="legend" x="{DIFF_LABEL - 8}" y="{yc + 4}" '
-                     f'text-anchor="end">{esc(label)}</text>')
+        shown = label if len(label) <= DIFF_LABEL_CHARS else label[:DIFF_LABEL_CHARS - 1] + "…"
+        parts.append(f'<text class="legend" x="{DIFF_MARGIN}" y="{yc - 9}">'
+                     f"<title>{esc(label)}</title>{esc(shown)}</text>")
         if math.isfinite(b):
             parts.append(f'<path class="ci" stroke="{colour}" d="M{_f(x(b))} {yc}H{_f(x(hi))}'
                          f'M{_f(x(b))} {yc - 5}v10"/>')
         if math.isfinite(e):
             parts.append(f'<path class="pt" fill="{colour}" d="M{_f(x(e) - 4)} {yc}'
                          'a4 4 0 1 0 8 0a4 4 0 1 0 -8 0z"/>')
-    axis_y = height - 24
-    parts.append(f'<path class="frame" d="M{DIFF_LABEL} {axis_y}H{DIFF_LABEL + plot_w}"/>')
+    axis_y = height - 28
+    parts.append(f'<path class="frame" d="M{DIFF_MARGIN} {axis_y}H{DIFF_MARGIN + plot_w}"/>')
     for t in _nice_ticks(lo + pad, hi - pad):
-        parts.append(f'<text class="tick" x="{_f(x(t))}" y="{axis_y + 13}" '
+        parts.append(f'<text class="tick" x="{_f(x(t))}" y="{axis_y + 12}" '
                      f'text-anchor="middle">{esc(number_text(float(t)))}</text>')
-    parts.append(f'<text class="label" x="{DIFF_LABEL - 8}" y="{axis_y + 13}" text-anchor="end">'
-                 f"difference (bar: one-sided {level:g} bound)</text>")
+    parts.append(f'<text class="label" x="{DIFF_WIDTH / 2:g}" y="{axis_y + 25}" '
+                 f'text-anchor="middle">difference (bar: one-sided {level:g} bound)</text>')
     parts.append("</svg>")
     return "".join(parts)

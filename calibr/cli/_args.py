@@ -75,8 +75,8 @@ the per-bin table and the plot) unless a metric sets them itself, e.g.
 "ece(binning=equal-mass,bins=15,right=false)". The columns form and bins say which
 form and bins the ece and mce columns without their own options use: binary (one
 probability column), or for multiclass data classwise (ece: the mean over the classes of each
-class's one-vs-rest ECE; mce: the largest gap of any class) or confidence (the
-top-label probability against whether the top label is right), or with --type
+class's one-vs-rest ECE; mce: the largest gap of any class) or confidence (each
+row's highest probability against whether its class is the label), or with --type
 top-label the top-label calibration error of Gupta & Ramdas (each predicted class's
 own bins; ece: the share-weighted gaps of every (class, bin) cell, mce: the
 largest), for one probability column too (as the columns 1 - p and p).
@@ -343,8 +343,8 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
                      f"(default: {BINS_DEFAULT})")
     met.add_argument("--type", choices=("classwise", "confidence", "top-label"), default=None,
                      help=f"multiclass form of {_BINNED_WORDS}, --per-bin and --plot "
-                     f"(default: {BINNED_TYPE_DEFAULT}; --plot: confidence, the top label, "
-                     "for more than 3 classes); top-label: Gupta & Ramdas's top-label "
+                     f"(default: {BINNED_TYPE_DEFAULT}; --plot and --html draw the confidence "
+                     "diagram for more than 3 classes); top-label: Gupta & Ramdas's top-label "
                      "calibration error, bins per predicted class (one probability column "
                      "too, as the columns 1 - p and p; not with --plot or --html)")
     met.add_argument("--binning", choices=("equal-width", "equal-mass"), default=None,
@@ -401,7 +401,7 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
         "--plot", metavar="PATH",
         help="also write reliability diagrams to PATH (.png, .pdf, .svg): one panel per "
         "group, in the bins of ece and mce and the form of --type (multiclass: classwise, a "
-        "curve per class, for up to 3 classes; the top label for more, unless --type "
+        "curve per class, for up to 3 classes; the confidence diagram for more, unless --type "
         "classwise), with the ECE of what is drawn in each panel's title; needs "
         "matplotlib (pip install matplotlib)",
     )
@@ -415,7 +415,7 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
     out.add_argument(
         "--smooth", action="store_true",
         help="with --html: also draw each group's smooth reliability curve "
-        "(calibr.smece_curve; binary and top-label diagrams)",
+        "(calibr.smece_curve; binary and confidence diagrams)",
     )
     for add_parser in commands:
         add_parser(sub)

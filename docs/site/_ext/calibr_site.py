@@ -408,7 +408,7 @@ def gallery_figures(srcdir: Path) -> dict[str, bytes]:
     return images
 
 
-#: The gallery's HTML report: README's first command path, ``calibr report --html``
+#: The gallery's HTML report: README's first command with ``--html``, ``calibr report --html``
 #: on the bundled data; its page is offered for download and its screenshot shown.
 REPORT_PAGE = "_generated/report/report.html"
 REPORT_SHOT = "_generated/gallery/html_report.png"
