@@ -993,3 +993,77 @@ def test_compare_table_group_keys_are_not_rounded(tmp_path, capsys):
                            "--n-resamples", "19")
     rows = [line.split() for line in out.split("\n\n")[1].splitlines()]
     assert status == 0 and [r[0] for r in rows[1:]] == ["1.00001", "1.00002"]
+
+
+# --------------------------------------------------------------------------
+# small groups: shown, marked, never gating (docs/regression_gate.md, "Small groups")
+
+def _both_with_a_tiny_group(tmp_path: Path) -> Path:
+    """One file with both models, grouped by model and fold: two groups of 200 rows of
+    one model, and the group (tiny, 5) of 4 rows, all y = 0, whose candidate raises
+    every p (every resample of those 4 rows is worse)."""
+    gen = np.random.default_rng(11)
+    n = 400
+    p = gen.uniform(0.05, 0.95, n)
+    frame = pd.DataFrame({"model": "big", "fold": np.repeat([1, 2], n // 2), "p": p,
+                          "p_new": np.clip(p + gen.normal(0, 0.02, n), 0.01, 0.99),
+                          "y": (gen.random(n) < p).astype(int)})
+    tiny = pd.DataFrame({"model": "tiny", "fold": 5, "p": [0.1, 0.2, 0.3, 0.4],
+                         "p_new": [0.3, 0.4, 0.5, 0.6], "y": 0})
+    path = tmp_path / "both.csv"
+    pd.concat([frame, tiny]).to_csv(path, index=False)
+    return path
+
+
+def test_compare_a_group_below_min_n_is_shown_and_never_gates(tmp_path, capsys):
+    both = _both_with_a_tiny_group(tmp_path)
+    argv = [both, "--p-baseline", "p", "--p-candidate", "p_new", "--by", "model", "fold",
+            "--p-adjust", "holm", "--n-resamples", "999"]
+    status, out, err = _cli(capsys, *argv)
+    assert (status, err) == (0, ""), out
+    assert ("gate: groups of at least 30 rows (--min-n 30); a smaller group is shown, marked "
+            "small_n, and never gates") in out
+    assert "over the 2 comparisons that can gate" in out
+    tiny = [line for line in out.splitlines() if line.lstrip().startswith("tiny")]
+    assert len(tiny) == 1 and tiny[0].split()[-2:] == ["<", "30"], tiny
+    assert " yes " in tiny[0]  # the small_n column
+    assert out.endswith("(exit status 0); 1 comparison of groups under 30 rows shown, not "
+                        "gating (--min-n)\n"), out
+    # the CSV: the row is there with its numbers, small_n true, not worse, no adjusted p
+    status, out, _ = _cli(capsys, *argv, "-f", "csv")
+    got = pd.read_csv(io.StringIO(out)).set_index(["model", "fold"])
+    assert status == 0
+    assert got["small_n"].tolist() == [False, False, True]
+    row = got.loc[("tiny", 5)]
+    assert row["n"] == 4 and row["pvalue"] == 0.0 and not row["worse"]
+    assert math.isnan(row["pvalue_adjusted"])
+    # the two groups that gate are adjusted as a family of 2 (Holm)
+    big = got.loc["big"]
+    want = calibr.p_adjust(big["pvalue"].to_numpy(), "holm")
+    assert big["pvalue_adjusted"].tolist() == pytest.approx(want.tolist(), rel=0, abs=0)
+    # --min-n 0: every group gates, and the four rows fail the gate as before
+    status, out, _ = _cli(capsys, *argv, "--min-n", "0")
+    assert status == 1
+    assert "significantly worse in 1 of 3 comparisons: ece (model='tiny', fold=5)" in out
+    # --min-n 4 gates the group of 4 rows; 5 does not
+    assert _cli(capsys, *argv, "--min-n", "4")[0] == 1
+    assert _cli(capsys, *argv, "--min-n", "5")[0] == 0
+
+
+def test_compare_min_n_must_be_nonnegative(tmp_path, capsys):
+    _two_files(tmp_path)
+    err = _error(capsys, tmp_path / "base.csv", tmp_path / "cand.csv", "--min-n", "-1")
+    assert err == "--min-n must be a nonnegative integer; got -1."
+
+
+def test_compare_html_marks_a_group_below_min_n(tmp_path, capsys):
+    both = _both_with_a_tiny_group(tmp_path)
+    page = tmp_path / "cmp.html"
+    status, _, err = _cli(capsys, both, "--p-baseline", "p", "--p-candidate", "p_new",
+                          "--by", "model", "fold", "--n-resamples", "199", "--html", page)
+    assert (status, err) == (0, "")
+    text = page.read_text()
+    assert "n &lt; 30</td>" in text
+    assert ("n &lt; 30: a group of fewer than 30 rows (--min-n) is shown and never gates"
+            in text)
+    assert "no p-value of a group that can gate is below 0.05" in text
