@@ -36,4 +36,4 @@ DECOMPOSE_BINNING_DEFAULT = "isotonic"
 #: ``min_n`` of the fixture's statistical mode): a smaller group is reported, marked,
 #: and never gates, because a bootstrap of so few rows says nothing about the
 #: population (``docs/regression_gate.md``, "Small groups").
-GATE_MIN_N = 30
+GATE_MIN_N = 100

@@ -1387,3 +1387,33 @@ def test_in_chromium_the_overview_fits_a_desktop_window(tmp_path, breast):
     proc = browse(path, tmp_path / "profile", "--window-size=1280,1000", f"--screenshot={shot}")
     assert proc.returncode == 0 and _png_size(shot) == (1280, 1000)
 
+
+
+def test_a_test_run_below_its_least_n_is_marked_and_never_bold():
+    """A group of 4 rows is below the 5 rows from which Spiegelhalter's test holds its
+    level (docs/calibration_tests.md, "Small samples"): its p-value, far below 0.05,
+    carries the mark and is not bold, in both p columns; the group of 60 is bold and
+    unmarked; the note says why; the header gives the least n."""
+    gen = np.random.default_rng(5)
+    big = gen.uniform(0.6, 0.95, 60)
+    df = pd.DataFrame({"g": ["big"] * 60 + ["tiny"] * 4,
+                       "p": np.concatenate([big, [0.9, 0.92, 0.95, 0.97]]),
+                       "y": np.concatenate([(gen.random(60) < big - 0.4), [0, 0, 0, 0]])
+                       .astype(int)})
+    page = calibr.html_report(df.groupby("g"), "p", "y", metrics=["ece"],
+                              tests="spiegelhalter", consistency=None)
+    root = parse(page)
+    heads, rows = overview(root)
+    cells = [dict(zip(heads, r, strict=True)) for r in rows]
+    for col in ("spiegelhalter p", "spiegelhalter p (Holm)"):
+        big_cell, tiny_cell = cells[0][col], cells[1][col]
+        assert numbers(tiny_cell)[0] < 0.05 and numbers(big_cell)[0] < 0.05
+        assert tiny_cell.text().endswith("\u00a7") and "\u00a7" not in big_cell.text()
+        assert "sig" not in tiny_cell.attrs.get("class", "").split()
+        # several groups: the adjusted p is the bold one
+        assert ("sig" in big_cell.attrs.get("class", "").split()) == col.endswith("(Holm)")
+    assert ("the group has fewer rows than the test holds its level from "
+            "(docs/calibration_tests.md, &quot;Small samples&quot;)" in page
+            or "the group has fewer rows than the test holds its level from "
+            "(docs/calibration_tests.md, \"Small samples\")" in page)
+    assert "spiegelhalter (spiegelhalter, holds its level from 5 rows)" in page

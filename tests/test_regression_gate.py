@@ -261,6 +261,9 @@ BAD = [
     (dict(confidence_level=0.9), calibr.InputError,
      '`confidence_level` applies to mode="statistical"'),
     (dict(rng=0), calibr.InputError, '`rng` applies to mode="statistical"'),
+    (dict(min_n=5), calibr.InputError, '`min_n` applies to mode="statistical"'),
+    (dict(mode="statistical", min_n=-1), calibr.InputError,
+     r"`min_n` must be a nonnegative integer; got -1\."),
     (dict(mode="statistical", tolerance=0.1), calibr.InputError,
      '`tolerance` applies to mode="absolute"'),
     (dict(mode="statistical", confidence_level=1.5), calibr.InputError,
@@ -314,9 +317,9 @@ def test_plugin_settings_defaults_and_bounds():
     assert F._settings("absolute", 0, None, None, None)["tolerance"] == 0.0
     assert F._settings("absolute", 0.5, None, None, None)["tolerance"] == 0.5
     assert F._settings("statistical", None, None, None, None) == {
-        "mode": "statistical", "level": 0.95, "n_resamples": 999, "seed": 0}
-    assert F._settings("statistical", None, 0.5, 1, 7) == {
-        "mode": "statistical", "level": 0.5, "n_resamples": 1, "seed": 7}
+        "mode": "statistical", "level": 0.95, "n_resamples": 999, "seed": 0, "min_n": 100}
+    assert F._settings("statistical", None, 0.5, 1, 7, 0) == {
+        "mode": "statistical", "level": 0.5, "n_resamples": 1, "seed": 7, "min_n": 0}
     with pytest.raises(calibr.InputTypeError, match=r"^`rng` must be an integer seed >= 0 "
                                                     r"\(the snapshot stores it\); got bool\.$"):
         F._settings("statistical", None, None, None, True)
@@ -388,7 +391,7 @@ def test_plugin_comparison_boundaries(fixture_object, tmp_path):
                                                  r"1 value\(s\) further than the tolerance"):
             fx._compare(new, old, old, [], absolute)
     cols = ("metric", "n", "value", "low", "high", "level", "method", "n_resamples", "seed")
-    stat = {"mode": "statistical", "level": 0.9, "n_resamples": 9, "seed": 1}
+    stat = {"mode": "statistical", "level": 0.9, "n_resamples": 9, "seed": 1, "min_n": 3}
     old = _snapshot(tmp_path / "old.csv", [["ece", 3, 0.5, 0.25, 0.625, 0.9, "percentile", 9,
                                             1]], cols)
     at_high = _snapshot(tmp_path / "new.csv", [["ece", 3, 0.625, "", "", "", "", "", ""]],
@@ -676,10 +679,10 @@ def test_compare_table_numbers_and_a_pvalue_below_the_resolution(tmp_path, capsy
     status, out, _ = _main(capsys, *argv)
     assert status == 1
     assert out.split("\n\n")[1] == (
-        "metric   n  baseline candidate difference    ci_low ci_high   pvalue worse\n"
-        "   ece 569 1.860e-02  0.062108   0.043507 0.0239014     inf < 0.0001   yes\n"
-        "   mce 569 3.546e-01  0.807308   0.452693 0.2199121     inf   0.0131   yes\n"
-        "  skce 569 7.174e-06  0.001338   0.001331 0.0006417     inf < 0.0001   yes")
+        "metric   n small_n  baseline candidate difference    ci_low ci_high   pvalue worse\n"
+        "   ece 569      no 1.860e-02  0.062108   0.043507 0.0239014     inf < 0.0001   yes\n"
+        "   mce 569      no 3.546e-01  0.807308   0.452693 0.2199121     inf   0.0131   yes\n"
+        "  skce 569      no 7.174e-06  0.001338   0.001331 0.0006417     inf < 0.0001   yes")
     status, out, _ = _main(capsys, *argv, "-f", "csv")
     got = pd.read_csv(io.StringIO(out))
     b = bc[bc["model"] == "logistic"]
@@ -1021,13 +1024,13 @@ def test_compare_a_group_below_min_n_is_shown_and_never_gates(tmp_path, capsys):
             "--p-adjust", "holm", "--n-resamples", "999"]
     status, out, err = _cli(capsys, *argv)
     assert (status, err) == (0, ""), out
-    assert ("gate: groups of at least 30 rows (--min-n 30); a smaller group is shown, marked "
+    assert ("gate: groups of at least 100 rows (--min-n 100); a smaller group is shown, marked "
             "small_n, and never gates") in out
     assert "over the 2 comparisons that can gate" in out
     tiny = [line for line in out.splitlines() if line.lstrip().startswith("tiny")]
-    assert len(tiny) == 1 and tiny[0].split()[-2:] == ["<", "30"], tiny
+    assert len(tiny) == 1 and tiny[0].split()[-2:] == ["<", "100"], tiny
     assert " yes " in tiny[0]  # the small_n column
-    assert out.endswith("(exit status 0); 1 comparison of groups under 30 rows shown, not "
+    assert out.endswith("(exit status 0); 1 comparison of groups under 100 rows shown, not "
                         "gating (--min-n)\n"), out
     # the CSV: the row is there with its numbers, small_n true, not worse, no adjusted p
     status, out, _ = _cli(capsys, *argv, "-f", "csv")
@@ -1063,7 +1066,40 @@ def test_compare_html_marks_a_group_below_min_n(tmp_path, capsys):
                           "--by", "model", "fold", "--n-resamples", "199", "--html", page)
     assert (status, err) == (0, "")
     text = page.read_text()
-    assert "n &lt; 30</td>" in text
-    assert ("n &lt; 30: a group of fewer than 30 rows (--min-n) is shown and never gates"
+    assert "n &lt; 100</td>" in text
+    assert ("n &lt; 100: a group of fewer than 100 rows (--min-n) is shown and never gates"
             in text)
     assert "no p-value of a group that can gate is below 0.05" in text
+
+
+def test_plugin_statistical_mode_never_fails_a_group_below_min_n(fixture_object, tmp_path):
+    """A value above the snapshot's upper end fails when its group has min_n rows, here
+    and in the snapshot; with fewer on either side it is listed in a warning instead."""
+    fx = fixture_object
+    cols = ("g", "metric", "n", "value", "low", "high", "level", "method", "n_resamples",
+            "seed")
+    stat = {"mode": "statistical", "level": 0.9, "n_resamples": 9, "seed": 1, "min_n": 30}
+    meta = [0.9, "percentile", 9, 1]
+    old = _snapshot(tmp_path / "old.csv", [["big", "ece", 30, 0.1, 0.05, 0.2, *meta],
+                                           ["tiny", "ece", 4, 0.1, 0.05, 0.2, *meta]], cols)
+    empty = ["", "", "", "", "", ""]
+    worse_tiny = _snapshot(tmp_path / "new.csv", [["big", "ece", 30, 0.2, *empty],
+                                                  ["tiny", "ece", 4, 0.9, *empty]], cols)
+    with pytest.warns(UserWarning, match=r"^calibration_regression: 1 value\(s\) of groups "
+                      r"under min_n = 30 rows \(here or in the snapshot\) are not checked: "
+                      r"a bootstrap of so few rows says nothing about the population: g=tiny, "
+                      r"metric ece \(n = 4\)\.$"):
+        fx._compare(worse_tiny, old, old, ["g"], stat)
+    # the snapshot's group had 4 rows: a new group of 30 is not checked either
+    grown = _snapshot(tmp_path / "new.csv", [["big", "ece", 30, 0.2, *empty],
+                                             ["tiny", "ece", 30, 0.9, *empty]], cols)
+    with pytest.warns(UserWarning, match=r"g=tiny, metric ece \(n = 30\)"):
+        fx._compare(grown, old, old, ["g"], stat)
+    # a group of min_n rows gates
+    with pytest.raises(AssertionError, match=r"^Calibration is worse than the snapshot: 1 "):
+        fx._compare(worse_tiny, old, old, ["g"], {**stat, "min_n": 4})
+    worse_big = _snapshot(tmp_path / "new.csv", [["big", "ece", 30, 0.2 + 2**-50, *empty],
+                                                 ["tiny", "ece", 4, 0.1, *empty]], cols)
+    with pytest.raises(AssertionError, match=r"^Calibration is worse than the snapshot: 1 "):
+        with pytest.warns(UserWarning, match="g=tiny"):
+            fx._compare(worse_big, old, old, ["g"], stat)

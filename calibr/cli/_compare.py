@@ -72,12 +72,14 @@ pvalue_adjusted follows pvalue, and "worse" (and the exit status) then reads
 it. Without it there is no correction for multiple comparisons: with several,
 the chance of a false alarm grows.
 
-small groups: a group of fewer than --min-n rows (default 30) is shown, marked
-small_n (the table's worse column reads "n < 30"), and never gates: its
+small groups: a group of fewer than --min-n rows (default 100) is shown, marked
+small_n (the table's worse column reads "n < 100"), and never gates: its
 p-value is not read, it is left out of --p-adjust's family (pvalue_adjusted
-empty), and it cannot make the exit status 1. A bootstrap of a handful of rows
-resamples those rows only and says nothing about the population
-(docs/regression_gate.md, "Small groups"). --min-n 0 gates every group.
+empty), and it cannot make the exit status 1. On fewer rows the bootstrap
+resamples a sample that need not resemble the population (four rows all y = 0
+make every resample agree), and in simulation the gate's false alarms exceed
+the level (docs/regression_gate.md, "Small groups"). --min-n 0 gates every
+group.
 
 p-value: the share of bootstrap replicates whose difference is <= 0 (it inverts
 the percentile interval); ci_low is the one-sided lower bound of the difference
