@@ -52,7 +52,7 @@ from ._kernels.weighted_sums import (
 from ._registry import DEFAULT_METRIC, METRICS
 from ._valprob import spiegelhalter
 
-__all__ = ["MIN_N", "WEIGHTED", "CalibrationTestResult", "calibration_test", "small_n"]
+__all__ = ["MIN_N", "WEIGHTED", "CalibrationTestResult", "calibration_test"]
 
 _METHODS = ("skce", "skce_block", "consistency", "spiegelhalter", "hosmer_lemeshow", "ks",
             "kuiper")

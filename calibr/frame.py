@@ -585,7 +585,8 @@ def summarise(
         the boolean column ``<name>_small_n``: True where the group has fewer
         rows than the least n from which the test holds its level (the
         result's ``small_n``; ``docs/calibration_tests.md``, "Small samples"):
-        its p-value is not to be relied on.
+        its p-value is not to be relied on (True for an unobserved group too:
+        0 rows).
     rng : None, int or numpy.random.Generator, keyword-only
         The random numbers of the tests (see Notes): a seed (the same seed
         gives the same frame), a Generator, or None for fresh entropy.
@@ -839,8 +840,8 @@ def summarise(
     if test_columns:
         tested = pd.DataFrame(_run_tests(sp, test_columns, seeds, extra),
                               columns=columns_of_tests(test_columns))
-        for name, _ in test_columns:  # NA for an unobserved group, as its p-value
-            tested[f"{name}_small_n"] = tested[f"{name}_small_n"].astype("boolean")
+        for name, _ in test_columns:  # an unobserved group (0 rows, NaN) is below any n
+            tested[f"{name}_small_n"] = tested[f"{name}_small_n"].fillna(1.0).astype(bool)
         result = pd.concat([result, tested], axis=1)
     if groups.keys is None:
         return result

@@ -48,7 +48,8 @@ def verdict(result: pd.DataFrame, by: list, level: float, worse_status: int) -> 
                 f"<strong>calibr compare exits with status {worse_status}</strong>: a CI job "
                 "that gates on it fails.")
     return ("ok", f"<strong>No significant worsening</strong> in {n} comparison{many} at level "
-            f"{level:g}: no p-value{gating} is below {alpha:.6g}. <strong>calibr compare exits with "
+            f"{level:g}: no p-value{gating} is below {alpha:.6g}. <strong>calibr compare "
+            "exits with "
             "status 0</strong>: a CI job that gates on it passes. (This does not show that the "
             "candidate is as well calibrated, only that the data do not show it worse.)")
 

@@ -40,8 +40,8 @@ DEFAULT_RESAMPLES = BOOTSTRAP_RESAMPLES_DEFAULT
 #: The metric compared when --metrics is not given: bootstrap()'s (the registry's).
 DEFAULT_METRICS = DEFAULT_METRIC
 #: The columns of the result after the group keys.
-RESULT_COLUMNS = ("metric", "n", "small_n", "baseline", "candidate", "difference", "ci_low", "ci_high",
-                  "pvalue", "worse")
+RESULT_COLUMNS = ("metric", "n", "small_n", "baseline", "candidate", "difference", "ci_low",
+                  "ci_high", "pvalue", "worse")
 #: The methods of --p-adjust: R's p.adjust names (calibr.p_adjust; kept equal to
 #: calibr._multitest.P_ADJUST_METHODS by the tests, so the parser imports no numerics).
 P_ADJUST_CHOICES = ("holm", "hochberg", "hommel", "bonferroni", "BH", "BY", "fdr", "none")
