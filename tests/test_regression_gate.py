@@ -1051,6 +1051,12 @@ def test_compare_a_group_below_min_n_is_shown_and_never_gates(tmp_path, capsys):
     # --min-n 4 gates the group of 4 rows; 5 does not
     assert _cli(capsys, *argv, "--min-n", "4")[0] == 1
     assert _cli(capsys, *argv, "--min-n", "5")[0] == 0
+    # without --p-adjust too: the raw p-value of the small group is not read
+    plain = [a for a in argv if a not in ("--p-adjust", "holm")]
+    status, out, _ = _cli(capsys, *plain, "-f", "csv")
+    got = pd.read_csv(io.StringIO(out))
+    assert status == 0 and got["pvalue"].tolist()[2] == 0.0 and not got["worse"].any()
+    assert _cli(capsys, *plain, "--min-n", "4")[0] == 1
 
 
 def test_compare_min_n_must_be_nonnegative(tmp_path, capsys):
