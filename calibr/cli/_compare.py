@@ -75,7 +75,7 @@ the chance of a false alarm grows.
 small groups: a group of fewer than --min-n rows (default 100) is shown, marked
 small_n (the table's worse column reads "n < 100"), and never gates: its
 p-value is not read, it is left out of --p-adjust's family (pvalue_adjusted
-empty), and it cannot make the exit status 1. On fewer rows the bootstrap
+NaN), and it cannot make the exit status 1. On fewer rows the bootstrap
 resamples a sample that need not resemble the population (four rows all y = 0
 make every resample agree), and in simulation the gate's false alarms exceed
 the level (docs/regression_gate.md, "Small groups"). --min-n 0 gates every
