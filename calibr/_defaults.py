@@ -16,7 +16,7 @@ docstring paragraphs), from here. This module imports nothing.
 from __future__ import annotations
 
 __all__ = ["BINNED_TYPE_DEFAULT", "BINNING_DEFAULT", "BINS_DEFAULT", "BOOTSTRAP_RESAMPLES_DEFAULT",
-           "DECOMPOSE_BINNING_DEFAULT", "RIGHT_DEFAULT"]
+           "DECOMPOSE_BINNING_DEFAULT", "GATE_MIN_N", "RIGHT_DEFAULT"]
 
 #: The number of bins (R's ``bins = 10``).
 BINS_DEFAULT = 10
@@ -32,3 +32,8 @@ BOOTSTRAP_RESAMPLES_DEFAULT = 9999
 #: The bins of ``decompose()``: the isotonic fit of the CORP decomposition (Dimitriadis,
 #: Gneiting & Jordan 2021), not R's bins (``docs/definitions.md``, "Score decompositions").
 DECOMPOSE_BINNING_DEFAULT = "isotonic"
+#: The least group size that can fail a regression gate (``calibr compare --min-n``, the
+#: ``min_n`` of the fixture's statistical mode): a smaller group is reported, marked,
+#: and never gates, because a bootstrap of so few rows says nothing about the
+#: population (``docs/regression_gate.md``, "Small groups").
+GATE_MIN_N = 100

@@ -100,8 +100,10 @@ TESTS: tuple[str, ...] = TEST_METHODS
 #: The option rules of calibration_test(), which test specs are checked with.
 _TEST_RULES = calibration_test.__calibr_rules__
 
-#: The columns each test adds, after its name: ``skce_statistic``, ``skce_pvalue``.
-TEST_FIELDS = ("statistic", "pvalue")
+#: The columns each test adds, after its name: ``skce_statistic``, ``skce_pvalue``,
+#: ``skce_small_n`` (the group has fewer rows than the least n from which the test
+#: holds its level: ``calibr._inference.calibration_tests.MIN_N``).
+TEST_FIELDS = ("statistic", "pvalue", "small_n")
 
 
 # --------------------------------------------------------------------------
@@ -583,7 +585,12 @@ def summarise(
         options (``calibr.test("consistency", metric="mce")``), a list of these
         (each named after its method, which must then be unique) or a dict
         mapping names to them. Each test adds the float columns
-        ``<name>_statistic`` and ``<name>_pvalue`` after the metric columns.
+        ``<name>_statistic`` and ``<name>_pvalue`` after the metric columns, and
+        the boolean column ``<name>_small_n``: True where the group has fewer
+        rows than the least n from which the test holds its level (the
+        result's ``small_n``; ``docs/calibration_tests.md``, "Small samples"):
+        its p-value is not to be relied on (True for an unobserved group too:
+        0 rows).
     rng : None, int or numpy.random.Generator, keyword-only
         The random numbers of the tests (see Notes): a seed (the same seed
         gives the same frame), a Generator, or None for fresh entropy.
@@ -843,9 +850,11 @@ def summarise(
                                                    columns=[f"{name}_low", f"{name}_high"])]
         result = pd.concat(parts, axis=1)
     if test_columns:
-        tested = _run_tests(sp, test_columns, seeds, extra)
-        result = pd.concat(
-            [result, pd.DataFrame(tested, columns=columns_of_tests(test_columns))], axis=1)
+        tested = pd.DataFrame(_run_tests(sp, test_columns, seeds, extra),
+                              columns=columns_of_tests(test_columns))
+        for name, _ in test_columns:  # an unobserved group (0 rows, NaN) is below any n
+            tested[f"{name}_small_n"] = tested[f"{name}_small_n"].fillna(1.0).astype(bool)
+        result = pd.concat([result, tested], axis=1)
     if groups.keys is None:
         return result
     clash = [c for c in result.columns if c in groups.keys.columns]
@@ -969,7 +978,8 @@ def _run_intervals(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any
 def _run_tests(sp: Split, tests: list[tuple[str, CalibrationTest]],
                seeds: tuple[list[np.random.SeedSequence], type],
                extra: dict[str, Any]) -> np.ndarray:
-    """``<name>_statistic`` and ``<name>_pvalue`` of each test (columns), each
+    """``<name>_statistic``, ``<name>_pvalue`` and ``<name>_small_n`` (1.0 or 0.0)
+    of each test (columns), each
     group (rows; NaN for unobserved groups), from calibration_test() on the
     group's validated rows with the group's own generator (see summarise())."""
     values = np.full((sp.groups.n_groups, len(TEST_FIELDS) * len(tests)), np.nan)
@@ -981,8 +991,10 @@ def _run_tests(sp: Split, tests: list[tuple[str, CalibrationTest]],
             with part.errors(f"test {name!r}"):
                 res = calibration_test(part.p, part.y, spec.method, rng=gen,
                                        **spec.options, **extra, **weighted)
-            values[part.g, 2 * j] = res.statistic
-            values[part.g, 2 * j + 1] = res.pvalue
+            width = len(TEST_FIELDS)
+            values[part.g, width * j] = res.statistic
+            values[part.g, width * j + 1] = res.pvalue
+            values[part.g, width * j + 2] = float(res.small_n)
     return values
 
 

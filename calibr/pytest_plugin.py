@@ -129,6 +129,7 @@ class CalibrationRegressionFixture:
         confidence_level: float | None = None,
         n_resamples: int | None = None,
         rng: int | None = None,
+        min_n: int | None = None,
         basename: str | None = None,
         fullpath: os.PathLike[str] | str | None = None,
     ) -> None:
@@ -175,6 +176,11 @@ class CalibrationRegressionFixture:
         rng : int, default 0, keyword-only
             Statistical mode only: the seed of the bootstrap (stored in the
             snapshot, so it must be an integer).
+        min_n : int, default 100, keyword-only
+            Statistical mode only: the least rows of a group that can fail the
+            check (``calibr._defaults.GATE_MIN_N``, as ``calibr compare
+            --min-n``); a smaller group, here or in the snapshot, is listed in
+            a ``UserWarning`` and never fails; 0 checks every group.
         basename, fullpath : optional, keyword-only
             The snapshot's file name (without ``.csv``) in the data folder, or
             its full path, as in pytest-regressions (default: the test's name).
@@ -207,7 +213,10 @@ class CalibrationRegressionFixture:
 
         a new value equal to it passes, and a smaller value always passes. A
         snapshot made with another level, number of resamples or seed than the
-        check asks for fails (regenerate it with ``--force-regen``).
+        check asks for fails (regenerate it with ``--force-regen``). A group of fewer
+        than ``min_n`` rows, in the new data or in the snapshot, is never failed:
+        its values are listed in a ``UserWarning`` instead
+        (``docs/regression_gate.md``, "Small groups").
         ``docs/regression_gate.md`` gives the false-alarm and detection rates.
 
         Examples
@@ -227,7 +236,7 @@ class CalibrationRegressionFixture:
         __tracebackhide__ = True
         import pandas as pd
 
-        settings = self._settings(mode, tolerance, confidence_level, n_resamples, rng)
+        settings = self._settings(mode, tolerance, confidence_level, n_resamples, rng, min_n)
         if not isinstance(data, pd.DataFrame):
             raise InputTypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.",
                                  param="data")
@@ -279,7 +288,7 @@ class CalibrationRegressionFixture:
 
     @staticmethod
     def _settings(mode: Any, tolerance: Any, level: Any, n_resamples: Any,
-                  rng: Any) -> dict[str, Any]:
+                  rng: Any, min_n: Any = None) -> dict[str, Any]:
         from ._input import LEVEL, Integer, fmt, real_value
 
         if not isinstance(mode, str) or mode not in MODES:
@@ -287,7 +296,7 @@ class CalibrationRegressionFixture:
                 f'`mode` must be "absolute" or "statistical"; got {fmt(mode)}.', param="mode")
         if mode == "absolute":
             for name, value in (("confidence_level", level), ("n_resamples", n_resamples),
-                                ("rng", rng)):
+                                ("rng", rng), ("min_n", min_n)):
                 if value is not None:
                     raise InputError(
                         f'`{name}` applies to mode="statistical"; the absolute mode compares '
@@ -316,7 +325,12 @@ class CalibrationRegressionFixture:
                 f"{type(seed).__name__}.", param="rng")
         if seed < 0:
             raise InputError(f"`rng` must be an integer seed >= 0; got {seed}.", param="rng")
-        return {"mode": mode, "level": level, "n_resamples": n_resamples, "seed": int(seed)}
+        from ._defaults import GATE_MIN_N
+
+        min_n = Integer(0, what="a nonnegative integer")(
+            GATE_MIN_N if min_n is None else min_n, "min_n")
+        return {"mode": mode, "level": level, "n_resamples": n_resamples, "seed": int(seed),
+                "min_n": int(min_n)}
 
     @staticmethod
     def _keys(data: pd.DataFrame, by: Any) -> list[Hashable]:
@@ -411,11 +425,14 @@ class CalibrationRegressionFixture:
             raise AssertionError("\n".join(lines))
         if settings["mode"] == "statistical":
             self._check_settings(old, source, settings, regen)
-        failing = []
+        failing, small = [], []
         for row in new:
             ref = old_by[ident(row)]
             now, then = row["value"], ref["value"]
             if math.isnan(now) and math.isnan(then):
+                continue
+            if settings["mode"] == "statistical" and min(row["n"], ref["n"]) < settings["min_n"]:
+                small.append(row)  # reported, never gates (docs/regression_gate.md)
                 continue
             if settings["mode"] == "absolute":
                 bad = not abs(now - then) <= settings["tolerance"]
@@ -423,6 +440,16 @@ class CalibrationRegressionFixture:
                 bad = not now <= ref["high"]  # NaN fails: it cannot be shown not to be worse
             if bad:
                 failing.append((row, ref))
+        if small:
+            import warnings
+
+            shown = "; ".join(f"{_key_text(r, keys)}, metric {r['metric']} (n = {r['n']:g})"
+                              for r in small)
+            warnings.warn(
+                f"calibration_regression: {len(small)} value(s) of groups under min_n = "
+                f"{settings['min_n']} rows (here or in the snapshot) are not checked: a "
+                f"bootstrap of so few rows says nothing about the population: {shown}.",
+                UserWarning, stacklevel=2)
         if not failing:
             return
         raise AssertionError(self._message(failing, keys, settings, source, regen))

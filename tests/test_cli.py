@@ -2253,13 +2253,17 @@ def test_table_numbers_tests_and_pvalues(capsys):
     assert code == 0
     assert out.split("\n\n")[1] == (
         "      dataset         model   form  bins   n     ece      skce skce_statistic "
-        "skce_pvalue  skce_n_resamples spiegelhalter_statistic spiegelhalter_pvalue  seed\n"
+        "skce_pvalue  skce_n_resamples  skce_small_n spiegelhalter_statistic "
+        "spiegelhalter_pvalue  spiegelhalter_small_n  seed\n"
         "breast_cancer      logistic binary    10 569 0.01860 7.174e-06     -3.602e-05       "
-        "0.285              1000                  -1.091             0.275163     0\n"
+        "0.285              1000         False                  -1.091             0.275163"
+        "                  False     0\n"
         "breast_cancer   naive_bayes binary    10 569 0.06211 1.338e-03     -9.899e-05     "
-        "< 0.001              1000                  31.084            < 2.2e-16     0\n"
+        "< 0.001              1000         False                  31.084            < 2.2e-16"
+        "                  False     0\n"
         "breast_cancer random_forest binary    10 569 0.02774 1.325e-04     -5.509e-05       "
-        "0.010              1000                  -2.835             0.004589     0\n")
+        "0.010              1000         False                  -2.835             0.004589"
+        "                  False     0\n")
     # CSV and JSON: every digit, the numbers of summarise()
     bc = load_breast_cancer_predictions()
     ref = summarise(bc.groupby("model"), "p", "y", metrics=["ece", "skce"],

@@ -1617,7 +1617,8 @@ def test_in_chromium_the_overview_aligns_numbers_on_the_point(tmp_path, breast):
     assert len(digits) > 3  # the columns hold numbers of several lengths
     # a column whose widest tail is scientific ("e" and "-" are not digit-wide), with
     # bold (significant) and plain numbers and a mark on one
-    from calibr._html import _format, _page
+    from calibr._display import format as _format
+    from calibr._html import _page
 
     values = [1.234e-05, 0.5, 3.0, -0.0012, 0.25]
     rows = [[_page.Cell(_format.num(v) + ('<span class="flag">*</span>' if v == 3.0 else ""),
@@ -1798,3 +1799,33 @@ def test_on_a_phone_the_comparison_fits(capsys, both, tmp_path):
     got = on_a_phone(html, tmp_path / "profile", shot)
     check_phone(got)
     assert got["figures"] == 3
+
+
+def test_a_test_run_below_its_least_n_is_marked_and_never_bold():
+    """A group of 4 rows is below the 5 rows from which Spiegelhalter's test holds its
+    level (docs/calibration_tests.md, "Small samples"): its p-value, far below 0.05,
+    carries the mark and is not bold, in both p columns; the group of 60 is bold and
+    unmarked; the note says why; the header gives the least n."""
+    gen = np.random.default_rng(5)
+    big = gen.uniform(0.6, 0.95, 60)
+    df = pd.DataFrame({"g": ["big"] * 60 + ["tiny"] * 4,
+                       "p": np.concatenate([big, [0.9, 0.92, 0.95, 0.97]]),
+                       "y": np.concatenate([(gen.random(60) < big - 0.4), [0, 0, 0, 0]])
+                       .astype(int)})
+    page = calibr.html_report(df.groupby("g"), "p", "y", metrics=["ece"],
+                              tests="spiegelhalter", consistency=None)
+    root = parse(page)
+    heads, rows = overview(root)
+    cells = [dict(zip(heads, r, strict=True)) for r in rows]
+    for col in ("spiegelhalter p", "spiegelhalter p (Holm)"):
+        big_cell, tiny_cell = cells[0][col], cells[1][col]
+        assert numbers(tiny_cell)[0] < 0.05 and numbers(big_cell)[0] < 0.05
+        assert tiny_cell.text().endswith("\u00a7") and "\u00a7" not in big_cell.text()
+        assert "sig" not in tiny_cell.attrs.get("class", "").split()
+        # several groups: the adjusted p is the bold one
+        assert ("sig" in big_cell.attrs.get("class", "").split()) == col.endswith("(Holm)")
+    assert ("the group has fewer rows than the test holds its level from "
+            "(docs/calibration_tests.md, &quot;Small samples&quot;)" in page
+            or "the group has fewer rows than the test holds its level from "
+            "(docs/calibration_tests.md, \"Small samples\")" in page)
+    assert "spiegelhalter (spiegelhalter, holds its level from 5 rows)" in page

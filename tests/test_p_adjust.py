@@ -222,7 +222,8 @@ def test_summarise_adjusts_each_test_across_groups(method):
     plain = calibr.summarise(grouped, "p", "y", "ece", tests=tests, rng=1)
     out = calibr.summarise(grouped, "p", "y", "ece", tests=tests, rng=1, p_adjust=method)
     assert list(out.columns) == ["g", "ece", "sp_statistic", "sp_pvalue", "sp_pvalue_adjusted",
-                                 "ku_statistic", "ku_pvalue", "ku_pvalue_adjusted"]
+                                 "sp_small_n", "ku_statistic", "ku_pvalue",
+                                 "ku_pvalue_adjusted", "ku_small_n"]
     pd.testing.assert_frame_equal(out.drop(columns=["sp_pvalue_adjusted", "ku_pvalue_adjusted"]),
                                   plain)
     for name in tests:

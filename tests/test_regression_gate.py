@@ -261,6 +261,9 @@ BAD = [
     (dict(confidence_level=0.9), calibr.InputError,
      '`confidence_level` applies to mode="statistical"'),
     (dict(rng=0), calibr.InputError, '`rng` applies to mode="statistical"'),
+    (dict(min_n=5), calibr.InputError, '`min_n` applies to mode="statistical"'),
+    (dict(mode="statistical", min_n=-1), calibr.InputError,
+     r"`min_n` must be a nonnegative integer; got -1\."),
     (dict(mode="statistical", tolerance=0.1), calibr.InputError,
      '`tolerance` applies to mode="absolute"'),
     (dict(mode="statistical", confidence_level=1.5), calibr.InputError,
@@ -314,9 +317,9 @@ def test_plugin_settings_defaults_and_bounds():
     assert F._settings("absolute", 0, None, None, None)["tolerance"] == 0.0
     assert F._settings("absolute", 0.5, None, None, None)["tolerance"] == 0.5
     assert F._settings("statistical", None, None, None, None) == {
-        "mode": "statistical", "level": 0.95, "n_resamples": 999, "seed": 0}
-    assert F._settings("statistical", None, 0.5, 1, 7) == {
-        "mode": "statistical", "level": 0.5, "n_resamples": 1, "seed": 7}
+        "mode": "statistical", "level": 0.95, "n_resamples": 999, "seed": 0, "min_n": 100}
+    assert F._settings("statistical", None, 0.5, 1, 7, 0) == {
+        "mode": "statistical", "level": 0.5, "n_resamples": 1, "seed": 7, "min_n": 0}
     with pytest.raises(calibr.InputTypeError, match=r"^`rng` must be an integer seed >= 0 "
                                                     r"\(the snapshot stores it\); got bool\.$"):
         F._settings("statistical", None, None, None, True)
@@ -388,7 +391,7 @@ def test_plugin_comparison_boundaries(fixture_object, tmp_path):
                                                  r"1 value\(s\) further than the tolerance"):
             fx._compare(new, old, old, [], absolute)
     cols = ("metric", "n", "value", "low", "high", "level", "method", "n_resamples", "seed")
-    stat = {"mode": "statistical", "level": 0.9, "n_resamples": 9, "seed": 1}
+    stat = {"mode": "statistical", "level": 0.9, "n_resamples": 9, "seed": 1, "min_n": 3}
     old = _snapshot(tmp_path / "old.csv", [["ece", 3, 0.5, 0.25, 0.625, 0.9, "percentile", 9,
                                             1]], cols)
     at_high = _snapshot(tmp_path / "new.csv", [["ece", 3, 0.625, "", "", "", "", "", ""]],
@@ -676,10 +679,10 @@ def test_compare_table_numbers_and_a_pvalue_below_the_resolution(tmp_path, capsy
     status, out, _ = _main(capsys, *argv)
     assert status == 1
     assert out.split("\n\n")[1] == (
-        "metric   n  baseline candidate difference    ci_low ci_high   pvalue worse\n"
-        "   ece 569 1.860e-02  0.062108   0.043507 0.0239014     inf < 0.0001   yes\n"
-        "   mce 569 3.546e-01  0.807308   0.452693 0.2199121     inf   0.0131   yes\n"
-        "  skce 569 7.174e-06  0.001338   0.001331 0.0006417     inf < 0.0001   yes")
+        "metric   n small_n  baseline candidate difference    ci_low ci_high   pvalue worse\n"
+        "   ece 569      no 1.860e-02  0.062108   0.043507 0.0239014     inf < 0.0001   yes\n"
+        "   mce 569      no 3.546e-01  0.807308   0.452693 0.2199121     inf   0.0131   yes\n"
+        "  skce 569      no 7.174e-06  0.001338   0.001331 0.0006417     inf < 0.0001   yes")
     status, out, _ = _main(capsys, *argv, "-f", "csv")
     got = pd.read_csv(io.StringIO(out))
     b = bc[bc["model"] == "logistic"]
@@ -993,3 +996,116 @@ def test_compare_table_group_keys_are_not_rounded(tmp_path, capsys):
                            "--n-resamples", "19")
     rows = [line.split() for line in out.split("\n\n")[1].splitlines()]
     assert status == 0 and [r[0] for r in rows[1:]] == ["1.00001", "1.00002"]
+
+
+# --------------------------------------------------------------------------
+# small groups: shown, marked, never gating (docs/regression_gate.md, "Small groups")
+
+def _both_with_a_tiny_group(tmp_path: Path) -> Path:
+    """One file with both models, grouped by model and fold: two groups of 200 rows of
+    one model, and the group (tiny, 5) of 4 rows, all y = 0, whose candidate raises
+    every p (every resample of those 4 rows is worse)."""
+    gen = np.random.default_rng(11)
+    n = 400
+    p = gen.uniform(0.05, 0.95, n)
+    frame = pd.DataFrame({"model": "big", "fold": np.repeat([1, 2], n // 2), "p": p,
+                          "p_new": np.clip(p + gen.normal(0, 0.02, n), 0.01, 0.99),
+                          "y": (gen.random(n) < p).astype(int)})
+    tiny = pd.DataFrame({"model": "tiny", "fold": 5, "p": [0.1, 0.2, 0.3, 0.4],
+                         "p_new": [0.3, 0.4, 0.5, 0.6], "y": 0})
+    path = tmp_path / "both.csv"
+    pd.concat([frame, tiny]).to_csv(path, index=False)
+    return path
+
+
+def test_compare_a_group_below_min_n_is_shown_and_never_gates(tmp_path, capsys):
+    both = _both_with_a_tiny_group(tmp_path)
+    argv = [both, "--p-baseline", "p", "--p-candidate", "p_new", "--by", "model", "fold",
+            "--p-adjust", "holm", "--n-resamples", "999"]
+    status, out, err = _cli(capsys, *argv)
+    assert (status, err) == (0, ""), out
+    assert ("gate: groups of at least 100 rows (--min-n 100); a smaller group is shown, marked "
+            "small_n, and never gates") in out
+    assert "over the 2 comparisons that can gate" in out
+    tiny = [line for line in out.splitlines() if line.lstrip().startswith("tiny")]
+    assert len(tiny) == 1 and tiny[0].split()[-2:] == ["<", "100"], tiny
+    assert " yes " in tiny[0]  # the small_n column
+    assert out.endswith("(exit status 0); 1 comparison of groups under 100 rows shown, not "
+                        "gating (--min-n)\n"), out
+    # the CSV: the row is there with its numbers, small_n true, not worse, no adjusted p
+    status, out, _ = _cli(capsys, *argv, "-f", "csv")
+    got = pd.read_csv(io.StringIO(out)).set_index(["model", "fold"])
+    assert status == 0
+    assert got["small_n"].tolist() == [False, False, True]
+    row = got.loc[("tiny", 5)]
+    assert row["n"] == 4 and row["pvalue"] == 0.0 and not row["worse"]
+    assert math.isnan(row["pvalue_adjusted"])
+    # the two groups that gate are adjusted as a family of 2 (Holm)
+    big = got.loc["big"]
+    want = calibr.p_adjust(big["pvalue"].to_numpy(), "holm")
+    assert big["pvalue_adjusted"].tolist() == pytest.approx(want.tolist(), rel=0, abs=0)
+    # --min-n 0: every group gates, and the four rows fail the gate as before
+    status, out, _ = _cli(capsys, *argv, "--min-n", "0")
+    assert status == 1
+    assert "significantly worse in 1 of 3 comparisons: ece (model='tiny', fold=5)" in out
+    # --min-n 4 gates the group of 4 rows; 5 does not
+    assert _cli(capsys, *argv, "--min-n", "4")[0] == 1
+    assert _cli(capsys, *argv, "--min-n", "5")[0] == 0
+    # without --p-adjust too: the raw p-value of the small group is not read
+    plain = [a for a in argv if a not in ("--p-adjust", "holm")]
+    status, out, _ = _cli(capsys, *plain, "-f", "csv")
+    got = pd.read_csv(io.StringIO(out))
+    assert status == 0 and got["pvalue"].tolist()[2] == 0.0 and not got["worse"].any()
+    assert _cli(capsys, *plain, "--min-n", "4")[0] == 1
+
+
+def test_compare_min_n_must_be_nonnegative(tmp_path, capsys):
+    _two_files(tmp_path)
+    err = _error(capsys, tmp_path / "base.csv", tmp_path / "cand.csv", "--min-n", "-1")
+    assert err == "--min-n must be a nonnegative integer; got -1."
+
+
+def test_compare_html_marks_a_group_below_min_n(tmp_path, capsys):
+    both = _both_with_a_tiny_group(tmp_path)
+    page = tmp_path / "cmp.html"
+    status, _, err = _cli(capsys, both, "--p-baseline", "p", "--p-candidate", "p_new",
+                          "--by", "model", "fold", "--n-resamples", "199", "--html", page)
+    assert (status, err) == (0, "")
+    text = page.read_text()
+    assert "n &lt; 100</td>" in text
+    assert ("n &lt; 100: a group of fewer than 100 rows (--min-n) is shown and never gates"
+            in text)
+    assert "no p-value of a group that can gate is below 0.05" in text
+
+
+def test_plugin_statistical_mode_never_fails_a_group_below_min_n(fixture_object, tmp_path):
+    """A value above the snapshot's upper end fails when its group has min_n rows, here
+    and in the snapshot; with fewer on either side it is listed in a warning instead."""
+    fx = fixture_object
+    cols = ("g", "metric", "n", "value", "low", "high", "level", "method", "n_resamples",
+            "seed")
+    stat = {"mode": "statistical", "level": 0.9, "n_resamples": 9, "seed": 1, "min_n": 30}
+    meta = [0.9, "percentile", 9, 1]
+    old = _snapshot(tmp_path / "old.csv", [["big", "ece", 30, 0.1, 0.05, 0.2, *meta],
+                                           ["tiny", "ece", 4, 0.1, 0.05, 0.2, *meta]], cols)
+    empty = ["", "", "", "", "", ""]
+    worse_tiny = _snapshot(tmp_path / "new.csv", [["big", "ece", 30, 0.2, *empty],
+                                                  ["tiny", "ece", 4, 0.9, *empty]], cols)
+    with pytest.warns(UserWarning, match=r"^calibration_regression: 1 value\(s\) of groups "
+                      r"under min_n = 30 rows \(here or in the snapshot\) are not checked: "
+                      r"a bootstrap of so few rows says nothing about the population: g=tiny, "
+                      r"metric ece \(n = 4\)\.$"):
+        fx._compare(worse_tiny, old, old, ["g"], stat)
+    # the snapshot's group had 4 rows: a new group of 30 is not checked either
+    grown = _snapshot(tmp_path / "new.csv", [["big", "ece", 30, 0.2, *empty],
+                                             ["tiny", "ece", 30, 0.9, *empty]], cols)
+    with pytest.warns(UserWarning, match=r"g=tiny, metric ece \(n = 30\)"):
+        fx._compare(grown, old, old, ["g"], stat)
+    # a group of min_n rows gates
+    with pytest.raises(AssertionError, match=r"^Calibration is worse than the snapshot: 1 "):
+        fx._compare(worse_tiny, old, old, ["g"], {**stat, "min_n": 4})
+    worse_big = _snapshot(tmp_path / "new.csv", [["big", "ece", 30, 0.2 + 2**-50, *empty],
+                                                 ["tiny", "ece", 4, 0.1, *empty]], cols)
+    with pytest.raises(AssertionError, match=r"^Calibration is worse than the snapshot: 1 "):
+        with pytest.warns(UserWarning, match="g=tiny"):
+            fx._compare(worse_big, old, old, ["g"], stat)

@@ -76,7 +76,7 @@ def test_binary_groups_equal_calibration_test_on_each_group(binary):
     out = summarise(binary.groupby("model"), p="p", y="y", tests=BINARY_TESTS, rng=11)
     names = list(BINARY_TESTS)
     assert list(out.columns) == ["model", "ece", "mce"] + [
-        f"{n}_{w}" for n in names for w in ("statistic", "pvalue")]
+        f"{n}_{w}" for n in names for w in ("statistic", "pvalue", "small_n")]
     models = sorted(binary["model"].unique())
     assert out["model"].tolist() == models
     for g, model in enumerate(models):
@@ -171,7 +171,8 @@ def test_a_groups_stream_depends_on_nothing_else(binary):
 def test_ungrouped_frame_is_group_zero(binary):
     rows = binary[binary["model"] == "logistic"]
     out = summarise(rows, p="p", y="y", tests="spiegelhalter")
-    assert list(out.columns) == ["ece", "mce", "spiegelhalter_statistic", "spiegelhalter_pvalue"]
+    assert list(out.columns) == ["ece", "mce", "spiegelhalter_statistic", "spiegelhalter_pvalue",
+                                 "spiegelhalter_small_n"]
     assert_same(out.iloc[0], "spiegelhalter", calibration_test(rows["p"], rows["y"],
                                                                "spiegelhalter"))
     out = summarise(rows, p="p", y="y", tests=test_spec("skce", n_resamples=50), rng=9)
@@ -382,10 +383,12 @@ def test_report_bundled_data_csv_equals_calibration_test(capsys, binary):
                          "--seed", "3", "-f", "csv")
     assert code == 0 and err == ""
     rep = pd.read_csv(io.StringIO(out))
-    assert list(rep.columns)[-8:] == [
+    assert list(rep.columns)[-11:] == [
         "skce(n_resamples=100)_statistic", "skce(n_resamples=100)_pvalue",
-        "skce(n_resamples=100)_n_resamples", "spiegelhalter_statistic", "spiegelhalter_pvalue",
-        "hosmer_lemeshow_statistic", "hosmer_lemeshow_pvalue", "seed"]
+        "skce(n_resamples=100)_n_resamples", "skce(n_resamples=100)_small_n",
+        "spiegelhalter_statistic", "spiegelhalter_pvalue", "spiegelhalter_small_n",
+        "hosmer_lemeshow_statistic", "hosmer_lemeshow_pvalue", "hosmer_lemeshow_small_n",
+        "seed"]
     assert (rep["seed"] == 3).all() and (rep["skce(n_resamples=100)_n_resamples"] == 100).all()
     for g, model in enumerate(sorted(binary["model"].unique())):
         assert rep["model"].iloc[g] == model
@@ -404,10 +407,13 @@ def test_report_table_and_json_state_what_was_done(capsys):
     code, out, _ = run(capsys, *argv)
     assert code == 0
     header = out.split("\n\n")[0].splitlines()
-    assert header[-2] == ("tests: skce(n_resamples=50) = asymptotic SKCE test, 50 bootstrap "
+    assert header[-3] == ("tests: skce(n_resamples=50) = asymptotic SKCE test, 50 bootstrap "
                           "resamples; consistency(metric=mce,n_resamples=20) = consistency "
                           "resampling of mce, 20 resamples")
-    assert header[-1].startswith("seed: 0 (group g draws from "
+    assert header[-1].startswith("small_n: True where a group has fewer rows than its test "
+                                 "holds its level from (skce(n_resamples=50) 20, "
+                                 "consistency(metric=mce,n_resamples=20) 1000;")
+    assert header[-2].startswith("seed: 0 (group g draws from "
                                  "numpy.random.SeedSequence(0).spawn(groups)[g]")
     code, again, _ = run(capsys, *argv)  # the default seed 0: the same report
     assert again == out
@@ -497,3 +503,66 @@ def test_report_group_refused_by_a_test(capsys, tmp_path):
     _bad(capsys, tmp_path, "report", str(path), "-g", "model", "--test", "hosmer_lemeshow",
          match=r"--test hosmer_lemeshow needs at least 3 groups of distinct risk.*"
                r"\[test 'hosmer_lemeshow'; group model='b'\]$")
+
+
+# --------------------------------------------------------------------------
+# small samples: each test's least n (docs/calibration_tests.md, "Small samples")
+
+def test_min_n_is_the_simulated_least_n_of_each_method():
+    """The table of calibr._inference.calibration_tests.MIN_N: one entry per method, the values
+    validation/simulate_small_n.py gives (docs/calibration_tests.md)."""
+    from calibr._inference.calibration_tests import _METHODS, MIN_N
+
+    assert set(MIN_N) == set(_METHODS)
+    assert MIN_N == {"skce": 20, "skce_block": 20, "consistency": 1000, "spiegelhalter": 5,
+                     "hosmer_lemeshow": 5, "ks": 5, "kuiper": 5}
+
+
+@pytest.mark.parametrize(("method", "least"), [("skce", 20), ("spiegelhalter", 5),
+                                               ("skce_block", 20)])
+def test_a_result_below_its_methods_least_n_says_so(method, least):
+    gen = np.random.default_rng(4)
+    p = gen.uniform(0.1, 0.9, least)
+    y = (gen.random(least) < p).astype(int)
+    assert not calibration_test(p, y, method, n_resamples=9, rng=0).small_n
+    assert calibration_test(p[:-1], y[:-1], method, n_resamples=9, rng=0).small_n
+
+
+def test_summarise_flags_a_test_run_below_its_least_n():
+    """``<name>_small_n``: True for the group of 4 rows (below 20 for skce, 5 for
+    spiegelhalter), False for the group of 60, True for an unobserved group (0 rows)."""
+    gen = np.random.default_rng(2)
+    p = gen.uniform(0.1, 0.9, 64)
+    df = pd.DataFrame({"g": pd.Categorical(["tiny"] * 4 + ["big"] * 60,
+                                           categories=["big", "tiny", "none"]),
+                       "p": p, "y": (gen.random(64) < p).astype(int)})
+    got = summarise(df.groupby("g", observed=False), "p", "y", metrics="ece",
+                    tests=[test_spec("skce", n_resamples=99), "spiegelhalter"], rng=0)
+    assert list(got.columns) == ["g", "ece", "skce_statistic", "skce_pvalue", "skce_small_n",
+                                 "spiegelhalter_statistic", "spiegelhalter_pvalue",
+                                 "spiegelhalter_small_n"]
+    assert got["skce_small_n"].dtype == bool and got["skce_pvalue"].isna().tolist()[2]
+    assert got["skce_small_n"].tolist() == [False, True, True]
+    assert got["spiegelhalter_small_n"].tolist() == [False, True, True]
+    # at least 5 rows: spiegelhalter holds its level, skce (20) still does not
+    got = summarise(df.iloc[:5].assign(g="five").groupby("g"), "p", "y", metrics="ece",
+                    tests=[test_spec("skce", n_resamples=99), "spiegelhalter"], rng=0)
+    assert (bool(got["skce_small_n"][0]), bool(got["spiegelhalter_small_n"][0])) == (True,
+                                                                                        False)
+
+
+def test_report_states_each_tests_least_n_and_flags_small_groups(capsys, tmp_path):
+    gen = np.random.default_rng(2)
+    p = np.round(gen.uniform(0.1, 0.9, 64), 4)
+    pd.DataFrame({"g": ["tiny"] * 4 + ["big"] * 60, "p": p,
+                  "y": (gen.random(64) < p).astype(int)}).to_csv(tmp_path / "d.csv",
+                                                                 index=False)
+    assert main(["report", str(tmp_path / "d.csv"), "--by", "g", "--test", "skce,spiegelhalter",
+                 "-f", "csv"]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert got["skce_small_n"].tolist() == [False, True]
+    assert main(["report", str(tmp_path / "d.csv"), "--by", "g", "--test",
+                 "skce,spiegelhalter"]) == 0
+    out = capsys.readouterr().out
+    assert ("small_n: True where a group has fewer rows than its test holds its level from "
+            "(skce 20, spiegelhalter 5; docs/calibration_tests.md, \"Small samples\")") in out

@@ -32,6 +32,7 @@ Run from the repository root::
     python validation/simulate_gate.py                      # 200 datasets, n = 2000
     python validation/simulate_gate.py --datasets 50        # quick
     python validation/simulate_gate.py --base 1.6 --worse 1.9   # a miscalibrated baseline
+    python validation/simulate_gate.py --small-groups --datasets 1000   # groups of 4 to 100
 
 The results at the defaults are in ``docs/regression_gate.md``.
 """
@@ -105,6 +106,42 @@ def compare_flags(seed: int, n: int, level: float, resamples: int, k: float,
     return bool(res.pvalue < 1.0 - level)
 
 
+#: The small-group nulls of ``--small-groups``: ``p ~ U(lo, hi)``, the candidate
+#: ``p + shift``, the truth ``P(y = 1) = p + shift / 2``: in every bin of either model
+#: the mean gap is ``shift / 2``, so both have the population ECE ``shift / 2`` (the
+#: null hypothesis holds with equality), and a group of a few rows all of one class
+#: makes every bootstrap resample favour one model. name -> (lo, hi, shift).
+SMALL_NULLS = {"mid": (0.1, 0.7, 0.2), "low": (0.02, 0.18, 0.08)}
+
+
+def small_group_flags(seed: int, n: int, level: float, resamples: int, null: str) -> bool:
+    """Does ``calibr compare`` flag a candidate that is, in the population, as well
+    calibrated as the baseline (the ``SMALL_NULLS[null]`` pair), on a group of n rows?"""
+    lo, hi, shift = SMALL_NULLS[null]
+    rng = np.random.default_rng([2 + list(SMALL_NULLS).index(null), n, seed])
+    p = rng.uniform(lo, hi, n)
+    y = (rng.random(n) < p + shift / 2).astype(np.int64)
+    res = calibr.paired_bootstrap(p + shift, p, y, "ece", n_resamples=resamples,
+                                  confidence_level=level, alternative="greater", rng=seed)
+    return bool(res.pvalue < 1.0 - level)
+
+
+def small_groups(datasets: int, level: float, resamples: int,
+                 ns: tuple[int, ...] = (4, 5, 10, 20, 30, 50, 100)) -> dict:
+    """The false-alarm rate of ``compare`` on small groups of the ``SMALL_NULLS``."""
+    out = {}
+    print(f"small groups: {datasets} datasets per n; level {level}; {resamples} resamples")
+    for null, (lo, hi, shift) in SMALL_NULLS.items():
+        print(f"{null}: p ~ U({lo}, {hi}), candidate p + {shift}, P(y = 1) = p + {shift / 2:g}"
+              f" (both models' population ECE {shift / 2:g})")
+        for n in ns:
+            r, se = rate([small_group_flags(s, n, level, resamples, null)
+                          for s in range(datasets)])
+            print(f"compare  false alarms, {null}, n = {n:3d}{'':20s} {r:.3f} (se {se:.3f})")
+            out[(null, n)] = r
+    return out
+
+
 def rate(flags: list[bool]) -> tuple[float, float]:
     """The share of True and its binomial standard error."""
     m = len(flags)
@@ -148,7 +185,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="the baseline model's slope k (default 1: nearly calibrated)")
     parser.add_argument("--worse", type=float, default=1.3,
                         help="the worse model's slope k (default 1.3)")
+    parser.add_argument("--small-groups", action="store_true",
+                        help="only the false alarms of compare on small groups of an "
+                        "equal-ECE pair (docs/regression_gate.md, \"Small groups\")")
     args = parser.parse_args(argv)
+    if args.small_groups:
+        small_groups(args.datasets, args.level, args.resamples)
+        return 0
     run(args.datasets, args.n, args.level, args.resamples, args.worse, args.base)
     return 0
 

@@ -292,7 +292,10 @@ def html_report(
                       if drawn != form else "")))
     header.append(("bins", bins_words(bins, binning, right)))
     if test_specs:
-        header.append(("tests", ", ".join(f"{name} ({t.method})" for name, t in test_specs)
+        from .._inference.calibration_tests import MIN_N
+
+        header.append(("tests", ", ".join(f"{name} ({t.method}, holds its level from "
+                                          f"{MIN_N[t.method]} rows)" for name, t in test_specs)
                        + "; null hypothesis: calibrated"))
     if confidence_level is not None:
         header.append(("intervals", intervals_words(confidence_level, ci_method, n_resamples)))

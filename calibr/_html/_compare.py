@@ -36,6 +36,8 @@ def verdict(result: pd.DataFrame, by: list, level: float, worse_status: int) -> 
     n = len(result)
     many = "s" if n != 1 else ""
     alpha = 1.0 - level
+    small = int(result["small_n"].sum()) if "small_n" in result else 0
+    gating = " of a group that can gate" if small else ""
     if len(worse):
         which = "; ".join(
             esc(str(r["metric"])) + (" (" + esc(_group_title(by, tuple(r[c] for c in by)))
@@ -46,14 +48,16 @@ def verdict(result: pd.DataFrame, by: list, level: float, worse_status: int) -> 
                 f"<strong>calibr compare exits with status {worse_status}</strong>: a CI job "
                 "that gates on it fails.")
     return ("ok", f"<strong>No significant worsening</strong> in {n} comparison{many} at level "
-            f"{level:g}: no p-value is below {alpha:.6g}. <strong>calibr compare exits with "
+            f"{level:g}: no p-value{gating} is below {alpha:.6g}. <strong>calibr compare "
+            "exits with "
             "status 0</strong>: a CI job that gates on it passes. (This does not show that the "
             "candidate is as well calibrated, only that the data do not show it worse.)")
 
 
 def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
                  p_base: Any, p_cand: Any, y: Any, classes: Any, level: float,
-                 n_resamples: int, worse_status: int, p_adjust: str | None = None) -> str:
+                 n_resamples: int, worse_status: int, p_adjust: str | None = None,
+                 min_n: int = 0) -> str:
     """The page of ``calibr compare --html``.
 
     Parameters
@@ -72,6 +76,10 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
     p_base, p_cand, y
         The baseline's and candidate's probability columns (DataFrames, the
         rows matched) and the labels (a Series).
+    min_n : int, default 0
+        ``--min-n``: a comparison of fewer rows (``small_n`` True in ``result``)
+        is shown with its numbers and "n < min_n" in the worse column, and
+        never gates.
     """
     from .. import __version__
     from .._input import defaults
@@ -105,6 +113,7 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
         cells = [Cell(group_link(anchor, title, key_text(r[c])) if anchor else
                       esc(key_text(r[c])), cls="k") for c in by]
         worse = bool(r["worse"])
+        small = bool(r.get("small_n", False))
         cells += [Cell(esc(r["metric"]), cls="k"), Cell(count(r["n"]), repr(float(r["n"]))),
                   Cell(num(r["baseline"]), repr(float(r["baseline"]))),
                   Cell(num(r["candidate"]), repr(float(r["candidate"]))),
@@ -116,8 +125,8 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
             cells.append(Cell(pvalue(r["pvalue_adjusted"], n_resamples,
                                      bound=bool(r["pvalue_below_resolution"])),
                               repr(float(r["pvalue_adjusted"])), "sig" if worse else ""))
-        cells.append(Cell("yes" if worse else "no", "1" if worse else "0",
-                          "k sig" if worse else "k"))
+        cells.append(Cell("yes" if worse else (f"n &lt; {min_n}" if small else "no"),
+                          "1" if worse else "0", "k sig" if worse else "k"))
         rows.append(cells)
     overview = Table(head, rows, sortable=True, cls="overview")
     figure = ""
@@ -163,6 +172,10 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
         notes[0] += (f" A p-value below the resolution of its {n_resamples} resamples "
                      f"(&lt; {1 / n_resamples:g}) is adjusted as {1 / n_resamples:g}: its "
                      "adjusted value, &lt; x, is an upper bound.")
+    if result.get("small_n", pd.Series(dtype=bool)).any():
+        notes.append(f"n &lt; {min_n}: a group of fewer than {min_n} rows (--min-n) is shown "
+                     "and never gates: a bootstrap of so few rows says nothing about the "
+                     "population, so its p-value is not read.")
     if figure:
         notes.append("The chart: each comparison's difference (point) and its one-sided "
                      f"{level:g} lower bound (the bar runs from it to the right: the interval "

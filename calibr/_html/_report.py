@@ -31,6 +31,9 @@ MIN_BIN_COUNT = FEW
 
 #: The level below which an (adjusted) p-value is shown in bold: a cue, not a verdict.
 SIGNIFICANT = 0.05
+#: The mark of a test run on fewer rows than it holds its level from (``<test>_small_n``;
+#: ``docs/calibration_tests.md``, "Small samples"): its p-value is never bold.
+SMALL_N_MARK = "&sect;"
 
 #: The report's default level of the consistency band (its resamples:
 #: ``calibr.table.CONSISTENCY_RESAMPLES``).
@@ -364,7 +367,7 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
                          f"the {len(rows)} groups", ""))
 
     lookup = _groups_of_figures(figs)
-    table_rows, sections, any_flag, any_outside = [], [], False, False
+    table_rows, sections, any_flag, any_outside, any_small = [], [], False, False, False
     for i, (row, mine) in enumerate(zip(rows, owns, strict=True)):
         anchor = f"g{i + 1}"
         key = norm_key([row[k] for k in spec.keys])
@@ -395,12 +398,17 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
             p = row[f"{name}_pvalue"]
             # bold on the value read at the resolution: "< 0.06" is not below 0.05
             shown = adjusted[name][i] if several else pvalue_at_resolution(p, n_res)
-            cells.append(Cell(pvalue(p, n_res), repr(float(p)),
-                              "" if several or not shown < SIGNIFICANT else "sig"))
+            small = row.get(f"{name}_small_n") is True or row.get(f"{name}_small_n") == 1
+            any_small |= small
+            mark = (f'<span class="flag" title="fewer rows than the test holds its level '
+                    f'from">{SMALL_N_MARK}</span>' if small else "")
+            bold = shown < SIGNIFICANT and not small
+            cells.append(Cell(pvalue(p, n_res) + mark, repr(float(p)),
+                              "" if several or not bold else "sig"))
             if several:
-                cells.append(Cell(pvalue(shown, n_res, bound=bool(bound[name][i])),
-                                  repr(float(shown)), "sig" if shown < SIGNIFICANT else ""))
-            facts.append(f"{esc(name)} p {pvalue(p, n_res)}")
+                cells.append(Cell(pvalue(shown, n_res, bound=bool(bound[name][i])) + mark,
+                                  repr(float(shown)), "sig" if bold else ""))
+            facts.append(f"{esc(name)} p {pvalue(p, n_res)}" + mark)
         table_rows.append(cells)
         sections.append(_section(anchor, label, " &middot; ".join(facts), row,
                                  spec, lookup.get(key)))
@@ -423,6 +431,11 @@ def report_page(summary: pd.DataFrame, spec: Spec, figs: list[Figures], *,
                      "interval.")
     if any_outside:
         notes.append(f'<span class="flag">{OUTSIDE_MARK}</span> {OUTSIDE_NOTE}')
+    if any_small:
+        notes.append(f'<span class="flag">{SMALL_N_MARK}</span> the group has fewer rows than '
+                     "the test holds its level from (docs/calibration_tests.md, \"Small "
+                     "samples\"): on calibrated data it rejects more often than the level "
+                     "says, so its p-value is not bold.")
     overview = Table(head, table_rows, sortable=True, cls="overview")
     return Page(title, header, overview, sections, notes, legend=legend(figs, spec))
 

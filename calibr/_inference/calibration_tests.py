@@ -52,7 +52,7 @@ from .._metrics.valprob import spiegelhalter
 from .._registry import DEFAULT_METRIC, METRICS
 from .bootstrap import CANONICAL_WARN_COST, REPLICATE_CHUNKS
 
-__all__ = ["WEIGHTED", "CalibrationTestResult", "calibration_test"]
+__all__ = ["MIN_N", "WEIGHTED", "CalibrationTestResult", "calibration_test"]
 
 TEST_METHODS = ("skce", "skce_block", "consistency", "spiegelhalter", "hosmer_lemeshow", "ks",
             "kuiper")
@@ -79,6 +79,15 @@ def pvalue_resolution(method: str, options: dict[str, Any]) -> float | None:
     if method not in RESAMPLING_TESTS:
         return None
     return 1.0 / int({**defaults(calibration_test), **options}["n_resamples"])
+
+
+#: The least number of observations from which each method holds its level: the
+#: smallest n of the grid 5, 10, 20, 50, 100, 500 from which the upper 95% limit
+#: of its type I error at 0.05 stays within 0.075 (Bradley's liberal criterion) in
+#: ``validation/simulate_small_n.py`` (``docs/calibration_tests.md``, "Small
+#: samples"). A test run on fewer rows is still run, and flagged: ``small_n``.
+MIN_N = {"skce": 20, "skce_block": 20, "consistency": 1000, "spiegelhalter": 5,
+         "hosmer_lemeshow": 5, "ks": 5, "kuiper": 5}
 
 #: Uniform numbers drawn and held at once (float64, 32 MB): the replicates of
 #: the scalar SKCE test go to the kernel in batches of this many values.
@@ -145,6 +154,14 @@ class CalibrationTestResult:
     df: int | None = None
     groups: int | None = None
     null_distribution: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def small_n(self) -> bool:
+        """True when the test ran on fewer observations than the least n from which
+        its method holds its level (:data:`calibr._inference.calibration_tests.MIN_N`,
+        ``docs/calibration_tests.md``, "Small samples"): its p-value is shown, but
+        a calibrated model is rejected more often than the level says."""
+        return self.n < MIN_N[self.method]
 
     def _repr_html_(self) -> str:
         """The fields as an HTML table, for notebooks (``calibr._display.repr``)."""
@@ -280,7 +297,9 @@ def calibration_test(
         A frozen result with ``statistic``, ``pvalue``, ``estimate``,
         ``method``, ``n``, ``type``, and as they apply ``n_resamples``,
         ``bandwidth``, ``metric``, ``stderr``, ``df``, ``groups`` and
-        ``null_distribution`` (None otherwise).
+        ``null_distribution`` (None otherwise); its property ``small_n`` says
+        whether ``n`` is below the least n from which the method holds its
+        level (``docs/calibration_tests.md``, "Small samples").
 
     Raises
     ------

@@ -23,7 +23,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .._defaults import BOOTSTRAP_RESAMPLES_DEFAULT
+from .._defaults import BOOTSTRAP_RESAMPLES_DEFAULT, GATE_MIN_N
 from .._registry import DEFAULT_METRIC
 from ._args import ENGINE_CHOICES, ENGINE_HELP, _ColumnList, renamed_option
 from ._errors import EXIT_INPUT, CLIError, _cli_message
@@ -40,8 +40,8 @@ DEFAULT_RESAMPLES = BOOTSTRAP_RESAMPLES_DEFAULT
 #: The metric compared when --metrics is not given: bootstrap()'s (the registry's).
 DEFAULT_METRICS = DEFAULT_METRIC
 #: The columns of the result after the group keys.
-RESULT_COLUMNS = ("metric", "n", "baseline", "candidate", "difference", "ci_low", "ci_high",
-                  "pvalue", "worse")
+RESULT_COLUMNS = ("metric", "n", "small_n", "baseline", "candidate", "difference", "ci_low",
+                  "ci_high", "pvalue", "worse")
 #: The columns --p-adjust adds after pvalue.
 ADJUSTED_COLUMNS = ("pvalue_adjusted", "pvalue_below_resolution")
 #: The methods of --p-adjust: R's p.adjust names (calibr.p_adjust; kept equal to
@@ -76,6 +76,15 @@ several, the chance of a false alarm grows. A p-value of 0 is "< 1/B" (B =
 --n-resamples), read as 1/B: it is adjusted as 1/B, its adjusted value is an
 upper bound (shown "< x"; the column pvalue_below_resolution says which), and
 "worse" reads that bound.
+
+small groups: a group of fewer than --min-n rows (default 100) is shown, marked
+small_n (the table's worse column reads "n < 100"), and never gates: its
+p-value is not read, it is left out of --p-adjust's family (pvalue_adjusted
+NaN), and it cannot make the exit status 1. On fewer rows the bootstrap
+resamples a sample that need not resemble the population (four rows all y = 0
+make every resample agree), and in simulation the gate's false alarms exceed
+the level (docs/regression_gate.md, "Small groups"). --min-n 0 gates every
+group.
 
 p-value: the share of bootstrap replicates whose difference is <= 0 (it inverts
 the percentile interval); ci_low is the one-sided lower bound of the difference
@@ -156,6 +165,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                       help="adjust the p-values of all comparisons (metrics and groups) "
                       "together: " + ", ".join(P_ADJUST_CHOICES) + " (calibr.p_adjust; "
                       "default: no adjustment)")
+    test.add_argument("--min-n", type=int, default=GATE_MIN_N, metavar="N",
+                      help="the least rows of a group that can gate: a smaller group is "
+                      f"shown, marked small_n, and never gates (default: {GATE_MIN_N}; 0: "
+                      "every group gates)")
     test.add_argument("--seed", type=int, default=0, metavar="N",
                       help="seed of the bootstrap, a nonnegative integer (default: 0)")
     cmp.add_argument("-f", "--format", choices=("table", "csv", "json"), default="table",
@@ -201,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
 # the options
 
 
-def _options(args: argparse.Namespace) -> tuple[float, int, int]:
+def _options(args: argparse.Namespace) -> tuple[float, int, int, int]:
     import math
 
     from .._input import MAX_RESAMPLES
@@ -215,7 +228,10 @@ def _options(args: argparse.Namespace) -> tuple[float, int, int]:
                        f"{args.n_resamples}.")
     if args.seed < 0:
         raise CLIError(f"--seed must be a nonnegative integer; got {args.seed}.")
-    return level, args.n_resamples, args.seed
+    min_n = getattr(args, "min_n", GATE_MIN_N)
+    if min_n < 0:
+        raise CLIError(f"--min-n must be a nonnegative integer; got {min_n}.")
+    return level, args.n_resamples, args.seed, min_n
 
 
 def _layout(args: argparse.Namespace) -> tuple[list, list]:
@@ -339,7 +355,7 @@ def _check_html(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    level, n_resamples, seed = _options(args)
+    level, n_resamples, seed, min_n = _options(args)
     p_base, p_cand = _layout(args)
     html = getattr(args, "html", None)
     if html is not None:
@@ -451,11 +467,12 @@ def _run(args: argparse.Namespace) -> int:
 
                 raise CLIError(f"--metrics {name}: {msg}"
                                + (f" [group {group}]" if group else "")) from None
+            small = res.n < min_n  # shown, never gates (docs/regression_gate.md)
             rows.append({**dict(zip(by, key, strict=True)), "metric": name, "n": res.n,
-                         "baseline": res.estimate_b, "candidate": res.estimate_a,
+                         "small_n": small, "baseline": res.estimate_b, "candidate": res.estimate_a,
                          "difference": res.estimate, "ci_low": res.confidence_interval.low,
                          "ci_high": res.confidence_interval.high, "pvalue": res.pvalue,
-                         "worse": bool(max(res.pvalue, resolution) < alpha)})
+                         "worse": bool(max(res.pvalue, resolution) < alpha) and not small})
     result = pd.DataFrame(rows, columns=[*by, *RESULT_COLUMNS])
     method = getattr(args, "p_adjust", None)
     if method is not None:
@@ -465,13 +482,18 @@ def _run(args: argparse.Namespace) -> int:
             if col in by:
                 raise CLIError(f"--by: the column {col!r} has the name of a column of "
                                "the result with --p-adjust; rename it in the data.")
+        # the family is the comparisons that can gate: a small group's p-value is not read
+        gates = ~result["small_n"].to_numpy(dtype=bool)
         raw = result["pvalue"].to_numpy(dtype=np.float64)
-        adjusted = adjust_array(raw, method, resolution=resolution)
+        adjusted = np.full(len(result), np.nan)
+        adjusted[gates] = adjust_array(raw[gates], method, resolution=resolution)
         at = result.columns.get_loc("pvalue") + 1
         result.insert(at, "pvalue_adjusted", adjusted)
-        result.insert(at + 1, "pvalue_below_resolution", below_resolution(raw, resolution))
-        result["worse"] = adjusted < alpha
+        result.insert(at + 1, "pvalue_below_resolution",
+                      gates & below_resolution(raw, resolution))
+        result["worse"] = gates & (adjusted < alpha)
     worse = result[result["worse"]]
+    small = int(result["small_n"].sum())
     header = [
         (f"calibr compare of {labels[0]} (baseline) and {labels[1]} (candidate)" if two else
          f"calibr compare of {args.baseline}: {', '.join(p_base)} (baseline) and "
@@ -485,12 +507,18 @@ def _run(args: argparse.Namespace) -> int:
         f"worse: {'adjusted ' if method else ''}p-value < {alpha:.6g} (--confidence-level "
         f"{level:g}); ci_low = one-sided {level:.6g} lower bound of the difference",
     ]
+    header.append(f"gate: groups of at least {min_n} rows (--min-n {min_n}); a smaller group "
+                  "is shown, marked small_n, and never gates: a bootstrap of so few rows "
+                  "says nothing about the population")
     if method is not None:
-        header.append(f"p-values adjusted by {method!r} over the {len(result)} comparisons "
-                      f"(calibr.p_adjust, R's p.adjust); a p-value below 1/B = {resolution:g} "
-                      "counts as 1/B, and its adjusted value, < x, is an upper bound")
+        header.append(f"p-values adjusted by {method!r} over the {len(result) - small} "
+                      "comparisons that can gate (calibr.p_adjust, R's p.adjust); a p-value "
+                      f"below 1/B = {resolution:g} counts as 1/B, and its adjusted value, < x, "
+                      "is an upper bound")
     shown = result.copy()
-    shown["worse"] = np.where(result["worse"], "yes", "no")
+    shown["worse"] = np.where(result["worse"], "yes",
+                              np.where(result["small_n"], f"n < {min_n}", "no"))
+    shown["small_n"] = np.where(result["small_n"], "yes", "no")
     if args.format == "table":
         pvalues = {"pvalue": n_resamples}
         bounds = {}
@@ -500,16 +528,18 @@ def _run(args: argparse.Namespace) -> int:
             shown = shown.drop(columns="pvalue_below_resolution")
         text = _render(shown, "table", header, exact=[*by, "n"], pvalues=pvalues,
                        bounds=bounds)
+        note = (f"; {small} comparison{'s' if small != 1 else ''} of groups under {min_n} "
+                f"rows shown, not gating (--min-n)" if small else "")
         if len(worse):
             which = "; ".join(
                 f"{r['metric']}" + (" (" + ", ".join(f"{c}={r[c]!r}" for c in by) + ")"
                                     if by else "") for _, r in worse.iterrows())
             text += (f"\nresult: the candidate is significantly worse in {len(worse)} of "
                      f"{len(result)} comparison{'s' if len(result) != 1 else ''}: {which} "
-                     f"(exit status {EXIT_WORSE})\n")
+                     f"(exit status {EXIT_WORSE}){note}\n")
         else:
             text += (f"\nresult: no significant worsening in {len(result)} comparison"
-                     f"{'s' if len(result) != 1 else ''} (exit status 0)\n")
+                     f"{'s' if len(result) != 1 else ''} (exit status 0){note}\n")
     else:
         text = _render(result, args.format, header)
     if html is not None:  # the page of calibr._html, written before the table is printed
@@ -517,7 +547,7 @@ def _run(args: argparse.Namespace) -> int:
         from ._io import _commit, _Output
 
         page = compare_html(result, by, header, parts, pb, pc, labels_y, classes, level,
-                            n_resamples, EXIT_WORSE, method)
+                            n_resamples, EXIT_WORSE, method, min_n)
         _commit([_Output(html, "--html", page.encode("utf-8"))])
     status = _write_stdout(text)
     if status:

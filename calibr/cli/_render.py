@@ -99,11 +99,17 @@ def _tests_header(tests: list, seed: int, several: bool) -> list[str]:
     for name, spec, n in tests:
         text = _TEST_WORDS[spec.method].format(n=n, metric=spec.options.get("metric", metric))
         words.append(f"{name} = {text}")
+    from .._inference.calibration_tests import MIN_N
+
     where = "of each data set " if several else ""
+    least = ", ".join(f"{name} {MIN_N[spec.method]}" for name, spec, _ in tests)
     return [
         "tests: " + "; ".join(words),
         f"seed: {seed} (group g {where}draws from numpy.random.SeedSequence({seed})"
         ".spawn(groups)[g]; null hypothesis: calibrated)",
+        f"small_n: True where a group has fewer rows than its test holds its level from "
+        f"({least}; docs/calibration_tests.md, \"Small samples\"): its p-value rejects a "
+        "calibrated model too often",
     ]
 
 

@@ -501,7 +501,8 @@ def _n_resamples(spec) -> int:
 def _test_columns(name: str, spec) -> list[str]:
     """The report's columns of one --test entry."""
     cols = [f"{name}_statistic", f"{name}_pvalue"]
-    return cols + [f"{name}_n_resamples"] * (spec.method in RESAMPLING_TESTS)
+    return cols + [f"{name}_n_resamples"] * (spec.method in RESAMPLING_TESTS) + [
+        f"{name}_small_n"]
 
 
 def _group(frame: pd.DataFrame, by: list | None, src: _Source) -> Any:
