@@ -15,8 +15,16 @@ def _is_source(value: Any) -> bool:
     return isinstance(value, DataFrame)
 
 
+def _project(sdf: Any, positions: list, names: list) -> Any:
+    """The columns at ``positions`` renamed ``names``, by position: Spark parses a
+    column reference (a dot is a field, a backtick a quote), ``toDF`` does not;
+    ``_0``, ``_1``, ... are names it reads as they are."""
+    plain = [f"_{j}" for j in range(len(sdf.columns))]
+    return sdf.toDF(*plain).select(*[plain[j] for j in positions]).toDF(*names)
+
+
 ENGINE = Engine(name="spark", what="a Spark DataFrame", collect="sdf.toPandas()",
-                is_source=_is_source)
+                is_source=_is_source, project=_project)
 
 #: The verbs take ``by=`` column names (calibr._input.frames.lazy_grouping).
 GROUPS_BY_NAME = True
