@@ -973,7 +973,7 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, confidence_level, dat
     """``calibration_table()`` of Dask input: per-(group, bin) sums merged, the
     table from them; equal-mass bins and consistency bands gather the rows."""
     from ._groups import resolve_columns, weights_column
-    from .table import TABLE_COLUMNS
+    from .table import TABLE_COLUMNS, check_group_keys
 
     if data is None:
         if p_prefix is not None:
@@ -992,6 +992,8 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, confidence_level, dat
         ["class"] * classwise + list(TABLE_COLUMNS)
     if consistency is not None:
         meta_cols += ["consistency_lower", "consistency_upper"]
+    if key_meta is not None:  # the pandas path's refusal, when the call is made
+        check_group_keys(key_meta.columns, meta_cols[len(key_meta.columns):])
     meta = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in meta_cols})
     if key_meta is not None:
         meta = meta.astype(key_meta.dtypes.to_dict())

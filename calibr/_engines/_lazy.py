@@ -711,7 +711,7 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
 
         from .._binning import BinSpec
         from .._groups import resolve_columns, weights_column
-        from ..table import table_from_stats
+        from ..table import check_group_keys, table_from_stats
 
         spec = BinSpec.from_options(bins, binning, right)
         if data is None:
@@ -758,6 +758,7 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
             table, owner = table_from_stats(stats, edges, confidence_level, False, wcol is not None,
                                             None)
             if gr.keys is not None:
+                check_group_keys(gr.keys.columns, table.columns)
                 table = pd.concat([gr.keys.take(owner).reset_index(drop=True), table], axis=1)
             return _native_result(engine, table)
 
