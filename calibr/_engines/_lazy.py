@@ -649,6 +649,12 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
                 f"`by` names {fmt(missing[0])}, which is not a column of `data`; its columns "
                 f"are {', '.join(map(repr, names[:10]))}{', ...' if len(names) > 10 else ''}.",
                 param="by")
+        from .._groups import unhashable_key_error
+
+        schema = lf.collect_schema()
+        for k in keys:  # the pandas path's refusal of a key it cannot hash
+            if schema[k].base_type() in (nw.List, nw.Array, nw.Struct, nw.Object):
+                raise unhashable_key_error(k)
         return lf, keys
 
     def summarise(data, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng, weights,
