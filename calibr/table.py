@@ -216,6 +216,9 @@ def table_from_stats(stats: list[tuple], edges: np.ndarray, confidence_level: fl
     for each of its rows, the position in ``stats`` of its group. The numbers are
     those of :func:`calibration_table` on the groups' rows with the same sums.
     """
+    if not stats:  # no group (every key missing): the columns, no rows, as _empty's
+        names = (["class"] if classwise or top_label else []) + list(TABLE_COLUMNS)
+        return pd.DataFrame({c: [] for c in names}), np.empty(0, np.int64)
     z = _z(confidence_level)
     parts = [_stats_rows(s, edges, z, classwise or top_label, weighted, top_label)
              for s in stats]

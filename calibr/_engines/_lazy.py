@@ -502,6 +502,8 @@ def _pushed(engine: Engine, lf: Any, keys: list, cols: Any, weights: Hashable | 
         gr = _groups(st, qkeys, edges.shape[0] - 1)
         if _bad(gr, na_rm, weights is not None):
             return explain(gr), None
+    if gr.keys is not None and len(gr.keys) == 0:  # every key missing: pandas' answer
+        return explain(gr), None
     if gr.keys is not None:
         gr.keys = gr.keys.set_axis(keys, axis=1)
     return gr, edges
@@ -521,6 +523,9 @@ def _explain(engine: Engine, lf: Any, used: list, gr: _Groups | None, na_rm: boo
     n = _rows(lf)
     if n <= MAX_COLLECT_ROWS:
         raise _EagerResult(eager(_collect_used(engine, lf, used)))
+    if gr is not None and gr.keys is not None and len(gr.keys) == 0:
+        # no group (every key missing): the pandas path's answer on no rows
+        raise _EagerResult(eager(_collect_used(engine, lf.head(0), used)))
     if gr is None:
         raise InputError(f"`p` and {arg('y')} must not be empty; got 0 observations.", param="p")
     raise _counted_error(engine, gr, n, na_rm)
