@@ -210,7 +210,8 @@ ENGINES = ["pandas", "polars", "polars-lazy", "arrow", "duckdb", "spark", "dask"
 
 def _spark_table(table: pa.Table) -> pa.Table:
     """What Spark holds of the table: no dictionaries (their values), no unsigned
-    integers (the next signed type), as a user's Spark frame would hold them."""
+    integers (the next signed type), timestamps as instants (UTC, the session's
+    time zone), as a user's Spark frame would hold them."""
     widen = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(),
              pa.uint64(): pa.decimal128(20, 0)}
     columns = []
@@ -220,6 +221,8 @@ def _spark_table(table: pa.Table) -> pa.Table:
             column = column.cast(t.value_type)
         elif t in widen:
             column = column.cast(widen[t])
+        elif pa.types.is_timestamp(t) and t.tz is None:  # Spark's TIMESTAMP: an instant
+            column = column.cast(pa.timestamp(t.unit, tz="UTC"))
         columns.append(column)
     return pa.Table.from_arrays(columns, names=table.column_names)
 
@@ -247,19 +250,29 @@ def _source(engine: str, table: pa.Table | pd.DataFrame, spark: Any) -> Any:
     return dd.from_pandas(table.to_pandas(date_as_object=False), npartitions=2)
 
 
-def _call(engine: str, table: pa.Table, verb: str, kw: dict, spark: Any) -> Any:
+def _call(engine: str, table: pa.Table, verb: str, kw: dict, spark: Any,
+          cache: dict) -> Any:
+    """The call on the engine's source of ``table`` (each source built once per
+    case: a Spark frame costs a job)."""
     kw = dict(kw)
     p, y = kw.pop("p", "p"), kw.pop("y", "y")
     by = kw.pop("by", None)
+
+    def source(cols: tuple | None) -> Any:
+        if cols not in cache:
+            t = table if cols is None else (
+                table[list(cols)] if isinstance(table, pd.DataFrame) else table.select(cols))
+            cache[cols] = _source(engine, t, spark)
+        return cache[cols]
+
     if verb == "ece":
-        src = _source(engine, table[[p, y]] if isinstance(table, pd.DataFrame)
-                      else table.select([p, y]), spark)
+        src = source((p, y))
         if engine in ("polars-lazy", "duckdb", "spark"):
             return calibr.ece(src, y, **kw)
         if engine == "arrow":
             return calibr.ece(src.column(p), src.column(y), **kw)
         return calibr.ece(src[p], src[y], **kw)
-    data = _source(engine, table, spark)
+    data = source(None)
     if engine == "reference" and by is not None:  # pandas' own groupby (the "pandas"
         data, by = data.groupby(by), None  # engine passes by=, as the others do)
     if engine == "dask" and by is not None:
@@ -358,22 +371,9 @@ def _partition_local(error: tuple) -> tuple:
     return error[0], re.sub(r"\d[\d,]*", "#", message)
 
 
-@pytest.fixture(scope="session")
-def spark_session():
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("calibr-hostile")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.session.timeZone", "UTC")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("OFF")
-    yield session
-    session.stop()
-
-
 @pytest.mark.parametrize("engine", ENGINES)
 def test_hostile_frames_give_the_pandas_answer(engine, request):
+    # the suite's one SparkSession (tests/conftest.py), started only for Spark
     spark = request.getfixturevalue("spark_session") if engine == "spark" else None
     failures = []
     for name, make, calls in CASES:
@@ -381,9 +381,10 @@ def test_hostile_frames_give_the_pandas_answer(engine, request):
         if len(set(table.column_names)) < table.num_columns and engine not in DUPLICATES:
             continue
         held = _held(engine, table)
+        mine: dict = {}
         for verb, kw in calls:
-            want = _outcome(lambda t=held, v=verb, k=kw: _call("reference", t, v, k, None))
-            got = _outcome(lambda t=table, v=verb, k=kw: _call(engine, t, v, k, spark))
+            want = _outcome(lambda t=held, v=verb, k=kw: _call("reference", t, v, k, None, {}))
+            got = _outcome(lambda t=table, v=verb, k=kw, c=mine: _call(engine, t, v, k, spark, c))
             if engine == "dask" and isinstance(got, tuple) and isinstance(want, tuple):
                 got, want = _partition_local(got), _partition_local(want)
             try:

@@ -59,9 +59,9 @@ class Engine:
     what: str  # "a polars LazyFrame"
     collect: str  # the user's way to collect: "lf.collect()"
     is_source: Callable[[Any], bool]
-    #: ``(native, positions, names) -> native``: the columns at ``positions``
-    #: renamed ``names``, for an engine whose column references parse the name
-    #: (Spark reads ``a.b`` as a field and a backtick as a quote); None: by name.
+    #: ``(native, columns, names) -> native``: the ``columns`` renamed ``names``,
+    #: for an engine whose column references parse the name (Spark reads ``a.b``
+    #: as a field and a backtick as a quote); None: selected by name.
     project: Callable[[Any, list, list], Any] | None = None
 
 
@@ -83,12 +83,23 @@ _PANDAS_DTYPES = {nw.Float64: "float64", nw.Float32: "float32", nw.Int64: "int64
                   nw.Boolean: "bool", nw.Categorical: "category", nw.Enum: "category"}
 
 
+def _native_columns(lf: Any) -> list:
+    """The source's column names, each as often as it occurs (a Spark DataFrame
+    can hold two columns of one name; narwhals' schema holds one)."""
+    native = lf.to_native()
+    if type(native).__module__.startswith("pyspark"):
+        return list(native.columns)
+    return list(lf.collect_schema().names())
+
+
 def _meta(lf: Any) -> pd.DataFrame:
-    """An empty pandas frame with the source's columns and dtypes, for the
-    pandas path's column checks (their messages)."""
+    """An empty pandas frame with the source's columns (duplicates kept) and
+    dtypes, for the pandas path's column checks (their messages)."""
     schema = lf.collect_schema()
-    return pd.DataFrame({name: pd.Series(dtype=_PANDAS_DTYPES.get(dtype.base_type(), object))
-                         for name, dtype in schema.items()})
+    names = _native_columns(lf)
+    return pd.DataFrame({
+        i: pd.Series(dtype=_PANDAS_DTYPES.get(schema[name].base_type(), object))
+        for i, name in enumerate(names)}).set_axis(names, axis=1)
 
 
 def _collect(lf: Any) -> Any:
@@ -125,9 +136,7 @@ def _query_frame(engine: Engine, lf: Any, used: Sequence[Hashable]) -> tuple[Any
     new = {n: f"c{i}" for i, n in enumerate(names)}
     if engine.project is None:
         return lf.select(*names).rename(new), new
-    columns = list(lf.columns)
-    native = engine.project(lf.to_native(), [columns.index(n) for n in names],
-                            list(new.values()))
+    native = engine.project(lf.to_native(), names, list(new.values()))
     return nw.from_native(native), new
 
 
