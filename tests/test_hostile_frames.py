@@ -392,3 +392,29 @@ def test_hostile_frames_give_the_pandas_answer(engine, request):
             except AssertionError as err:
                 failures.append(str(err)[:600])
     assert not failures, f"{len(failures)} differ:\n" + "\n".join(failures)
+
+
+def test_the_new_refusals_are_pinned():
+    """The messages the rules of docs/engines.md ("Names", "Types") add."""
+    import polars as pl
+
+    df = _table(g=pa.array([[i % 2] for i in range(N)])).to_pandas()
+    for data in (df.groupby("g"), pl.from_pandas(df).lazy()):
+        kw = {} if isinstance(data, pd.core.groupby.DataFrameGroupBy) else {"by": "g"}
+        with pytest.raises(calibr.InputTypeError, match=r"^The group key 'g' holds lists, "
+                           r"arrays or other unhashable values, which cannot be group keys; "
+                           r"convert the column \(e\.g\. to strings\) to group by it\.$") as e:
+            calibr.summarise(data, "p", "y", **kw)
+        assert e.value.param == "by"
+    with pytest.raises(calibr.InputError, match=r"^`p` must hold real numbers that fit in a "
+                       r"float64; 1 value does not, the first at position 1 "
+                       r"\(Decimal\('1E\+400'\)\)\.$"):
+        calibr.ece([decimal.Decimal("0.5"), decimal.Decimal("1e400")], [0, 1])
+    assert calibr.ece([decimal.Decimal("0.2"), decimal.Decimal("0.7")], [0, 1]) == \
+        calibr.ece([0.2, 0.7], [0, 1])
+    import dask.dataframe as dd
+
+    ddf = dd.from_pandas(_table(n=_base()["g"]).to_pandas(), npartitions=2)
+    with pytest.raises(calibr.InputError, match=r"^The group key 'n' has the name of a column "
+                       r"of the table; rename it\.$"):
+        calibr.calibration_table("p", "y", data=ddf.groupby("n"))  # at the call, not compute
