@@ -418,3 +418,21 @@ def test_the_new_refusals_are_pinned():
     with pytest.raises(calibr.InputError, match=r"^The group key 'n' has the name of a column "
                        r"of the table; rename it\.$"):
         calibr.calibration_table("p", "y", data=ddf.groupby("n"))  # at the call, not compute
+
+
+def test_no_group_above_the_collect_limit(monkeypatch):
+    """Every key missing on a source larger than calibr collects: the pandas path's
+    empty table and summary (from no rows), not a message of the counters."""
+    import polars as pl
+
+    from calibr._engines import _lazy
+
+    table = _table(g=pa.nulls(N, pa.string()))
+    want_t = calibr.calibration_table("p", "y", data=table.to_pandas().groupby("g"))
+    want_s = calibr.summarise(table.to_pandas().groupby("g"), "p", "y")
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 5)
+    lf = pl.from_arrow(table).lazy()
+    got_t = calibr.calibration_table("p", "y", data=lf, by="g").to_pandas()
+    got_s = calibr.summarise(lf, "p", "y", by="g").to_pandas()
+    assert list(got_t.columns) == list(want_t.columns) and len(got_t) == len(want_t) == 0
+    assert list(got_s.columns) == list(want_s.columns) and len(got_s) == len(want_s) == 0
