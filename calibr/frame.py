@@ -857,15 +857,27 @@ def summarise(
         result = pd.concat([result, tested], axis=1)
     if groups.keys is None:
         return result
-    clash = [c for c in result.columns if c in groups.keys.columns]
+    check_metric_names(result.columns, groups.keys.columns)
+    keys = groups.keys.reset_index(drop=True)
+    return pd.concat([keys, result], axis=1)
+
+
+def check_metric_names(columns: Sequence, keys: Sequence) -> None:
+    """Refuse a column of the summary named like a group key (the pandas, lazy and
+    Dask paths' one rule; docs/engines.md, "Names").
+
+    Raises
+    ------
+    InputError
+        Naming the first such column.
+    """
+    clash = [c for c in columns if c in set(keys)]
     if clash:
         raise InputError(
             f"The metric column {clash[0]!r} has the name of a group key; name it "
             "differently with a dict or a keyword argument.",
             param="metrics"
         )
-    keys = groups.keys.reset_index(drop=True)
-    return pd.concat([keys, result], axis=1)
 
 
 def _adjusted(result: pd.DataFrame, tests: list[tuple[str, float | None]],

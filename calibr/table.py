@@ -224,6 +224,9 @@ def table_from_stats(stats: list[tuple], edges: np.ndarray, confidence_level: fl
     for each of its rows, the position in ``stats`` of its group. The numbers are
     those of :func:`calibration_table` on the groups' rows with the same sums.
     """
+    if not stats:  # no group (every key missing): the columns, no rows, as _empty's
+        names = (["class"] if classwise or top_label else []) + list(TABLE_COLUMNS)
+        return pd.DataFrame({c: [] for c in names}), np.empty(0, np.int64)
     z = _z(confidence_level)
     parts = [_stats_rows(s, edges, z, classwise or top_label, weighted, top_label)
              for s in stats]
@@ -616,13 +619,26 @@ def calibration_table(
     if groups.keys is None:
         return table
     keys = groups.keys.take(np.concatenate(owner)).reset_index(drop=True)
-    clash = [c for c in keys.columns if c in table.columns]
+    check_group_keys(keys.columns, table.columns)
+    return pd.concat([keys, table], axis=1)
+
+
+def check_group_keys(keys: Sequence, columns: Sequence) -> None:
+    """Refuse a group key named like a column of the table (``n``, ``bin``, ``class``,
+    ...): the table would hold two columns of one name. The one rule of every
+    path (pandas, polars, Arrow, the lazy engines, Dask; docs/engines.md, "Names").
+
+    Raises
+    ------
+    InputError
+        Naming the first such key.
+    """
+    clash = [c for c in keys if c in set(columns)]
     if clash:
         raise InputError(
             f"The group key {clash[0]!r} has the name of a column of the table; rename it.",
             param="data"
         )
-    return pd.concat([keys, table], axis=1)
 
 
 def _labels(binary: bool, labels: tuple | None, classes: Sequence | None,
@@ -661,7 +677,8 @@ def _band_options(consistency: float | None, n_resamples: int | None, rng: Any,
 
 def _empty(groups: Groups, with_class: bool, band: bool = False) -> pd.DataFrame:
     """The table of a grouping with no observed group: the columns, no rows."""
-    names = (list(groups.keys.columns) if groups.keys is not None else []) + (
-        ["class"] if with_class else []
-    ) + list(TABLE_COLUMNS) + (list(CONSISTENCY_COLUMNS) if band else [])
-    return pd.DataFrame({c: [] for c in names})
+    columns = (["class"] if with_class else []) + list(TABLE_COLUMNS) + (
+        list(CONSISTENCY_COLUMNS) if band else [])
+    keys = list(groups.keys.columns) if groups.keys is not None else []
+    check_group_keys(keys, columns)
+    return pd.DataFrame({c: [] for c in keys + columns})

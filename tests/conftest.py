@@ -119,3 +119,23 @@ def layout(df: pd.DataFrame, keys: list) -> dict:
         "dtypes": [str(t) for t in df.dtypes],
         "keys": [", ".join(map(str, row)) for row in df[keys].itertuples(index=False)],
     }
+
+
+@pytest.fixture(scope="session")
+def spark_session():
+    """The suite's one SparkSession (local[2], UI off, two shuffle partitions,
+    UTC, no adaptive execution), started on first use and stopped at the end of the session:
+    tests/test_engines_spark.py and tests/test_hostile_frames.py share it."""
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("calibr-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.sql.session.timeZone", "UTC")
+               # adaptive query execution re-plans each small query: a third of the
+               # time of tests/test_hostile_frames.py on Spark, and nothing to adapt
+               .config("spark.sql.adaptive.enabled", "false")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -1,5 +1,5 @@
-"""Spark DataFrames on calibr/_engines/spark.py (local[2], UI off, one session for
-the module, started and stopped by the fixture): the pushed-down binned metrics,
+"""Spark DataFrames on calibr/_engines/spark.py (local[2], UI off, the suite's one
+session of tests/conftest.py): the pushed-down binned metrics,
 summarise and calibration_table equal the pandas path to ENGINE_RTOL, bad input
 gives the pandas message, and what Spark does not compute is collected. Few and
 cheap: the rule itself is tested on polars and DuckDB (tests/test_engines.py)."""
@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from pyspark.sql import SparkSession
 from test_engines import BAD, BINS, _close, _frame, _grouped_frame, _message
 from tolerances import ENGINE_RTOL
 
@@ -18,15 +17,9 @@ import calibr
 
 
 @pytest.fixture(scope="module")
-def spark():
-    session = (SparkSession.builder.master("local[2]").appName("calibr-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.session.timeZone", "UTC")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+def spark(spark_session):
+    """The suite's SparkSession (tests/conftest.py)."""
+    return spark_session
 
 
 def _sdf(spark, df: pd.DataFrame, partitions: int | None = 4):

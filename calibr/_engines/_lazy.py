@@ -59,6 +59,10 @@ class Engine:
     what: str  # "a polars LazyFrame"
     collect: str  # the user's way to collect: "lf.collect()"
     is_source: Callable[[Any], bool]
+    #: ``(native, columns, names) -> native``: the ``columns`` renamed ``names``,
+    #: for an engine whose column references parse the name (Spark reads ``a.b``
+    #: as a field and a backtick as a quote); None: selected by name.
+    project: Callable[[Any, list, list], Any] | None = None
 
 
 # --------------------------------------------------------------------------
@@ -79,12 +83,23 @@ _PANDAS_DTYPES = {nw.Float64: "float64", nw.Float32: "float32", nw.Int64: "int64
                   nw.Boolean: "bool", nw.Categorical: "category", nw.Enum: "category"}
 
 
+def _native_columns(lf: Any) -> list:
+    """The source's column names, each as often as it occurs (a Spark DataFrame
+    can hold two columns of one name; narwhals' schema holds one)."""
+    native = lf.to_native()
+    if type(native).__module__.startswith("pyspark"):
+        return list(native.columns)
+    return list(lf.collect_schema().names())
+
+
 def _meta(lf: Any) -> pd.DataFrame:
-    """An empty pandas frame with the source's columns and dtypes, for the
-    pandas path's column checks (their messages)."""
+    """An empty pandas frame with the source's columns (duplicates kept) and
+    dtypes, for the pandas path's column checks (their messages)."""
     schema = lf.collect_schema()
-    return pd.DataFrame({name: pd.Series(dtype=_PANDAS_DTYPES.get(dtype.base_type(), object))
-                         for name, dtype in schema.items()})
+    names = _native_columns(lf)
+    return pd.DataFrame({
+        i: pd.Series(dtype=_PANDAS_DTYPES.get(schema[name].base_type(), object))
+        for i, name in enumerate(names)}).set_axis(names, axis=1)
 
 
 def _collect(lf: Any) -> Any:
@@ -109,6 +124,30 @@ def _limit_text(engine: Engine, n: int, what: str) -> str:
             f"bins run on the engine (docs/engines.md).")
 
 
+def _query_frame(engine: Engine, lf: Any, used: Sequence[Hashable]) -> tuple[Any, dict]:
+    """The source as every engine query reads it: only the ``used`` columns, renamed
+    ``c0``, ``c1``, ... (``{user name: query name}`` is returned).
+
+    This is the one rule for names in a query: no name of the caller's reaches
+    the engine's expressions, so a column named like a column of the query
+    (``__bin``, ``__count``, ...), or holding a dot or a backtick (which Spark
+    parses), cannot collide with or be misread by it (docs/engines.md, "Names")."""
+    names = list(dict.fromkeys(used))
+    new = {n: f"c{i}" for i, n in enumerate(names)}
+    if engine.project is None:
+        return lf.select(*names).rename(new), new
+    native = engine.project(lf.to_native(), names, list(new.values()))
+    return nw.from_native(native), new
+
+
+def _collect_used(engine: Engine, lf: Any, used: Sequence[Hashable]) -> Any:
+    """The used columns, collected, under the caller's names (the engine's eager
+    frame: polars or Arrow)."""
+    q, new = _query_frame(engine, lf, used)
+    back = {v: k for k, v in new.items()}
+    return nw.from_native(_collect(q).to_native(), eager_only=True).rename(back).to_native()
+
+
 def _collected(engine: Engine, lf: Any, used: Sequence[Hashable], what: str,
                param: str) -> Any:
     """The used columns as the engine's eager frame (polars or Arrow), or the
@@ -116,7 +155,7 @@ def _collected(engine: Engine, lf: Any, used: Sequence[Hashable], what: str,
     n = _rows(lf)
     if n > MAX_COLLECT_ROWS:
         raise InputError(_limit_text(engine, n, what), param=param)
-    return _collect(lf.select(list(dict.fromkeys(used)))).to_native()
+    return _collect_used(engine, lf, used)
 
 
 def _column(frame: Any, cols: Any) -> Any:
@@ -165,7 +204,13 @@ def _pushable(lf: Any, cols: Any, weights: Hashable | None, classes: Any) -> boo
 
 
 def _bin_expr(x: Any, spec: Any, edges: np.ndarray) -> Any:
-    """The 0-based bin of ``x`` (float64, in [0, 1]) as a float64 expression."""
+    """The 0-based bin of ``x`` (float64) as a float64 expression.
+
+    ``x`` is first clamped to [0, 1] (the identity on a valid value): a value
+    outside, which the counters send to the pandas path's message, must not
+    make the engine fail first (Spark's ANSI mode raises ARITHMETIC_OVERFLOW
+    when ``floor`` of ``inf`` or of ``1e20 * B`` is cast to a 64-bit integer)."""
+    x = nw.min_horizontal(nw.max_horizontal(x, nw.lit(0.0)), nw.lit(1.0))
     if spec.is_default:  # R's bins: calibr._kernels.binned._bin_right_closed
         b = spec.bins
         m = (x * float(b) + 0.5).floor()
@@ -431,25 +476,45 @@ def _pushed(engine: Engine, lf: Any, keys: list, cols: Any, weights: Hashable | 
             spec: Any, na_rm: bool, eager: Callable[[Any], Any]) -> tuple[_Groups, np.ndarray]:
     """The groups' sums and the breaks, from the engine; a bad value or an
     empty group runs ``eager`` on the collected columns (the pandas path's
-    message) when the source is small enough, or raises from the counters."""
+    message) when the source is small enough, or raises from the counters.
+
+    The queries read :func:`_query_frame` (the used columns under generated
+    names); the key columns of the result get the caller's names back."""
+    from .._input.groups import Columns
+
+    used = [*keys, cols.p, cols.y, *([] if weights is None else [weights])]
+    q, new = _query_frame(engine, lf, used)
+    qkeys = [new[k] for k in keys]
+    qcols = Columns(p=new[cols.p], y=new[cols.y], classes=None)
+    qw = None if weights is None else new[weights]
+
+    def explain(gr: _Groups | None) -> Any:
+        return _explain(engine, lf, used, gr, na_rm, eager)
+
     if spec.data_free:
         edges = spec.edges()
     else:  # equal-mass, ungrouped, unweighted: first the kept count
-        first = _groups(_stats(lf, keys, cols, weights, _ONE_BIN, _ONE_EDGES, na_rm), keys, 1)
+        first = _groups(_stats(q, qkeys, qcols, qw, _ONE_BIN, _ONE_EDGES, na_rm), qkeys, 1)
         if _bad(first, na_rm, weights is not None) or first.count.sum() == 0:
-            return _explain(engine, lf, first, na_rm, eager), None
-        edges = _equal_mass_edges(lf, cols, spec.bins, spec.right, int(first.count.sum()))
-    fast = _fast_stats(lf, keys, cols, weights, spec, edges, na_rm)
+            return explain(first), None
+        edges = _equal_mass_edges(q, qcols, spec.bins, spec.right, int(first.count.sum()))
+    fast = _fast_stats(q, qkeys, qcols, qw, spec, edges, na_rm)
+    gr = None
     if fast is not None:
-        gr = _groups(fast, keys, edges.shape[0] - 1)
-        if np.all(gr.count.sum(axis=1) > 0):  # else a group of zero weights: explained
-            return gr, edges
-    st = _stats(lf, keys, cols, weights, spec, edges, na_rm)
-    if st.empty:
-        return _explain(engine, lf, None, na_rm, eager), None
-    gr = _groups(st, keys, edges.shape[0] - 1)
-    if _bad(gr, na_rm, weights is not None):
-        return _explain(engine, lf, gr, na_rm, eager), None
+        gr = _groups(fast, qkeys, edges.shape[0] - 1)
+        if not np.all(gr.count.sum(axis=1) > 0):  # a group of zero weights: explained
+            gr = None
+    if gr is None:
+        st = _stats(q, qkeys, qcols, qw, spec, edges, na_rm)
+        if st.empty:
+            return explain(None), None
+        gr = _groups(st, qkeys, edges.shape[0] - 1)
+        if _bad(gr, na_rm, weights is not None):
+            return explain(gr), None
+    if gr.keys is not None and len(gr.keys) == 0:  # every key missing: pandas' answer
+        return explain(gr), None
+    if gr.keys is not None:
+        gr.keys = gr.keys.set_axis(keys, axis=1)
     return gr, edges
 
 
@@ -462,11 +527,14 @@ class _EagerResult(Exception):
         self.value = value
 
 
-def _explain(engine: Engine, lf: Any, gr: _Groups | None, na_rm: bool,
+def _explain(engine: Engine, lf: Any, used: list, gr: _Groups | None, na_rm: bool,
              eager: Callable[[Any], Any]) -> Any:
     n = _rows(lf)
     if n <= MAX_COLLECT_ROWS:
-        raise _EagerResult(eager(_collect(lf).to_native()))
+        raise _EagerResult(eager(_collect_used(engine, lf, used)))
+    if gr is not None and gr.keys is not None and len(gr.keys) == 0:
+        # no group (every key missing): the pandas path's answer on no rows
+        raise _EagerResult(eager(_collect_used(engine, lf.head(0), used)))
     if gr is None:
         raise InputError(f"`p` and {arg('y')} must not be empty; got 0 observations.", param="p")
     raise _counted_error(engine, gr, n, na_rm)
@@ -489,6 +557,8 @@ def _pushable_spec(spec: Any, grouped: bool, weighted: bool) -> bool:
         return False
     if spec.data_free:
         return True
+    if isinstance(spec.bins, str):  # "sweep", "auto": chosen from the data, collected
+        return False
     return not grouped and not weighted  # equal-mass: one global sort
 
 
@@ -593,6 +663,12 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
                 f"`by` names {fmt(missing[0])}, which is not a column of `data`; its columns "
                 f"are {', '.join(map(repr, names[:10]))}{', ...' if len(names) > 10 else ''}.",
                 param="by")
+        from .._input.groups import unhashable_key_error
+
+        schema = lf.collect_schema()
+        for k in keys:  # the pandas path's refusal of a key it cannot hash
+            if schema[k].base_type() in (nw.List, nw.Array, nw.Struct, nw.Object):
+                raise unhashable_key_error(k)
         return lf, keys
 
     def summarise(data, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng, weights,
@@ -655,7 +731,7 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
 
         from .._binning import BinSpec
         from .._input.groups import resolve_columns, weights_column
-        from ..table import table_from_stats
+        from ..table import check_group_keys, table_from_stats
 
         spec = BinSpec.from_options(bins, binning, right)
         if data is None:
@@ -702,6 +778,7 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
             table, owner = table_from_stats(stats, edges, confidence_level, False, wcol is not None,
                                             None)
             if gr.keys is not None:
+                check_group_keys(gr.keys.columns, table.columns)
                 table = pd.concat([gr.keys.take(owner).reset_index(drop=True), table], axis=1)
             return _native_result(engine, table)
 

@@ -656,8 +656,10 @@ def _check_kept(merged: dict, groups, ids: np.ndarray, na_rm: bool) -> None:
                              f"{arg('na_rm', 'hint', True)} dropped "
                              f"all {size}.{_group_text(groups, int(ids[r]))}", param="p")
         if stats and stats[0] is not None and float(np.sum(stats[0][0])) == 0.0:
-            raise InputError(f"`weights` must have a positive total; all the weights of the "
-                             f"rows kept are 0.{_group_text(groups, int(ids[r]))}",
+            dropped = (f" (of the observations kept by {arg('na_rm', 'hint', True)})"
+                       if kept < size else "")
+            raise InputError(f"`weights` must have a positive total; all {kept:,} "
+                             f"weights{dropped} are 0.{_group_text(groups, int(ids[r]))}",
                              param="weights", code="zero_total")
 
 
@@ -850,7 +852,7 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
     another metric, the rows are gathered to one worker and the pandas path
     runs there."""
     from .._input.groups import resolve_columns, weights_column
-    from ..frame import columns_of_tests, metric_columns, named_tests
+    from ..frame import check_metric_names, columns_of_tests, metric_columns, named_tests
 
     frame, keys, opts = _frame_of(data)
     columns = metric_columns(metrics, named_metrics)
@@ -858,6 +860,8 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
     cols = resolve_columns(frame._meta, p, y, p_prefix, classes)
     weights = weights_column(frame._meta, weights)
     key_meta = _key_meta(frame, keys)
+    if keys is not None and tests is None and confidence_level is None:
+        check_metric_names(names, keys)  # the pandas path's refusal, at the call
     specs, plan = _metric_specs(columns)
     by_group = [j for j, (name, _) in enumerate(plan) if name == "group"]
     if tests is not None or confidence_level is not None or (by_group and keys is None):
@@ -904,17 +908,19 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
 # calibration_table
 
 
-def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm, classes):
+def _table_frame(merged, keys, opts, key_meta, spec, ci_level, weighted, na_rm, classes,
+                 classwise_columns=False):
     from .. import _binning
     from ..table import TABLE_COLUMNS, table_from_stats
 
     bins, type, binning, right = spec
     groups, ids, n_groups = _pandas_groups(merged, keys, opts, key_meta)
-    if merged is None:
+    if merged is None or (keys is not None and not merged["order"]):
         if keys is None:
             raise InputError(f"`p` and {arg('y')} must not be empty; got 0 observations.",
                              param="p")
-        names = list(key_meta.columns) + list(TABLE_COLUMNS)
+        # no group (no rows, or every key missing): the pandas path's empty table
+        names = list(key_meta.columns) + ["class"] * classwise_columns + list(TABLE_COLUMNS)
         return pd.DataFrame({c: [] for c in names})
     _check_kept(merged, groups, ids, na_rm)
     edges = _binning.BinSpec.from_options(bins, binning, right).edges()
@@ -973,7 +979,7 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, confidence_level, dat
     """``calibration_table()`` of Dask input: per-(group, bin) sums merged, the
     table from them; equal-mass bins and consistency bands gather the rows."""
     from .._input.groups import resolve_columns, weights_column
-    from ..table import TABLE_COLUMNS
+    from ..table import TABLE_COLUMNS, check_group_keys
 
     if data is None:
         if p_prefix is not None:
@@ -992,6 +998,8 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, confidence_level, dat
         ["class"] * classwise + list(TABLE_COLUMNS)
     if consistency is not None:
         meta_cols += ["consistency_lower", "consistency_upper"]
+    if key_meta is not None:  # the pandas path's refusal, when the call is made
+        check_group_keys(key_meta.columns, meta_cols[len(key_meta.columns):])
     meta = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in meta_cols})
     if key_meta is not None:
         meta = meta.astype(key_meta.dtypes.to_dict())
@@ -1017,5 +1025,5 @@ def calibration_table(p, y, bins, type, *, classes, na_rm, confidence_level, dat
              for i, part in enumerate(frame.to_delayed())]
     merged = _tree(parts, _merge_groups)
     result = delayed(_table_frame)(merged, keys, opts, key_meta, spec, confidence_level,
-                                   weights is not None, na_rm, classes)
+                                   weights is not None, na_rm, classes, classwise)
     return dd.from_delayed([result], meta=meta, verify_meta=False)

@@ -15,8 +15,18 @@ def _is_source(value: Any) -> bool:
     return isinstance(value, DataFrame)
 
 
+def _project(sdf: Any, columns: list, names: list) -> Any:
+    """The ``columns`` renamed ``names``, by position: Spark parses a column
+    reference (a dot is a field, a backtick a quote), ``toDF`` does not; ``_0``,
+    ``_1``, ... are names it reads as they are. A name held twice is the first
+    column of that name (the verbs refuse it first, with the pandas message)."""
+    held = list(sdf.columns)
+    plain = [f"_{j}" for j in range(len(held))]
+    return sdf.toDF(*plain).select(*[plain[held.index(c)] for c in columns]).toDF(*names)
+
+
 ENGINE = Engine(name="spark", what="a Spark DataFrame", collect="sdf.toPandas()",
-                is_source=_is_source)
+                is_source=_is_source, project=_project)
 
 #: The verbs take ``by=`` column names (calibr._input.frames.lazy_grouping).
 GROUPS_BY_NAME = True

@@ -14,6 +14,8 @@ What is read, beyond plain lists and arrays:
 
 from __future__ import annotations
 
+import decimal
+import math
 import numbers
 import types
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set, Sized
@@ -127,17 +129,22 @@ def _is_real_dtype(dtype: Any) -> bool:
 
 
 def _is_real_or_missing(v: Any) -> bool:
+    """A real number or a missing value. A ``decimal.Decimal`` is a real number
+    (read as its nearest double, as every engine casts a Decimal column;
+    docs/engines.md, "Types"); a signalling NaN is not."""
     return v is None or v is pd.NA or (
         isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
-    )
+    ) or (isinstance(v, decimal.Decimal) and not v.is_snan())
 
 
 def _overflows(v: Any) -> bool:
+    """Whether a real number is too large for a float64 (a Decimal becomes inf
+    without an error: a finite one that does overflows)."""
     try:
-        float(v)
+        f = float(v)
     except OverflowError:
         return True
-    return False
+    return isinstance(v, decimal.Decimal) and v.is_finite() and math.isinf(f)
 
 
 def _object_to_float(arr: np.ndarray, name: str) -> np.ndarray:
@@ -162,8 +169,12 @@ def _object_to_float(arr: np.ndarray, name: str) -> np.ndarray:
     values = [np.nan if v is None or v is pd.NA else v for v in flat]
     try:
         out = np.array(values, dtype=np.float64)
+        big = None
+        if any(isinstance(v, decimal.Decimal) for v in values) and np.isinf(out).any():
+            big = np.fromiter((_overflows(v) for v in values), dtype=bool, count=len(values))
     except OverflowError:
         big = np.fromiter((_overflows(v) for v in values), dtype=bool, count=len(values))
+    if big is not None and big.any():
         raise InputError(
             bad_values_message(name, "hold real numbers that fit in a float64", big, arr),
             param=name

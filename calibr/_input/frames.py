@@ -93,6 +93,11 @@ def eager(value: Any, name: str) -> Any:
             raise InputTypeError(
                 f"`{name}` must be a column or a frame; got a pyarrow "
                 f"{type(value).__name__}.", param=name)
+    if hasattr(native, "column_names") and len(set(native.column_names)) < native.num_columns:
+        # an Arrow Table with two columns of one name (narwhals refuses it): pandas
+        # holds it as it is, and the pandas path decides (its message if a used
+        # column's name is one of them)
+        return native.to_pandas()
     try:
         obj = nw.from_native(native, eager_only=True, allow_series=True)
     except TypeError:

@@ -301,7 +301,11 @@ def groups_of(data: Any) -> Groups:
         )
     frame = data.obj
     if getattr(data, "as_index", True):
-        size = data.size()
+        try:
+            size = data.size()
+        except TypeError:  # pandas' bare error of a key it cannot hash
+            _check_hashable_keys(data)
+            raise
         sizes = size.to_numpy(dtype=np.int64)
         keys = pd.DataFrame(index=size.index).reset_index()  # pandas names unnamed keys
     else:
@@ -314,11 +318,40 @@ def groups_of(data: Any) -> Groups:
         fresh = "__calibr_size__"
         while fresh in frame.columns:
             fresh += "_"
-        counted = data.agg(**{fresh: (frame.columns[0], "size")})
+        try:
+            counted = data.agg(**{fresh: (frame.columns[0], "size")})
+        except TypeError:
+            _check_hashable_keys(data)
+            raise
         sizes = counted[fresh].to_numpy(dtype=np.int64)
         keys = counted.drop(columns=fresh).reset_index(drop=True)
     ids = _row_groups(data.ngroup(), sizes)
     return Groups(frame, keys, ids, sizes)
+
+
+def unhashable_key_error(name: Any) -> InputTypeError:
+    """The refusal of a group key column of lists, arrays or structs (values that
+    pandas cannot hash, so cannot group by); the same on every path
+    (docs/engines.md, "Types")."""
+    return InputTypeError(
+        f"The group key {name!r} holds lists, arrays or other unhashable values, which "
+        "cannot be group keys; convert the column (e.g. to strings) to group by it.",
+        param="by")
+
+
+def _check_hashable_keys(data: DataFrameGroupBy) -> None:
+    """Refuse a key column of unhashable values (pandas' own error, which this
+    replaces, is a bare ``TypeError`` from its hash table)."""
+    frame = data.obj
+    keys = data.keys if isinstance(data.keys, list) else [data.keys]
+    for key in keys:
+        if not isinstance(key, Hashable) or key not in frame.columns:
+            continue
+        column = frame[key]
+        if isinstance(column, pd.Series) and column.dtype == object:
+            for v in column:
+                if not isinstance(v, Hashable):
+                    raise unhashable_key_error(key)
 
 
 def _row_groups(ngroup: pd.Series, sizes: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ columns, in order); else R's integer codes 1..K.
 
 from __future__ import annotations
 
+import decimal
 import numbers
 from collections.abc import Sequence
 from typing import Any
@@ -198,10 +199,12 @@ def binary_labels(
                 param="y"
             )
         return y_values
-    # object / strings: accept Python bools and numbers that are exactly 0 or 1
+    # object / strings: accept Python bools and numbers (Decimals too, as every
+    # engine reads a Decimal column) that are exactly 0 or 1
     if kind == "O":
         ok = np.fromiter(
-            (isinstance(v, (bool, np.bool_, numbers.Real)) and v in (0, 1) for v in y_values),
+            (isinstance(v, (bool, np.bool_, numbers.Real, decimal.Decimal)) and v in (0, 1)
+             for v in y_values),
             dtype=bool, count=y_values.size,
         )
         if ok.all():
