@@ -249,8 +249,8 @@ def test_summarise_adjusts_a_resampled_p_value_at_its_resolution():
     out = calibr.summarise(df.groupby("g"), "p", "y", "ece", tests=tests, rng=3,
                            p_adjust="holm")
     assert list(out.columns) == ["g", "ece", "c_statistic", "c_pvalue", "c_pvalue_adjusted",
-                                 "c_pvalue_below_resolution", "sp_statistic", "sp_pvalue",
-                                 "sp_pvalue_adjusted"]
+                                 "c_pvalue_below_resolution", "c_small_n", "sp_statistic",
+                                 "sp_pvalue", "sp_pvalue_adjusted", "sp_small_n"]
     raw = out["c_pvalue"].to_numpy()
     assert (raw[::2] == 0).all() and (raw[1::2] > 0).all()
     np.testing.assert_array_equal(out["c_pvalue_below_resolution"], raw == 0)

@@ -187,8 +187,11 @@ def test_categorical_keys_unobserved_groups_are_nan(binary):
     tests = {"skce": test_spec("skce", n_resamples=60), "hl": "hosmer_lemeshow"}
     out = summarise(df.groupby("model", observed=False), p="p", y="y", tests=tests, rng=4)
     assert out["model"].tolist() == list(df["model"].cat.categories)
-    for g in (0, 4):
-        assert out.iloc[g, 1:].isna().all()
+    small = [c for c in out.columns if c.endswith("_small_n")]
+    assert small == ["skce_small_n", "hl_small_n"]
+    for g in (0, 4):  # no row: no number, and below every test's least n
+        assert out.drop(columns=small).iloc[g, 1:].isna().all()
+        assert out.loc[g, small].tolist() == [True, True]
     for g in (1, 2, 3):
         rows = df[df["model"] == out["model"].iloc[g]]
         assert_same(out.iloc[g], "skce", calibration_test(rows["p"], rows["y"], n_resamples=60,
@@ -511,9 +514,9 @@ def test_report_group_refused_by_a_test(capsys, tmp_path):
 def test_min_n_is_the_simulated_least_n_of_each_method():
     """The table of calibr._inference.calibration_tests.MIN_N: one entry per method, the values
     validation/simulate_small_n.py gives (docs/calibration_tests.md)."""
-    from calibr._inference.calibration_tests import _METHODS, MIN_N
+    from calibr._inference.calibration_tests import MIN_N, TEST_METHODS
 
-    assert set(MIN_N) == set(_METHODS)
+    assert set(MIN_N) == set(TEST_METHODS)
     assert MIN_N == {"skce": 20, "skce_block": 20, "consistency": 1000, "spiegelhalter": 5,
                      "hosmer_lemeshow": 5, "ks": 5, "kuiper": 5}
 
