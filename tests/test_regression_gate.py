@@ -1072,7 +1072,8 @@ def test_compare_html_marks_a_group_below_min_n(tmp_path, capsys):
                           "--by", "model", "fold", "--n-resamples", "199", "--html", page)
     assert (status, err) == (0, "")
     text = page.read_text()
-    assert 'data-label="worse" data-sort="0" class="k"><span class="v">n &lt; 100</span></td>' in text
+    assert ('data-label="worse" data-sort="0" class="k"><span class="v">n &lt; 100</span></td>'
+            in text)
     assert ("n &lt; 100: a group of fewer than 100 rows (--min-n) is shown and never gates"
             in text)
     assert "no p-value of a group that can gate is below 0.05" in text
