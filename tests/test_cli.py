@@ -214,7 +214,7 @@ def test_help_says_the_defaults_of_ece(capsys):
     code, out, _ = run(capsys, "report", "--help")
     text = " ".join(out.split())
     assert code == 0
-    assert f"--plot (default: {want['bins']})" in text
+    assert f"nearly equal size (default: {want['bins']})" in text
     assert f"(default: {want['type']}; --plot: confidence" in text
     assert f"{want['binning']} (R's, the default)" in text
     assert "(true, R's default)" in text and want["right"] is True
@@ -847,10 +847,49 @@ def test_real_process_has_no_traceback(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
-    ok = subprocess.run([sys.executable, "-m", "calibr.cli", "report"],
+    # python -m calibr (calibr/__main__.py) runs the command as python -m calibr.cli does
+    ok = subprocess.run([sys.executable, "-m", "calibr", "report"],
                         capture_output=True, text=True, check=False)
     assert ok.returncode == 0 and ok.stderr == ""
+    assert ok.stdout.startswith("calibr report of bundled example data")
     assert "random_forest" in ok.stdout
+
+
+def test_help_of_bins_and_smooth_says_what_they_apply_to(capsys, monkeypatch):
+    """--bins counts the bins of either --binning (not "equal-width" only), and --smooth
+    names the diagrams it draws on: the binary and confidence ones (--type top-label
+    has no diagram)."""
+    monkeypatch.setenv("COLUMNS", "1000")  # argparse: no line breaks inside the phrases
+    code, out, _ = run(capsys, "report", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert "number of equal-width bins" not in text
+    assert ("--bins B number of bins for ece, mce, calibration_error, --per-bin and --plot, of "
+            "the kind --binning "
+            "says: B bins of equal width on [0, 1], or with --binning equal-mass B groups of "
+            "nearly equal size") in text
+    assert "top-label diagrams" not in text
+    assert "(calibr.smece_curve; binary and confidence diagrams, the top label's " in text
+
+
+def test_the_skce_statistic_says_its_sign_means_nothing(capsys, tmp_path):
+    """The asymptotic SKCE test's statistic, n/(n-1) SKCE_uq - SKCE_b, is negative for
+    a group far from calibrated (p-value 0 here); the table's header says to read the
+    p-value, not the sign."""
+    rng = np.random.default_rng(3)
+    p = rng.random(400)
+    y = (rng.random(400) < p**4).astype(int)  # badly miscalibrated
+    path = write(tmp_path, pd.DataFrame({"p": p, "y": y}))
+    code, out, _ = run(capsys, "report", path, "--test", "skce(n_resamples=200)", "-f", "csv")
+    row = pd.read_csv(io.StringIO(out)).iloc[0]
+    assert code == 0
+    assert row["skce(n_resamples=200)_statistic"] < 0
+    assert row["skce(n_resamples=200)_pvalue"] == 0
+    code, out, _ = run(capsys, "report", path, "--test", "skce(n_resamples=200)")
+    assert code == 0
+    assert ("tests: skce(n_resamples=200) = asymptotic SKCE test, 200 bootstrap resamples "
+            "(statistic n/(n-1) SKCE_uq - SKCE_b, often negative, also when miscalibrated: "
+            "read its p-value, not its sign)\n") in out
 
 
 class FakeFigure:

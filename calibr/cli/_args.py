@@ -339,8 +339,9 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
     )
     # the defaults are ece()'s (calibr._defaults: the parser imports no numerics)
     met.add_argument("--bins", type=int, default=None, metavar="B",
-                     help=f"number of equal-width bins for {_BINNED_WORDS}, --per-bin and --plot "
-                     f"(default: {BINS_DEFAULT})")
+                     help=f"number of bins for {_BINNED_WORDS}, --per-bin and --plot, of the "
+                     "kind --binning says: B bins of equal width on [0, 1], or with --binning "
+                     f"equal-mass B groups of nearly equal size (default: {BINS_DEFAULT})")
     met.add_argument("--type", choices=("classwise", "confidence", "top-label"), default=None,
                      help=f"multiclass form of {_BINNED_WORDS}, --per-bin and --plot "
                      f"(default: {BINNED_TYPE_DEFAULT}; --plot: confidence, the top label, "
@@ -415,7 +416,8 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
     out.add_argument(
         "--smooth", action="store_true",
         help="with --html: also draw each group's smooth reliability curve "
-        "(calibr.smece_curve; binary and top-label diagrams)",
+        "(calibr.smece_curve; binary and confidence diagrams, the top label's probability "
+        "against whether it is right)",
     )
     for add_parser in commands:
         add_parser(sub)
