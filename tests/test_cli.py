@@ -133,6 +133,26 @@ def test_report_column_list_and_classes(capsys, tmp_path):
     assert got.loc[0, "ece"] == calibr.ece(df[DIGITS], df["y"], classes=range(10))
 
 
+def test_report_numbered_column_list_is_the_prefix_report(capsys, tmp_path):
+    """docs/cli.md's `--prob p_0,p_1,p_2` on a file whose y holds 0..2: the report of
+    --prob-prefix p_ (the label k is the class of p_k), also with the columns in
+    another order, and of --classes 0,1,2."""
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame(rng.dirichlet([1, 1, 1], 90), columns=["p_0", "p_1", "p_2"])
+    df = df.assign(y=rng.integers(0, 3, 90), model=np.repeat(["a", "b"], 45),
+                   fold=np.tile([1, 2], 45))
+    path = write(tmp_path, df, "preds.csv")
+    code, want, _ = run(capsys, "report", path, "--by", "model,fold", "--prob-prefix", "p_")
+    assert code == 0
+    for argv in (["--prob", "p_0,p_1,p_2"], ["--prob", "p_0,p_1,p_2", "--classes", "0,1,2"]):
+        code, out, err = run(capsys, "report", path, "--by", "model,fold", *argv)
+        assert (code, out, err) == (0, want, "")
+    code, out, _ = run(capsys, "report", path, "--prob", "p_2,p_0,p_1", "-f", "csv")
+    assert code == 0
+    assert pd.read_csv(io.StringIO(out))["ece"].tolist() == [
+        calibr.ece(df[["p_2", "p_0", "p_1"]], df["y"], classes=[2, 0, 1])]
+
+
 def test_report_no_group_and_stdin(capsys, monkeypatch, binary_csv):
     path, df = binary_csv
     monkeypatch.setattr(sys, "stdin", io.StringIO(path.read_text()))
@@ -396,12 +416,18 @@ GOOD = pd.DataFrame({"m": ["a", "a", "b"], "p": [0.2, 0.7, 0.4], "y": [0, 1, 1]}
         (lambda t: ["report", write(t, GOOD.assign(n=[1, 1, 2])), "--by", "n", "--per-bin"],
          r"error: --by: the column 'n' has the name of a column of the per-bin table; rename it "
          r"in the data\.$"),
-        (lambda t: ["report", write(t, GOOD.assign(y=[3, 1, 2]).rename(columns={"p": "p_1"})
-                                    .assign(p_2=[0.5, 0.2, 0.4], p_3=[0.3, 0.1, 0.2])),
-                    "--prob", "p_1", "p_2", "p_3"],
-         r"error: --label must be one of the class labels \('p_1', 'p_2', 'p_3'\); 3 values do "
+        (lambda t: ["report", write(t, GOOD.assign(y=[3, 1, 2]).rename(columns={"p": "a"})
+                                    .assign(b=[0.5, 0.2, 0.4], c=[0.3, 0.1, 0.2])),
+                    "--prob", "a", "b", "c"],
+         r"error: --label must be one of the class labels \('a', 'b', 'c'\); 3 values do "
          r"not, the first at data row 1 \(3\)\. Labels are matched to the names of the --prob "
          r"columns; pass --classes to give the label of each column\.$"),
+        # numbered columns: the label is the column's number, never its position (R's codes)
+        (lambda t: ["report", write(t, GOOD.assign(y=[3, 1, 2]).rename(columns={"p": "p_0"})
+                                    .assign(p_1=[0.5, 0.2, 0.4], p_2=[0.3, 0.1, 0.2])),
+                    "--prob", "p_0,p_1,p_2"],
+         r"error: --label must be one of the class labels \(0, 1, 2\); 1 value does not, the "
+         r"first at data row 1 \(3\)\.$"),
         (lambda t: ["report", write(t, GOOD.assign(y=["no", "yes", "yes"]))],
          r"error: --label .* Pass --classes NEGATIVE,POSITIVE to name other labels\.$"),
         (lambda t: ["report", write(t, GOOD.assign(p=[None, None, None])), "--na-rm"],

@@ -96,9 +96,10 @@ data/, "parts/*.parquet", -) is an error that says so.
 
 multiclass: with --prob-prefix p_ the columns p_<label> hold the probability of
 each class; numeric labels match the columns whose suffix is that integer (the
-label 3 is the class of p_3). With --prob a b c, labels must equal the column
-names, or --classes must give the label of each column (e.g. --classes 1,2,3 for
-R's 1-based codes). Each row of probabilities must sum to 1 within 1e-6 (as in
+label 3 is the class of p_3). With --prob a b c, numeric labels match columns
+numbered after one prefix in the same way (--prob p_0,p_1,p_2: the label 2 is the
+class of p_2); other labels must equal the column names, or --classes must give
+the label of each column (e.g. --classes 1,2,3 for R's 1-based codes). Each row of probabilities must sum to 1 within 1e-6 (as in
 R); --renormalize fixes rows that were rounded (e.g. saved with 6 decimals).
 
 weights: --weights COL names a column of frequency weights (one nonnegative number
