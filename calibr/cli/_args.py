@@ -99,8 +99,9 @@ each class; numeric labels match the columns whose suffix is that integer (the
 label 3 is the class of p_3). With --prob a b c, numeric labels match columns
 numbered after one prefix in the same way (--prob p_0,p_1,p_2: the label 2 is the
 class of p_2); other labels must equal the column names, or --classes must give
-the label of each column (e.g. --classes 1,2,3 for R's 1-based codes). Each row of probabilities must sum to 1 within 1e-6 (as in
-R); --renormalize fixes rows that were rounded (e.g. saved with 6 decimals).
+the label of each column (e.g. --classes 1,2,3 for R's 1-based codes). Each row of
+probabilities must sum to 1 within 1e-6 (as in R); --renormalize fixes rows that
+were rounded (e.g. saved with 6 decimals).
 
 weights: --weights COL names a column of frequency weights (one nonnegative number
 per row; a whole number w counts its row w times): every metric, the per-bin table
