@@ -556,7 +556,10 @@ def summarise(
         or a list of column names, one per class. Labels in ``y`` are then
         matched to the column names (as the metrics match them for a DataFrame
         ``p``), unless ``classes=`` gives the label of each column: for R's
-        1-based codes ``y + 1``, pass ``classes=range(1, K + 1)``.
+        1-based codes ``y + 1``, pass ``classes=range(1, K + 1)``. Numeric
+        labels and columns numbered after one prefix (``["p_0", "p_1",
+        "p_2"]``) follow the rule of ``p_prefix``: the label 2 is the class of
+        ``p_2``.
     y : str
         The label column.
     metrics : str, callable, Metric, list or dict, default ("ece", "mce")

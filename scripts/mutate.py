@@ -145,6 +145,7 @@ NOT_TARGETS: dict[str, str] = {
     "calibr/_input/__init__.py": "re-exports only",
     "calibr/_docs.py": "docstring paragraphs (text, which the mutants leave alone)",
     "calibr/cli/__main__.py": "calls calibr.cli.main",
+    "calibr/__main__.py": "calls calibr.cli.main (python -m calibr)",
     "calibr/_engines/__init__.py": "a docstring only (the rule of what is pushed down)",
     "calibr/_metrics/__init__.py": "a docstring only (the layer's map)",
     "calibr/_inference/__init__.py": "a docstring only (the layer's map)",

@@ -133,6 +133,26 @@ def test_report_column_list_and_classes(capsys, tmp_path):
     assert got.loc[0, "ece"] == calibr.ece(df[DIGITS], df["y"], classes=range(10))
 
 
+def test_report_numbered_column_list_is_the_prefix_report(capsys, tmp_path):
+    """docs/cli.md's `--prob p_0,p_1,p_2` on a file whose y holds 0..2: the report of
+    --prob-prefix p_ (the label k is the class of p_k), also with the columns in
+    another order, and of --classes 0,1,2."""
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame(rng.dirichlet([1, 1, 1], 90), columns=["p_0", "p_1", "p_2"])
+    df = df.assign(y=rng.integers(0, 3, 90), model=np.repeat(["a", "b"], 45),
+                   fold=np.tile([1, 2], 45))
+    path = write(tmp_path, df, "preds.csv")
+    code, want, _ = run(capsys, "report", path, "--by", "model,fold", "--prob-prefix", "p_")
+    assert code == 0
+    for argv in (["--prob", "p_0,p_1,p_2"], ["--prob", "p_0,p_1,p_2", "--classes", "0,1,2"]):
+        code, out, err = run(capsys, "report", path, "--by", "model,fold", *argv)
+        assert (code, out, err) == (0, want, "")
+    code, out, _ = run(capsys, "report", path, "--prob", "p_2,p_0,p_1", "-f", "csv")
+    assert code == 0
+    assert pd.read_csv(io.StringIO(out))["ece"].tolist() == [
+        calibr.ece(df[["p_2", "p_0", "p_1"]], df["y"], classes=[2, 0, 1])]
+
+
 def test_report_no_group_and_stdin(capsys, monkeypatch, binary_csv):
     path, df = binary_csv
     monkeypatch.setattr(sys, "stdin", io.StringIO(path.read_text()))
@@ -214,8 +234,8 @@ def test_help_says_the_defaults_of_ece(capsys):
     code, out, _ = run(capsys, "report", "--help")
     text = " ".join(out.split())
     assert code == 0
-    assert f"--plot (default: {want['bins']})" in text
-    assert f"(default: {want['type']}; --plot and --html draw the confidence" in text
+    assert f"nearly equal size (default: {want['bins']})" in text
+    assert f"(default: {want['type']}; --plot: confidence" in text
     assert f"{want['binning']} (R's, the default)" in text
     assert "(true, R's default)" in text and want["right"] is True
 
@@ -403,12 +423,18 @@ def _empty_dir(tmp_path):
         (lambda t: ["report", write(t, GOOD.assign(n=[1, 1, 2])), "--by", "n", "--per-bin"],
          r"error: --by: the column 'n' has the name of a column of the per-bin table; rename it "
          r"in the data\.$"),
-        (lambda t: ["report", write(t, GOOD.assign(y=[3, 1, 2]).rename(columns={"p": "p_1"})
-                                    .assign(p_2=[0.5, 0.2, 0.4], p_3=[0.3, 0.1, 0.2])),
-                    "--prob", "p_1", "p_2", "p_3"],
-         r"error: --label must be one of the class labels \('p_1', 'p_2', 'p_3'\); 3 values do "
+        (lambda t: ["report", write(t, GOOD.assign(y=[3, 1, 2]).rename(columns={"p": "a"})
+                                    .assign(b=[0.5, 0.2, 0.4], c=[0.3, 0.1, 0.2])),
+                    "--prob", "a", "b", "c"],
+         r"error: --label must be one of the class labels \('a', 'b', 'c'\); 3 values do "
          r"not, the first at data row 1 \(3\)\. Labels are matched to the names of the --prob "
          r"columns; pass --classes to give the label of each column\.$"),
+        # numbered columns: the label is the column's number, never its position (R's codes)
+        (lambda t: ["report", write(t, GOOD.assign(y=[3, 1, 2]).rename(columns={"p": "p_0"})
+                                    .assign(p_1=[0.5, 0.2, 0.4], p_2=[0.3, 0.1, 0.2])),
+                    "--prob", "p_0,p_1,p_2"],
+         r"error: --label must be one of the class labels \(0, 1, 2\); 1 value does not, the "
+         r"first at data row 1 \(3\)\.$"),
         (lambda t: ["report", write(t, GOOD.assign(y=["no", "yes", "yes"]))],
          r"error: --label .* Pass --classes NEGATIVE,POSITIVE to name other labels\.$"),
         (lambda t: ["report", write(t, GOOD.assign(p=[None, None, None])), "--na-rm"],
@@ -854,10 +880,49 @@ def test_real_process_has_no_traceback(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
-    ok = subprocess.run([sys.executable, "-m", "calibr.cli", "report"],
+    # python -m calibr (calibr/__main__.py) runs the command as python -m calibr.cli does
+    ok = subprocess.run([sys.executable, "-m", "calibr", "report"],
                         capture_output=True, text=True, check=False)
     assert ok.returncode == 0 and ok.stderr == ""
+    assert ok.stdout.startswith("calibr report of bundled example data")
     assert "random_forest" in ok.stdout
+
+
+def test_help_of_bins_and_smooth_says_what_they_apply_to(capsys, monkeypatch):
+    """--bins counts the bins of either --binning (not "equal-width" only), and --smooth
+    names the diagrams it draws on: the binary and confidence ones (--type top-label
+    has no diagram)."""
+    monkeypatch.setenv("COLUMNS", "1000")  # argparse: no line breaks inside the phrases
+    code, out, _ = run(capsys, "report", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert "number of equal-width bins" not in text
+    assert ("--bins B number of bins for ece, mce, calibration_error, --per-bin and --plot, of "
+            "the kind --binning "
+            "says: B bins of equal width on [0, 1], or with --binning equal-mass B groups of "
+            "nearly equal size") in text
+    assert "top-label diagrams" not in text
+    assert "(calibr.smece_curve; binary and confidence diagrams, the top label's " in text
+
+
+def test_the_skce_statistic_says_its_sign_means_nothing(capsys, tmp_path):
+    """The asymptotic SKCE test's statistic, n/(n-1) SKCE_uq - SKCE_b, is negative for
+    a group far from calibrated (p-value 0 here); the table's header says to read the
+    p-value, not the sign."""
+    rng = np.random.default_rng(3)
+    p = rng.random(400)
+    y = (rng.random(400) < p**4).astype(int)  # badly miscalibrated
+    path = write(tmp_path, pd.DataFrame({"p": p, "y": y}))
+    code, out, _ = run(capsys, "report", path, "--test", "skce(n_resamples=200)", "-f", "csv")
+    row = pd.read_csv(io.StringIO(out)).iloc[0]
+    assert code == 0
+    assert row["skce(n_resamples=200)_statistic"] < 0
+    assert row["skce(n_resamples=200)_pvalue"] == 0
+    code, out, _ = run(capsys, "report", path, "--test", "skce(n_resamples=200)")
+    assert code == 0
+    assert ("tests: skce(n_resamples=200) = asymptotic SKCE test, 200 bootstrap resamples "
+            "(statistic n/(n-1) SKCE_uq - SKCE_b, often negative, also when miscalibrated: "
+            "read its p-value, not its sign)\n") in out
 
 
 class FakeFigure:

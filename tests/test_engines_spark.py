@@ -6,6 +6,9 @@ cheap: the rule itself is tested on polars and DuckDB (tests/test_engines.py).""
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -20,6 +23,29 @@ import calibr
 def spark(spark_session):
     """The suite's SparkSession (tests/conftest.py)."""
     return spark_session
+
+
+
+
+def test_no_pandas_3_warning_escapes_calibr(spark):
+    """pyspark 4.3 warns about pandas >= 3 when pyspark.testing.utils is first imported;
+    where calibr's query is the first to import it (here: imported afresh), calibr's
+    call ignores exactly that warning, and no other warning escapes either."""
+    df = _grouped_frame()
+    sdf = _sdf(spark, df)
+    binary = sdf.select("p", "y")  # a py4j call of the user's: it imports the module
+    saved = {name: sys.modules.pop(name) for name in list(sys.modules)
+             if name.startswith("pyspark.testing")}
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            calibr.ece(binary, "y")
+            calibr.summarise(sdf, "p", "y", by="k", metrics=["ece", "skce"])
+        imported = "pyspark.testing.utils" in sys.modules  # by calibr's query
+    finally:
+        sys.modules.update(saved)
+    assert imported
+    assert [str(w.message) for w in seen] == []
 
 
 def _sdf(spark, df: pd.DataFrame, partitions: int | None = 4):

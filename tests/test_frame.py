@@ -103,17 +103,38 @@ def test_multiclass_column_list_matches_labels_to_names():
 
 
 def test_column_list_with_r_codes_needs_classes():
-    # as documented for `p`: labels match the column names, not R's 1-based codes...
+    # as documented for `p`: numeric labels match numbered columns by their numbers (the
+    # rule of p_prefix), not R's 1-based codes by position...
     df = load_digits_predictions().assign(y1=lambda d: d["y"] + 1)
-    with pytest.raises(ValueError, match=r"^`y` must be one of the class labels \('p_0', 'p_1', "
-                       r".*'p_9'\); 1797 values do not, the first at position 0 \(1\)\. Labels "
-                       r"are matched to the column names of the DataFrame `p`; pass classes= to "
-                       r"give the label of each column\. \[group model='logistic'\]$"):
+    with pytest.raises(ValueError, match=r"^`y` must be one of the class labels \(0, 1, 2, 3, "
+                       r"4, 5, 6, 7, 8, 9\); 180 values do not, the first at position 9 \(10\)\. "
+                       r"\[group model='logistic'\]$"):
         summarise(df.groupby("model"), p=DIGITS, y="y1")
     # ...unless classes= gives them
     ones = summarise(df.groupby("model"), p=DIGITS, y="y1", classes=range(1, 11))
     zeros = summarise(df.groupby("model"), p=DIGITS, y="y", classes=range(10))
     pd.testing.assert_frame_equal(ones, zeros, check_exact=True)
+
+
+def test_numbered_column_list_follows_the_rule_of_p_prefix():
+    """p=["p_0", ...] with numeric labels: the label k is the class of p_k, the same
+    frame as p_prefix="p_" (docs/cli.md, "Column lists"), with the columns in any
+    order; names that could be read two ways are matched as names."""
+    df = load_digits_predictions()
+    want = summarise(df.groupby("model"), p_prefix="p_", y="y")
+    pd.testing.assert_frame_equal(summarise(df.groupby("model"), p=DIGITS, y="y"), want,
+                                  check_exact=True)
+    shuffled = DIGITS[5:] + DIGITS[:5]
+    pd.testing.assert_frame_equal(summarise(df.groupby("model"), p=shuffled, y="y"),
+                                  summarise(df.groupby("model"), p=shuffled, y="y",
+                                            classes=[*range(5, 10), *range(5)]),
+                                  check_exact=True)
+    for names in (["a-0", "a-1", "a-2"], ["p_00", "p_01", "p_02"]):
+        three = pd.DataFrame({names[0]: [0.2, 0.5], names[1]: [0.3, 0.25],
+                              names[2]: [0.5, 0.25], "y": [0, 1]})
+        with pytest.raises(ValueError, match=r"^`y` must be one of the class labels \("
+                           + re.escape(", ".join(repr(n) for n in names))):
+            summarise(three, p=names, y="y")
 
 
 def test_bundled_digits_equal_per_group_calls():

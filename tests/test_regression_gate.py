@@ -552,10 +552,18 @@ def test_compare_multiclass_two_files_and_one_file(tmp_path, capsys):
     both.to_csv(tmp_path / "both.csv", index=False)
     one = [tmp_path / "both.csv", "--p-baseline", "a0", "a1", "a2", "--p-candidate", "b0",
            "b1", "b2", "--n-resamples", "199", "-f", "csv"]
-    status, out, err = _cli(capsys, *one)  # labels 0, 1, 2 do not name the columns
+    # labels 0, 1, 2 are the numbers of the columns a0, a1, a2 (docs/cli.md, "Column
+    # lists"), as --classes 0,1,2 says
+    for given in ([], ["--classes", "0,1,2"]):
+        status, out, _ = _cli(capsys, *one, *given)
+        assert status == 1 and pd.read_csv(io.StringIO(out))["pvalue"].iloc[0] == want.pvalue
+    named = [tmp_path / "both.csv", "--p-baseline", "a0", "a1", "a2", "--p-candidate", "b0",
+             "b1", "b2", "--n-resamples", "199", "-f", "csv"]
+    both.rename(columns={"a0": "ax", "a1": "ay", "a2": "az"}).to_csv(tmp_path / "both.csv",
+                                                                       index=False)
+    named[2:5] = ["ax", "ay", "az"]
+    status, out, err = _cli(capsys, *named)  # labels 0, 1, 2 do not name these columns
     assert status == 2 and "pass --classes to give the label of each column" in err
-    status, out, _ = _cli(capsys, *one, "--classes", "0,1,2")
-    assert status == 1 and pd.read_csv(io.StringIO(out))["pvalue"].iloc[0] == want.pvalue
 
 
 def test_compare_exit_2_for_bad_input_with_one_line(tmp_path, capsys):

@@ -411,8 +411,10 @@ def test_report_table_and_json_state_what_was_done(capsys):
     assert code == 0
     header = out.split("\n\n")[0].splitlines()
     assert header[-3] == ("tests: skce(n_resamples=50) = asymptotic SKCE test, 50 bootstrap "
-                          "resamples; consistency(metric=mce,n_resamples=20) = consistency "
-                          "resampling of mce, 20 resamples")
+                          "resamples (statistic n/(n-1) SKCE_uq - SKCE_b, often negative, also "
+                          "when miscalibrated: read its p-value, not its sign); "
+                          "consistency(metric=mce,n_resamples=20) = consistency resampling of mce, "
+                          "20 resamples")
     assert header[-1].startswith("small_n: True where a group has fewer rows than its test "
                                  "holds its level from (skce(n_resamples=50) 20, "
                                  "consistency(metric=mce,n_resamples=20) 1000;")

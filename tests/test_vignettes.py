@@ -319,3 +319,30 @@ def test_csv_convention_round_trips_doubles(tmp_path):
     values = np.random.default_rng(5).random(200) ** 7
     write_csv(pd.DataFrame({"v": values}), tmp_path / "v.csv")
     np.testing.assert_array_equal(read_csv(tmp_path / "v.csv")["v"].to_numpy(), values)
+
+
+@pytest.mark.parametrize("case", ["no pytest", "no plugin"])
+def test_regression_gate_vignette_says_why_pytest_did_not_run(case, tmp_path, monkeypatch,
+                                                              capsys):
+    """Without the pytest extra, the vignette's fixture block stops with pytest's own
+    words, not with a FileNotFoundError or an AttributeError of its helpers: here with
+    an interpreter that has no pytest (a stand-in that says what Python says), and with
+    pytest's plugins not loaded (no fixture calibration_regression)."""
+    blocks = [b for b in parse(VIGNETTE_DIR / "regression-gate.md")[0] if b.lang == "python"]
+    data, fixture = blocks[0], blocks[1]
+    assert "def run_pytest" in fixture.code
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "__vignette__"}
+    exec(compile(data.code, "data", "exec"), namespace)  # noqa: S102 - our own code
+    if case == "no pytest":
+        fake = tmp_path / "python"
+        fake.write_text("#!/bin/sh\necho \"$0: No module named pytest\" >&2\nexit 1\n")
+        fake.chmod(0o755)
+        monkeypatch.setattr("sys.executable", str(fake))
+        match = r"pytest could not run the tests .*\n.*: No module named pytest$"
+    else:
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        match = r"pytest could not run the tests (?s:.*)fixture 'calibration_regression' not found"
+    with pytest.raises(RuntimeError, match=match):
+        exec(compile(fixture.code, "fixture", "exec"), namespace)  # noqa: S102
+    capsys.readouterr()

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import re
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
@@ -71,6 +72,7 @@ __all__ = [
     "complete_rows",
     "group_seeds",
     "groups_of",
+    "numbered_classes",
     "raise_per_group",
     "resolve_columns",
     "split",
@@ -175,6 +177,9 @@ def resolve_columns(
                 f"got a list of {len(cols)}.",
                 param="p"
             )
+        if classes is None:
+            numbered = numbered_classes(cols, frame[y])
+            classes = None if numbered is None else tuple(numbered)
         return Columns(p=cols, y=y, classes=classes)
     raise InputError(
         f"`p` must be a column name or a list of column names; got {type(p).__name__}.",
@@ -217,6 +222,43 @@ def _check_one_column(frame: pd.DataFrame, key: Any, name: str, missing: str) ->
     )
 
 
+#: The number after the common prefix of numbered columns: 0, 1, 12 (not 01, not -1).
+_NUMBER = re.compile(r"0|[1-9][0-9]*")
+
+
+def numbered_classes(names: Sequence, y: pd.Series) -> list[int] | None:
+    """The class labels of probability columns named by one prefix and numbers
+    (``p_0, p_1, p_2``, or ``0, 1, 2``) when the labels in ``y`` are numbers: those
+    numbers, so that the label 2 is the class of ``p_2``, as with ``p_prefix``
+    (:func:`classes_from_names`); None for any other names or labels, whose labels
+    are then matched to the names themselves (``docs/cli.md``, "Column lists").
+
+    The prefix is the names' longest common start without its trailing digits
+    (``p_10, p_11`` have the prefix ``p_``). Names whose numbers could be read two
+    ways give None: a prefix ending in ``-`` (``a-1``: the label 1 or -1?) or a
+    number with a leading zero (``p_01``).
+    """
+    if not all(isinstance(c, str) for c in names) or not _numeric_labels(y):
+        return None
+    prefix = os.path.commonprefix(list(names)).rstrip("0123456789")
+    rests = [c[len(prefix):] for c in names]
+    if prefix.endswith("-") or not all(_NUMBER.fullmatch(r) for r in rests):
+        return None
+    return [int(r) for r in rests]
+
+
+def _numeric_labels(y: pd.Series) -> bool:
+    """Are the labels in ``y`` numbers (a Categorical's: its categories)?"""
+    dtype = y.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        dtype = dtype.categories.dtype
+    kind = getattr(dtype, "kind", "O")
+    if kind == "O":
+        inferred = pd.api.types.infer_dtype(y, skipna=True)
+        kind = {"integer": "i", "floating": "f", "mixed-integer-float": "f"}.get(inferred, "O")
+    return kind in "iuf"
+
+
 def classes_from_names(names: list[str], y: pd.Series, source: str) -> list:
     """Class labels from the names of the probability columns (the suffixes after
     ``p_prefix``, or the command line's ``--classes``).
@@ -227,14 +269,7 @@ def classes_from_names(names: list[str], y: pd.Series, source: str) -> list:
     names are an error (``source`` says where the names come from). When the
     labels are not numbers, the class labels are the strings.
     """
-    dtype = y.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        dtype = dtype.categories.dtype
-    kind = getattr(dtype, "kind", "O")
-    if kind == "O":
-        inferred = pd.api.types.infer_dtype(y, skipna=True)
-        kind = {"integer": "i", "floating": "f", "mixed-integer-float": "f"}.get(inferred, "O")
-    if kind in "iuf":
+    if _numeric_labels(y):
         if all(_INT_NAME.fullmatch(s) for s in names):
             return [int(s) for s in names]
         raise InputError(

@@ -96,10 +96,12 @@ data/, "parts/*.parquet", -) is an error that says so.
 
 multiclass: with --prob-prefix p_ the columns p_<label> hold the probability of
 each class; numeric labels match the columns whose suffix is that integer (the
-label 3 is the class of p_3). With --prob a b c, labels must equal the column
-names, or --classes must give the label of each column (e.g. --classes 1,2,3 for
-R's 1-based codes). Each row of probabilities must sum to 1 within 1e-6 (as in
-R); --renormalize fixes rows that were rounded (e.g. saved with 6 decimals).
+label 3 is the class of p_3). With --prob a b c, numeric labels match columns
+numbered after one prefix in the same way (--prob p_0,p_1,p_2: the label 2 is the
+class of p_2); other labels must equal the column names, or --classes must give
+the label of each column (e.g. --classes 1,2,3 for R's 1-based codes). Each row of
+probabilities must sum to 1 within 1e-6 (as in R); --renormalize fixes rows that
+were rounded (e.g. saved with 6 decimals).
 
 weights: --weights COL names a column of frequency weights (one nonnegative number
 per row; a whole number w counts its row w times): every metric, the per-bin table
@@ -339,8 +341,9 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
     )
     # the defaults are ece()'s (calibr._defaults: the parser imports no numerics)
     met.add_argument("--bins", type=int, default=None, metavar="B",
-                     help=f"number of equal-width bins for {_BINNED_WORDS}, --per-bin and --plot "
-                     f"(default: {BINS_DEFAULT})")
+                     help=f"number of bins for {_BINNED_WORDS}, --per-bin and --plot, of the "
+                     "kind --binning says: B bins of equal width on [0, 1], or with --binning "
+                     f"equal-mass B groups of nearly equal size (default: {BINS_DEFAULT})")
     met.add_argument("--type", choices=("classwise", "confidence", "top-label"), default=None,
                      help=f"multiclass form of {_BINNED_WORDS}, --per-bin and --plot "
                      f"(default: {BINNED_TYPE_DEFAULT}; --plot and --html draw the confidence "
@@ -415,7 +418,8 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
     out.add_argument(
         "--smooth", action="store_true",
         help="with --html: also draw each group's smooth reliability curve "
-        "(calibr.smece_curve; binary and confidence diagrams)",
+        "(calibr.smece_curve; binary and confidence diagrams, the top label's probability "
+        "against whether it is right)",
     )
     for add_parser in commands:
         add_parser(sub)

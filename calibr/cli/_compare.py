@@ -370,7 +370,7 @@ def _run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from .._inference.bootstrap import paired_bootstrap
-    from .._input.groups import classes_from_names
+    from .._input.groups import classes_from_names, numbered_classes
     from ._io import _read, _write_stdout
     from ._render import _render
 
@@ -405,11 +405,9 @@ def _run(args: argparse.Namespace) -> int:
             raise CLIError(f"--classes: the labels in {y!r} are numbers, so the classes must "
                            f"be integers; got {args.classes!r}.") from None
     elif len(p_base) > 1:
-        # numeric labels match the columns named by integers ("0", "1", ...), as in report
-        try:
-            classes = classes_from_names([str(c) for c in p_base], base[y], "the columns")
-        except InputError:
-            classes = None  # the metrics say what is wrong, and suggest --classes
+        # numeric labels match the columns numbered after one prefix (p_0, p_1, ... or 0,
+        # 1, ...), as in report; else the metrics say what is wrong, and suggest --classes
+        classes = numbered_classes([str(c) for c in p_base], base[y])
 
     # the candidate's labels (its own column if it has one, else the baseline's) in its order
     if two:

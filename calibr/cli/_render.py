@@ -78,7 +78,11 @@ def _header(sources: list[_Source], bins: int | None, forms: list[str], what: st
 
 
 _TEST_WORDS = {
-    "skce": "asymptotic SKCE test, {n} bootstrap resamples",
+    # the statistic n/(n-1) SKCE_uq - SKCE_b (docs/calibration_tests.md) is often
+    # negative, also for a badly miscalibrated group: its sign says nothing on its own
+    "skce": "asymptotic SKCE test, {n} bootstrap resamples (statistic n/(n-1) SKCE_uq - "
+            "SKCE_b, often negative, also when miscalibrated: read its p-value, not its "
+            "sign)",
     "skce_block": "asymptotic block SKCE test (z test, no resampling)",
     "consistency": "consistency resampling of {metric}, {n} resamples",
     "spiegelhalter": "Spiegelhalter's z test",
