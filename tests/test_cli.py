@@ -235,7 +235,7 @@ def test_help_says_the_defaults_of_ece(capsys):
     text = " ".join(out.split())
     assert code == 0
     assert f"nearly equal size (default: {want['bins']})" in text
-    assert f"(default: {want['type']}; --plot: confidence" in text
+    assert f"(default: {want['type']}; --plot and --html draw the confidence" in text
     assert f"{want['binning']} (R's, the default)" in text
     assert "(true, R's default)" in text and want["right"] is True
 
