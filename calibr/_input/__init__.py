@@ -145,6 +145,7 @@ _SOURCES = {
     "complete_rows": "groups",
     "group_seeds": "groups",
     "groups_of": "groups",
+    "numbered_classes": "groups",
     "raise_per_group": "groups",
     "resolve_columns": "groups",
     "split": "groups",
