@@ -755,18 +755,25 @@ def summarise(
 
     With a calibration test per group, reproducible by its seed:
 
-    >>> df.groupby("model").pipe(
+    >>> out = df.groupby("model").pipe(
     ...     summarise, p="p", y="y", metrics="ece", tests="spiegelhalter", rng=0
-    ... ).round(4)
+    ... )
+    >>> out.drop(columns="spiegelhalter_small_n").round(4)
       model   ece  spiegelhalter_statistic  spiegelhalter_pvalue
     0     a  0.15                  -0.8333                0.4047
     1     b  0.50                   0.6804                0.4962
+
+    Two rows per group are fewer than the 5 from which Spiegelhalter's test holds
+    its level (``docs/calibration_tests.md``, "Small samples"), and say so:
+
+    >>> out["spiegelhalter_small_n"].tolist()
+    [True, True]
 
     Adjusted for the two groups (Holm):
 
     >>> df.groupby("model").pipe(
     ...     summarise, p="p", y="y", metrics="ece", tests="spiegelhalter", p_adjust="holm"
-    ... ).drop(columns="spiegelhalter_statistic").round(4)
+    ... ).drop(columns=["spiegelhalter_statistic", "spiegelhalter_small_n"]).round(4)
       model   ece  spiegelhalter_pvalue  spiegelhalter_pvalue_adjusted
     0     a  0.15                0.4047                         0.8093
     1     b  0.50                0.4962                         0.8093

@@ -835,11 +835,14 @@ def _key_meta(frame: dd.DataFrame, keys: list | None) -> pd.DataFrame | None:
     return None if keys is None else frame._meta[keys]
 
 
-def _result_meta(key_meta: pd.DataFrame | None, names: list[str]) -> pd.DataFrame:
+def _result_meta(key_meta: pd.DataFrame | None, names: list[str],
+                 flags: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The empty result: the keys, a float64 column per name, a bool one per flag
+    (a test's ``<name>_small_n``)."""
     cols = {} if key_meta is None else {k: key_meta[k] for k in key_meta.columns}
     meta = pd.DataFrame(cols).iloc[:0]
     for n in names:
-        meta[n] = pd.Series(dtype=np.float64)
+        meta[n] = pd.Series(dtype=bool if n in flags else np.float64)
     return meta.reset_index(drop=True)
 
 
@@ -872,10 +875,12 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
         out_names = []
         for n in names:
             out_names += [n] if confidence_level is None else [n, f"{n}_low", f"{n}_high"]
-        out_names += columns_of_tests(named_tests(tests))
+        tested = named_tests(tests)
+        out_names += columns_of_tests(tested)
+        flags = tuple(f"{name}_small_n" for name, _ in tested)
         parts = list(frame.to_delayed())
         result = delayed(_gathered_summary)(delayed(_concat)(parts), keys, opts, kwargs)
-        return dd.from_delayed([result], meta=_result_meta(key_meta, out_names),
+        return dd.from_delayed([result], meta=_result_meta(key_meta, out_names, flags),
                                verify_meta=False)
     dropna = opts.get("dropna", True)
     per_group = None

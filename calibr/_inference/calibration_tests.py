@@ -158,8 +158,9 @@ class CalibrationTestResult:
     @property
     def small_n(self) -> bool:
         """True when the test ran on fewer observations than the least n from which
-        its method holds its level (:data:`calibr._inference.calibration_tests.MIN_N`,
-        ``docs/calibration_tests.md``, "Small samples"): its p-value is shown, but
+        its method holds its level (the table ``MIN_N`` of
+        ``calibr/_inference/calibration_tests.py``, ``docs/calibration_tests.md``,
+        "Small samples"): its p-value is shown, but
         a calibrated model is rejected more often than the level says."""
         return self.n < MIN_N[self.method]
 
