@@ -55,6 +55,7 @@ _SOURCES = {
     "MulticalibrationResult": "._inference.multicalibration",
     "paired_bootstrap": "._inference.bootstrap",
     "reliability_diagram": ".plot",
+    "risk_coverage": "._metrics.selective",
     "skce": "._metrics.kernel",
     "smece": "._metrics.smooth",
     "smece_curve": "._metrics.smooth",
@@ -92,6 +93,7 @@ __all__ = [
     "p_adjust",
     "paired_bootstrap",
     "reliability_diagram",
+    "risk_coverage",
     "skce",
     "smece",
     "smece_curve",
@@ -128,6 +130,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._metrics.decompose import Decomposition, decompose
     from ._metrics.kernel import median_bandwidth, mmce, skce
     from ._metrics.lp import calibration_error
+    from ._metrics.selective import aurc, augrc, e_aurc, risk_coverage, selective_accuracy
     from ._metrics.smooth import SmoothCurve, smece, smece_curve
     from ._metrics.valprob import val_prob
     from .frame import Metric, metric, summarise, test

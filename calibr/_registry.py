@@ -227,7 +227,7 @@ class MetricInfo:
 
 
 #: The kinds of metric.
-KINDS = ("binned", "kernel", "smooth", "cumulative")
+KINDS = ("binned", "kernel", "smooth", "cumulative", "selective")
 
 _ENTRIES = (
     MetricInfo(
@@ -289,6 +289,27 @@ _ENTRIES = (
              "(weights too), summarise computes it group by group; no grouped kernel "
              "(one call per group); its tests are calibration_test's 'ks' and "
              "'kuiper', not consistency resampling",
+    ),
+    MetricInfo(
+        "aurc", "calibr._metrics.selective", "selective",
+        "area under the risk-coverage curve of the top-label confidence (Geifman & El-Yaniv)",
+        note="one sort of the confidences, no sums to merge: recomputed, one call per "
+             "group, gathered, collected",
+    ),
+    MetricInfo(
+        "e_aurc", "calibr._metrics.selective", "selective",
+        "AURC minus that of the oracle confidence, error rate squared over 2",
+        note="as aurc",
+    ),
+    MetricInfo(
+        "augrc", "calibr._metrics.selective", "selective",
+        "area under the generalized risk-coverage curve (Traub et al.)",
+        note="as aurc",
+    ),
+    MetricInfo(
+        "selective_accuracy", "calibr._metrics.selective", "selective",
+        "accuracy of the most confident share `coverage` of the predictions",
+        note="as aurc",
     ),
 )
 
