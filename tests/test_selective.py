@@ -243,3 +243,10 @@ def test_risk_coverage_per_group_equals_the_call_on_each_group():
 def test_bad_input_is_refused(call, match):
     with pytest.raises(calibr.InputError, match=match):
         call()
+
+
+def test_column_names_without_data_are_refused():
+    with pytest.raises(calibr.InputTypeError,
+                       match=r"`p` and `y` are column names only with `data`"):
+        calibr.risk_coverage("p", "y")
+

@@ -26,7 +26,16 @@ import pandas as pd
 from pandas.api.typing import DataFrameGroupBy
 
 from .._docs import shared_docs
-from .._input import FLAG, InputError, Options, Prepared, arg, prepare, validate_params
+from .._input import (
+    FLAG,
+    InputError,
+    InputTypeError,
+    Options,
+    Prepared,
+    arg,
+    prepare,
+    validate_params,
+)
 from .._input.frames import frame_verb
 from .._input.groups import groups_of, resolve_columns, split, weights_column
 from .._input.messages import fmt
@@ -486,6 +495,10 @@ def risk_coverage(
     3        0.6  4.0      1.00  0.500000              0.50
     """
     if data is None:
+        if isinstance(p, str) and isinstance(y, str):  # column names, no frame
+            raise InputTypeError(
+                f"`p` and `y` are column names only with {arg('data')}, the frame they name; "
+                "pass `data`, or arrays as `p` and `y`.", param="data")
         if p_prefix is not None:
             raise InputError(f"`p_prefix` needs {arg('data')}: it selects columns of a data frame.",
                              param="p_prefix")
