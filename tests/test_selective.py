@@ -250,3 +250,13 @@ def test_column_names_without_data_are_refused():
                        match=r"`p` and `y` are column names only with `data`"):
         calibr.risk_coverage("p", "y")
 
+
+
+def test_rows_of_weight_zero_are_as_if_absent():
+    p, y = np.array([0.95, 0.9, 0.2, 0.6, 0.7]), np.array([0, 1, 0, 1, 1])
+    w = np.array([0.0, 1.0, 2.0, 0.0, 1.0])  # the most confident row weighs nothing
+    keep = w > 0
+    pd.testing.assert_frame_equal(calibr.risk_coverage(p, y, weights=w),
+                                  calibr.risk_coverage(p[keep], y[keep], weights=w[keep]))
+    for f in (calibr.aurc, calibr.augrc, calibr.e_aurc, calibr.selective_accuracy):
+        assert f(p, y, weights=w) == pytest.approx(f(p[keep], y[keep], weights=w[keep]), abs=TOL)

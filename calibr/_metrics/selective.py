@@ -120,8 +120,7 @@ def curve_of(conf: np.ndarray, correct: np.ndarray, w: np.ndarray | None = None)
     ce = np.cumsum(np.where(correct[order], 0.0, ws))
     ends = np.append(np.flatnonzero(np.diff(cs) != 0.0), cs.shape[0] - 1)
     n = cw[ends]
-    keep = np.append(True, np.diff(n) > 0.0) if n.shape[0] else n > 0  # weight-0 blocks
-    keep &= n > 0.0
+    keep = np.append(True, np.diff(n) > 0.0) & (n > 0.0)  # a block of weight 0: no point
     return Curve(cs[ends][keep], n[keep], ce[ends][keep], float(cw[-1]))
 
 
