@@ -41,6 +41,9 @@ _SOURCES = {
     "PairedBootstrapResult": "._inference.bootstrap",
     "bootstrap": "._inference.bootstrap",
     "calibration_error": "._metrics.lp",
+    "CalibrationGain": "._metrics.recalibration",
+    "calibration_gain": "._metrics.recalibration",
+    "recalibrate": "._metrics.recalibration",
     "calibration_table": ".table",
     "calibration_test": "._inference.calibration_tests",
     "decompose": "._metrics.decompose",
@@ -67,6 +70,7 @@ _SOURCES = {
 
 __all__ = [
     "BootstrapResult",
+    "CalibrationGain",
     "CalibrationTestResult",
     "Decomposition",
     "InputError",
@@ -78,6 +82,7 @@ __all__ = [
     "__version__",
     "bootstrap",
     "calibration_error",
+    "calibration_gain",
     "calibration_table",
     "calibration_test",
     "datasets",
@@ -92,6 +97,7 @@ __all__ = [
     "multicalibration",
     "p_adjust",
     "paired_bootstrap",
+    "recalibrate",
     "reliability_diagram",
     "risk_coverage",
     "skce",
@@ -130,6 +136,12 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._metrics.decompose import Decomposition, decompose
     from ._metrics.kernel import median_bandwidth, mmce, skce
     from ._metrics.lp import calibration_error
+    from ._metrics.recalibration import (
+        CalibrationGain,
+        calibration_gain,
+        recalibrate,
+        recalibration_gain,
+    )
     from ._metrics.selective import aurc, augrc, e_aurc, risk_coverage, selective_accuracy
     from ._metrics.smooth import SmoothCurve, smece, smece_curve
     from ._metrics.valprob import val_prob

@@ -229,7 +229,7 @@ class MetricInfo:
 
 
 #: The kinds of metric.
-KINDS = ("binned", "kernel", "smooth", "cumulative", "selective")
+KINDS = ("binned", "kernel", "smooth", "cumulative", "selective", "recalibration")
 
 _ENTRIES = (
     MetricInfo(
@@ -312,6 +312,13 @@ _ENTRIES = (
         "selective_accuracy", "calibr._metrics.selective", "selective",
         "accuracy of the most confident share `coverage` of the predictions",
         note="as aurc",
+    ),
+    MetricInfo(
+        "recalibration_gain", "calibr._metrics.recalibration", "recalibration",
+        "a proper score minus its value after cross-fitted recalibration (Berta et al.)",
+        note="cv fits on the rows: recomputed, one call per group, gathered, collected; "
+             "its folds are seeded by its option rng (default 0), so a group, a resample "
+             "or a run gives the same number for the same rows",
     ),
 )
 
