@@ -136,13 +136,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._metrics.decompose import Decomposition, decompose
     from ._metrics.kernel import median_bandwidth, mmce, skce
     from ._metrics.lp import calibration_error
-    from ._metrics.recalibration import (
-        CalibrationGain,
-        calibration_gain,
-        recalibrate,
-        recalibration_gain,
-    )
-    from ._metrics.selective import aurc, augrc, e_aurc, risk_coverage, selective_accuracy
+    from ._metrics.recalibration import CalibrationGain, calibration_gain, recalibrate
+    from ._metrics.selective import risk_coverage
     from ._metrics.smooth import SmoothCurve, smece, smece_curve
     from ._metrics.valprob import val_prob
     from .frame import Metric, metric, summarise, test

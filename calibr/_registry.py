@@ -56,7 +56,8 @@ fifteen statistics), ``median_bandwidth`` (a bandwidth, not an error),
 ``smece_curve`` (a curve), ``calibration_table`` (a table), ``calibration_test``
 (a test), ``risk_coverage`` (a curve), ``recalibrate`` (probabilities) and
 ``calibration_gain`` (a ``CalibrationGain``: three losses; its difference is the
-metric ``calibration_error_gain``). A column of ``summarise`` or a bootstrap replicate is one number.
+metric ``recalibration_gain``). A column of ``summarise`` or a bootstrap
+replicate is one number.
 
 This module imports nothing of the numerics: the command line's ``--help`` lists
 the metrics without numpy. :attr:`MetricInfo.function` imports the function on

@@ -383,11 +383,15 @@ def recalibrate(
 
     Examples
     --------
-    >>> import calibr
-    >>> p = [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9]
-    >>> y = [0, 0, 1, 0, 1, 0, 1, 1]
-    >>> calibr.recalibrate(p, y, cv=2).round(3).tolist()
-    [0.0, 0.0, 0.5, 0.0, 0.5, 0.5, 1.0, 1.0]
+    >>> import numpy as np, calibr
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0.05, 0.95, 2000)
+    >>> y = rng.random(2000) < p
+    >>> q = p ** 2  # too low everywhere
+    >>> calibr.recalibrate(q, y)[:4].round(3).tolist()
+    [0.451, 0.268, 0.106, 0.084]
+    >>> p[:4].round(3).tolist()
+    [0.623, 0.293, 0.087, 0.065]
     """
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     _check_method(prep, method)
@@ -462,12 +466,14 @@ def calibration_gain(
 
     Examples
     --------
-    >>> import calibr
-    >>> p = [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9]
-    >>> y = [0, 0, 1, 0, 1, 0, 1, 1]
-    >>> g = calibr.calibration_gain(p, y, "brier", cv=2)
+    >>> import numpy as np, calibr
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0.05, 0.95, 2000)
+    >>> y = rng.random(2000) < p
+    >>> q = p ** 2  # too low everywhere
+    >>> g = calibr.calibration_gain(q, y)
     >>> round(g.loss, 4), round(g.refinement, 4), round(g.calibration_error, 4)
-    (0.1875, 0.1875, 0.0)
+    (0.6791, 0.6012, 0.0779)
     """
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     _check_method(prep, method)
@@ -523,11 +529,13 @@ def recalibration_gain(
 
     Examples
     --------
-    >>> import calibr
-    >>> p = [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9]
-    >>> y = [0, 0, 1, 0, 1, 0, 1, 1]
-    >>> round(calibr.recalibration_gain(p, y, "brier", cv=2), 4)
-    0.0
+    >>> import numpy as np, calibr
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0.05, 0.95, 2000)
+    >>> y = rng.random(2000) < p
+    >>> q = p ** 2  # too low everywhere
+    >>> round(calibr.recalibration_gain(q, y, "brier", "isotonic"), 4)
+    0.0348
     """
     return calibration_gain(p, y, score, method, cv=cv, rng=rng, classes=classes,
                             na_rm=na_rm).calibration_error
