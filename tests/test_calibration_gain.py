@@ -228,7 +228,7 @@ def test_a_miscalibrated_p_has_a_positive_gain_and_the_scalar_metric_is_it():
     (lambda: calibr.calibration_gain([0.2, 0.8] * 5, [0, 1] * 5, method="beta"),
      r"`method` must be one of 'platt', 'temperature', 'isotonic'"),
     (lambda: calibr.calibration_gain([0.2, 0.8] * 5, [0, 1] * 5, score="ece"),
-     r"`score` must be one of 'log_loss', 'brier'"),
+     r"`score` must be one of 'brier', 'log_loss'"),
     (lambda: calibr.recalibrate([0.2, 0.8] * 5, [0, 1] * 5, cv=1), r"`cv`"),
     (lambda: calibr.recalibrate([0.2, 0.8] * 5, [0, 1] * 4 + [0, 0], cv=5),
      r"`cv` must be at most the count of the rarest class of `y` \(4\), so that every "

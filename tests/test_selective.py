@@ -260,3 +260,13 @@ def test_rows_of_weight_zero_are_as_if_absent():
                                   calibr.risk_coverage(p[keep], y[keep], weights=w[keep]))
     for f in (calibr.aurc, calibr.augrc, calibr.e_aurc, calibr.selective_accuracy):
         assert f(p, y, weights=w) == pytest.approx(f(p[keep], y[keep], weights=w[keep]), abs=TOL)
+
+
+def test_augrc_is_the_probability_an_error_outranks_a_row():
+    """The AUGRC: the probability that a random error's confidence is above a
+    random row's, ties one half (a double sum over the pairs)."""
+    p, y = _data(300, 12, ties=10)
+    conf, correct = hits_oracle(p, y)
+    err = conf[~correct]
+    pairs = (err[:, None] > conf[None, :]) + 0.5 * (err[:, None] == conf[None, :])
+    assert calibr.augrc(p, y) == pytest.approx(pairs.sum() / 300 ** 2, abs=TOL)

@@ -40,14 +40,13 @@ from .._input import (
     validate_params,
 )
 from .._input.warning import warn
+from .decompose import SCORES  # the proper scores calibr computes: "brier", "log_loss"
 
 __all__ = ["METHODS", "SCORES", "CalibrationGain", "calibration_gain", "folds",
            "recalibrate", "recalibration_gain"]
 
 #: The recalibration maps.
 METHODS = ("platt", "temperature", "isotonic")
-#: The proper scores of the gain.
-SCORES = ("log_loss", "brier")
 #: The folds when ``cv`` is not given.
 CV_DEFAULT = 5
 #: Newton's method: the most steps, and the gradient norm at which it stops.
@@ -111,7 +110,7 @@ def folds(codes: np.ndarray, cv: int, rng: Any) -> np.ndarray:
     return out
 
 
-def _check_classes(codes: np.ndarray, cv: int, k: int) -> None:
+def _check_classes(codes: np.ndarray, cv: int) -> None:
     present, counts = np.unique(codes, return_counts=True)
     if present.shape[0] < 2:
         raise InputError(
@@ -229,7 +228,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 def _recalibrated(prep: Prepared, method: str, cv: int, rng: Any) -> np.ndarray:
     codes = prep.y.astype(np.int64) if prep.binary else prep.y
-    _check_classes(codes, cv, 2 if prep.binary else prep.k)
+    _check_classes(codes, cv)
     fold = folds(codes, cv, rng)
     out = np.empty_like(prep.p)
     if method != "isotonic":
