@@ -255,3 +255,16 @@ def test_isotonic_reads_p_of_0_and_1():
         warnings.simplefilter("error")
         q = calibr.recalibrate([0.0, 0.3, 0.8, 1.0] * 3, [0, 0, 1, 1] * 3, "isotonic", cv=2)
     assert q.tolist() == [0.0, 0.0, 1.0, 1.0] * 3
+
+
+def test_a_row_whose_isotonic_maps_are_all_0_gets_1_over_k():
+    """scikit-learn's rule for the one-against-the-rest maps (its
+    ``_CalibratedClassifier.predict_proba``): a zero row becomes uniform."""
+    from calibr._metrics.recalibration import _isotonic_ovr
+
+    train = np.array([[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]])
+    codes = np.array([0, 1, 2])  # each map: 0 up to 0.1, 1 from 0.8
+    new = np.array([[0.05, 0.05, 0.05], [0.8, 0.1, 0.1]])  # below every map's first knot
+    out = _isotonic_ovr(train, codes, new)
+    np.testing.assert_allclose(out[0], [1 / 3, 1 / 3, 1 / 3], rtol=0, atol=TOL)
+    np.testing.assert_allclose(out[1], [1.0, 0.0, 0.0], rtol=0, atol=TOL)
