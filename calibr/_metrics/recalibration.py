@@ -126,22 +126,28 @@ def _check_classes(codes: np.ndarray, cv: int) -> None:
 # ------------------------------------------------------------------ the fits
 
 def _sigmoid(t: np.ndarray) -> np.ndarray:
-    out = np.empty_like(t)
-    pos = t >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-t[pos]))
-    e = np.exp(t[~pos])
-    out[~pos] = e / (1.0 + e)
+    """``1 / (1 + exp(-t))`` as ``(1 + tanh(t / 2)) / 2``: one pass, no overflow."""
+    out = np.tanh(t * 0.5)
+    out += 1.0
+    out *= 0.5
     return out
 
 
 def _log1pexp(t: np.ndarray) -> np.ndarray:
-    return np.logaddexp(0.0, t)
+    """``log(1 + exp(t))`` as ``max(t, 0) + log1p(exp(-|t|))``: no overflow."""
+    out = np.abs(t)
+    np.negative(out, out=out)
+    np.exp(out, out=out)
+    np.log1p(out, out=out)
+    out += np.maximum(t, 0.0)
+    return out
 
 
 def _newton(loss, grad_hess, theta: np.ndarray) -> np.ndarray:
-    """Minimise a smooth convex ``loss`` from ``theta``: Newton steps, halved until
-    the loss does not increase; stops at a gradient norm of 1e-12 times the rows,
-    a step that changes nothing, or 100 steps."""
+    """Minimise a smooth convex ``loss`` (a mean over the rows) from ``theta``:
+    Newton steps, halved until the loss does not increase; stops when no gradient
+    component exceeds 1e-12, when a step moves no parameter by more than 1e-15 of
+    its size, or after 100 steps."""
     current = loss(theta)
     for _ in range(_MAX_STEPS):
         g, h = grad_hess(theta)
@@ -160,31 +166,42 @@ def _newton(loss, grad_hess, theta: np.ndarray) -> np.ndarray:
             t /= 2.0
         else:
             break
-        if np.array_equal(cand, theta):
-            break
+        small = np.all(np.abs(cand - theta) <= 1e-15 * (1.0 + np.abs(theta)))
         theta, current = cand, value
+        if small:
+            break
     return theta
 
 
-def _platt_fit(z: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _platt_fit(z: np.ndarray, y: np.ndarray, intercept: bool = True) -> np.ndarray:
     """``(a, b)`` of ``sigmoid(a z + b)``: the maximum-likelihood logistic regression
-    of ``y`` on ``z = logit(p)`` (no penalty). The loss is a mean, so the tolerance
+    of ``y`` on ``z = logit(p)`` (no penalty); without ``intercept``, ``b = 0`` and
+    ``a`` is the binary inverse temperature. The loss is a mean, so the tolerance
     does not grow with the rows."""
     n = z.shape[0]
+    yz = float(np.dot(y, z))
+    ysum = float(y.sum())
+    zz = z * z
 
     def loss(theta):
         t = theta[0] * z + theta[1]
-        return float(np.sum(_log1pexp(t) - y * t) / n)
+        return float((np.sum(_log1pexp(t)) - theta[0] * yz - theta[1] * ysum) / n)
 
     def grad_hess(theta):
         q = _sigmoid(theta[0] * z + theta[1])
-        r = q - y
         v = q * (1.0 - q)
-        g = np.array([np.dot(r, z), r.sum()]) / n
-        h = np.array([[np.dot(v, z * z), np.dot(v, z)], [np.dot(v, z), v.sum()]]) / n
+        gz, vz = np.dot(q, z) - yz, np.dot(v, z)
+        if not intercept:
+            return np.array([gz / n]), np.array([[max(np.dot(v, zz), 1e-300) / n]])
+        g = np.array([gz, q.sum() - ysum]) / n
+        h = np.array([[np.dot(v, zz), vz], [vz, v.sum()]]) / n
         return g, h
 
-    return _newton(loss, grad_hess, np.array([1.0, 0.0]))
+    def full(th: np.ndarray) -> np.ndarray:
+        return th if intercept else np.array([th[0], 0.0])
+
+    start = np.array([1.0, 0.0]) if intercept else np.array([1.0])
+    return full(_newton(lambda th: loss(full(th)), lambda th: grad_hess(full(th)), start))
 
 
 def _temperature_fit(logp: np.ndarray, codes: np.ndarray) -> float:
@@ -248,9 +265,8 @@ def _recalibrated(prep: Prepared, method: str, cv: int, rng: Any) -> np.ndarray:
         elif method == "platt":
             a, b = _platt_fit(z[train], prep.y[train].astype(np.float64))
             out[test] = _sigmoid(a * z[test] + b)
-        elif prep.binary:  # temperature: the columns (1 - p, p), sigmoid(beta logit p)
-            beta = _temperature_fit(np.column_stack((np.log1p(-prep.p[train]),
-                                                     np.log(prep.p[train]))), codes[train])
+        elif prep.binary:  # temperature of the columns (1 - p, p): sigmoid(beta logit p)
+            beta = _platt_fit(z[train], prep.y[train].astype(np.float64), intercept=False)[0]
             out[test] = _sigmoid(beta * z[test])
         else:
             beta = _temperature_fit(logp[train], codes[train])

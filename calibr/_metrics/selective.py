@@ -9,9 +9,10 @@ its top-label confidence (binary: ``max(p, 1 - p)``) and it is correct when its
 top label (binary: 1 when ``p > 0.5``; a matrix: the first column holding the
 row's maximum) is ``y``. The risk is the 0/1 loss, one minus the accuracy.
 
-One sort of the confidences (unweighted: ``numpy.sort`` of the confidences and
-of those of the errors, the errors above each threshold by a binary search;
-weighted: one stable ``argsort``), then O(number of thresholds).
+One sort of the confidences (unweighted: one ``numpy.sort`` of integer keys that
+pack each confidence and whether the row is an error, those of ``ecce``,
+``calibr._kernels.cumulative.fill_keys``; weighted: one stable ``argsort``), then
+O(n) for the running counts.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from .._input.frames import frame_verb
 from .._input.groups import groups_of, resolve_columns, split, weights_column
 from .._input.messages import fmt
 from .._input.params import real_value
+from .._kernels import cumulative as _ck
+from .._kernels._jit import read_only
 from .._kernels.top_label import top_label
 
 __all__ = ["RULES", "RISK_COVERAGE_COLUMNS", "Curve", "aurc", "augrc", "curve_of",
@@ -105,14 +108,18 @@ class Curve:
 def curve_of(conf: np.ndarray, correct: np.ndarray, w: np.ndarray | None = None) -> Curve:
     """The :class:`Curve` of confidences ``conf``, correctness ``correct`` and
     optional frequency weights ``w`` (rows of weight 0 are kept: they add no mass)."""
-    if w is None:
-        s = np.sort(conf)
-        last = np.flatnonzero(np.diff(s[::-1]) != 0.0)  # the ends of tied blocks
-        ends = np.append(last, s.shape[0] - 1)
-        thr = s[::-1][ends]
-        es = np.sort(conf[~correct])
-        errors = (es.shape[0] - np.searchsorted(es, thr, side="left")).astype(np.float64)
-        return Curve(thr, (ends + 1).astype(np.float64), errors, float(s.shape[0]))
+    if w is None:  # one integer sort of the keys (confidence, error) of _kernels.cumulative
+        x = np.ascontiguousarray(conf, dtype=np.float64)
+        miss = np.ascontiguousarray(~correct).view(np.uint8)
+        keys = np.empty(x.shape[0], dtype=np.uint64)
+        _ck.fill_keys(read_only(x), read_only(x.view(np.uint64)), read_only(miss), keys)
+        keys.sort()
+        bits = keys >> np.uint64(1)
+        starts = np.flatnonzero(np.concatenate(([True], bits[1:] != bits[:-1])))[::-1]
+        before = np.concatenate(([0], np.cumsum(keys & np.uint64(1))))  # errors below
+        total = x.shape[0]
+        return Curve(bits[starts].view(np.float64), (total - starts).astype(np.float64),
+                     (before[-1] - before[starts]).astype(np.float64), float(total))
     order = np.argsort(-conf, kind="stable")
     cs = conf[order]
     ws = w[order]
