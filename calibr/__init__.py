@@ -41,6 +41,9 @@ _SOURCES = {
     "PairedBootstrapResult": "._inference.bootstrap",
     "bootstrap": "._inference.bootstrap",
     "calibration_error": "._metrics.lp",
+    "CalibrationGain": "._metrics.recalibration",
+    "calibration_gain": "._metrics.recalibration",
+    "recalibrate": "._metrics.recalibration",
     "calibration_table": ".table",
     "calibration_test": "._inference.calibration_tests",
     "decompose": "._metrics.decompose",
@@ -55,6 +58,7 @@ _SOURCES = {
     "MulticalibrationResult": "._inference.multicalibration",
     "paired_bootstrap": "._inference.bootstrap",
     "reliability_diagram": ".plot",
+    "risk_coverage": "._metrics.selective",
     "skce": "._metrics.kernel",
     "smece": "._metrics.smooth",
     "smece_curve": "._metrics.smooth",
@@ -66,6 +70,7 @@ _SOURCES = {
 
 __all__ = [
     "BootstrapResult",
+    "CalibrationGain",
     "CalibrationTestResult",
     "Decomposition",
     "InputError",
@@ -77,6 +82,7 @@ __all__ = [
     "__version__",
     "bootstrap",
     "calibration_error",
+    "calibration_gain",
     "calibration_table",
     "calibration_test",
     "datasets",
@@ -91,7 +97,9 @@ __all__ = [
     "multicalibration",
     "p_adjust",
     "paired_bootstrap",
+    "recalibrate",
     "reliability_diagram",
+    "risk_coverage",
     "skce",
     "smece",
     "smece_curve",
@@ -128,6 +136,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._metrics.decompose import Decomposition, decompose
     from ._metrics.kernel import median_bandwidth, mmce, skce
     from ._metrics.lp import calibration_error
+    from ._metrics.recalibration import CalibrationGain, calibration_gain, recalibrate
+    from ._metrics.selective import risk_coverage
     from ._metrics.smooth import SmoothCurve, smece, smece_curve
     from ._metrics.valprob import val_prob
     from .frame import Metric, metric, summarise, test

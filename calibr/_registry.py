@@ -53,8 +53,11 @@ Not scalar metrics, so not here: ``decompose`` (a ``Decomposition``: score,
 miscalibration, discrimination, uncertainty), ``multicalibration`` (a
 ``MulticalibrationResult``: a segment table and a test), ``val_prob`` (a Series of
 fifteen statistics), ``median_bandwidth`` (a bandwidth, not an error),
-``smece_curve`` (a curve), ``calibration_table`` (a table) and ``calibration_test``
-(a test). A column of ``summarise`` or a bootstrap replicate is one number.
+``smece_curve`` (a curve), ``calibration_table`` (a table), ``calibration_test``
+(a test), ``risk_coverage`` (a curve), ``recalibrate`` (probabilities) and
+``calibration_gain`` (a ``CalibrationGain``: three losses; its difference is the
+metric ``recalibration_gain``). A column of ``summarise`` or a bootstrap
+replicate is one number.
 
 This module imports nothing of the numerics: the command line's ``--help`` lists
 the metrics without numpy. :attr:`MetricInfo.function` imports the function on
@@ -227,7 +230,7 @@ class MetricInfo:
 
 
 #: The kinds of metric.
-KINDS = ("binned", "kernel", "smooth", "cumulative")
+KINDS = ("binned", "kernel", "smooth", "cumulative", "selective", "recalibration")
 
 _ENTRIES = (
     MetricInfo(
@@ -289,6 +292,34 @@ _ENTRIES = (
              "(weights too), summarise computes it group by group; no grouped kernel "
              "(one call per group); its tests are calibration_test's 'ks' and "
              "'kuiper', not consistency resampling",
+    ),
+    MetricInfo(
+        "aurc", "calibr._metrics.selective", "selective",
+        "area under the risk-coverage curve of the top-label confidence (Geifman & El-Yaniv)",
+        note="one sort of the confidences, no sums to merge: recomputed, one call per "
+             "group, gathered, collected",
+    ),
+    MetricInfo(
+        "e_aurc", "calibr._metrics.selective", "selective",
+        "AURC minus that of the oracle confidence, error rate squared over 2",
+        note="as aurc",
+    ),
+    MetricInfo(
+        "augrc", "calibr._metrics.selective", "selective",
+        "area under the generalized risk-coverage curve (Traub et al.)",
+        note="as aurc",
+    ),
+    MetricInfo(
+        "selective_accuracy", "calibr._metrics.selective", "selective",
+        "accuracy of the most confident share `coverage` of the predictions",
+        note="as aurc",
+    ),
+    MetricInfo(
+        "recalibration_gain", "calibr._metrics.recalibration", "recalibration",
+        "a proper score minus its value after cross-fitted recalibration (Berta et al.)",
+        note="cv fits on the rows: recomputed, one call per group, gathered, collected; "
+             "its folds are seeded by its option rng (default 0), so a group, a resample "
+             "or a run gives the same number for the same rows",
     ),
 )
 

@@ -117,6 +117,8 @@ TARGETS: dict[str, list[str]] = {
     "calibr/datasets/__init__.py": ["tests/test_datasets.py"],
     "calibr/_registry.py": ["tests/test_registry.py", "tests/test_frame.py"],
     "calibr/_metrics/cumulative.py": ["tests/test_ecce.py", "tests/test_bootstrap.py"],
+    "calibr/_metrics/selective.py": ["tests/test_selective.py", "tests/test_registry.py"],
+    "calibr/_metrics/recalibration.py": ["tests/test_calibration_gain.py"],
     "calibr/_binning/sweep.py": ["tests/test_sweep.py"],
     "calibr/_binning/equal_mass.py": ["tests/test_binning.py", "tests/test_sweep.py"],
     "calibr/_inference/multitest.py": ["tests/test_p_adjust.py"],

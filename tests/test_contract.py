@@ -135,7 +135,13 @@ METRIC_FORMS: dict[str, list[dict[str, Any]]] = {
     "calibration_error": [{"debias": True},
                           {"type": "confidence", "norm": "l1", "binning": "equal-mass"}],
     "smece": [{}, {"bandwidth": 0.1, "type": "classwise"}],
+    # the data hold p of 0 and 1, which the temperature and Platt maps refuse
+    "recalibration_gain": [{"score": "brier", "method": "isotonic"},
+                           {"score": "brier", "method": "isotonic", "cv": 2}],
 }
+
+#: Metrics whose number depends on the order of the rows (their folds are dealt in it).
+ORDER_DEPENDENT = {"recalibration_gain"}
 
 
 def _metric_entries() -> list[Entry]:
@@ -146,7 +152,7 @@ def _metric_entries() -> list[Entry]:
         func = info.function
         for kw in METRIC_FORMS.get(name, [{}]):  # a new metric: its defaults
             tag = ",".join(f"{k}={v}" for k, v in kw.items())
-            order_free = kw.get("estimator") != "ul"
+            order_free = kw.get("estimator") != "ul" and name not in ORDER_DEPENDENT
             out.append(Entry(f"{name}/binary[{tag}]", func,
                              lambda kw=kw: {"p": P_BIN.copy(), "y": Y_BIN.copy(), **kw},
                              arrays=("p", "y"), order_free=order_free))
@@ -170,6 +176,21 @@ REGISTRY: list[Entry] = [
     Entry("calibration_table/data-prefix", calibr.calibration_table,
           lambda: {"p": None, "y": "y", "p_prefix": "p_", "data": _multiclass_frame()},
           frame_columns=("p_cat", "y"), result="frame"),
+    Entry("risk_coverage/binary", calibr.risk_coverage,
+          lambda: {"p": P_BIN.copy(), "y": Y_BIN.copy()}, arrays=("p", "y"), result="frame"),
+    Entry("risk_coverage/multiclass[weights]", calibr.risk_coverage,
+          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "weights": np.arange(len(Y_MC)) % 3},
+          arrays=("p", "y", "weights"), result="frame"),
+    Entry("risk_coverage/data", calibr.risk_coverage,
+          lambda: {"p": "p", "y": "y", "data": _binary_frame().groupby("g")},
+          frame_columns=("p", "y"), result="frame"),
+    Entry("calibration_gain/binary[platt]", calibr.calibration_gain,
+          lambda: {"p": np.clip(P_BIN, 0.01, 0.99), "y": Y_BIN.copy(), "score": "brier",
+                   "method": "platt", "cv": 2}, arrays=("p", "y"), result="calibration_gain",
+          order_free=False),
+    Entry("recalibrate/multiclass[isotonic]", calibr.recalibrate,
+          lambda: {"p": P_MC.copy(), "y": Y_MC.copy(), "method": "isotonic", "cv": 2},
+          arrays=("p", "y"), result="array", order_free=False),
     Entry("summarise/grouped", calibr.summarise,
           lambda: {"data": _binary_frame().groupby("g"), "p": "p", "y": "y",
                    "metrics": ["ece", "skce"]},
@@ -553,6 +574,12 @@ def _check_result(entry: Entry, out: Any) -> None:
             assert (type(value) is float if out.classes is None
                     else value.dtype == np.float64), out
             assert np.all(np.isfinite(value)), out
+    elif entry.result == "calibration_gain":
+        assert isinstance(out, calibr.CalibrationGain), out
+        assert math.isfinite(out.loss) and math.isfinite(out.refinement), out
+    elif entry.result == "array":  # recalibrate
+        assert isinstance(out, np.ndarray) and out.dtype == np.float64
+        assert np.all((out >= 0) & (out <= 1)), out
     elif entry.result == "multicalibration":
         assert isinstance(out, calibr.MulticalibrationResult)
         assert out.statistic >= 0 and 0.0 <= out.pvalue <= 1.0, out

@@ -39,6 +39,8 @@ NOT_METRICS = {
     "smece_curve": "a curve", "reliability_diagram": "a figure", "metric": "a metric spec",
     "summarise": "a DataFrame", "test": "a test spec", "p_adjust": "adjusted p-values",
     "html_report": "an HTML page",
+    "risk_coverage": "a curve, one row per threshold",
+    "recalibrate": "recalibrated probabilities", "calibration_gain": "a CalibrationGain",
 }
 
 #: Options of each metric other than its defaults, as a user would set them (a
