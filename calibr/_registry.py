@@ -15,8 +15,10 @@ An entry says
 * ``name``: the metric's name, which is also the name of its public function;
 * ``kind``: ``"binned"`` (over the bins of ``calibr._binning``: ``ece``, ``mce``,
   ``calibration_error``), ``"kernel"`` (the Laplacian-kernel estimators: ``skce``,
-  ``mmce``), ``"smooth"`` (``smece``) or ``"cumulative"`` (the cumulative
-  differences along sorted ``p``: ``ecce``);
+  ``mmce``), ``"smooth"`` (``smece``), ``"cumulative"`` (the cumulative
+  differences along sorted ``p``: ``ecce``) or ``"score"`` (a proper score or a
+  discrimination measure, not a calibration error: ``brier``, ``log_loss``,
+  ``auroc``);
 * ``stats`` and ``reduction``: the sufficient statistics the number is a function
   of, and which function. :data:`BIN_SUMS` are the per-bin (count, sum of p, sum of
   y) of ``calibr._kernels.binned`` / ``grouped.*_stat_batches``; :data:`PAIR_SUMS`
@@ -90,6 +92,7 @@ from types import MappingProxyType
 from typing import Any
 
 __all__ = [
+    "BATTERY",
     "BIN_SUMS",
     "DATA_ARGS",
     "DEFAULT_METRIC",
@@ -227,7 +230,7 @@ class MetricInfo:
 
 
 #: The kinds of metric.
-KINDS = ("binned", "kernel", "smooth", "cumulative")
+KINDS = ("binned", "kernel", "smooth", "cumulative", "score")
 
 _ENTRIES = (
     MetricInfo(
@@ -290,10 +293,37 @@ _ENTRIES = (
              "(one call per group); its tests are calibration_test's 'ks' and "
              "'kuiper', not consistency resampling",
     ),
+    MetricInfo(
+        "brier", "calibr._metrics.scores", "score",
+        "Brier score, summed over the classes (Brier 1950)",
+        note="a mean of per-row losses: O(n) per bootstrap replicate by recomputing; "
+             "one call per group; gathered on Dask; collected on the lazy engines; not "
+             "consistency resampling (its excess under miscalibration, (q - p)(1 - 2p), "
+             "has either sign: calibration_test's 'spiegelhalter' is its two-sided test)",
+    ),
+    MetricInfo(
+        "log_loss", "calibr._metrics.scores", "score",
+        "log loss, natural log (Good 1952)",
+        note="as brier (its excess, (q - p) log((1 - p) / p), has either sign)",
+    ),
+    MetricInfo(
+        "auroc", "calibr._metrics.scores", "score",
+        "area under the ROC curve, ties one half (Hanley & McNeil)",
+        note="a sort per call: O(n log n) per bootstrap replicate; undefined (NaN in "
+             "summarise, with one warning) for one class; one call per group; gathered "
+             "on Dask; collected on the lazy engines; a discrimination measure, not a "
+             "calibration statistic, so not consistency resampling",
+    ),
 )
 
 #: Every metric by name, in the order of the docs (read-only).
 METRICS: Mapping[str, MetricInfo] = MappingProxyType({e.name: e for e in _ENTRIES})
+
+#: The evaluation battery: a calibration error with the scores reported beside it
+#: (``calibr report --battery``; ``docs/definitions.md``, "Scores and discrimination"),
+#: those of the list that are registered.
+BATTERY = tuple(name for name in ("ece", "brier", "log_loss", "auroc", "aurc")
+                if name in METRICS)
 
 #: The binned metrics: those that ``bins``, ``type``, ``binning`` and ``right`` apply to
 #: (in the reports and the command line's ``--bins``).
