@@ -47,6 +47,7 @@ from .._kernels._threads import chunk_bounds, run_chunks
 from .._kernels.top_label import top_label
 from .._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
 from .._metrics.cumulative import sorted_rows
+from .._metrics.scores import UNDEFINED
 from .._registry import DEFAULT_METRIC, METRICS
 
 __all__ = [
@@ -351,7 +352,12 @@ class _Plan:
             for gen, (lo, hi) in zip(gens, bounds, strict=True):
                 for b in range(lo, hi):
                     idx = np.minimum((n * gen.random(n)).astype(np.int64), n - 1)
-                    out[b] = self.call(p[idx], y[idx])
+                    try:
+                        out[b] = self.call(p[idx], y[idx])
+                    except InputError as err:  # e.g. auroc of a resample of one class
+                        if err.code != UNDEFINED:
+                            raise
+                        out[b] = math.nan
             return
         base = COUNT_BASE
         if self.kind == "binned":
@@ -480,6 +486,15 @@ def _interval(dist: np.ndarray, estimate: float, level: float, method: str,
               jack: Callable[[], np.ndarray] | None, alternative: str = "two-sided"
               ) -> ConfidenceInterval:
     alpha = (1.0 - level) / 2.0 if alternative == "two-sided" else 1.0 - level
+    undefined = int(np.count_nonzero(np.isnan(dist)))
+    if undefined:
+        warn(
+            f"The metric is NaN (undefined, e.g. the AUROC of one class) on {undefined:,} "
+            f"of the {dist.shape[0]:,} resamples, so the confidence interval is NaN "
+            "(docs/bootstrap.md).",
+            RuntimeWarning,
+        )
+        return ConfidenceInterval(math.nan, math.nan)
     if method == "bca":
         lo_q, hi_q = _bca_levels(dist, estimate, jack(), alpha)
     else:

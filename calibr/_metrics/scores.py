@@ -285,8 +285,8 @@ def log_loss(
         picked[absent] = 1.0
         zeros = int(np.count_nonzero(picked == 0.0))
     if zeros:
-        rows = "row gives" if zeros == 1 else "rows give"
-        warn(f"log_loss: {zeros:,} {rows} its observed outcome probability 0, so the log "
+        rows = "row gives its" if zeros == 1 else "rows give their"
+        warn(f"log_loss: {zeros:,} {rows} observed outcome probability 0, so the log "
              "loss is inf; pass eps= to clip the probabilities (docs/definitions.md, "
              "\"Log loss\").")
         return math.inf
