@@ -363,3 +363,37 @@ def test_the_battery_is_the_registered_part_of_its_list():
 
     assert BATTERY[:4] == ("ece", "brier", "log_loss", "auroc")
     assert set(BATTERY) <= set(METRICS)
+
+
+# --------------------------------------------------------------------------
+# the command line: --metrics and --battery
+
+
+def test_report_battery_adds_the_battery(capsys):
+    import io
+
+    from calibr.cli import main
+
+    def report(*extra):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # naive_bayes: log loss inf, and its warning
+            code = main(["report", "--example", "breast_cancer", "-f", "csv", *extra])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return pd.read_csv(io.StringIO(out))
+
+    got = report("--battery")
+    names = ["ece", "brier", "log_loss", "auroc"]
+    assert [c for c in got.columns if c in names + ["mce"]] == names
+    df = calibr.datasets.load_breast_cancer_predictions()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = calibr.summarise(df.groupby("model"), "p", "y", metrics=names)
+    for name in names:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-6)  # printed to 7 digits
+    assert got["log_loss"].tolist()[1] == math.inf
+    got = report("--metrics", "mce,ece(bins=5)", "--battery")
+    assert [c for c in got.columns if c in names + ["mce", "ece(bins=5)"]] == [
+        "mce", "ece(bins=5)", "brier", "log_loss", "auroc"]
+    got = report("--metrics", "auroc(type=confidence)")
+    assert "auroc(type=confidence)" in got.columns
