@@ -39,6 +39,10 @@ An entry says
   ``LazyFrame``, DuckDB relation, Spark DataFrame), a direct call of the function
   and a column of ``summarise`` (:data:`PUSHED_DOWN`: the engine's own query sums;
   :data:`COLLECTED`: the columns used are collected, ``docs/engines.md``);
+* ``higher_is_better``: False for an error or a loss (the default: larger is worse),
+  True for a measure where larger is better (``auroc``); the gates (``calibr
+  compare``, the regression fixture's statistical mode) test for a change in the
+  worse direction;
 * ``consistency``: the options of ``calibration_test`` passed on to the metric in
   consistency resampling (``calibration_test(method="consistency",
   metric=name)``), or ``None`` when it cannot be its statistic;
@@ -109,6 +113,7 @@ __all__ = [
     "LAZY_PATHS",
     "REDUCTIONS",
     "MetricInfo",
+    "higher_is_better",
     "info_of",
 ]
 
@@ -188,6 +193,7 @@ class MetricInfo:
     lazy_column: str = COLLECTED
     consistency: tuple[str, ...] | None = None
     note: str = ""
+    higher_is_better: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -309,6 +315,7 @@ _ENTRIES = (
     MetricInfo(
         "auroc", "calibr._metrics.scores", "score",
         "area under the ROC curve, ties one half (Hanley & McNeil)",
+        higher_is_better=True,
         note="a sort per call: O(n log n) per bootstrap replicate; undefined (NaN in "
              "summarise, with one warning) for one class; one call per group; gathered "
              "on Dask; collected on the lazy engines; a discrimination measure, not a "
@@ -328,6 +335,20 @@ BATTERY = tuple(name for name in ("ece", "brier", "log_loss", "auroc", "aurc")
 #: The binned metrics: those that ``bins``, ``type``, ``binning`` and ``right`` apply to
 #: (in the reports and the command line's ``--bins``).
 BINNED = tuple(name for name, info in METRICS.items() if info.kind == "binned")
+
+
+def higher_is_better(func: Any) -> bool:
+    """Whether larger values of a metric (by name or function) are better: True only
+    for a registry entry that says so; a callable of the user's is an error (larger
+    is worse), as the gates have always read every metric.
+
+    Examples
+    --------
+    >>> higher_is_better("auroc"), higher_is_better("ece"), higher_is_better(len)
+    (True, False, False)
+    """
+    info = info_of(func)
+    return info is not None and info.higher_is_better
 
 
 def info_of(func: Any) -> MetricInfo | None:

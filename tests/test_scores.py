@@ -397,3 +397,68 @@ def test_report_battery_adds_the_battery(capsys):
         "mce", "ece(bins=5)", "brier", "log_loss", "auroc"]
     got = report("--metrics", "auroc(type=confidence)")
     assert "auroc(type=confidence)" in got.columns
+
+
+# --------------------------------------------------------------------------
+# the gates: larger AUROC is better (calibr._registry: higher_is_better)
+
+
+def _models(tmp_path, noise: float):
+    gen = np.random.default_rng(11)
+    n = 600
+    x = gen.standard_normal(n)
+    y = (gen.random(n) < 1 / (1 + np.exp(-2 * x))).astype(int)
+    p = 1 / (1 + np.exp(-2 * x))
+    noisy = 1 / (1 + np.exp(-2 * x - noise * gen.standard_normal(n)))
+    base, cand = tmp_path / "base.csv", tmp_path / "cand.csv"
+    pd.DataFrame({"y": y, "p": p}).to_csv(base, index=False)
+    pd.DataFrame({"y": y, "p": noisy}).to_csv(cand, index=False)
+    return base, cand
+
+
+def test_compare_calls_a_lower_auroc_worse(tmp_path, capsys):
+    import io
+
+    from calibr.cli import main
+
+    base, cand = _models(tmp_path, noise=3.0)
+    for first, second, worse in ((base, cand, True), (cand, base, False)):
+        status = main(["compare", str(first), str(second), "-m", "auroc", "-f", "csv",
+                       "--n-resamples", "199"])
+        out, err = capsys.readouterr()
+        got = pd.read_csv(io.StringIO(out))
+        assert status == (1 if worse else 0), err
+        row = got.iloc[0]
+        assert bool(row["worse"]) is worse
+        assert row["ci_low"] == -math.inf and math.isfinite(row["ci_high"])
+        assert bool(row["difference"] < 0) is worse
+
+
+pytest_plugins = ["pytester"]
+
+_GATE_MODULE = '''
+import numpy as np
+import pandas as pd
+
+def test_gate(calibration_regression):
+    gen = np.random.default_rng(11)
+    n = 800
+    x = gen.standard_normal(n)
+    y = (gen.random(n) < 1 / (1 + np.exp(-2 * x))).astype(int)
+    p = 1 / (1 + np.exp(-2 * x - {noise} * gen.standard_normal(n)))
+    calibration_regression.check(pd.DataFrame({{"p": p, "y": y}}), p="p", y="y",
+                                 metrics=["auroc"], mode="statistical", n_resamples=199, rng=1)
+'''
+
+
+def test_the_statistical_gate_fails_a_lower_auroc_only(pytester):
+    def run(noise):
+        pytester.makepyfile(test_model=_GATE_MODULE.format(noise=noise))
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider")  # the entry point
+
+    run(1.0).assert_outcomes(failed=1)  # the snapshot is written
+    run(1.0).assert_outcomes(passed=1)
+    run(0.0).assert_outcomes(passed=1)  # a better AUROC is no regression
+    worse = run(3.0)
+    worse.assert_outcomes(failed=1)
+    worse.stdout.fnmatch_lines(["*auroc: below its lower end (low), higher is better*"])
