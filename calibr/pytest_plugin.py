@@ -425,7 +425,7 @@ class CalibrationRegressionFixture:
                 bad = not abs(now - then) <= settings["tolerance"]
             else:
                 # NaN fails: it cannot be shown not to be worse
-                bad = (not now >= ref["low"] if row["metric"] in settings["higher"]
+                bad = (not now >= ref["low"] if row["metric"] in settings.get("higher", ())
                        else not now <= ref["high"])
             if bad:
                 failing.append((row, ref))
@@ -470,7 +470,7 @@ class CalibrationRegressionFixture:
         table = pd.DataFrame(rows).to_string(index=False)
         if settings["mode"] == "statistical":
             pct = f"{100 * settings['level']:g}%"
-            higher = sorted(settings["higher"])
+            higher = sorted(settings.get("higher", ()))
             head = (f"Calibration is worse than the snapshot: {len(failing)} value(s) above "
                     f"the upper end (high) of the snapshot's {pct} bootstrap interval "
                     f"[low, high] (mode=\"statistical\"; diff = obtained - snapshot; "

@@ -462,3 +462,15 @@ def test_the_statistical_gate_fails_a_lower_auroc_only(pytester):
     worse = run(3.0)
     worse.assert_outcomes(failed=1)
     worse.stdout.fnmatch_lines(["*auroc: below its lower end (low), higher is better*"])
+
+
+def test_an_infinite_log_loss_gets_no_interval():
+    p, y = np.array([0.0, 0.2, 0.7, 0.9, 0.4, 0.6]), np.array([1, 0, 1, 1, 0, 1])
+    with pytest.warns(RuntimeWarning, match=r"The metric is NaN or infinite .* on [0-9,]+ of "
+                                            r"the 99 resamples, so the confidence interval is "
+                                            r"NaN"):
+        res = calibr.bootstrap(p, y, "log_loss", n_resamples=99, rng=0)
+    assert res.estimate == math.inf
+    assert math.isnan(res.confidence_interval.low) and math.isnan(res.confidence_interval.high)
+    finite = calibr.bootstrap(p[1:], y[1:], "log_loss", n_resamples=99, rng=0)
+    assert math.isfinite(finite.confidence_interval.high)
