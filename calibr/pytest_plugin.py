@@ -342,9 +342,8 @@ class CalibrationRegressionFixture:
                classes: Any, settings: dict[str, Any]) -> pd.DataFrame:
         import pandas as pd
 
-        from .frame import metric_columns, summarise
-
         from ._registry import higher_is_better
+        from .frame import metric_columns, summarise
 
         columns = metric_columns(metrics, {})
         names = [name for name, _, _ in columns]

@@ -356,7 +356,6 @@ class _Plan:
                    out: np.ndarray) -> None:
         """The metric on replicates ``lo .. hi - 1`` into ``out``, for each chunk
         ``(lo, hi)`` of ``bounds``, drawing from that chunk's generator."""
-        n = self.prep.n
         if self.kind == "generic":
             with warnings.catch_warnings():
                 if self.calibr_metric:  # its warnings on the data came with the estimate
