@@ -45,50 +45,75 @@ def _code(v, offset, k):  # pragma: no cover - compiled
     return np.int64(-1)
 
 
+@jit(nogil=True, inline="always")
+def _binary_sq(p, y, i):  # pragma: no cover - compiled
+    """``((p_i - y_i)^2, p_i in [0, 1] and y_i in {0, 1})``."""
+    v = p[i]
+    c = y[i]
+    d = v - (1.0 if c != 0 else 0.0)
+    return d * d, (v >= 0.0) & (v <= 1.0) & ((c == 0) | (c == 1))
+
+
 @jit(nogil=True)
 def checked_binary_brier(p, y):  # pragma: no cover - compiled
-    """``(sum of (p - y)^2, ok)`` of a vector ``p`` and 0/1 labels ``y``."""
+    """``(sum of (p - y)^2, ok)`` of a vector ``p`` and 0/1 labels ``y``. Four
+    running sums per block (one for each row modulo 4), so that the additions do
+    not wait on each other; the order of the additions is fixed by n alone."""
     n = p.shape[0]
     total = 0.0
     for b0 in range(0, n, BLOCK):
         b1 = min(n, b0 + BLOCK)
-        s = 0.0
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
         good = True
-        for i in range(b0, b1):
-            v = p[i]
-            c = y[i]
-            good &= (v >= 0.0) & (v <= 1.0) & ((c == 0) | (c == 1))
-            d = v - (1.0 if c != 0 else 0.0)
-            s += d * d
+        i = b0
+        while i + 4 <= b1:
+            a0, g0 = _binary_sq(p, y, i)
+            a1, g1 = _binary_sq(p, y, i + 1)
+            a2, g2 = _binary_sq(p, y, i + 2)
+            a3, g3 = _binary_sq(p, y, i + 3)
+            s0 += a0
+            s1 += a1
+            s2 += a2
+            s3 += a3
+            good &= g0 & g1 & g2 & g3
+            i += 4
+        while i < b1:
+            a0, g0 = _binary_sq(p, y, i)
+            s0 += a0
+            good &= g0
+            i += 1
         if not good:
             return total, False
-        total += s
+        total += (s0 + s1) + (s2 + s3)
     return total, True
 
 
 @jit(nogil=True)
-def checked_binary_picked(p, y, eps, out):  # pragma: no cover - compiled
-    """The probability of each row's outcome (``p`` where ``y`` is 1, ``1 - p``
-    where it is 0) into ``out``, clipped to ``[eps, 1 - eps]`` when ``eps > 0``;
-    returns ``(rows whose value is 0, ok)``."""
-    n = p.shape[0]
-    zeros = 0
-    clip = eps > 0.0
-    for b0 in range(0, n, BLOCK):
-        b1 = min(n, b0 + BLOCK)
-        good = True
-        for i in range(b0, b1):
+def checked_binary_picked(p, y, eps, lo, hi, out):  # pragma: no cover - compiled
+    """The probability of the outcome of rows ``lo .. hi - 1`` (``p`` where ``y`` is
+    1, ``1 - p`` where it is 0) into ``out[0 : hi - lo]``, clipped to
+    ``[eps, 1 - eps]`` when ``eps > 0``; returns ``(some value is 0, ok)``."""
+    zero = False
+    good = True
+    if eps > 0.0:
+        for i in range(lo, hi):
             v = p[i]
             c = y[i]
             good &= (v >= 0.0) & (v <= 1.0) & ((c == 0) | (c == 1))
-            if clip:
-                v = min(max(v, eps), 1.0 - eps)
-            q = v if c != 0 else 1.0 - v
-            zeros += q == 0.0
-            out[i] = q
-        if not good:
-            return zeros, False
-    return zeros, True
+            v = min(max(v, eps), 1.0 - eps)
+            out[i - lo] = v if c != 0 else 1.0 - v
+        return False, good
+    for i in range(lo, hi):
+        v = p[i]
+        c = y[i]
+        good &= (v >= 0.0) & (v <= 1.0) & ((c == 0) | (c == 1))
+        q = v if c != 0 else 1.0 - v
+        zero |= q == 0.0
+        out[i - lo] = q
+    return zero, good
 
 
 @jit(nogil=True)
@@ -121,32 +146,29 @@ def checked_matrix_brier(p, labels, offset, tol):  # pragma: no cover - compiled
 
 
 @jit(nogil=True)
-def checked_matrix_picked(p, labels, offset, tol, eps, out):  # pragma: no cover - compiled
-    """The probability of each row's class (``p[i, y_i]``) into ``out``, clipped to
-    ``[eps, 1 - eps]`` when ``eps > 0``; returns ``(rows whose value is 0, ok)``."""
-    n, k = p.shape
-    zeros = 0
+def checked_matrix_picked(p, labels, offset, tol, eps, lo, hi, out):  # pragma: no cover
+    """The probability of the class of rows ``lo .. hi - 1`` (``p[i, y_i]``) into
+    ``out[0 : hi - lo]``, clipped to ``[eps, 1 - eps]`` when ``eps > 0``; returns
+    ``(some value is 0, ok)``."""
+    k = p.shape[1]
+    zero = False
+    good = True
     clip = eps > 0.0
-    for b0 in range(0, n, BLOCK):
-        b1 = min(n, b0 + BLOCK)
-        good = True
-        for i in range(b0, b1):
-            c = _code(labels[i], offset, k)
-            good &= c >= 0
-            rs = 0.0
-            for j in range(k):
-                v = p[i, j]
-                rs += v
-                good &= (v >= 0.0) & (v <= 1.0)
-            good &= abs(rs - 1.0) <= tol
-            q = p[i, c] if c >= 0 else 0.0
-            if clip:
-                q = min(max(q, eps), 1.0 - eps)
-            zeros += q == 0.0
-            out[i] = q
-        if not good:
-            return zeros, False
-    return zeros, True
+    for i in range(lo, hi):
+        c = _code(labels[i], offset, k)
+        good &= c >= 0
+        rs = 0.0
+        for j in range(k):
+            v = p[i, j]
+            rs += v
+            good &= (v >= 0.0) & (v <= 1.0)
+        good &= abs(rs - 1.0) <= tol
+        q = p[i, c] if c >= 0 else 0.0
+        if clip:
+            q = min(max(q, eps), 1.0 - eps)
+        zero |= q == 0.0
+        out[i - lo] = q
+    return zero, good
 
 
 @jit(nogil=True)
@@ -213,3 +235,4 @@ def auc_weighted_sorted(x, c, w):  # pragma: no cover - compiled
         below += neg
         wpos += pos
     return num, wpos, below
+

@@ -239,8 +239,8 @@ def log_loss(
 
     .. math:: \mathrm{LL} = -\frac{\sum_i w_i \log q_i}{\sum_i w_i}
 
-    (Good 1952). O(n): one pass that checks the input and picks :math:`q_i`, one
-    vectorised logarithm and one sum.
+    (Good 1952). O(n): in chunks of 65,536 rows, one compiled pass that checks the
+    input and picks :math:`q_i`, numpy's vectorised logarithm and a sum.
 
     References
     ----------
@@ -264,36 +264,68 @@ def log_loss(
     17.6149
     """
     clip = 0.0 if eps is None else float(eps)
+    conv = convert(p, y, classes=classes, na_rm=na_rm, weights=weights)
+    direct = conv.direct()
+    if direct is not None:
+        q, labels, offset = direct
+        got = _log_sum(read_only(q), read_only(labels), offset, conv.binary, clip,
+                       ROW_SUM_TOL, None)
+        if got is not None:
+            return _log_loss_value(*got, float(conv.p.shape[0]))
+    prep = finish(conv)
+    w = prep.weights
+    got = _log_sum(read_only(prep.p), _codes(prep), 0, prep.binary, clip, ROW_SUM_TOL,
+                   None if w is None else read_only(w))
+    if got is None:  # pragma: no cover - validated input the kernel refuses: a bug
+        raise RuntimeError("calibr: the log-loss kernel refused input calibr had validated.")
+    return _log_loss_value(*got, float(prep.n) if w is None else float(np.sum(w)))
 
-    def kernel(q, labels, offset, binary):
-        picked = np.empty(q.shape[0])
+
+#: Rows picked, logged and summed together (``_log_sum``): their values stay in cache
+#: between the three passes.
+LOG_CHUNK = 1 << 16
+
+
+def _log_sum(q: np.ndarray, labels: np.ndarray, offset: int, binary: bool, clip: float,
+             tol: float, w: np.ndarray | None) -> tuple[float, int] | None:
+    """``(sum of (w_i) log q_i, rows with q_i = 0 (of positive weight))`` chunk by
+    chunk: the compiled kernel checks and picks each row's probability, numpy takes
+    the logarithm (vectorised) and the sum; None if the kernel refuses a value."""
+    n = q.shape[0]
+    buf = np.empty(min(n, LOG_CHUNK))
+    total = 0.0
+    zeros = 0
+    for lo in range(0, n, LOG_CHUNK):
+        hi = min(n, lo + LOG_CHUNK)
+        out = buf[:hi - lo]
         if binary:
-            zeros, ok = _ks.checked_binary_picked(q, labels, clip, picked)
+            zero, ok = _ks.checked_binary_picked(q, labels, clip, lo, hi, out)
         else:
-            zeros, ok = _ks.checked_matrix_picked(q, labels, np.int64(offset), ROW_SUM_TOL,
-                                                  clip, picked)
-        return (zeros, picked), ok
+            zero, ok = _ks.checked_matrix_picked(q, labels, np.int64(offset), tol, clip,
+                                                 lo, hi, out)
+        if not ok:
+            return None
+        if zero:
+            hit = out == 0.0
+            if w is not None:
+                hit &= w[lo:hi] > 0.0  # a row of weight 0 is no row
+            zeros += int(np.count_nonzero(hit))
+            out[out == 0.0] = 1.0  # counted: their log is not summed
+        np.log(out, out=out)
+        total += float(np.sum(out) if w is None else np.dot(w[lo:hi], out))
+    return total, zeros
 
-    res, n, prep = _validated(p, y, classes, na_rm, weights, kernel)
-    w = None
-    if prep is not None:
-        res, _ = kernel(read_only(prep.p), _codes(prep), 0, prep.binary)
-        w = prep.weights
-    zeros, picked = res
-    if w is not None:
-        absent = w == 0.0  # rows of weight 0 count nowhere
-        picked[absent] = 1.0
-        zeros = int(np.count_nonzero(picked == 0.0))
+
+def _log_loss_value(total: float, zeros: int, weight: float) -> float:
+    """The log loss from ``_log_sum``'s sums: inf, with the warning, for an
+    impossible row."""
     if zeros:
         rows = "row gives its" if zeros == 1 else "rows give their"
         warn(f"log_loss: {zeros:,} {rows} observed outcome probability 0, so the log "
              "loss is inf; pass eps= to clip the probabilities (docs/definitions.md, "
              "\"Log loss\").")
         return math.inf
-    np.log(picked, out=picked)
-    if w is None:
-        return float(-np.sum(picked) / n)
-    return -_mean(picked, w)
+    return -total / weight
 
 
 @validate_params(type=Options(*AUROC_TYPES), average=Options(*AUROC_AVERAGES), na_rm=FLAG)
