@@ -45,49 +45,43 @@ def _code(v, offset, k):  # pragma: no cover - compiled
     return np.int64(-1)
 
 
-@jit(nogil=True, inline="always")
-def _binary_sq(p, y, i):  # pragma: no cover - compiled
-    """``((p_i - y_i)^2, p_i in [0, 1] and y_i in {0, 1})``."""
-    v = p[i]
-    c = y[i]
-    d = v - (1.0 if c != 0 else 0.0)
-    return d * d, (v >= 0.0) & (v <= 1.0) & ((c == 0) | (c == 1))
+#: Running sums of ``checked_binary_brier``: row i of a block adds to sum i mod LANES.
+LANES = 8
 
 
 @jit(nogil=True)
 def checked_binary_brier(p, y):  # pragma: no cover - compiled
-    """``(sum of (p - y)^2, ok)`` of a vector ``p`` and 0/1 labels ``y``. Four
-    running sums per block (one for each row modulo 4), so that the additions do
-    not wait on each other; the order of the additions is fixed by n alone."""
+    """``(sum of (p - y)^2, ok)`` of a vector ``p`` and 0/1 labels ``y``. Each block
+    keeps :data:`LANES` running sums (row i adds to sum i mod LANES), so that the
+    additions do not wait on each other; the order of the additions is fixed by n
+    alone."""
     n = p.shape[0]
     total = 0.0
+    acc = np.empty(LANES)
     for b0 in range(0, n, BLOCK):
         b1 = min(n, b0 + BLOCK)
-        s0 = 0.0
-        s1 = 0.0
-        s2 = 0.0
-        s3 = 0.0
-        good = True
+        acc[:] = 0.0
+        bad = False
         i = b0
-        while i + 4 <= b1:
-            a0, g0 = _binary_sq(p, y, i)
-            a1, g1 = _binary_sq(p, y, i + 1)
-            a2, g2 = _binary_sq(p, y, i + 2)
-            a3, g3 = _binary_sq(p, y, i + 3)
-            s0 += a0
-            s1 += a1
-            s2 += a2
-            s3 += a3
-            good &= g0 & g1 & g2 & g3
-            i += 4
+        while i + LANES <= b1:
+            for k in range(LANES):
+                v = p[i + k]
+                c = y[i + k]
+                bad |= (v < 0.0) | (v > 1.0) | ((c != 0) & (c != 1)) | (v != v)
+                d = v - np.float64(c)
+                acc[k] += d * d
+            i += LANES
         while i < b1:
-            a0, g0 = _binary_sq(p, y, i)
-            s0 += a0
-            good &= g0
+            v = p[i]
+            c = y[i]
+            bad |= (v < 0.0) | (v > 1.0) | ((c != 0) & (c != 1)) | (v != v)
+            d = v - np.float64(c)
+            acc[0] += d * d
             i += 1
-        if not good:
+        if bad:
             return total, False
-        total += (s0 + s1) + (s2 + s3)
+        for k in range(LANES):
+            total += acc[k]
     return total, True
 
 

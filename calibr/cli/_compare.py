@@ -8,7 +8,8 @@ baseline's on the same rows? A release gate for CI (``docs/regression_gate.md``)
 
 For each metric and group, :func:`calibr.paired_bootstrap` of the difference
 candidate - baseline on the same rows, with ``alternative="greater"`` (the
-alternative hypothesis: the candidate's error is larger). Exit status 0: no
+alternative hypothesis: the candidate's error is larger; ``"less"`` for a metric
+where larger is better, ``auroc``: ``calibr._registry.higher_is_better``). Exit status 0: no
 significant worsening; 1: a significant worsening at ``--confidence-level`` (p-value below
 1 - level) in some metric and group; 2: bad input (one line on stderr, nothing
 written to stdout); 3: an internal error (``calibr.cli.main``).
@@ -55,7 +56,8 @@ Compare the calibration of a candidate model with a baseline on the same rows:
 for each metric and group, the paired bootstrap of the difference candidate -
 baseline (calibr.paired_bootstrap, alternative "greater": the alternative
 hypothesis is that the candidate's error is larger). Every calibr metric is an
-error: lower is better.
+error, lower is better, except auroc: higher is better, tested with alternative
+"less".
 
 Either two files, BASELINE and CANDIDATE, with the predictions of each model for
 the same rows (in the same order, or matched by --key), or one file with both
