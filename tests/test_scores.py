@@ -475,3 +475,20 @@ def test_an_infinite_log_loss_gets_no_interval():
     assert math.isnan(res.confidence_interval.low) and math.isnan(res.confidence_interval.high)
     finite = calibr.bootstrap(p[1:], y[1:], "log_loss", n_resamples=99, rng=0)
     assert math.isfinite(finite.confidence_interval.high)
+
+
+def test_the_html_report_shows_the_battery(tmp_path, capsys):
+    from calibr.cli import main
+
+    page = tmp_path / "r.html"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # naive_bayes: log loss inf, and its warning
+        assert main(["report", "--example", "breast_cancer", "--battery", "--html",
+                     str(page)]) == 0
+    capsys.readouterr()
+    text = page.read_text(encoding="utf-8")
+    overview = text[text.index("Overview of 3 groups"):text.index("Reading the diagrams")]
+    for name in ("ece", "brier", "log_loss", "auroc"):
+        assert f"<strong>{name}</strong>: " in overview, name
+    assert "the probability that a random positive is scored above a random negative" in text
+    assert 'log_loss <data value="inf">inf</data>' in text  # a group heading: inf as a number
