@@ -8,6 +8,8 @@ all? SKCE, consistency resampling, Spiegelhalter and Hosmer-Lemeshow tests),
 ``ecce()`` (the cumulative calibration error, without bins; its tests are
 ``calibration_test(method="ks" | "kuiper")``), ``decompose()`` (how much of a
 Brier score or log loss is miscalibration: the CORP decomposition),
+``brier()``, ``log_loss()`` and ``auroc()`` (the scores reported beside a
+calibration error),
 ``p_adjust()`` (p-values adjusted for multiple comparisons, R's ``p.adjust``),
 ``html_report()`` (a self-contained HTML report a person reads),
 ``bootstrap()`` and ``paired_bootstrap()`` (confidence intervals of a metric, and
@@ -80,7 +82,9 @@ __all__ = [
     "PairedBootstrapResult",
     "SmoothCurve",
     "__version__",
+    "auroc",
     "bootstrap",
+    "brier",
     "calibration_error",
     "calibration_gain",
     "calibration_table",
@@ -90,6 +94,7 @@ __all__ = [
     "ecce",
     "ece",
     "html_report",
+    "log_loss",
     "mce",
     "median_bandwidth",
     "metric",
@@ -137,6 +142,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._metrics.kernel import median_bandwidth, mmce, skce
     from ._metrics.lp import calibration_error
     from ._metrics.recalibration import CalibrationGain, calibration_gain, recalibrate
+    from ._metrics.scores import auroc, brier, log_loss
     from ._metrics.selective import risk_coverage
     from ._metrics.smooth import SmoothCurve, smece, smece_curve
     from ._metrics.valprob import val_prob

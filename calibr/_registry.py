@@ -15,8 +15,10 @@ An entry says
 * ``name``: the metric's name, which is also the name of its public function;
 * ``kind``: ``"binned"`` (over the bins of ``calibr._binning``: ``ece``, ``mce``,
   ``calibration_error``), ``"kernel"`` (the Laplacian-kernel estimators: ``skce``,
-  ``mmce``), ``"smooth"`` (``smece``) or ``"cumulative"`` (the cumulative
-  differences along sorted ``p``: ``ecce``);
+  ``mmce``), ``"smooth"`` (``smece``), ``"cumulative"`` (the cumulative
+  differences along sorted ``p``: ``ecce``) or ``"score"`` (a proper score or a
+  discrimination measure, not a calibration error: ``brier``, ``log_loss``,
+  ``auroc``);
 * ``stats`` and ``reduction``: the sufficient statistics the number is a function
   of, and which function. :data:`BIN_SUMS` are the per-bin (count, sum of p, sum of
   y) of ``calibr._kernels.binned`` / ``grouped.*_stat_batches``; :data:`PAIR_SUMS`
@@ -37,6 +39,10 @@ An entry says
   ``LazyFrame``, DuckDB relation, Spark DataFrame), a direct call of the function
   and a column of ``summarise`` (:data:`PUSHED_DOWN`: the engine's own query sums;
   :data:`COLLECTED`: the columns used are collected, ``docs/engines.md``);
+* ``higher_is_better``: False for an error or a loss (the default: larger is worse),
+  True for a measure where larger is better (``auroc``); the gates (``calibr
+  compare``, the regression fixture's statistical mode) test for a change in the
+  worse direction;
 * ``consistency``: the options of ``calibration_test`` passed on to the metric in
   consistency resampling (``calibration_test(method="consistency",
   metric=name)``), or ``None`` when it cannot be its statistic;
@@ -93,6 +99,7 @@ from types import MappingProxyType
 from typing import Any
 
 __all__ = [
+    "BATTERY",
     "BIN_SUMS",
     "DATA_ARGS",
     "DEFAULT_METRIC",
@@ -109,6 +116,7 @@ __all__ = [
     "LAZY_PATHS",
     "REDUCTIONS",
     "MetricInfo",
+    "higher_is_better",
     "info_of",
 ]
 
@@ -188,6 +196,7 @@ class MetricInfo:
     lazy_column: str = COLLECTED
     consistency: tuple[str, ...] | None = None
     note: str = ""
+    higher_is_better: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -230,7 +239,7 @@ class MetricInfo:
 
 
 #: The kinds of metric.
-KINDS = ("binned", "kernel", "smooth", "cumulative", "selective", "recalibration")
+KINDS = ("binned", "kernel", "smooth", "cumulative", "score", "selective", "recalibration")
 
 _ENTRIES = (
     MetricInfo(
@@ -294,6 +303,28 @@ _ENTRIES = (
              "'kuiper', not consistency resampling",
     ),
     MetricInfo(
+        "brier", "calibr._metrics.scores", "score",
+        "Brier score, summed over the classes (Brier 1950)",
+        note="a mean of per-row losses: O(n) per bootstrap replicate by recomputing; "
+             "one call per group; gathered on Dask; collected on the lazy engines; not "
+             "consistency resampling (its excess under miscalibration, (q - p)(1 - 2p), "
+             "has either sign: calibration_test's 'spiegelhalter' is its two-sided test)",
+    ),
+    MetricInfo(
+        "log_loss", "calibr._metrics.scores", "score",
+        "log loss, natural log (Good 1952)",
+        note="as brier (its excess, (q - p) log((1 - p) / p), has either sign)",
+    ),
+    MetricInfo(
+        "auroc", "calibr._metrics.scores", "score",
+        "area under the ROC curve, ties one half (Hanley & McNeil)",
+        higher_is_better=True,
+        note="a sort per call: O(n log n) per bootstrap replicate; undefined (NaN in "
+             "summarise, with one warning) for one class; one call per group; gathered "
+             "on Dask; collected on the lazy engines; a discrimination measure, not a "
+             "calibration statistic, so not consistency resampling",
+    ),
+    MetricInfo(
         "aurc", "calibr._metrics.selective", "selective",
         "area under the risk-coverage curve of the top-label confidence (Geifman & El-Yaniv)",
         note="one sort of the confidences, no sums to merge: recomputed, one call per "
@@ -312,7 +343,8 @@ _ENTRIES = (
     MetricInfo(
         "selective_accuracy", "calibr._metrics.selective", "selective",
         "accuracy of the most confident share `coverage` of the predictions",
-        note="as aurc",
+        higher_is_better=True,
+        note="as aurc; an accuracy: larger is better (the gates read it so)",
     ),
     MetricInfo(
         "recalibration_gain", "calibr._metrics.recalibration", "recalibration",
@@ -326,9 +358,29 @@ _ENTRIES = (
 #: Every metric by name, in the order of the docs (read-only).
 METRICS: Mapping[str, MetricInfo] = MappingProxyType({e.name: e for e in _ENTRIES})
 
+#: The evaluation battery: a calibration error with the scores reported beside it
+#: (``calibr report --battery``; ``docs/definitions.md``, "Scores and discrimination"),
+#: those of the list that are registered.
+BATTERY = tuple(name for name in ("ece", "brier", "log_loss", "auroc", "aurc")
+                if name in METRICS)
+
 #: The binned metrics: those that ``bins``, ``type``, ``binning`` and ``right`` apply to
 #: (in the reports and the command line's ``--bins``).
 BINNED = tuple(name for name, info in METRICS.items() if info.kind == "binned")
+
+
+def higher_is_better(func: Any) -> bool:
+    """Whether larger values of a metric (by name or function) are better: True only
+    for a registry entry that says so; a callable of the user's is an error (larger
+    is worse), as the gates have always read every metric.
+
+    Examples
+    --------
+    >>> higher_is_better("auroc"), higher_is_better("ece"), higher_is_better(len)
+    (True, False, False)
+    """
+    info = info_of(func)
+    return info is not None and info.higher_is_better
 
 
 def info_of(func: Any) -> MetricInfo | None:

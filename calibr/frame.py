@@ -61,12 +61,22 @@ from ._input import (
     renamed,
     resolved_options,
     validate_params,
+    warn,
 )
 from ._input.frames import eager_frame, foreign_kind, frame_verb, lazy_grouping, to_callers_frame
-from ._input.groups import Split, group_seeds, groups_of, resolve_columns, split, weights_column
+from ._input.groups import (
+    Split,
+    group_seeds,
+    groups_of,
+    resolve_columns,
+    split,
+    weights_column,
+    with_context,
+)
 from ._kernels import grouped
 from ._kernels.top_label import top_label
 from ._metrics.kernel import ROUNDING_FLOOR, as_hits
+from ._metrics.scores import UNDEFINED
 
 __all__ = ["CalibrationTest", "Metric", "metric", "summarise", "test", "METRICS", "TESTS"]
 
@@ -838,14 +848,23 @@ def summarise(
     extra = {} if sp.binary else {"classes": range(sp.k)}
     # callables, or every metric when a group fails (its error names the group)
     rest = [(j, c) for j, c in enumerate(columns) if done is None or j not in done]
+    undefined: dict[str, list[int]] = {}  # metric -> groups where it is undefined
     if rest:
         for part in sp.parts():
             weighted = {} if part.w is None else {"weights": part.w}
             for j, (name, spec, func) in rest:
+                try:
+                    value = func(part.p, part.y, **spec.options, **extra, **weighted)
+                except InputError as err:
+                    if err.code != UNDEFINED:
+                        raise with_context(err, sp.groups, part.g,
+                                           f"metric {name!r}") from None
+                    undefined.setdefault(name, []).append(part.g)
+                    continue  # NaN, and one warning below
                 with part.errors(f"metric {name!r}"):
-                    values[part.g, j] = metric_value(
-                        func(part.p, part.y, **spec.options, **extra, **weighted),
-                        f"The metric {name!r}", param="metrics")
+                    values[part.g, j] = metric_value(value, f"The metric {name!r}",
+                                                     param="metrics")
+    _warn_undefined(undefined, sp)
 
     result = pd.DataFrame(values, columns=[name for name, _, _ in columns])
     seeds = (group_seeds(rng, sp.groups.n_groups)
@@ -990,11 +1009,28 @@ def _run_intervals(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any
             fresh = np.random.SeedSequence(child.entropy, spawn_key=child.spawn_key,
                                            pool_size=child.pool_size)
             gen = np.random.Generator(bitgen(fresh))
-            with part.errors(f"metric {name!r}"):
+            try:
                 res = bootstrap(part.p, part.y, metric, rng=gen, **options, **extra,
                                 **spec.options)
+            except InputError as err:
+                if err.code != UNDEFINED:
+                    raise with_context(err, sp.groups, part.g, f"metric {name!r}") from None
+                continue  # the metric is NaN for the group (and warned about): so its interval
+            except TypeError as err:
+                raise with_context(err, sp.groups, part.g, f"metric {name!r}") from None
             values[part.g, 2 * j:2 * j + 2] = res.confidence_interval
     return values
+
+
+def _warn_undefined(undefined: dict[str, list[int]], sp: Split) -> None:
+    """One warning per metric that is undefined on some groups (NaN there), naming
+    them (at most 5, then their count): ``docs/definitions.md``, "AUROC"."""
+    for name, gs in undefined.items():
+        shown = "; ".join(sp.groups.describe(g) or "all rows" for g in gs[:5])
+        more = f" and {len(gs) - 5:,} more" if len(gs) > 5 else ""
+        groups = "group" if len(gs) == 1 else "groups"
+        warn(f"summarise: the metric {name!r} is undefined on {len(gs):,} {groups} (e.g. "
+             f"one class only), which get NaN: {shown}{more}.", RuntimeWarning)
 
 
 def _run_tests(sp: Split, tests: list[tuple[str, CalibrationTest]],

@@ -356,10 +356,13 @@ class CalibrationRegressionFixture:
                classes: Any, settings: dict[str, Any]) -> pd.DataFrame:
         import pandas as pd
 
+        from ._registry import higher_is_better
         from .frame import metric_columns, summarise
 
         columns = metric_columns(metrics, {})
         names = [name for name, _, _ in columns]
+        # the columns where larger is better (auroc): worse is below the interval
+        settings["higher"] = {name for name, _, func in columns if higher_is_better(func)}
         specs = {name: spec for name, spec, _ in columns}
         grouped = data.groupby(keys, sort=True, dropna=False, observed=True) if keys else None
         values = summarise(data if grouped is None else grouped, p, y, metrics=specs,
@@ -437,7 +440,9 @@ class CalibrationRegressionFixture:
             if settings["mode"] == "absolute":
                 bad = not abs(now - then) <= settings["tolerance"]
             else:
-                bad = not now <= ref["high"]  # NaN fails: it cannot be shown not to be worse
+                # NaN fails: it cannot be shown not to be worse
+                bad = (not now >= ref["low"] if row["metric"] in settings.get("higher", ())
+                       else not now <= ref["high"])
             if bad:
                 failing.append((row, ref))
         if small:
@@ -491,10 +496,13 @@ class CalibrationRegressionFixture:
         table = pd.DataFrame(rows).to_string(index=False)
         if settings["mode"] == "statistical":
             pct = f"{100 * settings['level']:g}%"
+            higher = sorted(settings.get("higher", ()))
             head = (f"Calibration is worse than the snapshot: {len(failing)} value(s) above "
                     f"the upper end (high) of the snapshot's {pct} bootstrap interval "
                     f"[low, high] (mode=\"statistical\"; diff = obtained - snapshot; "
-                    "lower is better).")
+                    "lower is better" + (
+                        f"; {', '.join(higher)}: below its lower end (low), higher is better"
+                        if higher else "") + ").")
         else:
             head = (f"Calibration differs from the snapshot: {len(failing)} value(s) "
                     f"further than the tolerance from it (mode=\"absolute\"; diff = obtained - "

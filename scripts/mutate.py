@@ -136,6 +136,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/_html/_report.py": ["tests/test_html.py"],
     "calibr/_display/repr.py": ["tests/test_html.py"],
     "calibr/_html/_svg.py": ["tests/test_html.py"],
+    "calibr/_metrics/scores.py": ["tests/test_scores.py"],
 }
 
 #: Modules with nothing to mutate, each with the reason (tests/test_repository.py checks

@@ -579,7 +579,7 @@ def test_paired_na_rm_drops_the_same_rows():
 
 
 @pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"metric": "brier"}, InputError, "`metric`"),
+    ({"metric": "bogus"}, InputError, "`metric`"),
     ({"metric": 3}, InputTypeError, "`metric`"),
     ({"bins": 3, "metric": "skce"}, InputTypeError, "`bins`"),
     ({"estimator": "uq"}, InputTypeError, "`estimator`"),

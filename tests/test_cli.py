@@ -375,8 +375,8 @@ def _empty_dir(tmp_path):
          r"row does not, the first at data row 1: its sum 1\.1 is 0\.10000000000000009 away "
          r"from 1\. If the probabilities were rounded \(e\.g\. saved with 6 decimals\), pass "
          r"--renormalize to divide each row by its sum\.$"),
-        (lambda t: ["report", write(t, GOOD), "-m", "ece,brier"],
-         r"error: --metrics: unknown metric 'brier'; the metrics are "
+        (lambda t: ["report", write(t, GOOD), "-m", "ece,bogus"],
+         r"error: --metrics: unknown metric 'bogus'; the metrics are "
          + re.escape(", ".join(METRICS)) + r"\.$"),
         (lambda t: ["report", write(t, GOOD), "-m", "mce(bns=2)"],
          r"error: --metrics: the metric 'mce\(bns=2\)' has no option 'bns'; its options are "

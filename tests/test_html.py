@@ -1224,12 +1224,12 @@ def test_compare_html(capsys, both, tmp_path, baseline, candidate, status):
     check_shown(root)
     heads, rows = overview(root)
     assert heads == ["segment", "metric", "n", "baseline", "candidate", "difference",
-                     "lower bound (0.95)", "p-value", "worse"]
+                     "bound (0.95)", "p-value", "worse"]
     for i, cells in enumerate(rows):
         cell = dict(zip(heads, cells, strict=True))
         assert cell["segment"].text() == ref["segment"][i]
         for col, name in (("baseline", "baseline"), ("candidate", "candidate"),
-                          ("difference", "difference"), ("lower bound (0.95)", "ci_low"),
+                          ("difference", "difference"), ("bound (0.95)", "ci_low"),
                           ("p-value", "pvalue")):
             assert numbers(cell[col]) == [ref[name][i]]
         assert cell["worse"].text() == ("yes" if ref["worse"][i] else "no")

@@ -266,15 +266,15 @@ def test_an_unknown_name_is_refused_everywhere():
     df = _binary(n=30)
     listed = ", ".join(repr(n) for n in METRICS)
     with pytest.raises(calibr.InputError, match=re.escape(f"calibr metrics ({listed})")):
-        calibr.summarise(df, "p", "y", metrics="brier")
+        calibr.summarise(df, "p", "y", metrics="bogus")
     with pytest.raises(calibr.InputError, match=re.escape(f"calibr metrics ({listed})")):
-        calibr.metric("brier")
+        calibr.metric("bogus")
     quoted = ", ".join(f'"{n}"' for n in METRICS)
     with pytest.raises(calibr.InputError, match=re.escape(
-            f"`metric` must be one of {quoted}, or a callable; got 'brier'.")):
-        calibr.bootstrap(df["p"], df["y"], "brier")
+            f"`metric` must be one of {quoted}, or a callable; got 'bogus'.")):
+        calibr.bootstrap(df["p"], df["y"], "bogus")
     with pytest.raises(calibr.InputError, match=r"^`metric` must be one of 'ece'"):
-        calibr.calibration_test(df["p"], df["y"], "consistency", metric="brier")
+        calibr.calibration_test(df["p"], df["y"], "consistency", metric="bogus")
 
 
 # --------------------------------------------------------------------------

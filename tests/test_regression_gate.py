@@ -276,7 +276,7 @@ BAD = [
     (dict(by="nope"), calibr.InputError, "`by` must name columns of `data`; 'nope' is not one."),
     (dict(basename="x", fullpath="y.csv"), calibr.InputError,
      "Give the snapshot by `basename` or by `fullpath`, not both."),
-    (dict(metrics="brier"), calibr.InputError, "`metrics` must name calibr metrics"),
+    (dict(metrics="bogus"), calibr.InputError, "`metrics` must name calibr metrics"),
 ]
 
 
@@ -588,7 +588,7 @@ def test_compare_exit_2_for_bad_input_with_one_line(tmp_path, capsys):
          "--confidence-level must be a number strictly between 0 and 1"),
         ((base, cand, "--n-resamples", "0"), "--n-resamples must be an integer from 1"),
         ((base, cand, "--seed", "-1"), "--seed must be a nonnegative integer"),
-        ((base, cand, "-m", "brier"), "--metrics: unknown metric 'brier'"),
+        ((base, cand, "-m", "bogus"), "--metrics: unknown metric 'bogus'"),
         ((base,), "one file holds both models: give --p-baseline COL and --p-candidate COL"),
         ((base, "--p-baseline", "p", "--p-candidate", "p", ), "must name different columns"),
         ((base, "--p-baseline", "p", "--p-candidate", "y", "--key", "id"),

@@ -83,6 +83,7 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
     """
     from .. import __version__
     from .._input import defaults
+    from .._registry import higher_is_better
     from ..table import calibration_table
 
     first, items = header_items(lines)
@@ -93,9 +94,11 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
     head = [(esc(c), "group key", "k") for c in by]
     head += [("metric", "", "k"), ("n", "rows", ""), ("baseline", "the baseline's error", ""),
              ("candidate", "the candidate's error", ""),
-             ("difference", "candidate - baseline (larger is worse)", ""),
-             (f"lower bound ({level:g})", "one-sided lower bound of the difference", ""),
-             ("p-value", "of the alternative: the candidate's error is larger", "")]
+             ("difference", "candidate - baseline (larger is worse; smaller for a metric "
+              "where higher is better, auroc)", ""),
+             (f"bound ({level:g})", "one-sided bound of the difference on the side of no "
+              "change: its lower bound (upper for auroc)", ""),
+             ("p-value", "of the alternative: the candidate is worse", "")]
     if p_adjust is not None:
         head.append((f"p ({esc(p_adjust)})", f"the p-value adjusted by {esc(p_adjust)!r} over "
                      f"the {len(result)} comparisons", ""))
@@ -114,11 +117,12 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
                       esc(key_text(r[c])), cls="k") for c in by]
         worse = bool(r["worse"])
         small = bool(r.get("small_n", False))
+        bound = "ci_high" if higher_is_better(r["metric"].partition("(")[0]) else "ci_low"
         cells += [Cell(esc(r["metric"]), cls="k"), Cell(count(r["n"]), repr(float(r["n"]))),
                   Cell(num(r["baseline"]), repr(float(r["baseline"]))),
                   Cell(num(r["candidate"]), repr(float(r["candidate"]))),
                   Cell(num(r["difference"]), repr(float(r["difference"]))),
-                  Cell(num(r["ci_low"]), repr(float(r["ci_low"]))),
+                  Cell(num(r[bound]), repr(float(r[bound]))),
                   Cell(pvalue(r["pvalue"], n_resamples), repr(float(r["pvalue"])),
                        "sig" if worse and p_adjust is None else "")]
         if p_adjust is not None:

@@ -455,6 +455,12 @@ METRIC_WORDS = {
     "mce": "the largest gap of any bin",
     "skce": "a kernel estimate of the squared calibration error (about 0 when calibrated)",
     "mmce": "the maximum mean calibration error, a kernel estimate (0 when calibrated)",
+    "brier": "the mean squared difference between the predicted probabilities and the "
+             "outcomes (0: perfect; it counts discrimination as well as calibration)",
+    "log_loss": "the mean of minus the log of the probability given to the outcome "
+                "(0: perfect; inf when an outcome was given probability 0)",
+    "auroc": "the probability that a random positive is scored above a random negative "
+             "(ties one half; 0.5: no discrimination, 1: perfect)",
 }
 
 

@@ -13,6 +13,7 @@ the metric on each resample.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -47,6 +48,7 @@ from .._kernels._threads import chunk_bounds, run_chunks
 from .._kernels.top_label import top_label
 from .._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
 from .._metrics.cumulative import sorted_rows
+from .._metrics.scores import UNDEFINED
 from .._registry import DEFAULT_METRIC, METRICS
 
 __all__ = [
@@ -268,10 +270,19 @@ class _Plan:
                     self._ul(float(bandwidth))
                 else:
                     self._scalar(float(bandwidth), _PAIR_CODES[info.reduction][estimator])
-        self.estimate = self.call(prep.p, y)
+        self.calibr_metric = info is not None
+        # a calibr metric may be inf on the data (log_loss of an impossible row)
+        self.estimate = (metric_value(self._value(prep.p, y)) if self.calibr_metric
+                         else self.call(prep.p, y))
 
     def call(self, p: np.ndarray, y: np.ndarray) -> float:
-        return metric_value(self._value(p, y), finite=True)
+        """The metric on resampled rows: a callable's inf is an error; a calibr
+        metric's inf (log_loss of an impossible row) is NaN, which no quantile reads:
+        the interval abstains (:func:`_interval`)."""
+        if not self.calibr_metric:
+            return metric_value(self._value(p, y), finite=True)
+        value = metric_value(self._value(p, y))
+        return math.nan if math.isinf(value) else value
 
     def _value(self, p: np.ndarray, y: np.ndarray) -> Any:
         """What the metric returns on these rows, unchecked (see :meth:`call`)."""
@@ -345,13 +356,11 @@ class _Plan:
                    out: np.ndarray) -> None:
         """The metric on replicates ``lo .. hi - 1`` into ``out``, for each chunk
         ``(lo, hi)`` of ``bounds``, drawing from that chunk's generator."""
-        n = self.prep.n
         if self.kind == "generic":
-            p, y = self.prep.p, self.y
-            for gen, (lo, hi) in zip(gens, bounds, strict=True):
-                for b in range(lo, hi):
-                    idx = np.minimum((n * gen.random(n)).astype(np.int64), n - 1)
-                    out[b] = self.call(p[idx], y[idx])
+            with warnings.catch_warnings():
+                if self.calibr_metric:  # its warnings on the data came with the estimate
+                    warnings.simplefilter("ignore")
+                self._generic(gens, bounds, out)
             return
         base = COUNT_BASE
         if self.kind == "binned":
@@ -368,6 +377,20 @@ class _Plan:
         calls = [(gen, *args, lo, hi, out) for gen, (lo, hi) in zip(gens, bounds, strict=True)]
         for _ in run_chunks(fn, calls):
             pass
+
+    def _generic(self, gens: list[np.random.Generator], bounds: list[tuple[int, int]],
+                 out: np.ndarray) -> None:
+        """The metric called on each resample (NaN where it is undefined)."""
+        p, y, n = self.prep.p, self.y, self.prep.n
+        for gen, (lo, hi) in zip(gens, bounds, strict=True):
+            for b in range(lo, hi):
+                idx = np.minimum((n * gen.random(n)).astype(np.int64), n - 1)
+                try:
+                    out[b] = self.call(p[idx], y[idx])
+                except InputError as err:  # e.g. auroc of a resample of one class
+                    if err.code != UNDEFINED:
+                        raise
+                    out[b] = math.nan
 
     def jackknife(self) -> np.ndarray:
         """The metric without row i, for each row i (NaN where it is undefined:
@@ -480,6 +503,16 @@ def _interval(dist: np.ndarray, estimate: float, level: float, method: str,
               jack: Callable[[], np.ndarray] | None, alternative: str = "two-sided"
               ) -> ConfidenceInterval:
     alpha = (1.0 - level) / 2.0 if alternative == "two-sided" else 1.0 - level
+    undefined = int(np.count_nonzero(np.isnan(dist)))
+    if undefined:
+        warn(
+            f"The metric is NaN or infinite (undefined, e.g. the AUROC of one class; or the "
+            f"log loss of an impossible prediction) on {undefined:,} "
+            f"of the {dist.shape[0]:,} resamples, so the confidence interval is NaN "
+            "(docs/bootstrap.md).",
+            RuntimeWarning,
+        )
+        return ConfidenceInterval(math.nan, math.nan)
     if method == "bca":
         lo_q, hi_q = _bca_levels(dist, estimate, jack(), alpha)
     else:

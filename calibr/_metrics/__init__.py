@@ -7,6 +7,8 @@ function over the input layer (:mod:`calibr._input`), the bin rules
 * :mod:`.kernel`: ``mmce()``, ``skce()``, ``median_bandwidth()``;
 * :mod:`.smooth` and :mod:`.smooth_relplot`: ``smece()`` and its curve;
 * :mod:`.cumulative`: ``ecce()`` and the cumulative statistics;
+* :mod:`.scores`: ``brier()``, ``log_loss()``, ``auroc()`` (the proper scores and
+  the discrimination reported beside a calibration error);
 * :mod:`.decompose`: ``decompose()`` (the CORP decomposition of the Brier score);
 * :mod:`.valprob` and :mod:`.lowess`: ``val_prob()`` (rms::val.prob's indexes).
 

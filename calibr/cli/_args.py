@@ -18,7 +18,7 @@ from .._defaults import (
     BOOTSTRAP_RESAMPLES_DEFAULT,
     RIGHT_DEFAULT,
 )
-from .._registry import BINNED, DEFAULT_METRICS, METRICS
+from .._registry import BATTERY, BINNED, DEFAULT_METRICS, METRICS
 from ._errors import EXIT_BROKEN_PIPE, CLIError, _cli_message
 
 if TYPE_CHECKING:
@@ -335,9 +335,14 @@ def _build_parser(*commands: Callable[[Any], Any]) -> argparse.ArgumentParser:
     )
     met = rep.add_argument_group("metrics")
     met.add_argument(
-        "-m", "--metrics", default=",".join(DEFAULT_METRICS), metavar="LIST",
+        "-m", "--metrics", default=None, metavar="LIST",
         help='comma-separated metrics with options, e.g. "ece,mce(bins=5)" '
-        f"(default: {','.join(DEFAULT_METRICS)})",
+        f"(default: {','.join(DEFAULT_METRICS)}; with --battery: none)",
+    )
+    met.add_argument(
+        "--battery", action="store_true",
+        help=f"add the evaluation battery, {','.join(BATTERY)}, after the metrics of "
+        "--metrics (those not among them already)",
     )
     # the defaults are ece()'s (calibr._defaults: the parser imports no numerics)
     met.add_argument("--bins", type=int, default=None, metavar="B",
@@ -599,6 +604,28 @@ Metric(func='skce', options={'estimator': 'ul', 'bandwidth': 'median'}))]
             raise CLIError(f"--metrics: {col!r} appears twice.")
         out.append((col, spec))
     return out
+
+
+def report_metrics(metrics: str | None, battery: bool) -> str:
+    """The ``--metrics`` string of ``calibr report``: ``--metrics`` (default
+    :data:`calibr._registry.DEFAULT_METRICS`), and with ``--battery`` the metrics of
+    :data:`calibr._registry.BATTERY` whose names it does not list (without
+    ``--metrics``: the battery alone).
+
+    Examples
+    --------
+    >>> report_metrics(None, False)
+    'ece,mce'
+    >>> report_metrics("ece(bins=5),mce", True).startswith("ece(bins=5),mce,brier,log_loss,auroc")
+    True
+    """
+    if not battery:
+        return ",".join(DEFAULT_METRICS) if metrics is None else metrics
+    if metrics is None:
+        return ",".join(BATTERY)
+    listed = {_SPEC.fullmatch(part).group(1) if _SPEC.fullmatch(part) else part.strip()
+              for part in _split_top(metrics)}
+    return ",".join([metrics, *(name for name in BATTERY if name not in listed)])
 
 
 def parse_tests(texts: list[str] | None) -> list[tuple[str, CalibrationTest]]:

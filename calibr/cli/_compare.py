@@ -8,7 +8,8 @@ baseline's on the same rows? A release gate for CI (``docs/regression_gate.md``)
 
 For each metric and group, :func:`calibr.paired_bootstrap` of the difference
 candidate - baseline on the same rows, with ``alternative="greater"`` (the
-alternative hypothesis: the candidate's error is larger). Exit status 0: no
+alternative hypothesis: the candidate's error is larger; ``"less"`` for a metric
+where larger is better, ``auroc``: ``calibr._registry.higher_is_better``). Exit status 0: no
 significant worsening; 1: a significant worsening at ``--confidence-level`` (p-value below
 1 - level) in some metric and group; 2: bad input (one line on stderr, nothing
 written to stdout); 3: an internal error (``calibr.cli.main``).
@@ -24,7 +25,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .._defaults import BOOTSTRAP_RESAMPLES_DEFAULT, GATE_MIN_N
-from .._registry import DEFAULT_METRIC
+from .._registry import DEFAULT_METRIC, higher_is_better
 from ._args import ENGINE_CHOICES, ENGINE_HELP, _ColumnList, renamed_option
 from ._errors import EXIT_INPUT, CLIError, _cli_message
 
@@ -55,7 +56,8 @@ Compare the calibration of a candidate model with a baseline on the same rows:
 for each metric and group, the paired bootstrap of the difference candidate -
 baseline (calibr.paired_bootstrap, alternative "greater": the alternative
 hypothesis is that the candidate's error is larger). Every calibr metric is an
-error: lower is better.
+error, lower is better, except auroc: higher is better, tested with alternative
+"less".
 
 Either two files, BASELINE and CANDIDATE, with the predictions of each model for
 the same rows (in the same order, or matched by --key), or one file with both
@@ -453,10 +455,12 @@ def _run(args: argparse.Namespace) -> int:
         for name, spec in metrics:
             p1 = pc.iloc[idx] if len(p_cand) > 1 else pc.iloc[idx, 0]
             p0 = pb.iloc[idx] if len(p_base) > 1 else pb.iloc[idx, 0]
+            # the worse direction: larger for an error, smaller for auroc (calibr._registry)
+            alternative = "less" if higher_is_better(spec.func) else "greater"
             try:
                 res = paired_bootstrap(p1, p0, labels_y.iloc[idx], spec.func,
                                        n_resamples=n_resamples, confidence_level=level,
-                                       alternative="greater", rng=seed, classes=classes,
+                                       alternative=alternative, rng=seed, classes=classes,
                                        **spec.options)
             except (InputError, InputTypeError) as err:
                 group = ", ".join(f"{c}={v!r}" for c, v in zip(by, key, strict=True))
@@ -492,18 +496,23 @@ def _run(args: argparse.Namespace) -> int:
         result["worse"] = gates & (adjusted < alpha)
     worse = result[result["worse"]]
     small = int(result["small_n"].sum())
+    higher = [name for name, spec in metrics if higher_is_better(spec.func)]
     header = [
         (f"calibr compare of {labels[0]} (baseline) and {labels[1]} (candidate)" if two else
          f"calibr compare of {args.baseline}: {', '.join(p_base)} (baseline) and "
          f"{', '.join(p_cand)} (candidate)"),
         f"rows: {len(base)}" + (f", matched by --key {args.key!r}" if args.key else
                                 ", in the same order" if two else ""),
-        "difference = candidate - baseline (every metric is an error: larger is worse)",
-        f"method: paired bootstrap (calibr.paired_bootstrap, alternative=\"greater\": the "
-        f"candidate is worse), percentile, {n_resamples} resamples, seed {seed} (the same "
-        "for each group and metric)",
+        "difference = candidate - baseline (" + (
+            "every metric is an error: larger is worse)" if not higher else
+            f"larger is worse, except for {', '.join(higher)}: smaller is worse)"),
+        "method: paired bootstrap (calibr.paired_bootstrap, alternative=\"greater\""
+        + (f", \"less\" for {', '.join(higher)}" if higher else "")
+        + f": the candidate is worse), percentile, {n_resamples} resamples, seed {seed} "
+        "(the same for each group and metric)",
         f"worse: {'adjusted ' if method else ''}p-value < {alpha:.6g} (--confidence-level "
-        f"{level:g}); ci_low = one-sided {level:.6g} lower bound of the difference",
+        f"{level:g}); ci_low = one-sided {level:.6g} lower bound of the difference"
+        + (f" (ci_high: its upper bound, for {', '.join(higher)})" if higher else ""),
     ]
     header.append(f"gate: groups of at least {min_n} rows (--min-n {min_n}); a smaller group "
                   "is shown, marked small_n, and never gates: a bootstrap of so few rows "

@@ -30,6 +30,7 @@ from ._args import (
     check_seed,
     parse_metrics,
     parse_tests,
+    report_metrics,
 )
 from ._columns import _check_key_names, _check_row_sums, _columns, _renormalize, _validate
 from ._errors import CLIError, _cli_message, _library
@@ -109,7 +110,8 @@ def report(args) -> int:
         plot_format = _plot_format(args.plot)
     binning = getattr(args, "binning", None)
     right = {None: None, "true": True, "false": False}[getattr(args, "right", None)]
-    columns = _with_defaults(parse_metrics(args.metrics), args.bins, args.type, binning, right)
+    columns = _with_defaults(parse_metrics(report_metrics(args.metrics, args.battery)),
+                             args.bins, args.type, binning, right)
     binning_options = {k: v for k, v in (("binning", binning), ("right", right))
                        if v is not None}
     tests = parse_tests(args.test)
