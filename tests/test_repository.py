@@ -272,6 +272,7 @@ SAME_NAME_OTHER_IDEA = {
     "GROUPS_BY_NAME": "each engine's own property",
     "CHUNKS": "each compiled kernel's own work split",
     "BLOCK": "each compiled kernel's own block of rows",
+    "LANES": "each compiled kernel's own interleaved partial sums (per bin: 4; brier's: 8)",
     "_DESCRIPTION": "each subcommand's own help text",
     "DEFAULT_LEVEL": "calibr compare's --level; the regression gate's level",
 }
