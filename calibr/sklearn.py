@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from sklearn.metrics._scorer import _Scorer
 
 from . import _registry
@@ -97,7 +98,7 @@ def _score_function(info: _registry.MetricInfo) -> Callable[..., float]:
                 raise
             raise InputError(
                 f"The labels of y_true cannot be matched to the estimator's `classes` "
-                f"({', '.join(repr(c) for c in list(classes))}): {err}",
+                f"({', '.join(map(repr, np.asarray(classes).tolist()))}): {err}",
                 param="classes"
             ) from err
 
@@ -210,8 +211,8 @@ def get_scorer(name: str) -> CalibrScorer:
     Examples
     --------
     >>> from calibr.sklearn import get_scorer
-    >>> get_scorer("neg_max_calibration_error")
-    make_scorer(calibration_error, greater_is_better=False, response_method='predict_proba', norm=max)
+    >>> get_scorer("neg_max_calibration_error")._kwargs
+    {'norm': 'max'}
     """
     if not isinstance(name, str) or name not in SCORERS:
         raise InputError(
