@@ -39,7 +39,7 @@ from sklearn.metrics._scorer import _Scorer
 from . import _registry
 from ._input import InputError, InputTypeError
 
-__all__ = ["SCORERS", "get_scorer", "make_scorer"]
+__all__ = ["SCORERS", "CalibrScorer", "get_scorer", "make_scorer"]
 
 #: The arguments a scorer sets itself: the data (``p``, ``y``), the estimator's
 #: ``classes_``, the rows' ``sample_weight`` (by routing) and ``na_rm``
