@@ -46,9 +46,9 @@ __all__ = ["SCORERS", "CalibrScorer", "get_scorer", "make_scorer"]
 #: (``predict_proba`` has no missing values to drop).
 _SET_BY_SCORER = _registry.DATA_ARGS
 
-#: The scorers by name: ``neg_<metric>`` for each metric of the registry with its
-#: default options, and scikit-learn's proposed names for the three norms of
-#: :func:`calibr.calibration_error`: name -> (metric, options).
+#: The scorers by name, each as (metric, options): ``neg_`` and the name of each
+#: metric of the registry, with its default options, and the names that scikit-learn
+#: proposes for the three norms of ``calibr.calibration_error``.
 SCORERS: dict[str, tuple[str, dict[str, Any]]] = {
     **{f"neg_{name}": (name, {}) for name in _registry.METRICS},
     **{f"neg_{norm}_calibration_error": ("calibration_error", {"norm": norm})

@@ -82,8 +82,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 #: users import them), the package's ``__init__``, the registry, the defaults and the
 #: shared docstrings. Everything else lives in a layer's folder.
 ROOT_MODULES = ("calibr", "calibr.frame", "calibr.table", "calibr.plot", "calibr.torchmetrics",
-                "calibr.pytest_plugin", "calibr.sklearn", "calibr._registry", "calibr._defaults", "calibr._docs",
-                "calibr.__main__")
+                "calibr.pytest_plugin", "calibr.sklearn", "calibr._registry", "calibr._defaults",
+                "calibr._docs", "calibr.__main__")
 
 #: Private names (``_x``) that a module may import from a module of another layer:
 #: (importer, imported, name) -> why. Empty: what a layer needs of another is that
