@@ -81,18 +81,22 @@ class CalibrScorer(_Scorer):
         return super()._score(method_caller, estimator, X, y_true, classes=classes, **kwargs)
 
 
-def _score_function(info: _registry.MetricInfo) -> Callable[..., float]:
-    """``score(y_true, y_proba, *, classes, [sample_weight,] **options)``: the metric
-    on scikit-learn's argument order; an error of ``y`` against the estimator's
-    labels is reported as the ``classes`` it could not match."""
-    func = info.function
+class _Score:
+    """``score(y_true, y_proba, *, classes, **options)``: the metric ``name`` on
+    scikit-learn's argument order (a class, not a closure, so that a scorer, and a
+    fitted ``GridSearchCV`` holding one, pickles); an error of ``y`` against the
+    estimator's labels is reported as the ``classes`` it could not match."""
 
-    def call(y_true: Any, y_proba: Any, classes: Any, options: dict[str, Any],
-             weights: Any = None) -> float:
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+
+    def _call(self, y_true: Any, y_proba: Any, classes: Any, options: dict[str, Any],
+              weights: Any = None) -> float:
         if weights is not None:
             options = {**options, "weights": weights}
         try:
-            return func(y_proba, y_true, classes=classes, **options)
+            return _registry.METRICS[self.__name__].function(y_proba, y_true,
+                                                             classes=classes, **options)
         except (InputError, InputTypeError) as err:
             if err.param not in ("y", "classes"):
                 raise
@@ -102,23 +106,24 @@ def _score_function(info: _registry.MetricInfo) -> Callable[..., float]:
                 param="classes"
             ) from err
 
-    if info.weights:
-        def score(y_true: Any, y_proba: Any, *, classes: Any, sample_weight: Any = None,
-                  **options: Any) -> float:
-            return call(y_true, y_proba, classes, options, sample_weight)
-    else:
-        def score(y_true: Any, y_proba: Any, *, classes: Any, **options: Any) -> float:
-            if "sample_weight" in options:
-                raise InputError(
-                    f"The metric {info.name!r} takes no weights, so its scorer cannot use "
-                    "the `sample_weight` routed to it; do not request it "
-                    "(set_score_request(sample_weight=False)).",
-                    param="sample_weight"
-                )
-            return call(y_true, y_proba, classes, options)
-    score.__name__ = info.name
-    score.__qualname__ = info.name
-    return score
+    def __call__(self, y_true: Any, y_proba: Any, *, classes: Any, **options: Any) -> float:
+        if "sample_weight" in options:
+            raise InputError(
+                f"The metric {self.__name__!r} takes no weights, so its scorer cannot use "
+                "the `sample_weight` routed to it; do not request it "
+                "(set_score_request(sample_weight=False)).",
+                param="sample_weight"
+            )
+        return self._call(y_true, y_proba, classes, options)
+
+
+class _WeightedScore(_Score):
+    """:class:`_Score` of a metric that takes weights: ``sample_weight`` (in its
+    signature, so that scikit-learn's metadata routing can route it) is ``weights``."""
+
+    def __call__(self, y_true: Any, y_proba: Any, *, classes: Any,  # type: ignore[override]
+                 sample_weight: Any = None, **options: Any) -> float:
+        return self._call(y_true, y_proba, classes, options, sample_weight)
 
 
 def make_scorer(metric: str, /, **options: Any) -> CalibrScorer:
@@ -184,7 +189,8 @@ def make_scorer(metric: str, /, **options: Any) -> CalibrScorer:
             f"{', '.join(info.options) if info.options else 'none'}.",
             param=unknown[0]
         )
-    return CalibrScorer(_score_function(info), 1 if _greater_is_better(info) else -1,
+    score = (_WeightedScore if info.weights else _Score)(info.name)
+    return CalibrScorer(score, 1 if _greater_is_better(info) else -1,
                         dict(options), response_method="predict_proba")
 
 

@@ -9,6 +9,7 @@ independently of the scorer's code.
 
 from __future__ import annotations
 
+import pickle
 import sys
 from pathlib import Path
 
@@ -233,6 +234,15 @@ def test_the_scorer_is_sklearns_with_its_sign():
     assert repr(scorer) == ("make_scorer(ece, greater_is_better=False, "
                             "response_method='predict_proba', bins=15)")
     assert clone(LogisticRegression()) is not None  # clone untouched by the import
+
+
+def test_a_fitted_search_with_a_scorer_pickles():
+    X, y = _data(2, labels=["no", "yes"])
+    search = GridSearchCV(LogisticRegression(), {"C": [0.1, 1.0]}, cv=CV,
+                          scoring=make_scorer("ece", bins=10)).fit(X, y)
+    again = pickle.loads(pickle.dumps(search))
+    assert again.score(X, y) == search.score(X, y) == make_scorer("ece", bins=10)(
+        search.best_estimator_, X, y)
 
 
 def test_docs_tools_python_blocks_run_and_print_what_the_page_shows(tmp_path):
