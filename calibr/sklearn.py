@@ -50,17 +50,18 @@ _SET_BY_SCORER = _registry.DATA_ARGS
 #: metric of the registry, with its default options, and the names that scikit-learn
 #: proposes for the three norms of ``calibr.calibration_error``.
 SCORERS: dict[str, tuple[str, dict[str, Any]]] = {
-    **{f"neg_{name}": (name, {}) for name in _registry.METRICS},
+    **{(name if info.higher_is_better else f"neg_{name}"): (name, {})
+       for name, info in _registry.METRICS.items()},
     **{f"neg_{norm}_calibration_error": ("calibration_error", {"norm": norm})
        for norm in ("l1", "l2", "max")},
 }
 
 
 def _greater_is_better(info: _registry.MetricInfo) -> bool:
-    """Whether a larger value of the metric is better: the registry's word where it
-    has one (``greater_is_better``), else False: every metric it holds today is an
-    error (``docs/tools.md``)."""
-    return bool(getattr(info, "greater_is_better", False))
+    """Whether a larger value of the metric is better: the registry's
+    ``higher_is_better`` (an AUROC, an accuracy; an error or a loss is not), as the
+    gates read it (``docs/tools.md``)."""
+    return info.higher_is_better
 
 
 class CalibrScorer(_Scorer):

@@ -86,12 +86,18 @@ def test_multiclass_scores_are_minus_the_metric_on_the_matrix(est, labels):
 
 @pytest.mark.parametrize("name", list(METRICS))
 def test_every_registry_metric_scores_minus_its_value(name):
+    """An error or a loss scores minus its value, by the name ``neg_<metric>``; a
+    metric the registry says is better larger (auroc, selective_accuracy) scores its
+    value, by its own name, as scikit-learn's ``roc_auc``."""
     X, y = _data(2, n=150, labels=["no", "yes"])
     model = LogisticRegression().fit(X[:100], y[:100])
     p = model.predict_proba(X[100:])[:, 1]
-    want = -METRICS[name].function(p, _codes(model, y[100:]))
+    value = METRICS[name].function(p, _codes(model, y[100:]))
+    higher = METRICS[name].higher_is_better
+    want = value if higher else -value
     assert make_scorer(name)(model, X[100:], y[100:]) == want
-    assert get_scorer(f"neg_{name}")(model, X[100:], y[100:]) == want
+    assert get_scorer(name if higher else f"neg_{name}")(model, X[100:], y[100:]) == want
+    assert higher == (name in ("auroc", "selective_accuracy"))
 
 
 @pytest.mark.parametrize("norm", ["l1", "l2", "max"])
@@ -222,7 +228,7 @@ def test_make_scorer_refuses_bad_names_and_options():
 
 
 def test_scorer_names_cover_the_registry():
-    assert {f"neg_{m}" for m in METRICS} <= set(SCORERS)
+    assert {m if i.higher_is_better else f"neg_{m}" for m, i in METRICS.items()} <= set(SCORERS)
     assert {"neg_l1_calibration_error", "neg_l2_calibration_error",
             "neg_max_calibration_error"} <= set(SCORERS)
 
