@@ -31,7 +31,9 @@ One job per module:
 * :mod:`.frames`: polars and Arrow columns and frames read as numpy or pandas, and
   the verbs' ``by=`` (:func:`frame_verb`);
 * :mod:`.backends`: :func:`lazy_backend`, the backend of a lazy collection (Dask,
-  polars' LazyFrame, DuckDB, Spark).
+  polars' LazyFrame, DuckDB, Spark);
+* :mod:`.groups`: the columns of a frame (``p``, ``y``, ``weights``) and its
+  groups, split into the per-group inputs of the verbs.
 
 The layer imports only :mod:`calibr._kernels` (its one-pass scans), numpy and
 pandas, and a backend by its name when :func:`lazy_backend` finds a lazy value.
@@ -133,6 +135,22 @@ _SOURCES = {
     # backends
     "BACKENDS": "backends",
     "lazy_backend": "backends",
+    # groups
+    "Columns": "groups",
+    "Groups": "groups",
+    "Part": "groups",
+    "Split": "groups",
+    "by_columns": "groups",
+    "classes_from_names": "groups",
+    "complete_rows": "groups",
+    "group_seeds": "groups",
+    "groups_of": "groups",
+    "raise_per_group": "groups",
+    "resolve_columns": "groups",
+    "split": "groups",
+    "subframes": "groups",
+    "weights_column": "groups",
+    "with_context": "groups",
 }
 
 __all__ = sorted(_SOURCES)
