@@ -111,7 +111,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/_defaults.py": ["tests/test_binned.py", "tests/test_frame.py", "tests/test_cli.py"],
     "calibr/_engines/dask.py": ["tests/test_dask.py"],
     "calibr/_input/errors.py": ["tests/test_validation.py", "tests/test_cli.py"],
-    "calibr/_input/warning.py": ["tests/test_validation.py"],
+    "calibr/_input/warning.py": ["tests/test_validation.py", "tests/test_names.py"],
     "calibr/_input/backends.py": ["tests/test_validation.py", "tests/test_dask.py"],
     "calibr/cli/_engine.py": ["tests/test_cli.py", "tests/test_dask.py"],
     "calibr/datasets/__init__.py": ["tests/test_datasets.py"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -1310,6 +1311,22 @@ def test_warn_names_the_first_frame_outside_calibr():
     with pytest.warns(RuntimeWarning) as caught:
         calibr.bootstrap([0.3], [1], lambda p, y: calibr.val_prob([0.5, 0.5, 0.5], [0, 1, 1])["Brier"], n_resamples=2, rng=0)  # noqa: E501
     assert {w.filename for w in caught if "variance 0" in str(w.message)} == {__file__}
+
+
+def test_warn_with_no_frame_outside_calibr_names_the_outermost(monkeypatch):
+    """When every frame is calibr's (a file of the package run as a script), the
+    warning names the outermost frame, the one that started the stack; here every
+    file counts as calibr's."""
+    import calibr._input.warning as warning
+
+    monkeypatch.setattr(warning, "_CALIBR_DIR", "")
+    outermost = sys._getframe()
+    while outermost.f_back is not None:
+        outermost = outermost.f_back
+    with pytest.warns(UserWarning, match="^here$") as caught:
+        warning.warn("here")
+    assert (caught[0].filename, caught[0].lineno) == (outermost.f_code.co_filename,
+                                                     outermost.f_lineno)
 
 
 # ----------------------------------------------------------------- lazy backends
