@@ -1245,6 +1245,12 @@ def test_messages_keep_the_arguments_they_name_as_terms():
     assert str(extended(ValueError("k"), f" {arg('y')}")) == "k `y`"  # others: text only
     with pytest.raises(ValueError, match="unknown form"):
         arg("p", "nope")
+    # the delimiters of a term without the rest of it (not made by arg(): a column
+    # name shown as is) are text, not a term, and the error is still made
+    for stray in ("\ue000name\ue001q", "\ue000q\ue002", "\ue000name\ue002"):
+        err = InputError(f"`p` has {stray} r.", param="p")
+        assert [t for t in err.parts if isinstance(t, Term)] == [Term("p")]
+        assert str(err).startswith("`p` has ") and str(err).endswith(" r.")
 
 
 # ----------------------------------------------------------------- warnings
