@@ -852,6 +852,10 @@ def test_row_sum_message_shows_the_distance_and_suggests_renormalising():
     # far from 1 is not rounding: no suggestion
     with pytest.raises(InputError, match=r"\(sum 0\.9, 0\.09999999999999998 away from 1\)\.$"):
         calibr.ece([[0.5, 0.4]], [1])
+    # one rounded row among bad rows far from 1 is not rounding either: no suggestion
+    with pytest.raises(InputError, match=r"^`p` rows must sum to 1 \(within 1e-06\); 2 rows "
+                       r"do not, the first at row 0 \(sum 0\.99998999.*e-05 away from 1\)\.$"):
+        calibr.ece([[0.5, 0.49999], [0.5, 0.4]], [1, 2])
 
 
 # ----------------------------------------------------------------- the parameter table
