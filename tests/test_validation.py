@@ -498,6 +498,25 @@ def test_an_object_numpy_cannot_read_is_a_type_error():
         calibr.ece(_Unreadable(), [0, 1])
 
 
+class _UnconvertibleSeries(pd.Series):
+    """A numeric pandas column that pandas fails to convert (its ``to_numpy`` raises)."""
+
+    @property
+    def _constructor(self):
+        return _UnconvertibleSeries
+
+    def to_numpy(self, *args, **kwargs):
+        raise RuntimeError("boom")
+
+
+def test_a_column_pandas_cannot_convert_is_a_type_error():
+    """A pandas column whose conversion to float64 fails is an InputTypeError whose message
+    names pandas' own error, not that error escaping nor a missing value."""
+    with pytest.raises(calibr.InputTypeError, match=r"^`p` must be numeric \(integer or float\); "
+                       r"pandas cannot convert it to float64 \(RuntimeError: boom\)\.$"):
+        calibr.ece(_UnconvertibleSeries([0.2, 0.8]), [0, 1])
+
+
 @pytest.mark.parametrize("dtype", ["string", "category"])
 def test_a_non_numeric_column_of_missing_values_only_names_its_dtype(dtype):
     """A non-numeric column of missing values only has no value to show: the message ends
