@@ -51,6 +51,14 @@ def test_binary_p_forms(p):
     np.testing.assert_array_equal(prep.p, [0.1, 0.9, 0.5])
 
 
+def test_prepare_keeps_missing_values_an_error_by_default():
+    """prepare() drops rows with missing values only when told (na_rm=False by default,
+    as every public function's na_rm)."""
+    with pytest.raises(InputError, match=r"^`p` must not contain missing values; 1 value is "
+                                         r"missing, the first at position 1\."):
+        prepare([0.1, np.nan, 0.5], [0, 1, 1])
+
+
 @pytest.mark.parametrize(
     "y",
     [
