@@ -331,6 +331,8 @@ def _empty_dir(tmp_path):
          r"error: --label: no column 'label' in .*bad\.csv; its columns are 'm', 'p', 'y'\.$"),
         (lambda t: ["report", write(t, GOOD), "-g", "model"],
          r"error: --by: no column 'model' in .*bad\.csv; its columns are 'm', 'p', 'y'\.$"),
+        (lambda t: ["report", write(t, GOOD), "--weights", "w"],
+         r"error: --weights: no column 'w' in .*bad\.csv; its columns are 'm', 'p', 'y'\.$"),
         (lambda t: ["report", write(t, GOOD), "-p", "p", "q"],
          r"error: --prob: no column 'q' in .*bad\.csv; its columns are 'm', 'p', 'y'\.$"),
         (lambda t: ["report", write(t, GOOD), "--prob-prefix", "q_"],
