@@ -74,7 +74,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/_input/probabilities.py": ["tests/test_validation.py"],
     "calibr/_input/weights.py": ["tests/test_validation.py", "tests/test_weights.py"],
     "calibr/_input/groups.py": ["tests/test_frame.py", "tests/test_table.py",
-                                "tests/test_grouped.py"],
+                                "tests/test_grouped.py", "tests/test_weights_verbs.py"],
     "calibr/frame.py": ["tests/test_frame.py", "tests/test_verbs_tests.py",
                         "tests/test_top_label.py"],
     "calibr/table.py": ["tests/test_table.py", "tests/test_top_label.py"],

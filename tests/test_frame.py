@@ -712,6 +712,8 @@ def test_errors_on_arguments():
         summarise(gb, "p")
     with pytest.raises(ValueError, match=r"`p` must name columns of the data; 'x' is not one\."):
         summarise(gb, ["p", "x"], "y")
+    with pytest.raises(ValueError, match=r"^`p_prefix` must be a non-empty string; got ''\.$"):
+        summarise(gb, y="y", p_prefix="")
     with pytest.raises(ValueError, match=r"`p` must name one column \(binary\) or at least two"):
         summarise(gb, ["p"], "y")
     with pytest.raises(ValueError, match=r"`p` must name the probability column\(s\), or give "
