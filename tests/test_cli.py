@@ -351,6 +351,8 @@ def _empty_dir(tmp_path):
          r"error: --label: no column 'label' in .*bad\.csv; its columns are 'm', 'p', 'y'\.$"),
         (lambda t: ["report", write(t, GOOD), "-g", "model"],
          r"error: --by: no column 'model' in .*bad\.csv; its columns are 'm', 'p', 'y'\.$"),
+        (lambda t: ["report", write(t, GOOD), "--weights", "w"],
+         r"error: --weights: no column 'w' in .*bad\.csv; its columns are 'm', 'p', 'y'\.$"),
         (lambda t: ["report", write(t, GOOD), "-p", "p", "q"],
          r"error: --prob: no column 'q' in .*bad\.csv; its columns are 'm', 'p', 'y'\.$"),
         (lambda t: ["report", write(t, GOOD), "--prob-prefix", "q_"],
@@ -1875,6 +1877,18 @@ def test_renormalize_leaves_bad_values_to_the_checks(capsys, tmp_path):
     code, out, err = run(capsys, "report", str(path), "--prob-prefix", "p_", "--renormalize",
                          "--na-rm", "-f", "json")
     assert code == 0 and err == "" and json.loads(out)[0]["n"] == len(df) - 1
+
+
+def test_renormalize_judges_a_row_holding_exactly_1_by_its_sum(capsys, tmp_path):
+    """A probability of exactly 1 is in range: its row is one --renormalize judges by its sum."""
+    src = tmp_path / "mc.csv"
+    src.write_text("a,b,y\n0.3,0.7,a\n1.0,0.5,b\n0.6,0.4,b\n")  # row 2 sums to 1.5
+    code = main(["report", str(src), "-p", "a", "b", "--renormalize"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err == ("calibr: error: --renormalize divides each row by its sum only if every row "
+                   "sums to 1 within 0.001 (rounding); 1 row does not, the first at data row 2 "
+                   "(sum 1.5).\n")
 
 
 @pytest.mark.parametrize("renormalize", [False, True])

@@ -733,6 +733,8 @@ def test_errors_on_arguments():
         summarise(gb, "p")
     with pytest.raises(ValueError, match=r"`p` must name columns of the data; 'x' is not one\."):
         summarise(gb, ["p", "x"], "y")
+    with pytest.raises(ValueError, match=r"^`p_prefix` must be a non-empty string; got ''\.$"):
+        summarise(gb, y="y", p_prefix="")
     with pytest.raises(ValueError, match=r"`p` must name one column \(binary\) or at least two"):
         summarise(gb, ["p"], "y")
     with pytest.raises(ValueError, match=r"`p` must name the probability column\(s\), or give "
@@ -1037,3 +1039,16 @@ def test_a_tuple_names_a_column_only_of_multiindex_columns():
         calibr.summarise(df, "p", ("a", "b"), metrics="ece")
     with pytest.raises(InputError, match=msg):
         calibr.calibration_table("p", ("a", "b"), data=df)
+
+
+def test_the_tables_groups_keep_a_missing_key_as_its_own_group():
+    """calibr._input.groups.subframes (the plot's panels and curves, the command line's
+    groups of a table): groups in the order of first appearance, a missing key its own
+    group, the frame itself without keys."""
+    from calibr._input.groups import subframes
+
+    table = pd.DataFrame({"g": ["b", None, "a", "b", None], "v": [1, 2, 3, 4, 5]})
+    parts = subframes(table, ["g"])
+    assert [k[0] if isinstance(k[0], str) else None for k, _ in parts] == ["b", None, "a"]
+    assert [sub["v"].tolist() for _, sub in parts] == [[1, 4], [2, 5], [3]]
+    assert subframes(table, [])[0][0] == () and subframes(table, [])[0][1] is table

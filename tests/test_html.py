@@ -988,6 +988,7 @@ def test_repr_html_of_the_results():
 
     short = parse(f"<p>{value_html(np.array([0.25, 3.0]))}</p>")
     assert short.text() == "[0.25, 3]" and numbers(short) == [0.25, 3.0]
+    assert numbers(parse(f"<p>{value_html(np.arange(12.0))}</p>")) == list(range(12))  # up to 12
     assert value_html(np.arange(13.0)) == "array of 13 values"
     # calibration_table returns a DataFrame, which pandas shows
     assert isinstance(calibr.calibration_table(p, y), pd.DataFrame)

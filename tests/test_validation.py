@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,14 @@ def test_binary_p_forms(p):
     assert prep.binary and prep.k == 1 and prep.n == 3
     assert prep.p.dtype == np.float64
     np.testing.assert_array_equal(prep.p, [0.1, 0.9, 0.5])
+
+
+def test_prepare_keeps_missing_values_an_error_by_default():
+    """prepare() drops rows with missing values only when told (na_rm=False by default,
+    as every public function's na_rm)."""
+    with pytest.raises(InputError, match=r"^`p` must not contain missing values; 1 value is "
+                                         r"missing, the first at position 1\."):
+        prepare([0.1, np.nan, 0.5], [0, 1, 1])
 
 
 @pytest.mark.parametrize(
@@ -497,6 +506,25 @@ def test_an_object_numpy_cannot_read_is_a_type_error():
         calibr.ece(_Unreadable(), [0, 1])
 
 
+class _UnconvertibleSeries(pd.Series):
+    """A numeric pandas column that pandas fails to convert (its ``to_numpy`` raises)."""
+
+    @property
+    def _constructor(self):
+        return _UnconvertibleSeries
+
+    def to_numpy(self, *args, **kwargs):
+        raise RuntimeError("boom")
+
+
+def test_a_column_pandas_cannot_convert_is_a_type_error():
+    """A pandas column whose conversion to float64 fails is an InputTypeError whose message
+    names pandas' own error, not that error escaping nor a missing value."""
+    with pytest.raises(calibr.InputTypeError, match=r"^`p` must be numeric \(integer or float\); "
+                       r"pandas cannot convert it to float64 \(RuntimeError: boom\)\.$"):
+        calibr.ece(_UnconvertibleSeries([0.2, 0.8]), [0, 1])
+
+
 @pytest.mark.parametrize("dtype", ["string", "category"])
 def test_a_non_numeric_column_of_missing_values_only_names_its_dtype(dtype):
     """A non-numeric column of missing values only has no value to show: the message ends
@@ -851,6 +879,10 @@ def test_row_sum_message_shows_the_distance_and_suggests_renormalising():
     # far from 1 is not rounding: no suggestion
     with pytest.raises(InputError, match=r"\(sum 0\.9, 0\.09999999999999998 away from 1\)\.$"):
         calibr.ece([[0.5, 0.4]], [1])
+    # one rounded row among bad rows far from 1 is not rounding either: no suggestion
+    with pytest.raises(InputError, match=r"^`p` rows must sum to 1 \(within 1e-06\); 2 rows "
+                       r"do not, the first at row 0 \(sum 0\.99998999.*e-05 away from 1\)\.$"):
+        calibr.ece([[0.5, 0.49999], [0.5, 0.4]], [1, 2])
 
 
 # ----------------------------------------------------------------- the parameter table
@@ -1244,6 +1276,12 @@ def test_messages_keep_the_arguments_they_name_as_terms():
     assert str(extended(ValueError("k"), f" {arg('y')}")) == "k `y`"  # others: text only
     with pytest.raises(ValueError, match="unknown form"):
         arg("p", "nope")
+    # the delimiters of a term without the rest of it (not made by arg(): a column
+    # name shown as is) are text, not a term, and the error is still made
+    for stray in ("\ue000name\ue001q", "\ue000q\ue002", "\ue000name\ue002"):
+        err = InputError(f"`p` has {stray} r.", param="p")
+        assert [t for t in err.parts if isinstance(t, Term)] == [Term("p")]
+        assert str(err).startswith("`p` has ") and str(err).endswith(" r.")
 
 
 # ----------------------------------------------------------------- warnings
@@ -1310,6 +1348,22 @@ def test_warn_names_the_first_frame_outside_calibr():
     with pytest.warns(RuntimeWarning) as caught:
         calibr.bootstrap([0.3], [1], lambda p, y: calibr.val_prob([0.5, 0.5, 0.5], [0, 1, 1])["Brier"], n_resamples=2, rng=0)  # noqa: E501
     assert {w.filename for w in caught if "variance 0" in str(w.message)} == {__file__}
+
+
+def test_warn_with_no_frame_outside_calibr_names_the_outermost(monkeypatch):
+    """When every frame is calibr's (a file of the package run as a script), the
+    warning names the outermost frame, the one that started the stack; here every
+    file counts as calibr's."""
+    import calibr._input.warning as warning
+
+    monkeypatch.setattr(warning, "_CALIBR_DIR", "")
+    outermost = sys._getframe()
+    while outermost.f_back is not None:
+        outermost = outermost.f_back
+    with pytest.warns(UserWarning, match="^here$") as caught:
+        warning.warn("here")
+    assert (caught[0].filename, caught[0].lineno) == (outermost.f_code.co_filename,
+                                                     outermost.f_lineno)
 
 
 # ----------------------------------------------------------------- lazy backends
