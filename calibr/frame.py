@@ -71,7 +71,6 @@ from ._input.groups import (
     resolve_columns,
     split,
     weights_column,
-    with_context,
 )
 from ._kernels import grouped
 from ._kernels.top_label import top_label
@@ -853,15 +852,14 @@ def summarise(
         for part in sp.parts():
             weighted = {} if part.w is None else {"weights": part.w}
             for j, (name, spec, func) in rest:
-                try:
-                    value = func(part.p, part.y, **spec.options, **extra, **weighted)
-                except InputError as err:
-                    if err.code != UNDEFINED:
-                        raise with_context(err, sp.groups, part.g,
-                                           f"metric {name!r}") from None
-                    undefined.setdefault(name, []).append(part.g)
-                    continue  # NaN, and one warning below
-                with part.errors(f"metric {name!r}"):
+                with part.errors(f"metric {name!r}"):  # any error names the group
+                    try:
+                        value = func(part.p, part.y, **spec.options, **extra, **weighted)
+                    except InputError as err:
+                        if err.code != UNDEFINED:
+                            raise
+                        undefined.setdefault(name, []).append(part.g)
+                        continue  # NaN, and one warning below
                     values[part.g, j] = metric_value(value, f"The metric {name!r}",
                                                      param="metrics")
     _warn_undefined(undefined, sp)
@@ -1009,16 +1007,16 @@ def _run_intervals(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any
             fresh = np.random.SeedSequence(child.entropy, spawn_key=child.spawn_key,
                                            pool_size=child.pool_size)
             gen = np.random.Generator(bitgen(fresh))
-            try:
-                res = bootstrap(part.p, part.y, metric, rng=gen, **options, **extra,
-                                **spec.options)
-            except InputError as err:
-                if err.code != UNDEFINED:
-                    raise with_context(err, sp.groups, part.g, f"metric {name!r}") from None
-                continue  # the metric is NaN for the group (and warned about): so its interval
-            except TypeError as err:
-                raise with_context(err, sp.groups, part.g, f"metric {name!r}") from None
-            values[part.g, 2 * j:2 * j + 2] = res.confidence_interval
+            with part.errors(f"metric {name!r}"):  # any error names the group
+                try:
+                    res = bootstrap(part.p, part.y, metric, rng=gen, **options, **extra,
+                                    **spec.options)
+                except InputError as err:
+                    if err.code != UNDEFINED:
+                        raise
+                    continue  # the metric is NaN for the group (and warned about): so
+                    # is its interval
+                values[part.g, 2 * j:2 * j + 2] = res.confidence_interval
     return values
 
 

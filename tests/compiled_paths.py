@@ -718,6 +718,18 @@ def sweep_caltrain_every_way():
 
 
 @path
+def scores_every_kernel():
+    # calibr/_kernels/scores.py: the checked Brier and picked-probability passes of a
+    # vector and a matrix, the AUROC's packed keys, unweighted and weighted
+    p, y = _binary(n=300, seed=15)
+    pm, ym = _multi(n=120, k=3, seed=16)
+    w = np.arange(1.0, 301.0) % 4
+    return (calibr.brier(p, y), calibr.brier(pm, ym), calibr.log_loss(p, y),
+            calibr.log_loss(pm, ym), calibr.auroc(p, y), calibr.auroc(p, y, weights=w),
+            calibr.auroc(pm, ym))
+
+
+@path
 def bootstrap_ecce_sorted_once():
     # the ECCE replicates of calibr/_kernels/bootstrap.py and key_steps of
     # calibr/_kernels/cumulative.py (tied p)
