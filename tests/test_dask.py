@@ -766,6 +766,14 @@ def test_files_beyond_the_memory_share_are_computed_on_a_local_cluster(parquet_d
     assert _body(out) == _body(want)
 
 
+def test_the_sizes_in_the_engine_line_change_unit_at_1000():
+    """Bytes below 1000, then KB, MB, GB with one decimal; GB is the last unit."""
+    from calibr.cli._engine import _size
+
+    assert [_size(n) for n in (None, 0, 999, 1000, 1_500_000, 2_000_000_000, 5 * 10**12)] == [
+        "0 bytes", "0 bytes", "999 bytes", "1.0 KB", "1.5 MB", "2.0 GB", "5000.0 GB"]
+
+
 def _free_port() -> int:
     import socket
 
