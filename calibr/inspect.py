@@ -39,7 +39,7 @@ __all__ = ["METRICS", "calibration"]
 
 _log = logging.getLogger(__name__)
 
-#: The metrics :func:`calibration` takes by name: the registry's, and
+#: The metrics that ``calibration`` takes by name: those of the registry, and
 #: ``"fixed_size_ce"`` (not a registry metric: it depends on the order of tied rows).
 METRICS: tuple[str, ...] = (*_registry.METRICS, "fixed_size_ce")
 
