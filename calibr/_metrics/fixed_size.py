@@ -12,6 +12,7 @@ order of the rows, which the lazy engines do not keep.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ def fixed_size_ce(
     *,
     norm: str = "l2",
     last_bin: str = "keep",
+    classes: Sequence | None = None,
     na_rm: bool = False,
 ) -> float:
     r"""Calibration error over bins of ``size`` rows sorted by confidence
@@ -67,6 +69,7 @@ def fixed_size_ce(
         size`` rows, is left out of the sum while ``n`` still counts them (HLE's
         original, ``for i in range(len(bins) - 1)``); then ``n`` must be at
         least ``2 * size``.
+    <calibr:classes>
     <calibr:na_rm>
 
     Returns
@@ -119,7 +122,7 @@ def fixed_size_ce(
     >>> round(calibr.fixed_size_ce(conf, correct, 100, last_bin="skip"), 4)
     0.123
     """
-    prep = prepare(p, y, na_rm=na_rm)
+    prep = prepare(p, y, classes=classes, na_rm=na_rm)
     if not prep.binary:
         raise InputError(
             "`p` must be a vector of confidences, one per row, for fixed_size_ce; "
