@@ -51,6 +51,7 @@ _SOURCES = {
     "decompose": "._metrics.decompose",
     "html_report": "._html",
     "ece": "._metrics.binned",
+    "fixed_size_ce": "._metrics.fixed_size",
     "mce": "._metrics.binned",
     "median_bandwidth": "._metrics.kernel",
     "metric": ".frame",
@@ -93,6 +94,7 @@ __all__ = [
     "decompose",
     "ecce",
     "ece",
+    "fixed_size_ce",
     "html_report",
     "log_loss",
     "mce",
@@ -139,6 +141,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from ._metrics.binned import ece, mce
     from ._metrics.cumulative import ecce
     from ._metrics.decompose import Decomposition, decompose
+    from ._metrics.fixed_size import fixed_size_ce
     from ._metrics.kernel import median_bandwidth, mmce, skce
     from ._metrics.lp import calibration_error
     from ._metrics.recalibration import CalibrationGain, calibration_gain, recalibrate

@@ -63,7 +63,9 @@ fifteen statistics), ``median_bandwidth`` (a bandwidth, not an error),
 (a test), ``risk_coverage`` (a curve), ``recalibrate`` (probabilities) and
 ``calibration_gain`` (a ``CalibrationGain``: three losses; its difference is the
 metric ``recalibration_gain``). A column of ``summarise`` or a bootstrap
-replicate is one number.
+replicate is one number. ``fixed_size_ce`` is one number, but of the rows' order
+where tied confidences straddle a bin (``docs/conventions.md``, "LLM evaluation
+tools"), which the lazy engines do not keep: not here either.
 
 This module imports nothing of the numerics: the command line's ``--help`` lists
 the metrics without numpy. :attr:`MetricInfo.function` imports the function on

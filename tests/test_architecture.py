@@ -69,7 +69,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # intervals and tests over the registered metrics; p_adjust; multicalibration
     ("inference", ("calibr._inference",)),
     ("verbs", ("calibr.frame", "calibr.table", "calibr.plot", "calibr.pytest_plugin",
-               "calibr.sklearn")),
+               "calibr.sklearn", "calibr.inspect", "calibr.lm_eval")),
     # the HTML report: a page drawn from the verbs' results (summarise, calibration_table)
     ("report", ("calibr._html",)),
     # Dask and the lazy engines (polars LazyFrame, DuckDB, Spark): reached from the
@@ -82,7 +82,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 #: users import them), the package's ``__init__``, the registry, the defaults and the
 #: shared docstrings. Everything else lives in a layer's folder.
 ROOT_MODULES = ("calibr", "calibr.frame", "calibr.table", "calibr.plot", "calibr.torchmetrics",
-                "calibr.pytest_plugin", "calibr.sklearn", "calibr._registry", "calibr._defaults",
+                "calibr.pytest_plugin", "calibr.sklearn", "calibr.inspect", "calibr.lm_eval",
+                "calibr._registry", "calibr._defaults",
                 "calibr._docs", "calibr.__main__")
 
 #: Private names (``_x``) that a module may import from a module of another layer:

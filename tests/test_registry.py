@@ -41,6 +41,7 @@ NOT_METRICS = {
     "html_report": "an HTML page",
     "risk_coverage": "a curve, one row per threshold",
     "recalibrate": "recalibrated probabilities", "calibration_gain": "a CalibrationGain",
+    "fixed_size_ce": "a number that depends on the order of tied rows (docs/conventions.md)",
 }
 
 #: Options of each metric other than its defaults, as a user would set them (a
