@@ -913,6 +913,21 @@ def test_a_long_label_of_the_chart_of_differences_is_cut_with_its_whole_as_toolt
     assert len(shown) == _svg.DIFF_LABEL_CHARS and shown == long[:59] + "…"
 
 
+def test_the_overview_notes_say_what_every_metric_measures(breast):
+    """Each metric of the registry has its one-line description, and the overview's
+    notes give it for each metric of the page (the selective ones too)."""
+    from calibr._html._report import METRIC_WORDS
+    from calibr._registry import METRICS
+
+    assert set(METRIC_WORDS) == set(METRICS)
+    names = ["ece", "brier", "auroc", "aurc", "e_aurc", "augrc", "selective_accuracy"]
+    page = calibr.html_report(breast.groupby("model"), "p", "y", metrics=names,
+                              consistency=None)
+    notes = " ".join(li.text() for li in parse(page).find("ul", "notes").find_all("li"))
+    for name in names:
+        assert f"{name}: {METRIC_WORDS[name]}" in notes, name
+
+
 def test_classwise_curves_up_to_three_classes_then_the_top_label():
     """The diagrams of 2 or 3 classes draw a curve per class; of 4 or more, the top
     label (calibr.cli's --plot rule)."""
