@@ -36,6 +36,7 @@ from .._input import (
     validate_params,
     warn,
 )
+from .._input.warning import CountedWarning
 from .._kernels import scores as _ks
 from .._kernels._jit import read_only
 from .._kernels.top_label import top_label
@@ -321,9 +322,12 @@ def _log_loss_value(total: float, zeros: int, weight: float) -> float:
     impossible row."""
     if zeros:
         rows = "row gives its" if zeros == 1 else "rows give their"
-        warn(f"log_loss: {zeros:,} {rows} observed outcome probability 0, so the log "
-             "loss is inf; pass eps= to clip the probabilities (docs/definitions.md, "
-             "\"Log loss\").")
+        warn(CountedWarning(
+            f"log_loss: {zeros:,} {rows} observed outcome probability 0, so the log "
+            "loss is inf; pass eps= to clip the probabilities (docs/definitions.md, "
+            "\"Log loss\").", count=zeros,
+            what=("gives its observed outcome probability 0 (the log loss is inf)",
+                  "give their observed outcome probability 0 (the log loss is inf)")))
         return math.inf
     return -total / weight
 
