@@ -99,6 +99,13 @@ relative to the pandas path on the same rows, bit for bit with one
 partition. ``binning="equal-mass"`` gathers the rows to one worker and runs
 the pandas path there (bit for bit; all rows must fit in its memory).
 ``docs/dask.md``.""",
+    "dask_scores": """\
+**Dask.** A Dask Series or DataFrame ``p`` (``y`` and ``weights`` Dask Series,
+best columns of the same Dask DataFrame) gives a lazy
+``dask.delayed.Delayed``; ``.compute()`` gives the float: each partition's
+total weight, sum of the losses and count of impossible rows, merged (<= 1e-12
+relative to the pandas path on the same rows, bit for bit with one partition).
+``docs/dask.md``.""",
     "dask_kernel": """\
 **Dask.** A Dask Series or DataFrame ``p`` (``y`` and ``weights`` Dask Series,
 best columns of the same Dask DataFrame) gives a lazy

@@ -32,6 +32,7 @@ from .._input import (
     convert,
     finish,
     fmt,
+    lazy_backend,
     real_value,
     validate_params,
     warn,
@@ -41,7 +42,8 @@ from .._kernels import scores as _ks
 from .._kernels._jit import read_only
 from .._kernels.top_label import top_label
 
-__all__ = ["AUROC_AVERAGES", "AUROC_TYPES", "UNDEFINED", "auroc", "brier", "log_loss"]
+__all__ = ["AUROC_AVERAGES", "AUROC_TYPES", "UNDEFINED", "auroc", "brier", "log_loss",
+           "loss_sums", "loss_value"]
 
 #: The multiclass forms of ``auroc``: one-vs-rest, or the top label's correctness.
 AUROC_TYPES = ("ovr", "confidence")
@@ -82,10 +84,6 @@ def _validated(p: Any, y: Any, classes: Sequence | None, na_rm: bool, weights: A
 
 def _codes(prep: Prepared) -> np.ndarray:
     return read_only(np.ascontiguousarray(prep.y))
-
-
-def _mean(losses: np.ndarray, w: np.ndarray) -> float:
-    return float(np.dot(w, losses) / np.sum(w))
 
 
 @validate_params(na_rm=FLAG)
@@ -142,6 +140,8 @@ def brier(
     :func:`calibr.decompose` (which splits it into miscalibration,
     discrimination and uncertainty). O(n), one pass.
 
+    <calibr:dask_scores>
+
     References
     ----------
     Brier, G. W. (1950). Verification of forecasts expressed in terms of
@@ -157,28 +157,60 @@ def brier(
     >>> round(calibr.brier([0.2, 0.6], [0, 1], weights=[3, 1]), 12)   # the rows 0.2 x 3, 0.6
     0.07
     """
-    def kernel(q, labels, offset, binary):
-        if binary:
-            return _ks.checked_binary_brier(q, labels)
-        return _ks.checked_matrix_brier(q, labels, np.int64(offset), ROW_SUM_TOL)
-
-    total, n, prep = _validated(p, y, classes, na_rm, weights, kernel)
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.brier(p, y, classes, na_rm, weights)
+    total, n, prep = _validated(p, y, classes, na_rm, weights, _brier_kernel)
     if prep is None:
         return float(total / n)
-    if prep.weights is None:
-        total, _ = kernel(read_only(prep.p), _codes(prep), 0, prep.binary)
-        return float(total / n)
-    if prep.binary:
-        losses = (prep.p - prep.y) ** 2
-    else:
-        losses = np.sum((prep.p - _onehot(prep)) ** 2, axis=1)
-    return _mean(losses, prep.weights)
+    return loss_value("brier", *loss_sums(prep, "brier"))
+
+
+def _brier_kernel(q, labels, offset, binary):
+    """The checked sum of the rows' Brier scores, and whether every value was valid."""
+    if binary:
+        return _ks.checked_binary_brier(q, labels)
+    return _ks.checked_matrix_brier(q, labels, np.int64(offset), ROW_SUM_TOL)
 
 
 def _onehot(prep: Prepared) -> np.ndarray:
     out = np.zeros(prep.p.shape)
     out[np.arange(prep.n), prep.y] = 1.0
     return out
+
+
+def loss_sums(prep: Prepared, score: str, eps: float = 0.0) -> tuple[float, float, int]:
+    """``(W, L, z)`` of validated input: the total weight (the rows without
+    weights), the (weighted) sum of the rows' losses (``score``: ``"brier"`` or
+    ``"log_loss"`` clipped at ``eps``, 0 for none) and the rows of positive weight
+    whose log loss is inf (their loss is not in L). The one implementation of the
+    two scores: :func:`brier`, :func:`log_loss`, the Dask backend's merged sums and
+    ``calibr._metrics.recalibration`` read it; :func:`loss_value` gives the score."""
+    w = prep.weights
+    weight = float(prep.n) if w is None else float(np.sum(w))
+    if score == "brier":
+        if w is None:
+            total, _ = _brier_kernel(read_only(prep.p), _codes(prep), 0, prep.binary)
+            return weight, float(total), 0
+        if prep.binary:
+            losses = (prep.p - prep.y) ** 2
+        else:
+            losses = np.sum((prep.p - _onehot(prep)) ** 2, axis=1)
+        return weight, float(np.dot(w, losses)), 0
+    got = _log_sum(read_only(prep.p), _codes(prep), 0, prep.binary, eps, ROW_SUM_TOL,
+                   None if w is None else read_only(w))
+    if got is None:  # pragma: no cover - validated input the kernel refuses: a bug
+        raise RuntimeError("calibr: the log-loss kernel refused input calibr had validated.")
+    return weight, -got[0], got[1]
+
+
+def loss_value(score: str, weight: float, total: float, zeros: int) -> float:
+    """The score of :func:`loss_sums`' sums, ``total / weight``; the log loss of
+    rows with probability 0 for their outcome: inf, with the warning that counts
+    them."""
+    if score == "brier":
+        return float(total / weight)
+    return _log_loss_value(-total, zeros, weight)
 
 
 @validate_params(eps=EPS, na_rm=FLAG)
@@ -243,6 +275,8 @@ def log_loss(
     (Good 1952). O(n): in chunks of 65,536 rows, one compiled pass that checks the
     input and picks :math:`q_i`, numpy's vectorised logarithm and a sum.
 
+    <calibr:dask_scores>
+
     References
     ----------
     Good, I. J. (1952). Rational decisions. Journal of the Royal Statistical
@@ -265,6 +299,9 @@ def log_loss(
     17.6164
     """
     clip = 0.0 if eps is None else float(eps)
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.log_loss(p, y, clip, classes, na_rm, weights)
     conv = convert(p, y, classes=classes, na_rm=na_rm, weights=weights)
     direct = conv.direct()
     if direct is not None:
@@ -273,13 +310,7 @@ def log_loss(
                        ROW_SUM_TOL, None)
         if got is not None:
             return _log_loss_value(*got, float(conv.p.shape[0]))
-    prep = finish(conv)
-    w = prep.weights
-    got = _log_sum(read_only(prep.p), _codes(prep), 0, prep.binary, clip, ROW_SUM_TOL,
-                   None if w is None else read_only(w))
-    if got is None:  # pragma: no cover - validated input the kernel refuses: a bug
-        raise RuntimeError("calibr: the log-loss kernel refused input calibr had validated.")
-    return _log_loss_value(*got, float(prep.n) if w is None else float(np.sum(w)))
+    return loss_value("log_loss", *loss_sums(finish(conv), "log_loss", clip))
 
 
 #: Rows picked, logged and summed together (``_log_sum``): their values stay in cache
