@@ -190,13 +190,15 @@ def loss_sums(prep: Prepared, score: str, eps: float = 0.0) -> tuple[float, floa
     weight = float(prep.n) if w is None else float(np.sum(w))
     if score == "brier":
         if w is None:
-            total, _ = _brier_kernel(read_only(prep.p), _codes(prep), 0, prep.binary)
-            return weight, float(total), 0
+            total, ok = _brier_kernel(read_only(prep.p), _codes(prep), 0, prep.binary)
+            if ok:
+                return weight, float(total), 0
+            # forecasts outside [0, 1], which the kernel refuses: decompose's columns
         if prep.binary:
             losses = (prep.p - prep.y) ** 2
         else:
             losses = np.sum((prep.p - _onehot(prep)) ** 2, axis=1)
-        return weight, float(np.dot(w, losses)), 0
+        return weight, float(np.sum(losses) if w is None else np.dot(w, losses)), 0
     got = _log_sum(read_only(prep.p), _codes(prep), 0, prep.binary, eps, ROW_SUM_TOL,
                    None if w is None else read_only(w))
     if got is None:  # pragma: no cover - validated input the kernel refuses: a bug
