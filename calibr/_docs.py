@@ -81,6 +81,21 @@ classes : sequence, optional, keyword-only
     "na_rm": """\
 na_rm : bool, default False, keyword-only
     Drop observations with a missing value instead of raising.""",
+    "weights": """\
+weights : array-like, optional, keyword-only
+    Frequency weights, one per row: a whole-number weight counts the row
+    that many times (``docs/definitions.md``, "Frequency weights").""",
+    "raises": """\
+ValueError
+    (``calibr.InputError``) for bad values of any argument; the message
+    names the argument.
+TypeError
+    (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
+    set, dict or string where a vector is expected.""",
+    "raises_type": """\
+TypeError
+    (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
+    set, dict or string where a vector is expected.""",
     "binned_weights": """\
 weights : array-like, optional, keyword-only
     Frequency weights, one nonnegative finite number per observation (not

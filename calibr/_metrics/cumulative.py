@@ -172,9 +172,7 @@ def ecce(
         correct.
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row: a whole-number weight counts the row
-        that many times (``docs/definitions.md``, "Frequency weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -182,12 +180,7 @@ def ecce(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument; the message
-        names the argument.
-    TypeError
-        (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
-        set, dict or string where a vector is expected.
+    <calibr:raises>
 
     Notes
     -----

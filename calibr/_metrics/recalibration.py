@@ -400,8 +400,7 @@ def recalibrate(
         (``calibr.InputError``) for an unknown ``method``, ``cv`` below 2 or
         above the count of the rarest class, ``y`` of one class, ``p`` of 0 or
         1 with ``"platt"`` or ``"temperature"``, and bad values of any argument.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises_type>
 
     Notes
     -----
@@ -476,8 +475,7 @@ def calibration_gain(
     ValueError
         (``calibr.InputError``) as :func:`calibr.recalibrate`, and for an
         unknown ``score``.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises_type>
 
     Warns
     -----
@@ -570,8 +568,7 @@ def recalibration_gain(
     ------
     ValueError
         (``calibr.InputError``) as :func:`calibr.calibration_gain`.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises_type>
 
     Examples
     --------

@@ -105,9 +105,7 @@ def brier(
     <calibr:y>
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row: a whole-number weight counts the row
-        that many times (``docs/definitions.md``, "Frequency weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -116,12 +114,7 @@ def brier(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument; the message
-        names the argument.
-    TypeError
-        (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
-        set, dict or string where a vector is expected.
+    <calibr:raises>
 
     Notes
     -----
@@ -253,12 +246,7 @@ def log_loss(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument; the message
-        names the argument.
-    TypeError
-        (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
-        set, dict or string where a vector is expected.
+    <calibr:raises>
 
     Warns
     -----
@@ -396,9 +384,7 @@ def auroc(
         otherwise.
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row: a whole-number weight counts the row
-        that many times (``docs/definitions.md``, "Frequency weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -415,9 +401,7 @@ def auroc(
         with no row or every row (``"ovr"``), or top labels all right or all
         wrong (``"confidence"``). ``summarise()`` gives such a group NaN and
         warns once, naming the groups.
-    TypeError
-        (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
-        set, dict or string where a vector is expected.
+    <calibr:raises_type>
 
     Notes
     -----

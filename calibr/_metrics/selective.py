@@ -201,9 +201,7 @@ def aurc(
         uncertainty-calibration's ``1 - get_selective_stats(...)[0]``).
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row: a whole-number weight counts the row
-        that many times (``docs/definitions.md``, "Frequency weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -212,11 +210,7 @@ def aurc(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument; the message
-        names the argument.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises>
 
     Notes
     -----
@@ -271,9 +265,7 @@ def e_aurc(
     <calibr:y>
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row (``docs/definitions.md``, "Frequency
-        weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -283,10 +275,7 @@ def e_aurc(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises>
 
     Notes
     -----
@@ -334,9 +323,7 @@ def augrc(
         As :func:`aurc`; the trapezoid starts at the point (0, 0).
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row (``docs/definitions.md``, "Frequency
-        weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -345,10 +332,7 @@ def augrc(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises>
 
     Notes
     -----
@@ -398,9 +382,7 @@ def selective_accuracy(
         The share of the rows (of the weight) accepted, in (0, 1].
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row (``docs/definitions.md``, "Frequency
-        weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -411,8 +393,7 @@ def selective_accuracy(
     ValueError
         (``calibr.InputError``) for a ``coverage`` outside (0, 1] and bad values
         of any other argument.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises_type>
 
     Notes
     -----
@@ -485,10 +466,7 @@ def risk_coverage(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises>
 
     Examples
     --------
