@@ -466,7 +466,6 @@ def _key_part(i, p, y, w, classes, na_rm) -> pd.DataFrame:
     checked at the finish)."""
     from .._kernels._jit import read_only
     from .._kernels.cumulative import fill_keys
-    from .._metrics.cumulative import binary_view
 
     weighted = w is not None
     empty = {"k": np.empty(0, np.uint64)}
@@ -476,7 +475,7 @@ def _key_part(i, p, y, w, classes, na_rm) -> pd.DataFrame:
     if prep is None:
         return pd.DataFrame(empty)
     ws = prep.weights
-    x, c = binary_view(prep)
+    x, c = prep.scalar_view()
     x = np.ascontiguousarray(x, dtype=np.float64)
     keys = np.empty(x.shape[0], dtype=np.uint64)
     fill_keys(read_only(x), read_only(x.view(np.uint64)), read_only(np.ascontiguousarray(c)),

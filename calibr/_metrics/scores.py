@@ -40,7 +40,6 @@ from .._input import (
 from .._input.warning import CountedWarning
 from .._kernels import scores as _ks
 from .._kernels._jit import read_only
-from .._kernels.top_label import top_label
 
 __all__ = ["AUROC_AVERAGES", "AUROC_TYPES", "UNDEFINED", "auroc", "brier", "log_loss",
            "loss_sums", "loss_value"]
@@ -463,7 +462,7 @@ def auroc(
                              "outcomes 0 and 1")
         return value
     if type == "confidence":
-        rho, hit = top_label(prep.p, prep.y)
+        rho, hit = prep.scalar_view()
         value = _auc(rho, hit, w)
         if value is None:
             raise _one_class("every top label is right, or every one wrong",

@@ -43,7 +43,6 @@ from .._input.messages import fmt
 from .._input.params import real_value
 from .._kernels import cumulative as _ck
 from .._kernels._jit import read_only
-from .._kernels.top_label import top_label
 
 __all__ = ["RULES", "RISK_COVERAGE_COLUMNS", "Curve", "aurc", "augrc", "curve_of",
            "e_aurc", "risk_coverage", "selective_accuracy", "top_label_hits"]
@@ -73,7 +72,7 @@ def top_label_hits(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
     if prep.binary:
         p = prep.p
         return np.maximum(p, 1.0 - p), (p > 0.5) == (prep.y != 0)
-    conf, hit = top_label(prep.p, prep.y)
+    conf, hit = prep.scalar_view()
     return conf, hit.astype(bool)
 
 
