@@ -81,6 +81,21 @@ classes : sequence, optional, keyword-only
     "na_rm": """\
 na_rm : bool, default False, keyword-only
     Drop observations with a missing value instead of raising.""",
+    "weights": """\
+weights : array-like, optional, keyword-only
+    Frequency weights, one per row: a whole-number weight counts the row
+    that many times (``docs/definitions.md``, "Frequency weights").""",
+    "raises": """\
+ValueError
+    (``calibr.InputError``) for bad values of any argument; the message
+    names the argument.
+TypeError
+    (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
+    set, dict or string where a vector is expected.""",
+    "raises_type": """\
+TypeError
+    (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
+    set, dict or string where a vector is expected.""",
     "binned_weights": """\
 weights : array-like, optional, keyword-only
     Frequency weights, one nonnegative finite number per observation (not
@@ -98,6 +113,13 @@ computed on the cluster from per-partition bin sums, merged: <= 1e-12
 relative to the pandas path on the same rows, bit for bit with one
 partition. ``binning="equal-mass"`` gathers the rows to one worker and runs
 the pandas path there (bit for bit; all rows must fit in its memory).
+``docs/dask.md``.""",
+    "dask_scores": """\
+**Dask.** A Dask Series or DataFrame ``p`` (``y`` and ``weights`` Dask Series,
+best columns of the same Dask DataFrame) gives a lazy
+``dask.delayed.Delayed``; ``.compute()`` gives the float: each partition's
+total weight, sum of the losses and count of impossible rows, merged (<= 1e-12
+relative to the pandas path on the same rows, bit for bit with one partition).
 ``docs/dask.md``.""",
     "dask_kernel": """\
 **Dask.** A Dask Series or DataFrame ``p`` (``y`` and ``weights`` Dask Series,

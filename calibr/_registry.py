@@ -25,8 +25,10 @@ An entry says
   the kernel pair sums of the sorted scalars (``grouped.scalar_pair_sums``,
   ``_kernels.weighted_sums``); :data:`SORTED_SUMS` the running sums of ``y - p``
   of the rows sorted by ``p``, read at the end of each block of tied ``p``
-  (``_kernels.cumulative``). The reductions are :data:`REDUCTIONS`; ``None``: no
-  path from statistics (the metric is called on the rows);
+  (``_kernels.cumulative``); :data:`ROW_SUMS` the total weight, the sum of the
+  rows' losses and the count of rows of infinite loss
+  (``calibr._metrics.scores.loss_sums``). The reductions are :data:`REDUCTIONS`;
+  ``None``: no path from statistics (the metric is called on the rows);
 * the paths that use them, each a fixed word (or ``None``, with the reason in
   ``note``): ``bootstrap`` (:data:`BIN_SUMS`, :data:`PAIR_SUMS` or
   :data:`SORTED_SUMS`: O(n) per replicate; :data:`RECOMPUTE`: the metric on
@@ -112,6 +114,7 @@ __all__ = [
     "METRICS",
     "PAIR_SUMS",
     "RECOMPUTE",
+    "ROW_SUMS",
     "SORTED_SUMS",
     "PUSHED_DOWN",
     "COLLECTED",
@@ -128,6 +131,9 @@ BIN_SUMS = "bin_sums"
 PAIR_SUMS = "pair_sums"
 #: The running sums of ``y - p`` of the rows sorted by ``p`` (ties one block).
 SORTED_SUMS = "sorted_sums"
+#: The total weight, the (weighted) sum of the rows' losses and the rows of infinite
+#: loss (``calibr._metrics.scores.loss_sums``): a proper score that is a row mean.
+ROW_SUMS = "row_sums"
 #: The bootstrap calls the metric on each resample.
 RECOMPUTE = "recompute"
 #: Dask: per-partition sums, added in a fixed tree.
@@ -153,11 +159,12 @@ REDUCTIONS = {
     BIN_SUMS: ("ece", "mce"),  # the share-weighted mean of the bins' gaps; their maximum
     PAIR_SUMS: ("skce", "mmce"),  # an SKCE estimator; the square root of the biased one
     SORTED_SUMS: ("ecce",),  # the largest |sum| (KS) or the range of the sums (Kuiper)
+    ROW_SUMS: ("brier", "log_loss"),  # the sum of the losses over the weight
 }
 
 #: The Dask paths each kind of statistics allows.
 DASK_PATHS = {BIN_SUMS: (MERGED_SUMS, GATHERED), PAIR_SUMS: (GLOBAL_SORT, GATHERED),
-              SORTED_SUMS: (GLOBAL_SORT, GATHERED)}
+              SORTED_SUMS: (GLOBAL_SORT, GATHERED), ROW_SUMS: (MERGED_SUMS, GATHERED)}
 
 #: The arguments of a metric that belong to the data, not to its options.
 DATA_ARGS = ("p", "y", "classes", "na_rm", "weights")
@@ -307,14 +314,17 @@ _ENTRIES = (
     MetricInfo(
         "brier", "calibr._metrics.scores", "score",
         "Brier score, summed over the classes (Brier 1950)",
+        stats=ROW_SUMS, reduction="brier", dask=MERGED_SUMS,
         note="a mean of per-row losses: O(n) per bootstrap replicate by recomputing; "
-             "one call per group; gathered on Dask; collected on the lazy engines; not "
+             "one call per group; on Dask the partitions' row sums merged, a call and "
+             "a summarise column alike; collected on the lazy engines; not "
              "consistency resampling (its excess under miscalibration, (q - p)(1 - 2p), "
              "has either sign: calibration_test's 'spiegelhalter' is its two-sided test)",
     ),
     MetricInfo(
         "log_loss", "calibr._metrics.scores", "score",
         "log loss, natural log (Good 1952)",
+        stats=ROW_SUMS, reduction="log_loss", dask=MERGED_SUMS,
         note="as brier (its excess, (q - p) log((1 - p) / p), has either sign)",
     ),
     MetricInfo(

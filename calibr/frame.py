@@ -61,7 +61,6 @@ from ._input import (
     renamed,
     resolved_options,
     validate_params,
-    warn,
 )
 from ._input.frames import eager_frame, foreign_kind, frame_verb, lazy_grouping, to_callers_frame
 from ._input.groups import (
@@ -72,6 +71,7 @@ from ._input.groups import (
     split,
     weights_column,
 )
+from ._input.warning import GroupWarnings
 from ._kernels import grouped
 from ._kernels.top_label import top_label
 from ._metrics.kernel import ROUNDING_FLOOR, as_hits
@@ -847,22 +847,23 @@ def summarise(
     extra = {} if sp.binary else {"classes": range(sp.k)}
     # callables, or every metric when a group fails (its error names the group)
     rest = [(j, c) for j, c in enumerate(columns) if done is None or j not in done]
-    undefined: dict[str, list[int]] = {}  # metric -> groups where it is undefined
+    said = GroupWarnings()  # groups where a metric is undefined, rows it warns about
     if rest:
         for part in sp.parts():
             weighted = {} if part.w is None else {"weights": part.w}
             for j, (name, spec, func) in rest:
                 with part.errors(f"metric {name!r}"):  # any error names the group
                     try:
-                        value = func(part.p, part.y, **spec.options, **extra, **weighted)
+                        with said.gathering(name, part.g):
+                            value = func(part.p, part.y, **spec.options, **extra, **weighted)
                     except InputError as err:
                         if err.code != UNDEFINED:
                             raise
-                        undefined.setdefault(name, []).append(part.g)
+                        said.undefined(name, part.g)
                         continue  # NaN, and one warning below
                     values[part.g, j] = metric_value(value, f"The metric {name!r}",
                                                      param="metrics")
-    _warn_undefined(undefined, sp)
+    said.warn(sp.groups.describe)
 
     result = pd.DataFrame(values, columns=[name for name, _, _ in columns])
     seeds = (group_seeds(rng, sp.groups.n_groups)
@@ -999,6 +1000,7 @@ def _run_intervals(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any
     rows with the group's interval generator (see summarise())."""
     values = np.full((sp.groups.n_groups, 2 * len(columns)), np.nan)
     children, bitgen = seeds
+    said = GroupWarnings()
     for part in sp.parts():
         child = children[part.g].spawn(1)[0]
         for j, (name, spec, func) in enumerate(columns):
@@ -1009,26 +1011,18 @@ def _run_intervals(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any
             gen = np.random.Generator(bitgen(fresh))
             with part.errors(f"metric {name!r}"):  # any error names the group
                 try:
-                    res = bootstrap(part.p, part.y, metric, rng=gen, **options, **extra,
-                                    **spec.options)
+                    # the rows were counted by the metric's column; the resamples here
+                    with said.gathering(name, part.g, units=("resamples",)):
+                        res = bootstrap(part.p, part.y, metric, rng=gen, **options,
+                                        **extra, **spec.options)
                 except InputError as err:
                     if err.code != UNDEFINED:
                         raise
                     continue  # the metric is NaN for the group (and warned about): so
                     # is its interval
                 values[part.g, 2 * j:2 * j + 2] = res.confidence_interval
+    said.warn(sp.groups.describe)
     return values
-
-
-def _warn_undefined(undefined: dict[str, list[int]], sp: Split) -> None:
-    """One warning per metric that is undefined on some groups (NaN there), naming
-    them (at most 5, then their count): ``docs/definitions.md``, "AUROC"."""
-    for name, gs in undefined.items():
-        shown = "; ".join(sp.groups.describe(g) or "all rows" for g in gs[:5])
-        more = f" and {len(gs) - 5:,} more" if len(gs) > 5 else ""
-        groups = "group" if len(gs) == 1 else "groups"
-        warn(f"summarise: the metric {name!r} is undefined on {len(gs):,} {groups} (e.g. "
-             f"one class only), which get NaN: {shown}{more}.", RuntimeWarning)
 
 
 def _run_tests(sp: Split, tests: list[tuple[str, CalibrationTest]],

@@ -222,6 +222,89 @@ def test_a_miscalibrated_p_has_a_positive_gain_and_the_scalar_metric_is_it():
     assert "calibration_error" in calibr.calibration_gain(p, y)._repr_html_()
 
 
+# ---------------------------------------------------------------- weights
+
+def _repeated_folds(monkeypatch, w):
+    """The folds of a weighted call, recorded; the call on the repeated rows then
+    gets each row's fold repeated (a row of weight w: w copies in its one fold)."""
+    from calibr._metrics import recalibration
+
+    seen = []
+
+    def record(codes, cv, rng):
+        seen.append(folds(codes, cv, rng))
+        return seen[-1]
+
+    def repeat(codes, cv, rng):
+        return np.repeat(seen[-1], w[w > 0])
+
+    return (lambda: monkeypatch.setattr(recalibration, "folds", record),
+            lambda: monkeypatch.setattr(recalibration, "folds", repeat))
+
+
+@pytest.mark.parametrize(("kind", "method"), [
+    ("binary", "platt"), ("binary", "temperature"), ("binary", "isotonic"),
+    ("multi", "temperature"), ("multi", "isotonic")])
+@pytest.mark.parametrize("score", ["log_loss", "brier"])
+def test_whole_weights_are_repeated_rows_on_the_same_folds(monkeypatch, kind, method, score):
+    """Weights that equal repeated rows give the same gain, the copies of a row in
+    its one fold (``docs/definitions.md``, "The calibration gain"); weight 0 is no
+    row, even one that the method would refuse."""
+    if kind == "binary":
+        p, y = _binary(300, 21, lo=0.02)
+        p = np.round(p, 2)  # ties, for the isotonic fit
+    else:
+        p, y = _multiclass(300, 22)
+        y = y + 1
+    w = np.random.default_rng(5).integers(0, 4, p.shape[0])
+    p = p.copy()
+    p[np.flatnonzero(w == 0)[0]] = 0.0 if kind == "binary" else [1.0, 0.0, 0.0]
+    weighted, repeated = _repeated_folds(monkeypatch, w)
+    weighted()
+    got = calibr.calibration_gain(p, y, score, method, cv=3, weights=w)
+    repeated()
+    want = calibr.calibration_gain(np.repeat(p, w, axis=0), np.repeat(y, w), score, method,
+                                   cv=3)
+    assert got.n == int((w > 0).sum()) and want.n == int(w.sum())
+    for field in ("loss", "refinement", "calibration_error"):
+        assert getattr(got, field) == pytest.approx(getattr(want, field), rel=1e-10, abs=TOL)
+    weighted()
+    assert calibr.recalibration_gain(p, y, score, method, cv=3, weights=w) == \
+        got.calibration_error
+
+
+def test_weighted_fits_equal_sklearns_weighted_fits_on_the_same_folds():
+    """Platt: ``LogisticRegression(C=inf)`` with ``sample_weight``; isotonic:
+    ``IsotonicRegression`` with ``sample_weight``; the losses sklearn's weighted
+    ``log_loss`` and ``brier_score_loss``. Real (not whole) weights."""
+    p, y = _binary(2000, 23, lo=0.01)
+    p = np.round(p, 3)
+    w = np.random.default_rng(6).uniform(0.1, 3.0, p.shape[0])
+    f = folds(y, 4, 2)
+    z = np.log(p / (1 - p))
+    platt, iso = np.empty_like(p), np.empty_like(p)
+    for k in range(4):
+        t = f == k
+        lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(
+            z[~t, None], y[~t], sample_weight=w[~t])
+        platt[t] = lr.predict_proba(z[t, None])[:, 1]
+        iso[t] = IsotonicRegression(out_of_bounds="clip").fit(
+            p[~t], y[~t], sample_weight=w[~t]).predict(p[t])
+    g = calibr.calibration_gain(p, y, "log_loss", "platt", cv=4, rng=2, weights=w)
+    assert g.loss == pytest.approx(log_loss(y, p, sample_weight=w), abs=TOL)
+    # sklearn's lbfgs stops at its tolerance; calibr's Newton at the optimum
+    assert g.refinement == pytest.approx(log_loss(y, platt, sample_weight=w), abs=1e-8)
+    b = calibr.calibration_gain(p, y, "brier", "isotonic", cv=4, rng=2, weights=w)
+    assert b.loss == pytest.approx(brier_score_loss(y, p, sample_weight=w), abs=TOL)
+    assert b.refinement == pytest.approx(brier_score_loss(y, iso, sample_weight=w), abs=TOL)
+    # unit weights are no weights
+    ones = calibr.calibration_gain(p, y, "brier", "isotonic", cv=4, rng=2,
+                                   weights=np.ones_like(p))
+    none = calibr.calibration_gain(p, y, "brier", "isotonic", cv=4, rng=2)
+    assert [ones.loss, ones.refinement] == pytest.approx([none.loss, none.refinement],
+                                                         abs=TOL)
+
+
 # ---------------------------------------------------------------- refusals
 
 @pytest.mark.parametrize(("call", "match"), [

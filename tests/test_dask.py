@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -148,6 +149,11 @@ KERNEL_CASES = (
 )
 
 
+#: brier and log_loss: per-partition row sums, merged.
+SCORE_CASES = [("binary", {}), ("binary", {"weights": True}), ("binary", {"eps": 0.05}),
+               ("multi", {}), ("multi", {"weights": True, "eps": 1e-3})]
+
+
 def _args(frame, kind: str, opts: dict):
     opts = dict(opts)
     if opts.pop("weights", False):
@@ -196,6 +202,16 @@ def test_every_metric_equals_the_pandas_path(client, cuts):
             lazy.append(calibr.mmce(dp, dy, bandwidth=h, **dkw))
             exact.append(h == "median" or cuts == "one")
             rtol.append(SORTED_RTOL)
+    for kind, opts in SCORE_CASES:  # the row sums merged
+        (p, y), kw = _args(DF, kind, opts)
+        (dp, dy), dkw = _args(ddf, kind, opts)
+        for f in (calibr.brier, calibr.log_loss):
+            extra = {"eps": opts["eps"]} if "eps" in opts and f is calibr.log_loss else {}
+            kw.pop("eps", None), dkw.pop("eps", None)
+            want.append(f(p, y, **kw, **extra))
+            lazy.append(f(dp, dy, **dkw, **extra))
+            exact.append(cuts == "one")
+            rtol.append(MERGED_RTOL)
     assert all(type(v).__name__ == "Delayed" for v in lazy)  # lazy, as Dask's convention
     got = dask.compute(*lazy)
     bad = [(i, g, w) for i, (g, w, e, r) in enumerate(zip(got, want, exact, rtol, strict=True))
@@ -259,7 +275,7 @@ def test_a_partition_whose_weights_are_all_zero_adds_nothing(client):
     df = DF.copy()
     df.loc[50:TIE - 1, "w"] = 0.0  # partition 4 of "adversarial"
     ddf = partitioned(df, PARTITIONINGS["adversarial"])
-    for f in (calibr.ece, calibr.mce):
+    for f in (calibr.ece, calibr.mce, calibr.brier, calibr.log_loss):
         assert _close(f(ddf["p"], ddf["y"], weights=ddf["w"]).compute(),
                       f(df["p"], df["y"], weights=df["w"]), False)
     df.loc[50, "w"] = -1.0  # the same partition, with a negative weight
@@ -268,10 +284,44 @@ def test_a_partition_whose_weights_are_all_zero_adds_nothing(client):
                        r"not, the first at position 0 \(-1\.0\)\. \[Dask partition 4"):
         calibr.ece(ddf["p"], ddf["y"], weights=ddf["w"]).compute()
     ddf = partitioned(df.assign(w=0.0), PARTITIONINGS["adversarial"])
-    with pytest.raises(calibr.InputError, match=r"^`weights` must have a positive total; all "
-                       r"the weights of the rows kept are 0\.$") as caught:
-        calibr.mce(ddf["p"], ddf["y"], weights=ddf["w"]).compute()
-    assert (caught.value.param, caught.value.code) == ("weights", "zero_total")
+    for f in (calibr.mce, calibr.brier):
+        with pytest.raises(calibr.InputError, match=r"^`weights` must have a positive total; "
+                           r"all the weights of the rows kept are 0\.$") as caught:
+            f(ddf["p"], ddf["y"], weights=ddf["w"]).compute()
+        assert (caught.value.param, caught.value.code) == ("weights", "zero_total")
+
+
+def test_the_scores_merge_row_sums_and_count_impossible_rows_once(client):
+    """brier and log_loss of Dask input: each partition's row sums (no task holds all
+    the rows), merged; the log loss's rows of probability 0 for their outcome, in
+    several partitions, give inf and one warning with their total count, as the
+    pandas path; in summarise, one warning naming the groups, as pandas says it."""
+    df = DF.copy()
+    wrong = [0, 60, 300]  # partitions 2, 4 and 6 of "adversarial"
+    df.loc[wrong, "p"] = 1.0 - df.loc[wrong, "y"]
+    ddf = partitioned(df, PARTITIONINGS["adversarial"])
+    lazy = calibr.log_loss(ddf["p"], ddf["y"])
+    names = {str(k[0] if isinstance(k, tuple) else k).split("-")[0]
+             for k in dict(lazy.__dask_graph__())}
+    assert "_concat" not in names and "_gathered_metric" not in names
+    assert "_loss_part" in names and "_finish_loss" in names
+    with pytest.warns(UserWarning, match=r"^log_loss: 3 rows give their observed outcome "
+                                         r"probability 0, so the log loss is inf"):
+        assert lazy.compute(scheduler="synchronous") == math.inf
+    assert calibr.log_loss(ddf["p"], ddf["y"], eps=0.01).compute() == pytest.approx(
+        calibr.log_loss(df["p"], df["y"], eps=0.01), rel=MERGED_RTOL, abs=0)
+    for data in (lambda d: d.groupby("m"), lambda d: d):
+        with warnings.catch_warnings(record=True) as want_w:
+            warnings.simplefilter("always")
+            want = calibr.summarise(data(ddf.compute()), "p", "y",
+                                    metrics=["log_loss", "brier"])
+        with warnings.catch_warnings(record=True) as got_w:
+            warnings.simplefilter("always")
+            got = calibr.summarise(data(ddf), "p", "y", metrics=["log_loss", "brier"]
+                                   ).compute(scheduler="synchronous")
+        assert [str(w.message) for w in got_w] == [str(w.message) for w in want_w]
+        assert len(want_w) == 1 and "3 rows in" in str(want_w[0].message)
+        pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=MERGED_RTOL, atol=0)
 
 
 # --------------------------------------------------------------------------
@@ -404,6 +454,12 @@ SUMMARY_CASES = [
      {}),
     ({"p": "p", "y": "y"}, {"sort": False}),
     ({"p": "p", "y": "y", "na_rm": True}, {"dropna": False}),
+    # the scores' row sums, merged as the bins' sums, with groups and weights
+    ({"p": "p", "y": "y", "metrics": ["brier", "ece", "log_loss"], "weights": "w"}, {}),
+    ({"p_prefix": "p_", "y": "c", "metrics": [
+        "log_loss", "brier", calibr.metric("log_loss", eps=1e-3)], "weights": "w"}, {}),
+    ({"p": "p", "y": "y", "metrics": ["brier", "log_loss"], "na_rm": True},
+     {"dropna": False}),
 ]
 
 def _count(p, y, **_):

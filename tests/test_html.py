@@ -913,6 +913,21 @@ def test_a_long_label_of_the_chart_of_differences_is_cut_with_its_whole_as_toolt
     assert len(shown) == _svg.DIFF_LABEL_CHARS and shown == long[:59] + "…"
 
 
+def test_the_overview_notes_say_what_every_metric_measures(breast):
+    """Each metric of the registry has its one-line description, and the overview's
+    notes give it for each metric of the page (the selective ones too)."""
+    from calibr._html._report import METRIC_WORDS
+    from calibr._registry import METRICS
+
+    assert set(METRIC_WORDS) == set(METRICS)
+    names = ["ece", "brier", "auroc", "aurc", "e_aurc", "augrc", "selective_accuracy"]
+    page = calibr.html_report(breast.groupby("model"), "p", "y", metrics=names,
+                              consistency=None)
+    notes = " ".join(li.text() for li in parse(page).find("ul", "notes").find_all("li"))
+    for name in names:
+        assert f"{name}: {METRIC_WORDS[name]}" in notes, name
+
+
 def test_classwise_curves_up_to_three_classes_then_the_top_label():
     """The diagrams of 2 or 3 classes draw a curve per class; of 4 or more, the top
     label (calibr.cli's --plot rule)."""
@@ -1254,6 +1269,42 @@ def test_compare_html(capsys, both, tmp_path, baseline, candidate, status):
             tab = calibr.calibration_table(rows_[name], rows_["y"])
             mine = [tr for tr in body if tr.find_all("td")[0].text() == model]
             assert [numbers(tr)[3] for tr in mine] == tab["mean_confidence"].tolist()
+
+
+def test_the_chart_of_differences_bounds_a_metric_where_higher_is_better(capsys, both,
+                                                                         tmp_path):
+    """A metric where higher is better (auroc, selective_accuracy) has the upper bound
+    on the side of no change (its lower one is -inf): the chart draws its bar from
+    that bound to the left edge, as the lower bound of an error runs to the right."""
+    import re
+
+    html = tmp_path / "compare.html"
+    code, _, err = run(capsys, "compare", both, "--p-baseline", "logistic", "--p-candidate",
+                       "naive_bayes", "--metrics", "ece,auroc,selective_accuracy",
+                       "--n-resamples", "200", "--html", html)
+    assert code == 1, err
+    code, csv, _ = run(capsys, "compare", both, "--p-baseline", "logistic", "--p-candidate",
+                       "naive_bayes", "--metrics", "ece,auroc,selective_accuracy",
+                       "--n-resamples", "200", "--format", "csv")
+    ref = pd.read_csv(io.StringIO(csv))
+    assert np.isneginf(ref["ci_low"][1:]).all()  # why a lower bound draws nothing
+    svg = parse(html.read_text(encoding="utf-8")).find("svg", "diff")
+    bars = svg.find_all("path", "ci")
+    assert len(bars) == 3
+    ticks = svg.find_all("text", "tick")
+    values = [float(t.text()) for t in ticks]
+    xs = [float(t.attrs["x"]) for t in ticks]
+    scale = (xs[-1] - xs[0]) / (values[-1] - values[0])
+    (zero, _), = _path_points(svg.find("path", "zero").attrs["d"])
+    for bar, bound, left in zip(bars, [ref["ci_low"][0], *ref["ci_high"][1:]],
+                                [False, True, True], strict=True):
+        d = bar.attrs["d"]
+        start = _path_points(d)[0][0]
+        end = float(re.search(r"H(-?[\d.]+)", d).group(1))
+        assert start == pytest.approx(zero + scale * bound, abs=0.12)
+        assert (end < start) == left
+    assert "left of 0 the candidate is worse" in parse(
+        html.read_text(encoding="utf-8")).text()
 
 
 def test_compare_html_shows_the_adjusted_p_value_and_its_bound(capsys, tmp_path):

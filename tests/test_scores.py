@@ -343,6 +343,41 @@ def test_summarise_gives_nan_and_one_warning_for_groups_of_one_class():
             assert row.auroc == auroc(part["p"], part["y"])
 
 
+def test_summarise_counts_the_impossible_rows_of_the_log_loss_once():
+    """A log loss of inf on some groups is said once per summary, with the rows
+    counted and the groups named (the rule of a metric undefined on some groups),
+    not once per group; with intervals, their resamples once more."""
+    df = _groups()
+    impossible = [0, 1, 45]  # two rows of group a, one of b
+    df.loc[impossible, "p"] = 1.0 - df.loc[impossible, "y"]
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        out = calibr.summarise(df.groupby("g"), "p", "y", metrics=["log_loss", "brier"])
+    assert [str(w.message) for w in record] == [
+        "summarise: the metric 'log_loss': 3 rows in 2 groups give their observed outcome "
+        "probability 0 (the log loss is inf): g='a' (2); g='b' (1)."]
+    assert record[0].filename == __file__  # the caller's line
+    assert out["log_loss"].tolist()[:2] == [math.inf, math.inf]
+    for g in "cd":
+        part = df[df["g"] == g]
+        assert out.loc[out["g"] == g, "log_loss"].item() == log_loss(part["p"], part["y"])
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        out = calibr.summarise(df.groupby("g"), "p", "y", metrics=["log_loss"],
+                               confidence_level=0.9, n_resamples=50, rng=1)
+    said = [str(w.message) for w in record]
+    assert len(said) == 2 and said[0].startswith("summarise: the metric 'log_loss': 3 rows")
+    assert re.fullmatch(r"summarise: the metric 'log_loss': [0-9]+ resamples in 2 groups give "
+                        r"the metric NaN or inf, so the intervals are NaN: g='a' \([0-9]+\); "
+                        r"g='b' \([0-9]+\)\.", said[1]), said[1]
+    assert out["log_loss_low"].isna().tolist() == [True, True, False, False]
+    # one group of all rows
+    with pytest.warns(UserWarning, match=re.escape(
+            "summarise: the metric 'log_loss': 3 rows in 1 group give their observed "
+            "outcome probability 0 (the log loss is inf): all rows (3).")):
+        calibr.summarise(df, "p", "y", metrics=["log_loss"])
+
+
 def test_intervals_abstain_where_the_auroc_is_undefined():
     df = _groups()
     with pytest.warns(RuntimeWarning, match="undefined on 2 groups"):

@@ -20,7 +20,9 @@ for the verbs, whose ``.compute()`` gives the pandas result.
   ``sum_conf`` (and weighted sums) is added in another order than one pass over
   all rows, so values that depend on it agree with the pandas path to rounding
   (<= 1e-12 relative), bit for bit with one partition, and are deterministic
-  for a given partitioning.
+  for a given partitioning. ``brier`` and ``log_loss`` (a call, or a column of
+  ``summarise``) merge each partition's (and group's) row sums ``(W, L, z)`` of
+  ``calibr._metrics.scores.loss_sums`` the same way.
 * **A global sort** (the binary or confidence-form ``skce`` with ``"uq"`` or
   ``"biased"`` and a fixed bandwidth, and ``mmce``, without weights): the
   validated scalars are sorted by Dask, each partition gives its own pair sum
@@ -40,6 +42,7 @@ for the verbs, whose ``.compute()`` gives the pandas result.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -51,18 +54,27 @@ from dask import delayed
 
 from .._input import InputError, InputTypeError, arg, extended, fmt
 
-__all__ = ["calibration_table", "ece", "ecce", "exact_scalar", "mce", "mmce", "skce",
-           "summarise"]
+__all__ = ["brier", "calibration_table", "ece", "ecce", "exact_scalar", "log_loss", "loss",
+           "mce", "mmce", "skce", "summarise"]
 
 _COLLECTIONS = (dd.Series, dd.DataFrame)
 
 
 def _from_stats(reduction: str) -> Callable[..., float]:
-    """The function of the merged per-bin sums of a reduction of the registry
-    (``calibr._registry.REDUCTIONS["bin_sums"]``); an unknown one is a KeyError."""
+    """The function of the merged sums of a reduction of the registry
+    (``calibr._registry.REDUCTIONS``: the per-bin sums' ``"ece"`` and ``"mce"``, the
+    row sums' ``"brier"`` and ``"log_loss"``); an unknown one is a KeyError."""
     from .._kernels import binned
+    from .._metrics.scores import loss_value
 
+    if reduction in ("brier", "log_loss"):
+        return functools.partial(loss_value, reduction)
     return {"ece": binned.ece_from_stats, "mce": binned.mce_from_stats}[reduction]
+
+
+#: The first item of a summarise spec of row sums (the others are binned specs,
+#: ``(bins, type, binning, right)``): ``(ROWS, score, eps)``.
+_ROWS = "\0calibr-row-sums"
 
 
 # --------------------------------------------------------------------------
@@ -396,34 +408,74 @@ def mmce(p, y, bandwidth, classes, na_rm, weights):
 # another p.
 
 
+def _prepared_part(i, p, y, w, classes, na_rm) -> Any:
+    """One partition's validated input (``calibr._input.Prepared``; None: no row, or
+    none kept by ``na_rm``). Kept weights that total 0 are not an error here: they
+    are weights 0, which add nothing; the total is checked on the merged sums."""
+    from .._input import Prepared, prepare
+
+    if len(p) == 0 or (na_rm and not _has_complete(p, y)):
+        return None
+    try:
+        try:
+            return prepare(p, y, classes=classes, na_rm=na_rm, weights=w)
+        except InputError as err:
+            if w is None or err.code != "zero_total":
+                raise
+        ones = pd.Series(1.0, index=w.index) if isinstance(w, pd.Series) else np.ones(len(w))
+        prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=ones)
+        return Prepared(prep.p, prep.y, prep.binary, prep.classes, np.zeros(prep.n))
+    except (ValueError, TypeError) as err:
+        raise _in_partition(err, i) from None
+
+
+def _loss_part(i, p, y, w, classes, na_rm, score: str, eps: float) -> tuple | None:
+    """One partition's ``(W, L, z)`` of ``calibr._metrics.scores.loss_sums``."""
+    from .._metrics.scores import loss_sums
+
+    prep = _prepared_part(i, p, y, w, classes, na_rm)
+    return None if prep is None else loss_sums(prep, score, eps)
+
+
+def _finish_loss(sums: tuple | None, score: str, na_rm: bool) -> float:
+    return _finish_binned(sums, score, na_rm)  # (W, L, z): the weight first, as a count
+
+
+def loss(score: str, p, y, classes, na_rm, weights, eps: float = 0.0):
+    """``brier()`` or ``log_loss()`` of Dask input: each partition's ``(W, L, z)``
+    (``calibr._metrics.scores.loss_sums``), added in the fixed tree, and the score
+    of the sums (``loss_value``). A Delayed float."""
+    pp, yy, ww = _all_partitions(p, y, weights)
+    parts = [delayed(_loss_part)(i, a, b, None if ww is None else ww[i], classes, na_rm,
+                                 score, eps)
+             for i, (a, b) in enumerate(zip(pp, yy, strict=True))]
+    return delayed(_finish_loss)(_tree(parts, _add_stats), score, na_rm)
+
+
+def brier(p, y, classes, na_rm, weights):
+    return loss("brier", p, y, classes, na_rm, weights)
+
+
+def log_loss(p, y, eps, classes, na_rm, weights):
+    return loss("log_loss", p, y, classes, na_rm, weights, eps)
+
+
 def _key_part(i, p, y, w, classes, na_rm) -> pd.DataFrame:
     """One partition's validated rows as sort keys ``k`` (and weights ``w``); kept
     weights that total 0 are not an error here (they add nothing; the total is
     checked at the finish)."""
-    from .._input import prepare
     from .._kernels._jit import read_only
     from .._kernels.cumulative import fill_keys
-    from .._metrics.cumulative import binary_view
 
     weighted = w is not None
     empty = {"k": np.empty(0, np.uint64)}
     if weighted:
         empty["w"] = np.empty(0)
-    if len(p) == 0 or (na_rm and not _has_complete(p, y)):
+    prep = _prepared_part(i, p, y, w, classes, na_rm)
+    if prep is None:
         return pd.DataFrame(empty)
-    try:
-        try:
-            prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=w)
-            ws = None if not weighted else prep.weights
-        except InputError as err:
-            if not weighted or err.code != "zero_total":
-                raise
-            ones = pd.Series(1.0, index=w.index) if isinstance(w, pd.Series) else np.ones(len(w))
-            prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=ones)
-            ws = np.zeros(prep.n)
-    except (ValueError, TypeError) as err:
-        raise _in_partition(err, i) from None
-    x, c = binary_view(prep)
+    ws = prep.weights
+    x, c = prep.scalar_view()
     x = np.ascontiguousarray(x, dtype=np.float64)
     keys = np.empty(x.shape[0], dtype=np.uint64)
     fill_keys(read_only(x), read_only(x.view(np.uint64)), read_only(np.ascontiguousarray(c)),
@@ -548,10 +600,13 @@ def _group_stats(i: int, part: pd.DataFrame, keys: list | None, dropna: bool, co
                  specs: list[tuple], na_rm: bool, weights: Hashable | None,
                  groups: Any = None) -> dict | None:
     """One partition's rows by group: for each group (first appearance), its key
-    row, its rows, its kept rows and the per-bin statistics of each binned spec
-    ``(bins, type, binning, right)``; None for an empty partition. ``groups``:
-    the partition's groups, if already found."""
+    row, its rows, its kept rows and the statistics of each spec: per-bin sums of
+    a binned spec ``(bins, type, binning, right)``, ``(W, L, z)`` of a spec of row
+    sums ``(_ROWS, score, eps)``; None for an empty partition. ``groups``: the
+    partition's groups, if already found."""
+    from .._input import Prepared
     from .._input.groups import complete_rows, split
+    from .._metrics.scores import loss_sums
 
     if len(part) == 0:
         return None
@@ -573,7 +628,12 @@ def _group_stats(i: int, part: pd.DataFrame, keys: list | None, dropna: bool, co
             if a == b:
                 continue
             w = None if sp.rows_w is None else sp.w[a:b]
-            for j, (bins, type, binning, right) in enumerate(specs):
+            for j, spec in enumerate(specs):
+                if isinstance(spec[0], str) and spec[0] == _ROWS:  # (ROWS, score, eps)
+                    rows = Prepared(sp.p[a:b], sp.y[a:b], sp.binary, sp.classes, w)
+                    out["stats"][g][j] = loss_sums(rows, spec[1], spec[2])
+                    continue
+                bins, type, binning, right = spec
                 out["stats"][g][j] = _stats(sp.p[a:b], sp.y[a:b], bins, type, extra, False,
                                             w, binning, right)
     except (ValueError, TypeError) as err:
@@ -664,11 +724,12 @@ def _check_kept(merged: dict, groups, ids: np.ndarray, na_rm: bool) -> None:
 
 
 def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
-    """The binned specs ``(bins, type, binning, right)`` and each column's (metric,
-    spec position); ``("group", None)`` for a column that is not a mergeable
-    binned metric (computed group by group)."""
+    """The specs of merged sums (binned: ``(bins, type, binning, right)``; row sums:
+    ``(_ROWS, score, eps)``) and each column's (reduction, spec position);
+    ``("group", None)`` for a column that is not merged sums (computed group by
+    group)."""
     from .._input import resolved_options
-    from .._registry import MERGED_SUMS, METRICS
+    from .._registry import MERGED_SUMS, METRICS, ROW_SUMS
     from ..frame import metric_name
 
     specs: list[tuple] = []
@@ -678,12 +739,16 @@ def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
         if name is None or METRICS[name].dask != MERGED_SUMS:  # the registry's Dask path
             plan.append(("group", None))
             continue
-        name = METRICS[name].reduction  # of the merged per-bin sums
+        info = METRICS[name]
+        name = info.reduction  # of the merged sums
         opts = resolved_options(func, spec.options)
-        if not mergeable(opts["bins"], opts["binning"]):
+        if info.stats == ROW_SUMS:
+            key = (_ROWS, name, 0.0 if opts.get("eps") is None else float(opts["eps"]))
+        elif not mergeable(opts["bins"], opts["binning"]):
             plan.append(("group", None))
             continue
-        key = (opts["bins"], opts["type"], opts["binning"], opts["right"])
+        else:
+            key = (opts["bins"], opts["type"], opts["binning"], opts["right"])
         same = [j for j, s in enumerate(specs) if _same_spec(s, key)]
         if same:
             plan.append((name, same[0]))
@@ -694,7 +759,7 @@ def _metric_specs(columns) -> tuple[list[tuple], list[tuple[str, int | None]]]:
 
 
 def _same_spec(a: tuple, b: tuple) -> bool:
-    return (a[1:] == b[1:] and type(a[0]) is type(b[0])
+    return (len(a) == len(b) and a[1:] == b[1:] and type(a[0]) is type(b[0])
             and bool(np.array_equal(a[0], b[0])))
 
 
@@ -720,8 +785,12 @@ def _summary_frame(merged, keys, opts, key_meta, plan, names, na_rm,
             raise InputError(f"`p` and {arg('y')} must not be empty; got 0 observations.",
                              param="p")
     else:
+        from .._input.warning import GroupWarnings
+
         _check_kept(merged, groups, ids, na_rm)
-        for r, key in enumerate(merged["order"]):
+        said = GroupWarnings()  # the log loss's impossible rows: once, as pandas says it
+        for r in sorted(range(len(merged["order"])), key=lambda r: ids[r]):  # pandas' order
+            key = merged["order"][r]
             stats = merged["rows"][key][2]
             q = 0
             for j, (name, s) in enumerate(plan):
@@ -729,7 +798,9 @@ def _summary_frame(merged, keys, opts, key_meta, plan, names, na_rm,
                     values[ids[r], j] = by_key[key][q]
                     q += 1
                     continue
-                values[ids[r], j] = _from_stats(name)(*stats[s])
+                with said.gathering(names[j], int(ids[r])):
+                    values[ids[r], j] = _from_stats(name)(*stats[s])
+        said.warn(lambda g: "" if groups is None else groups.describe(g))
     result = pd.DataFrame(values, columns=names)
     if groups is None:
         return result

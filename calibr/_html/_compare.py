@@ -137,9 +137,11 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
     if len(records) <= CHART_AT_MOST:
         labels = [f"{r['metric']}" + (f" ({_group_title(by, tuple(r[c] for c in by))})"
                                       if by else "") for r in records]
+        higher = [higher_is_better(r["metric"].partition("(")[0]) for r in records]
+        bounds = [r["ci_high"] if h else r["ci_low"] for r, h in zip(records, higher,
+                                                                    strict=True)]
         figure = difference_svg(labels, result["difference"].to_numpy(dtype=np.float64),
-                                result["ci_low"].to_numpy(dtype=np.float64),
-                                result["worse"].to_numpy(dtype=bool), level)
+                                bounds, result["worse"].to_numpy(dtype=bool), level, higher)
     sections = []
     multi = isinstance(p_base, pd.DataFrame) and p_base.shape[1] > 1
     fig = Figures(pd.DataFrame(), band=None)
@@ -183,7 +185,11 @@ def compare_html(result: pd.DataFrame, by: list, lines: list[str], parts: list,
     if figure:
         notes.append("The chart: each comparison's difference (point) and its one-sided "
                      f"{level:g} lower bound (the bar runs from it to the right: the interval "
-                     "is one-sided); right of the dashed 0 line the candidate is worse.")
+                     "is one-sided); right of the dashed 0 line the candidate is worse."
+                     + (" Where higher is better (" + ", ".join(esc(m) for m in dict.fromkeys(
+                         r["metric"] for r, h in zip(records, higher, strict=True) if h))
+                        + "): the upper bound, the bar running to the left; left of 0 the "
+                        "candidate is worse." if any(higher) else ""))
     title = "Calibration comparison: " + first.replace("calibr compare of ", "", 1)
     page = Page(title, items, overview, sections, notes, verdict(result, by, level, worse_status),
                 figure, kind="compare", rows_are=("comparison", "comparisons"), legend=legend)

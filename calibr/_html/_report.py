@@ -461,6 +461,20 @@ METRIC_WORDS = {
                 "(0: perfect; inf when an outcome was given probability 0)",
     "auroc": "the probability that a random positive is scored above a random negative "
              "(ties one half; 0.5: no discrimination, 1: perfect)",
+    "calibration_error": "the Lp norm of the bins' gaps, plug-in or debiased (0: calibrated)",
+    "smece": "the gap between prediction and outcome after a kernel smoothing of the "
+             "predictions (0: calibrated)",
+    "ecce": "the largest cumulative gap along the sorted predictions (0: calibrated)",
+    "aurc": "the error rate of the most confident predictions, averaged over every share "
+            "of them accepted (the area under the risk-coverage curve; lower is better)",
+    "e_aurc": "the AURC minus the smallest AURC any confidence could give the same "
+              "predictions (0: every correct prediction ranked above every error)",
+    "augrc": "the share of the rows that are accepted and wrong, averaged over the share "
+             "accepted (lower is better)",
+    "selective_accuracy": "the accuracy of the most confident predictions at a coverage "
+                          "(higher is better)",
+    "recalibration_gain": "how much of a loss a cross-fitted recalibration of the "
+                          "predictions removes (0: nothing to gain)",
 }
 
 

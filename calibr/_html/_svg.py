@@ -295,14 +295,19 @@ DIFF_WIDTH, DIFF_MARGIN, DIFF_ROW = 400, 12, 34
 DIFF_LABEL_CHARS = 60
 
 
-def difference_svg(labels: list[str], estimates: Sequence[float], lows: Sequence[float],
-                   worse: Sequence[bool], level: float) -> str:
-    """compare's differences (candidate - baseline) with their one-sided lower bound
-    at ``level``: a row per comparison (its label, then its point and a bar from the
-    bound to the right edge), 0 marked; rows significantly worse in the candidate's
-    colour."""
+def difference_svg(labels: list[str], estimates: Sequence[float], bounds: Sequence[float],
+                   worse: Sequence[bool], level: float,
+                   higher: Sequence[bool] | None = None) -> str:
+    """compare's differences (candidate - baseline) with their one-sided bound at
+    ``level``: a row per comparison (its label, then its point and a bar from the
+    bound to the edge on the side of "worse"), 0 marked; rows significantly worse in
+    the candidate's colour. ``higher``: per row, whether the metric is better when
+    higher (``calibr._registry.higher_is_better``): its bound is the upper one and
+    its bar runs to the left edge; otherwise (the default) the lower bound and the
+    right edge."""
     est = np.asarray(estimates, dtype=np.float64)
-    low = np.asarray(lows, dtype=np.float64)
+    low = np.asarray(bounds, dtype=np.float64)
+    up = np.zeros(est.shape[0], dtype=bool) if higher is None else np.asarray(higher, bool)
     finite = np.concatenate([est[np.isfinite(est)], low[np.isfinite(low)], [0.0]])
     lo, hi = float(finite.min()), float(finite.max())
     pad = 0.08 * (hi - lo or 1.0)
@@ -318,15 +323,15 @@ def difference_svg(labels: list[str], estimates: Sequence[float], lows: Sequence
              'role="img" aria-label="paired differences, candidate minus baseline">',
              "<title>paired differences, candidate minus baseline</title>",
              f'<path class="zero" d="M{_f(x(0))} 4V{height - 30}"/>']
-    for i, (label, e, b, w) in enumerate(zip(labels, est, low, worse, strict=True)):
+    for i, (label, e, b, w, u) in enumerate(zip(labels, est, low, worse, up, strict=True)):
         yc = 24 + DIFF_ROW * i
         colour = COLOURS[1] if w else COLOURS[0]
         shown = label if len(label) <= DIFF_LABEL_CHARS else label[:DIFF_LABEL_CHARS - 1] + "…"
         parts.append(f'<text class="legend" x="{DIFF_MARGIN}" y="{yc - 9}">'
                      f"<title>{esc(label)}</title>{esc(shown)}</text>")
-        if math.isfinite(b):
-            parts.append(f'<path class="ci" stroke="{colour}" d="M{_f(x(b))} {yc}H{_f(x(hi))}'
-                         f'M{_f(x(b))} {yc - 5}v10"/>')
+        if math.isfinite(b):  # the bar runs from the bound to the side of "worse"
+            parts.append(f'<path class="ci" stroke="{colour}" d="M{_f(x(b))} {yc}'
+                         f'H{_f(x(lo if u else hi))}M{_f(x(b))} {yc - 5}v10"/>')
         if math.isfinite(e):
             parts.append(f'<path class="pt" fill="{colour}" d="M{_f(x(e) - 4)} {yc}'
                          'a4 4 0 1 0 8 0a4 4 0 1 0 -8 0z"/>')

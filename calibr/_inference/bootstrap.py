@@ -43,6 +43,7 @@ from .._input import (
     warn,
 )
 from .._input.groups import group_seeds
+from .._input.warning import CountedRuntimeWarning
 from .._kernels import bootstrap as kb
 from .._kernels._threads import chunk_bounds, run_chunks
 from .._kernels.top_label import top_label
@@ -505,13 +506,13 @@ def _interval(dist: np.ndarray, estimate: float, level: float, method: str,
     alpha = (1.0 - level) / 2.0 if alternative == "two-sided" else 1.0 - level
     undefined = int(np.count_nonzero(np.isnan(dist)))
     if undefined:
-        warn(
+        warn(CountedRuntimeWarning(
             f"The metric is NaN or infinite (undefined, e.g. the AUROC of one class; or the "
             f"log loss of an impossible prediction) on {undefined:,} "
             f"of the {dist.shape[0]:,} resamples, so the confidence interval is NaN "
-            "(docs/bootstrap.md).",
-            RuntimeWarning,
-        )
+            "(docs/bootstrap.md).", count=undefined, unit=("resample", "resamples"),
+            what=("gives the metric NaN or inf, so the interval is NaN",
+                  "give the metric NaN or inf, so the intervals are NaN")))
         return ConfidenceInterval(math.nan, math.nan)
     if method == "bca":
         lo_q, hi_q = _bca_levels(dist, estimate, jack(), alpha)

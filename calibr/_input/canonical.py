@@ -63,6 +63,18 @@ class Prepared:
     def k(self) -> int:
         return 1 if self.binary else int(self.p.shape[1])
 
+    def scalar_view(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(x, c)``: one value and one 0/1 outcome per row, the form the scalar
+        metrics read (ECCE, the scalar SKCE, the AUROC and the selective curve's
+        multiclass input): a vector ``p`` and ``y`` as they are; a matrix, each
+        row's top-label confidence and whether its top label (the first maximal
+        column) is ``y`` (``calibr._kernels.top_label``)."""
+        if self.binary:
+            return self.p, self.y
+        from .._kernels.top_label import top_label
+
+        return top_label(self.p, self.y)
+
 
 @dataclass(frozen=True)
 class Converted:

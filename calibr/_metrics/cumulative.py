@@ -25,9 +25,8 @@ from .._docs import shared_docs
 from .._input import FLAG, Options, Prepared, lazy_backend, prepare, validate_params
 from .._kernels import cumulative as _ck
 from .._kernels._jit import read_only
-from .._kernels.top_label import top_label
 
-__all__ = ["KINDS", "EcceStats", "SortedRows", "binary_view", "ecce", "ecce_pvalue",
+__all__ = ["KINDS", "EcceStats", "SortedRows", "ecce", "ecce_pvalue",
            "ecce_stats", "sorted_rows"]
 
 #: The choices of ``kind``: the maximum absolute cumulative difference
@@ -68,17 +67,9 @@ class EcceStats:
         return out / self.sigma
 
 
-def binary_view(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
-    """``(x, c)``: the values and the 0/1 outcomes the ECCE reads (binary: ``p``
-    and ``y``; a matrix: the top-label confidence and its correctness)."""
-    if prep.binary:
-        return prep.p, prep.y
-    return top_label(prep.p, prep.y)
-
-
 def ecce_stats(prep: Prepared) -> EcceStats:
     """The ECCE of validated input (``calibr._input.prepare``), both kinds at once."""
-    x, c = binary_view(prep)
+    x, c = prep.scalar_view()
     if prep.weights is None:
         x = np.ascontiguousarray(x)
         keys = np.empty(x.shape[0], dtype=np.uint64)
@@ -172,9 +163,7 @@ def ecce(
         correct.
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row: a whole-number weight counts the row
-        that many times (``docs/definitions.md``, "Frequency weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -182,12 +171,7 @@ def ecce(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument; the message
-        names the argument.
-    TypeError
-        (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
-        set, dict or string where a vector is expected.
+    <calibr:raises>
 
     Notes
     -----

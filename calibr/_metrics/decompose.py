@@ -28,6 +28,7 @@ from .._input import (
     RIGHT,
     InputError,
     Options,
+    Prepared,
     arg,
     convert,
     count_phrase,
@@ -36,6 +37,7 @@ from .._input import (
     position_text,
     validate_params,
 )
+from .scores import loss_sums
 
 __all__ = ["Decomposition", "decompose"]
 
@@ -144,18 +146,13 @@ def _divergence(f: np.ndarray, q: np.ndarray, scoring: str) -> np.ndarray:
                                                - _xlogy(1.0 - q, 1.0 - f))
 
 
-def _mean(values: np.ndarray, w: np.ndarray | None) -> float:
-    """The (weighted) mean, by numpy's pairwise sums (``numpy.dot`` would call a
-    multithreaded BLAS, slower here and summed in another order)."""
-    return float(np.mean(values) if w is None else np.sum(w * values) / np.sum(w))
-
-
 def _mean_score(x: np.ndarray, c: np.ndarray, w: np.ndarray | None, scoring: str) -> float:
-    """The mean score of the forecasts ``x`` for the 0/1 outcomes ``c``."""
-    if scoring == "brier":
-        return _mean((x - c) ** 2, w)
-    # the log of the probability given to what happened; the caller has refused 0
-    return -_mean(np.log(np.where(c, x, 1.0 - x)), w)
+    """The mean score of the forecasts ``x`` for the 0/1 outcomes ``c``: that of
+    ``calibr.brier`` / ``calibr.log_loss``, by their one implementation
+    (``calibr._metrics.scores.loss_sums``); the caller has refused an infinite log
+    loss."""
+    weight, total, _ = loss_sums(Prepared(x, c, True, None, w), scoring)
+    return total / weight
 
 
 def _parts(x: np.ndarray, c: np.ndarray, w: np.ndarray | None, scoring: str,

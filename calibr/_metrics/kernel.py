@@ -183,9 +183,8 @@ def _check_n(estimator: str, n: int) -> None:
 def scalar_form(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
     """The scalars of the binary (or top-label) SKCE of validated input: ``x``, the
     binary ``p`` (or each row's top-label confidence), and ``c``, its hit as uint8."""
-    if prep.binary:
-        return prep.p, as_hits(prep.y)
-    return top_label(prep.p, prep.y)
+    x, c = prep.scalar_view()
+    return (x, as_hits(c)) if prep.binary else (x, c)
 
 
 def skce_from_sums(estimator: str, n: int, pair_sum: float, diag_sum: float) -> float:

@@ -13,9 +13,11 @@ regression of ``y`` on ``p`` by the pool-adjacent-violators pass of
 score of ``p`` minus the score of the recalibrated probabilities, the
 calibration error of Berta et al. (2025).
 
-The two row losses here (:func:`_row_losses`) are private: the Brier score and
-the log loss as public metrics are ``calibr.brier`` and ``calibr.log_loss``
-when they exist; this module keeps its own until they are unified.
+The losses are those of ``calibr.brier`` and ``calibr.log_loss``, computed by
+their one implementation (``calibr._metrics.scores.loss_sums``). With frequency
+weights, the fits are weighted and the losses weighted means; the folds deal the
+rows of positive weight, each row whole into one fold (``docs/definitions.md``,
+"The calibration gain").
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ from .._input import (
     prepare,
     validate_params,
 )
-from .._input.warning import warn
+from .._input.warning import CountedRuntimeWarning, warn
 from .decompose import SCORES  # the proper scores calibr computes: "brier", "log_loss"
+from .scores import loss_sums
 
 __all__ = ["METHODS", "SCORES", "CalibrationGain", "calibration_gain", "folds",
            "recalibrate", "recalibration_gain"]
@@ -67,7 +70,7 @@ class CalibrationGain:
     cv : int
         The number of folds.
     n : int
-        The number of rows.
+        The number of rows (of positive weight).
     loss : float
         The mean score of ``p``.
     refinement : float
@@ -173,28 +176,34 @@ def _newton(loss, grad_hess, theta: np.ndarray) -> np.ndarray:
     return theta
 
 
-def _platt_fit(z: np.ndarray, y: np.ndarray, intercept: bool = True) -> np.ndarray:
+def _platt_fit(z: np.ndarray, y: np.ndarray, intercept: bool = True,
+               w: np.ndarray | None = None) -> np.ndarray:
     """``(a, b)`` of ``sigmoid(a z + b)``: the maximum-likelihood logistic regression
-    of ``y`` on ``z = logit(p)`` (no penalty); without ``intercept``, ``b = 0`` and
-    ``a`` is the binary inverse temperature. The loss is a mean, so the tolerance
-    does not grow with the rows."""
-    n = z.shape[0]
-    yz = float(np.dot(y, z))
-    ysum = float(y.sum())
-    zz = z * z
+    of ``y`` on ``z = logit(p)`` (no penalty; weighted by ``w``); without
+    ``intercept``, ``b = 0`` and ``a`` is the binary inverse temperature. The loss is
+    a mean, so the tolerance does not grow with the rows."""
+    ones = w is None
+    w = np.ones_like(z) if ones else w
+    n = z.shape[0] if ones else float(np.sum(w))
+    wz = z if ones else w * z
+    yz = float(np.dot(y, wz))
+    ysum = float(y.sum() if ones else np.dot(y, w))
+    zz = z * wz
 
     def loss(theta):
         t = theta[0] * z + theta[1]
-        return float((np.sum(_log1pexp(t)) - theta[0] * yz - theta[1] * ysum) / n)
+        lp = _log1pexp(t)
+        return float(((np.sum(lp) if ones else np.dot(w, lp)) - theta[0] * yz
+                      - theta[1] * ysum) / n)
 
     def grad_hess(theta):
         q = _sigmoid(theta[0] * z + theta[1])
         v = q * (1.0 - q)
-        gz, vz = np.dot(q, z) - yz, np.dot(v, z)
+        gz, vz = np.dot(q, wz) - yz, np.dot(v, wz)
         if not intercept:
             return np.array([gz / n]), np.array([[max(np.dot(v, zz), 1e-300) / n]])
-        g = np.array([gz, q.sum() - ysum]) / n
-        h = np.array([[np.dot(v, zz), vz], [vz, v.sum()]]) / n
+        g = np.array([gz, (q.sum() if ones else np.dot(q, w)) - ysum]) / n
+        h = np.array([[np.dot(v, zz), vz], [vz, v.sum() if ones else np.dot(v, w)]]) / n
         return g, h
 
     def full(th: np.ndarray) -> np.ndarray:
@@ -204,17 +213,22 @@ def _platt_fit(z: np.ndarray, y: np.ndarray, intercept: bool = True) -> np.ndarr
     return full(_newton(lambda th: loss(full(th)), lambda th: grad_hess(full(th)), start))
 
 
-def _temperature_fit(logp: np.ndarray, codes: np.ndarray) -> float:
+def _temperature_fit(logp: np.ndarray, codes: np.ndarray, w: np.ndarray | None = None
+                     ) -> float:
     """The inverse temperature ``beta`` of ``softmax(beta log p)`` that maximises the
-    likelihood of ``codes`` (a matrix of log-probabilities, one column per class)."""
-    n = logp.shape[0]
-    own = logp[np.arange(n), codes]
+    (``w``-weighted) likelihood of ``codes`` (a matrix of log-probabilities, one
+    column per class)."""
+    n = logp.shape[0] if w is None else float(np.sum(w))
+    own = logp[np.arange(logp.shape[0]), codes]
+
+    def total(values: np.ndarray) -> float:
+        return float(np.sum(values) if w is None else np.dot(w, values))
 
     def loss(theta):
         s = theta[0] * logp
         m = s.max(axis=1)
         lse = m + np.log(np.exp(s - m[:, None]).sum(axis=1))
-        return float(np.sum(lse - theta[0] * own) / n)
+        return total(lse - theta[0] * own) / n
 
     def grad_hess(theta):
         s = theta[0] * logp
@@ -223,17 +237,18 @@ def _temperature_fit(logp: np.ndarray, codes: np.ndarray) -> float:
         q /= q.sum(axis=1)[:, None]
         mean = (q * logp).sum(axis=1)
         var = (q * logp * logp).sum(axis=1) - mean * mean
-        return (np.array([np.sum(mean - own) / n]),
-                np.array([[max(np.sum(var) / n, 1e-300)]]))
+        return (np.array([total(mean - own) / n]),
+                np.array([[max(total(var) / n, 1e-300)]]))
 
     return float(_newton(loss, grad_hess, np.array([1.0]))[0])
 
 
-def _isotonic_map(x: np.ndarray, y: np.ndarray):
-    """The isotonic regression of ``y`` on ``x`` (ties pooled), as a function read
-    linearly between the smallest and the largest ``x`` of each block and constant
-    beyond the ends (scikit-learn's ``IsotonicRegression(out_of_bounds="clip")``)."""
-    b = _binning.isotonic_blocks(x, y)
+def _isotonic_map(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None):
+    """The (``w``-weighted) isotonic regression of ``y`` on ``x`` (ties pooled), as a
+    function read linearly between the smallest and the largest ``x`` of each block
+    and constant beyond the ends (scikit-learn's
+    ``IsotonicRegression(out_of_bounds="clip")``)."""
+    b = _binning.isotonic_blocks(x, y, w)
     knots = np.column_stack((b.lowest, b.highest)).ravel()
     values = np.repeat(b.fitted, 2)
     return lambda v: np.interp(v, knots, values)
@@ -244,7 +259,10 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 
 def _recalibrated(prep: Prepared, method: str, cv: int, rng: Any) -> np.ndarray:
+    """The out-of-fold recalibrated ``prep.p``; its weights (all positive, or None)
+    weight the fits."""
     codes = prep.y.astype(np.int64) if prep.binary else prep.y
+    w = prep.weights
     _check_classes(codes, cv)
     fold = folds(codes, cv, rng)
     out = np.empty_like(prep.p)
@@ -257,19 +275,21 @@ def _recalibrated(prep: Prepared, method: str, cv: int, rng: Any) -> np.ndarray:
     for f in range(cv):
         test = fold == f
         train = ~test
+        wt = None if w is None else w[train]
         if method == "isotonic":
             if prep.binary:
-                out[test] = _isotonic_map(prep.p[train], prep.y[train])(prep.p[test])
+                out[test] = _isotonic_map(prep.p[train], prep.y[train], wt)(prep.p[test])
             else:
-                out[test] = _isotonic_ovr(prep.p[train], codes[train], prep.p[test])
+                out[test] = _isotonic_ovr(prep.p[train], codes[train], prep.p[test], wt)
         elif method == "platt":
-            a, b = _platt_fit(z[train], prep.y[train].astype(np.float64))
+            a, b = _platt_fit(z[train], prep.y[train].astype(np.float64), w=wt)
             out[test] = _sigmoid(a * z[test] + b)
         elif prep.binary:  # temperature of the columns (1 - p, p): sigmoid(beta logit p)
-            beta = _platt_fit(z[train], prep.y[train].astype(np.float64), intercept=False)[0]
+            beta = _platt_fit(z[train], prep.y[train].astype(np.float64), intercept=False,
+                              w=wt)[0]
             out[test] = _sigmoid(beta * z[test])
         else:
-            beta = _temperature_fit(logp[train], codes[train])
+            beta = _temperature_fit(logp[train], codes[train], wt)
             s = beta * logp[test]
             s -= s.max(axis=1)[:, None]
             e = np.exp(s)
@@ -277,11 +297,13 @@ def _recalibrated(prep: Prepared, method: str, cv: int, rng: Any) -> np.ndarray:
     return out
 
 
-def _isotonic_ovr(p: np.ndarray, codes: np.ndarray, new: np.ndarray) -> np.ndarray:
+def _isotonic_ovr(p: np.ndarray, codes: np.ndarray, new: np.ndarray,
+                  w: np.ndarray | None = None) -> np.ndarray:
     """One isotonic map per class (one against the rest), the rows then divided by
     their sum; a row whose maps are all 0 gets 1/K each (scikit-learn's rule)."""
     k = p.shape[1]
-    out = np.column_stack([_isotonic_map(p[:, j], (codes == j).astype(np.float64))(new[:, j])
+    out = np.column_stack([_isotonic_map(np.ascontiguousarray(p[:, j]),
+                                         (codes == j).astype(np.float64), w)(new[:, j])
                            for j in range(k)])
     total = out.sum(axis=1)
     zero = total == 0.0
@@ -309,33 +331,23 @@ def _check_method(prep: Prepared, method: str) -> None:
 
 # ------------------------------------------------------------------ the losses
 
-def _row_losses(p: np.ndarray, y: np.ndarray, binary: bool, score: str) -> np.ndarray:
-    """Each row's Brier score (binary ``(p - y)^2``; a matrix: the sum over the
-    classes) or log loss (``-log`` of the probability of the outcome, ``inf``
-    when it is 0)."""
-    if binary:
-        yf = y.astype(np.float64)
-        if score == "brier":
-            return (p - yf) ** 2
-        own = np.where(yf == 1.0, p, 1.0 - p)
-    else:
-        own = p[np.arange(p.shape[0]), y]
-        if score == "brier":
-            sq = (p * p).sum(axis=1)
-            return sq - 2.0 * own + 1.0
-    with np.errstate(divide="ignore"):
-        return -np.log(own)
-
-
-def _mean_loss(p: np.ndarray, y: np.ndarray, binary: bool, score: str, what: str) -> float:
-    rows = _row_losses(p, y, binary, score)
-    inf = np.isinf(rows)
-    if inf.any():
-        warn(f"The log loss of {what} is inf: it gives the outcome of "
-             f"{count_phrase(int(inf.sum()), 'row', 'rows')} a probability of 0 "
-             "(docs/definitions.md, \"The calibration "
-             "gain\").", RuntimeWarning)
-    return float(rows.mean())
+def _mean_loss(prep: Prepared, q: np.ndarray, score: str, what: str) -> float:
+    """The (weighted) mean score of the probabilities ``q`` (``prep.p`` or its
+    recalibration) for ``prep``'s outcomes, by ``calibr._metrics.scores.loss_sums``;
+    a log loss of rows with probability 0 for their outcome: inf, with a warning
+    that counts them."""
+    weight, total, zeros = loss_sums(Prepared(q, prep.y, prep.binary, prep.classes,
+                                              prep.weights), score)
+    if zeros:
+        warn(CountedRuntimeWarning(
+            f"The log loss of {what} is inf: it gives the outcome of "
+            f"{count_phrase(zeros, 'row', 'rows')} a probability of 0 "
+            "(docs/definitions.md, \"The calibration gain\").", count=zeros,
+            what=(f"gets a probability of 0 for its outcome from {what} (the log loss is "
+                  "inf)", f"get a probability of 0 for their outcome from {what} (the log "
+                  "loss is inf)")))
+        return float("inf")
+    return total / weight
 
 
 # ------------------------------------------------------------------ public
@@ -388,8 +400,7 @@ def recalibrate(
         (``calibr.InputError``) for an unknown ``method``, ``cv`` below 2 or
         above the count of the rarest class, ``y`` of one class, ``p`` of 0 or
         1 with ``"platt"`` or ``"temperature"``, and bad values of any argument.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises_type>
 
     Notes
     -----
@@ -425,6 +436,7 @@ def calibration_gain(
     rng: int | np.random.Generator | None = 0,
     classes: Sequence | None = None,
     na_rm: bool = False,
+    weights: Any = None,
 ) -> CalibrationGain:
     """The part of a proper score that cross-fitted recalibration removes: the
     loss, the loss after recalibration (the refinement) and their difference.
@@ -445,6 +457,12 @@ def calibration_gain(
         The seed of the folds.
     <calibr:classes>
     <calibr:na_rm>
+    weights : array-like, optional, keyword-only
+        Frequency weights, one per row: weighted fits and weighted mean losses. A
+        row of weight 0 is no row (not in the folds, not refused for a ``p`` of 0
+        or 1); the folds deal the other rows, each whole into one fold, so a
+        whole-number weight counts the row that many times in its fold
+        (``docs/definitions.md``, "The calibration gain").
 
     Returns
     -------
@@ -457,8 +475,7 @@ def calibration_gain(
     ValueError
         (``calibr.InputError``) as :func:`calibr.recalibrate`, and for an
         unknown ``score``.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises_type>
 
     Warns
     -----
@@ -490,15 +507,24 @@ def calibration_gain(
     >>> round(g.loss, 4), round(g.refinement, 4), round(g.calibration_error, 4)
     (0.6791, 0.6012, 0.0779)
     """
-    prep = prepare(p, y, classes=classes, na_rm=na_rm)
+    prep = _positive(prepare(p, y, classes=classes, na_rm=na_rm, weights=weights))
     _check_method(prep, method)
-    codes = prep.y if not prep.binary else prep.y.astype(np.int64)
     q = _recalibrated(prep, method, cv, rng)
-    loss = _mean_loss(prep.p, codes, prep.binary, score, "p")
-    refinement = _mean_loss(q, codes, prep.binary, score, "the recalibrated p")
-    return CalibrationGain(score=score, method=method, cv=cv, n=int(codes.shape[0]),
+    loss = _mean_loss(prep, prep.p, score, "p")
+    refinement = _mean_loss(prep, q, score, "the recalibrated p")
+    return CalibrationGain(score=score, method=method, cv=cv, n=prep.n,
                            loss=loss, refinement=refinement,
                            calibration_error=loss - refinement)
+
+
+def _positive(prep: Prepared) -> Prepared:
+    """``prep`` without its rows of weight 0 (no row: in no fold, no fit, no loss)."""
+    w = prep.weights
+    if w is None or np.all(w > 0):
+        return prep
+    keep = w > 0
+    return Prepared(np.ascontiguousarray(prep.p[keep]), prep.y[keep], prep.binary,
+                    prep.classes, w[keep])
 
 
 @validate_params(score=Options(*SCORES), **_RULES)
@@ -513,6 +539,7 @@ def recalibration_gain(
     rng: int | np.random.Generator | None = 0,
     classes: Sequence | None = None,
     na_rm: bool = False,
+    weights: Any = None,
 ) -> float:
     """The calibration error of a proper score, one number: ``calibration_gain(p,
     y, ...).calibration_error``, the metric of ``summarise``, the bootstrap and
@@ -530,6 +557,8 @@ def recalibration_gain(
         function of the rows (the same in every group, resample and run).
     <calibr:classes>
     <calibr:na_rm>
+    weights : array-like, optional, keyword-only
+        Frequency weights, as :func:`calibr.calibration_gain`.
 
     Returns
     -------
@@ -539,8 +568,7 @@ def recalibration_gain(
     ------
     ValueError
         (``calibr.InputError``) as :func:`calibr.calibration_gain`.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises_type>
 
     Examples
     --------
@@ -553,4 +581,4 @@ def recalibration_gain(
     0.0348
     """
     return calibration_gain(p, y, score, method, cv=cv, rng=rng, classes=classes,
-                            na_rm=na_rm).calibration_error
+                            na_rm=na_rm, weights=weights).calibration_error

@@ -32,15 +32,17 @@ from .._input import (
     convert,
     finish,
     fmt,
+    lazy_backend,
     real_value,
     validate_params,
     warn,
 )
+from .._input.warning import CountedWarning
 from .._kernels import scores as _ks
 from .._kernels._jit import read_only
-from .._kernels.top_label import top_label
 
-__all__ = ["AUROC_AVERAGES", "AUROC_TYPES", "UNDEFINED", "auroc", "brier", "log_loss"]
+__all__ = ["AUROC_AVERAGES", "AUROC_TYPES", "UNDEFINED", "auroc", "brier", "log_loss",
+           "loss_sums", "loss_value"]
 
 #: The multiclass forms of ``auroc``: one-vs-rest, or the top label's correctness.
 AUROC_TYPES = ("ovr", "confidence")
@@ -83,10 +85,6 @@ def _codes(prep: Prepared) -> np.ndarray:
     return read_only(np.ascontiguousarray(prep.y))
 
 
-def _mean(losses: np.ndarray, w: np.ndarray) -> float:
-    return float(np.dot(w, losses) / np.sum(w))
-
-
 @validate_params(na_rm=FLAG)
 @shared_docs
 def brier(
@@ -106,9 +104,7 @@ def brier(
     <calibr:y>
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row: a whole-number weight counts the row
-        that many times (``docs/definitions.md``, "Frequency weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -117,12 +113,7 @@ def brier(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument; the message
-        names the argument.
-    TypeError
-        (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
-        set, dict or string where a vector is expected.
+    <calibr:raises>
 
     Notes
     -----
@@ -141,6 +132,8 @@ def brier(
     :func:`calibr.decompose` (which splits it into miscalibration,
     discrimination and uncertainty). O(n), one pass.
 
+    <calibr:dask_scores>
+
     References
     ----------
     Brier, G. W. (1950). Verification of forecasts expressed in terms of
@@ -156,28 +149,62 @@ def brier(
     >>> round(calibr.brier([0.2, 0.6], [0, 1], weights=[3, 1]), 12)   # the rows 0.2 x 3, 0.6
     0.07
     """
-    def kernel(q, labels, offset, binary):
-        if binary:
-            return _ks.checked_binary_brier(q, labels)
-        return _ks.checked_matrix_brier(q, labels, np.int64(offset), ROW_SUM_TOL)
-
-    total, n, prep = _validated(p, y, classes, na_rm, weights, kernel)
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.brier(p, y, classes, na_rm, weights)
+    total, n, prep = _validated(p, y, classes, na_rm, weights, _brier_kernel)
     if prep is None:
         return float(total / n)
-    if prep.weights is None:
-        total, _ = kernel(read_only(prep.p), _codes(prep), 0, prep.binary)
-        return float(total / n)
-    if prep.binary:
-        losses = (prep.p - prep.y) ** 2
-    else:
-        losses = np.sum((prep.p - _onehot(prep)) ** 2, axis=1)
-    return _mean(losses, prep.weights)
+    return loss_value("brier", *loss_sums(prep, "brier"))
+
+
+def _brier_kernel(q, labels, offset, binary):
+    """The checked sum of the rows' Brier scores, and whether every value was valid."""
+    if binary:
+        return _ks.checked_binary_brier(q, labels)
+    return _ks.checked_matrix_brier(q, labels, np.int64(offset), ROW_SUM_TOL)
 
 
 def _onehot(prep: Prepared) -> np.ndarray:
     out = np.zeros(prep.p.shape)
     out[np.arange(prep.n), prep.y] = 1.0
     return out
+
+
+def loss_sums(prep: Prepared, score: str, eps: float = 0.0) -> tuple[float, float, int]:
+    """``(W, L, z)`` of validated input: the total weight (the rows without
+    weights), the (weighted) sum of the rows' losses (``score``: ``"brier"`` or
+    ``"log_loss"`` clipped at ``eps``, 0 for none) and the rows of positive weight
+    whose log loss is inf (their loss is not in L). The one implementation of the
+    two scores: :func:`brier`, :func:`log_loss`, the Dask backend's merged sums and
+    ``calibr._metrics.recalibration`` read it; :func:`loss_value` gives the score."""
+    w = prep.weights
+    weight = float(prep.n) if w is None else float(np.sum(w))
+    if score == "brier":
+        if w is None:
+            total, ok = _brier_kernel(read_only(prep.p), _codes(prep), 0, prep.binary)
+            if ok:
+                return weight, float(total), 0
+            # forecasts outside [0, 1], which the kernel refuses: decompose's columns
+        if prep.binary:
+            losses = (prep.p - prep.y) ** 2
+        else:
+            losses = np.sum((prep.p - _onehot(prep)) ** 2, axis=1)
+        return weight, float(np.sum(losses) if w is None else np.dot(w, losses)), 0
+    got = _log_sum(read_only(prep.p), _codes(prep), 0, prep.binary, eps, ROW_SUM_TOL,
+                   None if w is None else read_only(w))
+    if got is None:  # pragma: no cover - validated input the kernel refuses: a bug
+        raise RuntimeError("calibr: the log-loss kernel refused input calibr had validated.")
+    return weight, -got[0], got[1]
+
+
+def loss_value(score: str, weight: float, total: float, zeros: int) -> float:
+    """The score of :func:`loss_sums`' sums, ``total / weight``; the log loss of
+    rows with probability 0 for their outcome: inf, with the warning that counts
+    them."""
+    if score == "brier":
+        return float(total / weight)
+    return _log_loss_value(-total, zeros, weight)
 
 
 @validate_params(eps=EPS, na_rm=FLAG)
@@ -218,12 +245,7 @@ def log_loss(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument; the message
-        names the argument.
-    TypeError
-        (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
-        set, dict or string where a vector is expected.
+    <calibr:raises>
 
     Warns
     -----
@@ -241,6 +263,8 @@ def log_loss(
 
     (Good 1952). O(n): in chunks of 65,536 rows, one compiled pass that checks the
     input and picks :math:`q_i`, numpy's vectorised logarithm and a sum.
+
+    <calibr:dask_scores>
 
     References
     ----------
@@ -264,6 +288,9 @@ def log_loss(
     17.6164
     """
     clip = 0.0 if eps is None else float(eps)
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None:  # a lazy result: docs/dask.md
+        return lazy.log_loss(p, y, clip, classes, na_rm, weights)
     conv = convert(p, y, classes=classes, na_rm=na_rm, weights=weights)
     direct = conv.direct()
     if direct is not None:
@@ -272,13 +299,7 @@ def log_loss(
                        ROW_SUM_TOL, None)
         if got is not None:
             return _log_loss_value(*got, float(conv.p.shape[0]))
-    prep = finish(conv)
-    w = prep.weights
-    got = _log_sum(read_only(prep.p), _codes(prep), 0, prep.binary, clip, ROW_SUM_TOL,
-                   None if w is None else read_only(w))
-    if got is None:  # pragma: no cover - validated input the kernel refuses: a bug
-        raise RuntimeError("calibr: the log-loss kernel refused input calibr had validated.")
-    return _log_loss_value(*got, float(prep.n) if w is None else float(np.sum(w)))
+    return loss_value("log_loss", *loss_sums(finish(conv), "log_loss", clip))
 
 
 #: Rows picked, logged and summed together (``_log_sum``): their values stay in cache
@@ -321,9 +342,12 @@ def _log_loss_value(total: float, zeros: int, weight: float) -> float:
     impossible row."""
     if zeros:
         rows = "row gives its" if zeros == 1 else "rows give their"
-        warn(f"log_loss: {zeros:,} {rows} observed outcome probability 0, so the log "
-             "loss is inf; pass eps= to clip the probabilities (docs/definitions.md, "
-             "\"Log loss\").")
+        warn(CountedWarning(
+            f"log_loss: {zeros:,} {rows} observed outcome probability 0, so the log "
+            "loss is inf; pass eps= to clip the probabilities (docs/definitions.md, "
+            "\"Log loss\").", count=zeros,
+            what=("gives its observed outcome probability 0 (the log loss is inf)",
+                  "give their observed outcome probability 0 (the log loss is inf)")))
         return math.inf
     return -total / weight
 
@@ -359,9 +383,7 @@ def auroc(
         otherwise.
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row: a whole-number weight counts the row
-        that many times (``docs/definitions.md``, "Frequency weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -378,9 +400,7 @@ def auroc(
         with no row or every row (``"ovr"``), or top labels all right or all
         wrong (``"confidence"``). ``summarise()`` gives such a group NaN and
         warns once, naming the groups.
-    TypeError
-        (``calibr.InputTypeError``) for a non-numeric ``p``, or a generator,
-        set, dict or string where a vector is expected.
+    <calibr:raises_type>
 
     Notes
     -----
@@ -442,7 +462,7 @@ def auroc(
                              "outcomes 0 and 1")
         return value
     if type == "confidence":
-        rho, hit = top_label(prep.p, prep.y)
+        rho, hit = prep.scalar_view()
         value = _auc(rho, hit, w)
         if value is None:
             raise _one_class("every top label is right, or every one wrong",

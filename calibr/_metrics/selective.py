@@ -43,7 +43,6 @@ from .._input.messages import fmt
 from .._input.params import real_value
 from .._kernels import cumulative as _ck
 from .._kernels._jit import read_only
-from .._kernels.top_label import top_label
 
 __all__ = ["RULES", "RISK_COVERAGE_COLUMNS", "Curve", "aurc", "augrc", "curve_of",
            "e_aurc", "risk_coverage", "selective_accuracy", "top_label_hits"]
@@ -73,7 +72,7 @@ def top_label_hits(prep: Prepared) -> tuple[np.ndarray, np.ndarray]:
     if prep.binary:
         p = prep.p
         return np.maximum(p, 1.0 - p), (p > 0.5) == (prep.y != 0)
-    conf, hit = top_label(prep.p, prep.y)
+    conf, hit = prep.scalar_view()
     return conf, hit.astype(bool)
 
 
@@ -201,9 +200,7 @@ def aurc(
         uncertainty-calibration's ``1 - get_selective_stats(...)[0]``).
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row: a whole-number weight counts the row
-        that many times (``docs/definitions.md``, "Frequency weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -212,11 +209,7 @@ def aurc(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument; the message
-        names the argument.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises>
 
     Notes
     -----
@@ -271,9 +264,7 @@ def e_aurc(
     <calibr:y>
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row (``docs/definitions.md``, "Frequency
-        weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -283,10 +274,7 @@ def e_aurc(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises>
 
     Notes
     -----
@@ -334,9 +322,7 @@ def augrc(
         As :func:`aurc`; the trapezoid starts at the point (0, 0).
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row (``docs/definitions.md``, "Frequency
-        weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -345,10 +331,7 @@ def augrc(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises>
 
     Notes
     -----
@@ -398,9 +381,7 @@ def selective_accuracy(
         The share of the rows (of the weight) accepted, in (0, 1].
     <calibr:classes>
     <calibr:na_rm>
-    weights : array-like, optional, keyword-only
-        Frequency weights, one per row (``docs/definitions.md``, "Frequency
-        weights").
+    <calibr:weights>
 
     Returns
     -------
@@ -411,8 +392,7 @@ def selective_accuracy(
     ValueError
         (``calibr.InputError``) for a ``coverage`` outside (0, 1] and bad values
         of any other argument.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises_type>
 
     Notes
     -----
@@ -485,10 +465,7 @@ def risk_coverage(
 
     Raises
     ------
-    ValueError
-        (``calibr.InputError``) for bad values of any argument.
-    TypeError
-        (``calibr.InputTypeError``) for arguments of a kind calibr does not read.
+    <calibr:raises>
 
     Examples
     --------
