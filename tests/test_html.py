@@ -1303,8 +1303,12 @@ def test_the_chart_of_differences_bounds_a_metric_where_higher_is_better(capsys,
         end = float(re.search(r"H(-?[\d.]+)", d).group(1))
         assert start == pytest.approx(zero + scale * bound, abs=0.12)
         assert (end < start) == left
-    assert "left of 0 the candidate is worse" in parse(
-        html.read_text(encoding="utf-8")).text()
+    root = parse(html.read_text(encoding="utf-8"))
+    assert "left of 0 the candidate is worse" in root.text()
+    # the verdict names what "worse" is for both kinds, not "worse calibrated"
+    verdict = root.find("div", "verdict").text()
+    assert "significantly worse" in verdict and "calibrated" not in verdict
+    assert "a smaller score for a metric where higher is better" in verdict
 
 
 def test_compare_html_shows_the_adjusted_p_value_and_its_bound(capsys, tmp_path):

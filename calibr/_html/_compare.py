@@ -42,9 +42,10 @@ def verdict(result: pd.DataFrame, by: list, level: float, worse_status: int) -> 
         which = "; ".join(
             esc(str(r["metric"])) + (" (" + esc(_group_title(by, tuple(r[c] for c in by)))
                                      + ")" if by else "") for _, r in worse.iterrows())
-        return ("worse", f"<strong>The candidate is significantly worse calibrated</strong> in "
-                f"{len(worse)} of {n} comparison{many}: {which}. Its error is larger than the "
-                f"baseline's with a one-sided p-value below {alpha:.6g} (level {level:g}). "
+        return ("worse", f"<strong>The candidate is significantly worse</strong> in "
+                f"{len(worse)} of {n} comparison{many}: {which}. Each is worse than the "
+                "baseline's (a larger error, or a smaller score for a metric where higher is "
+                f"better) with a one-sided p-value below {alpha:.6g} (level {level:g}). "
                 f"<strong>calibr compare exits with status {worse_status}</strong>: a CI job "
                 "that gates on it fails.")
     return ("ok", f"<strong>No significant worsening</strong> in {n} comparison{many} at level "
