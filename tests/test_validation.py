@@ -1660,3 +1660,26 @@ def test_a_torch_p_with_a_jax_y_is_read_as_two_arrays():
     with pytest.raises(InputError, match=re.escape(
             "`p` and `y` must have the same length; got 40 and 39.")):
         calibr.ece(torch.from_numpy(p), jy[:39])
+
+
+def test_breaks_given_as_an_array_of_another_library_are_numpys_breaks():
+    """``bins=`` breaks are read by the same rule as ``p``: a torch tensor (one
+    that requires grad too), a JAX or array-api-strict array or an Arrow array of
+    breaks gives the number of the numpy breaks."""
+    torch = require("torch")
+    jax = require("jax")
+    xs = require("array_api_strict")
+    pa = require("pyarrow")
+    gen = np.random.default_rng(14)
+    p = gen.random(200)
+    y = (gen.random(200) < p).astype(np.int64)
+    breaks = np.array([0.0, 0.3, 0.55, 1.0])
+    want = calibr.ece(p, y, bins=breaks)
+    assert want != calibr.ece(p, y, bins=3)
+    with jax.enable_x64(True):
+        jbreaks = jax.numpy.asarray(breaks)
+    for b in (torch.from_numpy(breaks.copy()), torch.tensor(breaks, requires_grad=True),
+              jbreaks, xs.asarray(breaks), pa.array(breaks)):
+        assert calibr.ece(p, y, bins=b) == want, type(b)
+        assert calibr.calibration_table(p, y, bins=b).equals(
+            calibr.calibration_table(p, y, bins=breaks))
