@@ -1683,3 +1683,27 @@ def test_breaks_given_as_an_array_of_another_library_are_numpys_breaks():
         assert calibr.ece(p, y, bins=b) == want, type(b)
         assert calibr.calibration_table(p, y, bins=b).equals(
             calibr.calibration_table(p, y, bins=breaks))
+
+
+def test_calibr_torchmetrics_reads_arrays_by_the_same_rule():
+    """calibr.torchmetrics (its own dtype rules, torchmetrics') reads tensors and
+    other libraries' arrays through the input layer's rule: a GPU array is copied
+    once, a JAX or array-api-strict array gives the numbers of its numpy values."""
+    torch = require("torch")
+    jax = require("jax")
+    xs = require("array_api_strict")
+    from calibr.torchmetrics import binary_calibration_error
+
+    gen = np.random.default_rng(15)
+    p = gen.random(300)
+    y = (gen.random(300) < p).astype(np.int64)
+    want = binary_calibration_error(p, y)
+    dev = _Device(p, dlpack_1=True)
+    assert binary_calibration_error(dev, y) == want and dev.copies == 1
+    with jax.enable_x64(True):
+        jp = jax.numpy.asarray(p)
+    assert binary_calibration_error(jp, y) == want
+    assert binary_calibration_error(xs.asarray(p), xs.asarray(y)) == want
+    leaf = torch.tensor(p, requires_grad=True)
+    assert binary_calibration_error(leaf, torch.from_numpy(y)) == want
+    assert leaf.grad is None and leaf.requires_grad

@@ -201,7 +201,7 @@ def host_array(value: Any, name: str) -> np.ndarray:
     raise InputTypeError(
         f"`{name}` is a {_type_name(value)}{f' of dtype {dtype}' if dtype is not None else ''} "
         f"that numpy cannot read ({type(reason).__name__}: {reason}); convert it to "
-        "float32 or float64 (or integer labels) first.", param=name)
+        "float32 or float64 (or integer labels) first.", param=name) from reason
 
 
 def _from_arrow_capsule(value: Any, name: str) -> Any:
