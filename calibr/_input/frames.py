@@ -59,9 +59,9 @@ _EAGER = (("polars.series", "polars"), ("polars.dataframe", "polars"), ("pyarrow
 
 #: What numpy and pandas objects are (read by the rest of the layer as they are;
 #: pandas' frames and Series also have ``__arrow_c_stream__``, numpy's arrays
-#: ``__dlpack__``).
-_NATIVE = (np.ndarray, pd.DataFrame, pd.Series, pd.Index, pd.api.extensions.ExtensionArray,
-           list, tuple)
+#: ``__dlpack__`` and its scalars ``__array_namespace__``).
+_NATIVE = (np.ndarray, np.generic, pd.DataFrame, pd.Series, pd.Index,
+           pd.api.extensions.ExtensionArray, list, tuple)
 
 #: The module prefixes of the collections that ``calibr/_input/backends.py`` hands
 #: to an engine (Dask's), never read here as arrays.
