@@ -56,7 +56,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._input import MAX_BINS, InputError, InputTypeError, validate_params
+from ._input import MAX_BINS, InputError, InputTypeError, host_array, validate_params
 from ._kernels import torchmetrics_kernels as _k
 
 __all__ = [
@@ -197,8 +197,10 @@ def _as_array(x: Any, name: str) -> np.ndarray:
     Accepted: numpy arrays (memory-maps, read-only and strided ones too; masked arrays
     without masked values), numpy and Python scalars, pandas objects (nullable and
     Arrow-backed numeric dtypes; missing values become NaN), (nested) lists and tuples,
-    torch tensors (detached first) and other objects numpy reads through
-    ``__array__``. Generators, sets, dicts, strings and None are a type error.
+    torch tensors, JAX, CuPy and any DLPack or array-API arrays (read by the input
+    layer's rule, ``docs/definitions.md``, "Arrays of other libraries": detached,
+    in place on the CPU, copied once from a GPU) and other objects numpy reads
+    through ``__array__``. Generators, sets, dicts, strings and None are a type error.
     """
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
@@ -213,6 +215,9 @@ def _as_array(x: Any, name: str) -> np.ndarray:
         arr = _list_to_numpy([x], name).reshape(())  # a Python scalar: as torch.tensor(x)
     elif isinstance(x, np.ma.MaskedArray):
         arr = _unmasked(x, name)
+    elif not isinstance(x, (np.ndarray, np.generic)) and (
+            hasattr(type(x), "__dlpack__") or hasattr(type(x), "__array_namespace__")):
+        arr = host_array(x, name)  # JAX, CuPy, any DLPack or array-API array: one rule
     elif isinstance(x, (np.ndarray, np.generic)) or hasattr(x, "__array__"):
         try:
             arr = np.asarray(x)
@@ -260,11 +265,14 @@ def _tensor_to_numpy(torch: Any, x: Any, name: str) -> np.ndarray:
         raise InputError(f"`{name}` is a tensor on the meta device, which holds no values.",
                          param=name)
     try:
-        return x.detach().cpu().resolve_conj().resolve_neg().numpy()
-    except (TypeError, ValueError, RuntimeError, NotImplementedError) as err:
+        # the input layer's rule (docs/definitions.md, "Arrays of other libraries"):
+        # detached, read in place on the CPU, copied once from a GPU
+        return host_array(x.resolve_conj().resolve_neg(), name)
+    except InputTypeError as err:
+        cause = err.__cause__
         raise InputTypeError(
             f"`{name}` must be a tensor numpy can read; got a tensor of dtype {x.dtype} "
-            f"({type(err).__name__}: {err}).",
+            f"({type(cause).__name__}: {cause}).",
             param=name
         ) from None
 

@@ -19,7 +19,14 @@ own tests), each with a valid call, drives
   number; row-permuted inputs the same number up to summation order, where the
   metric does not depend on the order (``estimator="ul"`` does);
 * the bound on ``bins`` times the number of classes, checked before any per-bin
-  memory is allocated, by every function that takes ``bins``.
+  memory is allocated, by every function that takes ``bins``;
+* arrays of other libraries: every function that takes arrays, given torch
+  tensors (plain, requiring grad, strided views), JAX arrays (float64 and its
+  default float32), array-api-strict arrays, a mix of them, or a GPU array as
+  DLPack shows one, returns bit for bit what it returns for numpy arrays of the
+  same values and dtype; Arrow PyCapsule columns and frames (objects with only
+  ``__arrow_c_stream__`` or ``__arrow_c_array__``) what pandas gives
+  (``docs/definitions.md``, "Arrays of other libraries").
 
 Everything is deterministic (``derandomize=True``, fixed seeds).
 """
@@ -45,6 +52,7 @@ import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
+from conftest import require
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pandas.api.typing import DataFrameGroupBy
@@ -965,3 +973,184 @@ def test_bins_times_classes_is_checked_before_anything_is_allocated(monkeypatch,
     finally:
         tracemalloc.stop()
     assert peak < 50 * 2**20, peak  # a few copies of the 160 kB input, not 24 GB of bins
+
+
+# ------------------------------------------------------------------ arrays of other libraries
+
+
+class _Stream:
+    """Nothing but the Arrow PyCapsule stream interface of a pyarrow object."""
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._native.__arrow_c_stream__(requested_schema)
+
+
+class _ArrowArray:
+    """Nothing but the Arrow PyCapsule array interface of a pyarrow array."""
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> Any:
+        return self._native.__arrow_c_array__(requested_schema)
+
+
+class _DeviceArray:
+    """A GPU array as DLPack shows one (no GPU here): its device is 2 (``kDLCUDA``),
+    and its memory is handed over only as a host copy asked for through DLPack
+    1.0's ``dl_device`` (what ``np.from_dlpack(x, device="cpu", copy=True)``, the
+    array API's way, asks for). Each copy is logged."""
+
+    def __init__(self, host: np.ndarray, log: list) -> None:
+        self._host = host
+        self._log = log
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (2, 0)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None,
+                   dl_device: Any = None, copy: Any = None) -> Any:
+        if dl_device is None or tuple(dl_device) != (1, 0) or copy is False:
+            raise BufferError("device memory cannot be read by the host in place")
+        self._log.append(self)
+        return self._host.copy().__dlpack__(max_version=max_version)
+
+
+def _array_libraries() -> dict[str, Callable[[np.ndarray, list], tuple[Any, np.ndarray]]]:
+    """Each library's form of a numpy array ``a``: ``(the foreign array, the numpy
+    array of the values and dtype it holds)``; the second is the reference."""
+    torch = require("torch")
+    jax = require("jax")
+    jnp = require("jax.numpy")
+    xs = require("array_api_strict")
+
+    def jax64(a: np.ndarray, log: list) -> tuple[Any, np.ndarray]:
+        with jax.enable_x64(True):
+            return jnp.asarray(a), a
+
+    def jax32(a: np.ndarray, log: list) -> tuple[Any, np.ndarray]:
+        j = jnp.asarray(a)  # JAX's default: float32 and int32
+        assert j.dtype != a.dtype
+        return j, a.astype(np.dtype(j.dtype))
+
+    def torch_grad(a: np.ndarray, log: list) -> tuple[Any, np.ndarray]:
+        t = torch.tensor(a, requires_grad=a.dtype.kind == "f")
+        log.append(t)
+        return t, a
+
+    return {
+        "torch": lambda a, log: (torch.from_numpy(a.copy()), a),
+        "torch requires_grad": torch_grad,
+        "torch strided view": lambda a, log: (torch.from_numpy(np.repeat(a, 2, axis=0))[::2], a),
+        "jax float64": jax64,
+        "jax float32": jax32,
+        "array-api-strict": lambda a, log: (xs.asarray(a), a),
+        "GPU (DLPack device 2)": lambda a, log: (_DeviceArray(a, log), a),
+    }
+
+
+_LIBRARIES = ("torch", "torch requires_grad", "torch strided view", "jax float64",
+              "jax float32", "array-api-strict", "GPU (DLPack device 2)", "mixed")
+#: the library of each array argument in turn, for "mixed" (a torch p with a JAX y, ...)
+_MIXED = ("torch", "jax float64", "array-api-strict")
+
+
+def _outcome(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    try:
+        return func(**kwargs)
+    except (InputError, InputTypeError) as err:
+        return (type(err), str(err))
+
+
+def _assert_same(got: Any, want: Any, where: str = "result") -> None:
+    """``got`` is ``want`` bit for bit: the same types, floats, arrays and frames."""
+    assert type(got) is type(want), (where, type(got), type(want))
+    if isinstance(want, pd.DataFrame):
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+    elif isinstance(want, pd.Series):
+        pd.testing.assert_series_equal(got, want, check_exact=True)
+    elif isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype, where
+        np.testing.assert_array_equal(got, want, strict=True, err_msg=where)
+    elif isinstance(want, float):
+        assert got == want or (math.isnan(got) and math.isnan(want)), (where, got, want)
+    elif isinstance(want, (tuple, list)):
+        assert len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            _assert_same(g, w, f"{where}[{i}]")
+    elif hasattr(want, "__dataclass_fields__"):
+        for name in want.__dataclass_fields__:
+            _assert_same(getattr(got, name), getattr(want, name), f"{where}.{name}")
+    else:
+        assert got == want, (where, got, want)
+
+
+@pytest.mark.parametrize("lib", _LIBRARIES)
+@pytest.mark.parametrize("entry", [e for e in REGISTRY if e.arrays], ids=lambda e: e.name)
+def test_arrays_of_other_libraries_give_the_numbers_of_numpy_bit_for_bit(entry, lib):
+    """Every function that takes arrays, every metric of the registry in each of
+    its forms among them: torch (the pinned CPU build), JAX (CPU) and
+    array-api-strict arrays give the numbers of numpy arrays of the same values
+    and dtype, bit for bit, and the same message when those are refused."""
+    libraries = _array_libraries()
+    args = entry.args()
+    reference, foreign = dict(args), dict(args)
+    log: list = []
+    arrays = [name for name in entry.arrays if isinstance(args[name], np.ndarray)]
+    assert arrays, entry.name
+    for i, name in enumerate(arrays):
+        form = _MIXED[i % len(_MIXED)] if lib == "mixed" else lib
+        foreign[name], reference[name] = libraries[form](args[name], log)
+    want = _outcome(entry.func, reference)
+    got = _outcome(entry.func, foreign)
+    _assert_same(got, want)
+    if lib == "GPU (DLPack device 2)":  # each array copied to the host once per call
+        assert sorted(map(id, log)) == sorted(id(foreign[name]) for name in arrays)
+    if lib == "torch requires_grad":  # the graph is left as it was
+        for t in log:
+            assert t.grad is None and t.requires_grad == t.is_floating_point()
+
+
+def _capsule_frame_calls() -> list[Entry]:
+    return [e for e in REGISTRY if e.frame_columns and e.result in ("frame", "multicalibration")]
+
+
+@pytest.mark.parametrize("entry", _capsule_frame_calls(), ids=lambda e: e.name)
+def test_arrow_pycapsule_frames_give_the_numbers_of_pandas(entry):
+    """A verb's ``data`` given as an object with only ``__arrow_c_stream__`` (a
+    pyarrow Table behind it): pandas' numbers, bit for bit, in an Arrow Table."""
+    args = entry.args()
+    data = args.pop("data")
+    want = entry.func(data=data, **args)
+    frame, by = (data.obj, data.keys) if isinstance(data, DataFrameGroupBy) else (data, None)
+    got = entry.func(data=_Stream(pa.Table.from_pandas(frame, preserve_index=False)),
+                     **args, **({"by": by} if by is not None else {}))
+    if entry.result == "frame":
+        assert isinstance(got, pa.Table)
+        pd.testing.assert_frame_equal(got.to_pandas(), want.reset_index(drop=True),
+                                      check_exact=True, check_dtype=False)
+    else:
+        _assert_same(got, want)
+
+
+@pytest.mark.parametrize("entry", _float_metric_entries(), ids=lambda e: e.name)
+def test_arrow_pycapsule_columns_give_the_numbers_of_numpy(entry):
+    """``p`` and ``y`` as objects with only ``__arrow_c_stream__`` (a column, or a
+    frame of class columns) or ``__arrow_c_array__``: numpy's numbers, bit for bit."""
+    args = entry.args()
+    p, y = args.pop("p"), args.pop("y")
+    want = entry.func(p, y, **args)
+    if p.ndim == 2:
+        names = LABELS[y - 1]
+        forms = [(_Stream(pa.Table.from_pandas(pd.DataFrame(p, columns=LABELS))),
+                  _ArrowArray(pa.array(names))),
+                 (_Stream(pa.Table.from_pandas(pd.DataFrame(p, columns=LABELS))),
+                  _Stream(pa.chunked_array([names[:7], names[7:]])))]
+    else:
+        forms = [(_Stream(pa.chunked_array([p[:5], p[5:]])), _ArrowArray(pa.array(y))),
+                 (_ArrowArray(pa.array(p)), _Stream(pa.chunked_array([y])))]
+    for pp, yy in forms:
+        assert entry.func(pp, yy, **args) == want

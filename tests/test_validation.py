@@ -1491,3 +1491,219 @@ def test_by_names_columns_once(by, message):
             with pytest.raises(calibr.InputError, match=f"^{re.escape(message)}$") as info:
                 call()
             assert info.value.param == "by"
+
+
+# ----------------------------------------------------------------- arrays of other libraries
+
+
+def test_cpu_arrays_of_other_libraries_are_read_in_place():
+    """A CPU torch tensor, JAX array or array-api-strict array of float64 (and
+    int64 labels, float64 weights) reaches the metrics as a view of its own
+    memory: no copy (docs/definitions.md, "Arrays of other libraries")."""
+    torch = require("torch")
+    jax = require("jax")
+    xs = require("array_api_strict")
+    gen = np.random.default_rng(11)
+    p = gen.random(1000)
+    y = (gen.random(1000) < p).astype(np.int64)
+    w = gen.random(1000)
+    pm = gen.dirichlet(np.ones(3), 1000)
+    ym = gen.integers(1, 4, 1000)
+
+    t, tw, tm = torch.from_numpy(p.copy()), torch.from_numpy(w.copy()), torch.from_numpy(pm.copy())
+    prep = prepare(t, torch.from_numpy(y), weights=tw)
+    assert np.shares_memory(prep.p, t.numpy()) and np.shares_memory(prep.weights, tw.numpy())
+    assert np.shares_memory(prepare(tm, torch.from_numpy(ym)).p, tm.numpy())
+    graph = torch.tensor(p, requires_grad=True)  # read through detach(): still a view
+    assert prepare(graph, y).p.ctypes.data == graph.data_ptr()
+
+    with jax.enable_x64(True):
+        j, jm = jax.numpy.asarray(p), jax.numpy.asarray(pm)
+    assert prepare(j, y).p.ctypes.data == j.unsafe_buffer_pointer()
+    assert prepare(jm, ym).p.ctypes.data == jm.unsafe_buffer_pointer()
+
+    x = xs.asarray(p)
+    assert np.shares_memory(prepare(x, xs.asarray(y)).p, x._array)  # its numpy buffer
+
+
+def test_a_tensor_that_requires_grad_is_read_outside_its_graph():
+    """Reading a tensor in an autograd graph (a leaf and a result of it) leaves
+    the graph, ``.grad`` and the tensors' versions as they were, and the
+    gradient computed afterwards is the one without calibr."""
+    torch = require("torch")
+    gen = np.random.default_rng(12)
+    p = gen.random(50)
+    y = (gen.random(50) < p).astype(np.int64)
+    leaf = torch.tensor(p, requires_grad=True)
+    scaled = leaf * 0.5  # not a leaf: it has a grad_fn
+    loss = (scaled * scaled).sum()
+    fn, versions = scaled.grad_fn, (leaf._version, scaled._version)
+    assert calibr.ece(leaf, y) == calibr.ece(p, y)
+    assert calibr.mce(scaled, torch.from_numpy(y)) == calibr.mce(p * 0.5, y)
+    assert leaf.grad is None and leaf.requires_grad and leaf.is_leaf
+    assert scaled.grad_fn is fn and scaled.requires_grad
+    assert (leaf._version, scaled._version) == versions
+    loss.backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), 2 * 0.5 * (p * 0.5))
+
+
+class _Device:
+    """An array on a DLPack device that is not the CPU (no GPU here: the path a
+    CUDA tensor or a CuPy array takes). ``dlpack_1`` producers hand over a host
+    copy when asked through DLPack 1.0's ``dl_device``; older ones take no
+    keywords and offer a method (``to_host``: "cpu" as torch, "get" as CuPy)."""
+
+    def __init__(self, host: np.ndarray, dlpack_1: bool, to_host: str | None = None):
+        self.host, self.dlpack_1, self.copies = host, dlpack_1, 0
+        if to_host is not None:
+            setattr(self, to_host, self._to_host)
+
+    def _to_host(self) -> np.ndarray:
+        self.copies += 1
+        return self.host.copy()
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (2, 0)
+
+    def __dlpack__(self, **kwargs):
+        if not self.dlpack_1:
+            if kwargs.keys() - {"stream"}:
+                raise TypeError(f"__dlpack__() got unexpected keywords {sorted(kwargs)}")
+            raise BufferError("device memory cannot be read by the host in place")
+        if kwargs.get("dl_device") is None or tuple(kwargs["dl_device"]) != (1, 0):
+            raise BufferError("device memory cannot be read by the host in place")
+        self.copies += 1
+        return self.host.copy().__dlpack__(max_version=kwargs.get("max_version"))
+
+
+@pytest.mark.parametrize("dlpack_1, to_host", [(True, None), (False, "cpu"), (False, "get")],
+                         ids=["dl_device", "cpu()", "get()"])
+def test_a_gpu_array_is_copied_to_the_host_once(dlpack_1, to_host):
+    from calibr._input.frames import host_array
+
+    p = np.array([0.1, 0.6, 0.8, 0.3])
+    y = np.array([0, 1, 1, 0])
+    dev = _Device(p, dlpack_1, to_host)
+    arr = host_array(dev, "p")
+    np.testing.assert_array_equal(arr, p, strict=True)
+    assert dev.copies == 1 and not np.shares_memory(arr, p)
+    dev = _Device(p, dlpack_1, to_host)
+    assert calibr.ece(dev, y) == calibr.ece(p, y) and dev.copies == 1
+
+
+def test_a_gpu_array_that_cannot_reach_the_host_is_refused():
+    with pytest.raises(InputTypeError, match=re.escape(
+            "`p` is a test_validation._Device on DLPack device 2 (not the CPU) that calibr "
+            "cannot copy to the host (TypeError: __dlpack__() got unexpected keywords "
+            "['copy', 'dl_device', 'max_version']); copy it to the CPU first (e.g. x.cpu() "
+            "or x.get()).")) as info:
+        calibr.ece(_Device(np.array([0.5, 0.5]), dlpack_1=False), [0, 1])
+    assert info.value.param == "p"
+
+
+def test_dtypes_numpy_lacks_go_through_the_array_api_or_are_refused():
+    """bfloat16: a JAX array (an array-API namespace) is cast to float32, which
+    holds each value exactly; a torch tensor (no namespace) is refused with the
+    fix, never guessed at."""
+    torch = require("torch")
+    jnp = require("jax.numpy")
+    from calibr._input.frames import host_array
+
+    p = np.array([2.0**-30, 0.5, 0.75, 0.9375])  # exact in bfloat16 (2**-30 is 0 in float16)
+    y = [0, 1, 1, 1]
+    read = host_array(jnp.asarray(p, dtype=jnp.bfloat16), "p")
+    assert read.dtype == np.float32 and np.array_equal(read, p)
+    assert calibr.ece(jnp.asarray(p, dtype=jnp.bfloat16), y) == calibr.ece(p, y)
+    with pytest.raises(InputTypeError, match=re.escape(
+            "`p` is a torch.Tensor of dtype torch.bfloat16 that numpy cannot read (TypeError: "
+            "Got unsupported ScalarType BFloat16); convert it to float32 or float64 (or "
+            "integer labels) first.")):
+        calibr.ece(torch.tensor(p, dtype=torch.bfloat16), y)
+    with pytest.raises(InputTypeError, match=r"^`y` is a torch\.Tensor of dtype torch\.bfloat16"):
+        calibr.ece(p, torch.tensor(y, dtype=torch.bfloat16))
+    # what numpy reads but calibr refuses gets the message of a numpy array of it
+    with pytest.raises(InputTypeError, match=re.escape(
+            "`p` must be numeric (integer or float); got dtype complex128, the first value "
+            "at position 0")):
+        calibr.ece(torch.tensor(p, dtype=torch.complex128), y)
+    with pytest.raises(InputError, match=re.escape(
+            "`p` must be a vector or a matrix; got an array of shape (2, 2, 1).")):
+        calibr.ece(torch.zeros(2, 2, 1, dtype=torch.float64), [0, 1])
+
+
+def test_an_arrow_pycapsule_object_pyarrow_cannot_import_is_refused():
+    class Broken:
+        def __arrow_c_stream__(self, requested_schema=None):
+            raise ValueError("stream already consumed")
+
+    with pytest.raises(InputTypeError, match=re.escape(
+            "`y` is a test_validation.Broken with the Arrow PyCapsule interface that pyarrow "
+            "cannot import (ValueError: stream already consumed).")) as info:
+        calibr.ece([0.5, 0.5], Broken())
+    assert info.value.param == "y"
+
+
+def test_a_torch_p_with_a_jax_y_is_read_as_two_arrays():
+    """Mixed libraries in one call: each argument is read by the one rule on its
+    own (no device is moved to another's), and the number is numpy's."""
+    torch = require("torch")
+    jax = require("jax")
+    xs = require("array_api_strict")
+    gen = np.random.default_rng(13)
+    p = gen.random(40)
+    y = (gen.random(40) < p).astype(np.int64)
+    w = gen.random(40)
+    with jax.enable_x64(True):
+        jy = jax.numpy.asarray(y)
+    assert (calibr.ece(torch.from_numpy(p), jy, weights=xs.asarray(w))
+            == calibr.ece(p, y, weights=w))
+    with pytest.raises(InputError, match=re.escape(
+            "`p` and `y` must have the same length; got 40 and 39.")):
+        calibr.ece(torch.from_numpy(p), jy[:39])
+
+
+def test_breaks_given_as_an_array_of_another_library_are_numpys_breaks():
+    """``bins=`` breaks are read by the same rule as ``p``: a torch tensor (one
+    that requires grad too), a JAX or array-api-strict array or an Arrow array of
+    breaks gives the number of the numpy breaks."""
+    torch = require("torch")
+    jax = require("jax")
+    xs = require("array_api_strict")
+    pa = require("pyarrow")
+    gen = np.random.default_rng(14)
+    p = gen.random(200)
+    y = (gen.random(200) < p).astype(np.int64)
+    breaks = np.array([0.0, 0.3, 0.55, 1.0])
+    want = calibr.ece(p, y, bins=breaks)
+    assert want != calibr.ece(p, y, bins=3)
+    with jax.enable_x64(True):
+        jbreaks = jax.numpy.asarray(breaks)
+    for b in (torch.from_numpy(breaks.copy()), torch.tensor(breaks, requires_grad=True),
+              jbreaks, xs.asarray(breaks), pa.array(breaks)):
+        assert calibr.ece(p, y, bins=b) == want, type(b)
+        assert calibr.calibration_table(p, y, bins=b).equals(
+            calibr.calibration_table(p, y, bins=breaks))
+
+
+def test_calibr_torchmetrics_reads_arrays_by_the_same_rule():
+    """calibr.torchmetrics (its own dtype rules, torchmetrics') reads tensors and
+    other libraries' arrays through the input layer's rule: a GPU array is copied
+    once, a JAX or array-api-strict array gives the numbers of its numpy values."""
+    torch = require("torch")
+    jax = require("jax")
+    xs = require("array_api_strict")
+    from calibr.torchmetrics import binary_calibration_error
+
+    gen = np.random.default_rng(15)
+    p = gen.random(300)
+    y = (gen.random(300) < p).astype(np.int64)
+    want = binary_calibration_error(p, y)
+    dev = _Device(p, dlpack_1=True)
+    assert binary_calibration_error(dev, y) == want and dev.copies == 1
+    with jax.enable_x64(True):
+        jp = jax.numpy.asarray(p)
+    assert binary_calibration_error(jp, y) == want
+    assert binary_calibration_error(xs.asarray(p), xs.asarray(y)) == want
+    leaf = torch.tensor(p, requires_grad=True)
+    assert binary_calibration_error(leaf, torch.from_numpy(y)) == want
+    assert leaf.grad is None and leaf.requires_grad

@@ -42,6 +42,7 @@ from .._input import (
     validate_params,
     warn,
 )
+from .._input.frames import eager
 from .._input.groups import group_seeds
 from .._input.warning import CountedRuntimeWarning
 from .._kernels import bootstrap as kb
@@ -819,6 +820,9 @@ def paired_bootstrap(
     """
     method = _method(method)
     name, fn, opts = _check_metric(metric, options, "paired_bootstrap")
+    # read once, as the input layer reads any array (a GPU y is copied to the host
+    # once, not once per model; docs/definitions.md, "Arrays of other libraries")
+    p_a, p_b, y = eager(p_a, "p_a"), eager(p_b, "p_b"), eager(y, "y")
     _same_rows(p_a, p_b)
     if na_rm:
         keep = _complete_rows(p_a, p_b)

@@ -28,8 +28,9 @@ One job per module:
 * :mod:`.probabilities`, :mod:`.labels`, :mod:`.weights`: ``p``, ``y`` and ``weights``;
 * :mod:`.canonical`: :func:`prepare`, the entry point of the metrics;
 * :mod:`.warning`: :func:`warn`, warnings that point at the caller's line;
-* :mod:`.frames`: polars and Arrow columns and frames read as numpy or pandas, and
-  the verbs' ``by=`` (:func:`frame_verb`);
+* :mod:`.frames`: arrays of other libraries (DLPack, the array API) read as numpy,
+  polars, Arrow and PyCapsule columns and frames read as numpy or pandas, and the
+  verbs' ``by=`` (:func:`frame_verb`);
 * :mod:`.backends`: :func:`lazy_backend`, the backend of a lazy collection (Dask,
   polars' LazyFrame, DuckDB, Spark);
 * :mod:`.groups`: the columns of a frame (``p``, ``y``, ``weights``) and its
@@ -130,6 +131,7 @@ _SOURCES = {
     "foreign_kind": "frames",
     "frame_verb": "frames",
     "grouped": "frames",
+    "host_array": "frames",
     "lazy_grouping": "frames",
     "to_callers_frame": "frames",
     # backends

@@ -314,6 +314,9 @@ def _bin_spec(value: Any, name: str) -> int | str | np.ndarray:
     ``BIN_RULES``."""
     import pandas as pd
 
+    from .frames import eager
+
+    value = eager(value, name)  # torch, JAX, Arrow...: numpy by the input edge's rule
     if isinstance(value, str):
         if value in BIN_RULES:
             return value
