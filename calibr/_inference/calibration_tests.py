@@ -32,6 +32,7 @@ from .._input import (
     Prepared,
     arg,
     defaults,
+    lazy_backend,
     prepare,
     validate_params,
     warn,
@@ -48,7 +49,7 @@ from .._kernels.weighted_sums import (
     sorted_scalars,
     weighted_row_sums,
 )
-from .._metrics.valprob import spiegelhalter
+from .._metrics.valprob import spiegelhalter_from_sums
 from .._registry import DEFAULT_METRIC, METRICS
 from .bootstrap import CANONICAL_WARN_COST, REPLICATE_CHUNKS
 
@@ -431,6 +432,12 @@ def calibration_test(
             "weights, repeat the rows (numpy.repeat) instead.",
             param="weights"
         )
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None and hasattr(lazy, "calibration_test"):  # docs/engines.md
+        return lazy.calibration_test(p, y, method, dict(
+            n_resamples=n_resamples, rng=rng, bandwidth=bandwidth, type=type, metric=metric,
+            bins=bins, estimator=estimator, groups=groups, ddof=ddof, classes=classes,
+            na_rm=na_rm, weights=weights))
     if method in BINARY_ONLY:
         _refuse_matrix(p, method)
     prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
@@ -767,16 +774,23 @@ def _consistency_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
 def _spiegelhalter_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     p = prep.p
     y = np.asarray(prep.y, dtype=np.float64)
-    z, pvalue = spiegelhalter(p, y)
+    a = 1.0 - 2.0 * p
+    return spiegelhalter_result(float(np.sum((y - p) * a)),
+                                float(np.sum(a * a * p * (1.0 - p))), prep.n)
+
+
+def spiegelhalter_result(num: float, var: float, n: int) -> CalibrationTestResult:
+    """The test from its sums (``calibr._metrics.valprob.spiegelhalter_from_sums``)
+    over ``n`` rows: the pandas path's and the lazy engines' (their query sums)."""
+    z, pvalue = spiegelhalter_from_sums(num, var)
     if math.isnan(z):
         warn(
             "calibration_test: every `p` is 0, 0.5 or 1 and agrees with its outcome where "
             "it is 0 or 1, so Spiegelhalter's statistic is 0/0; statistic and p-value are NaN.",
             RuntimeWarning,
         )
-    estimate = float(np.mean((y - p) * (1.0 - 2.0 * p)))
-    return CalibrationTestResult(statistic=z, pvalue=pvalue, estimate=estimate,
-                                 method="spiegelhalter", n=prep.n, type="binary")
+    return CalibrationTestResult(statistic=z, pvalue=pvalue, estimate=num / n if n else math.nan,
+                                 method="spiegelhalter", n=n, type="binary")
 
 
 # --------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from .._input import (
     convert,
     finish,
     fmt,
+    lazy_backend,
     real_value,
     validate_params,
     warn,
@@ -156,6 +157,10 @@ def brier(
     >>> round(calibr.brier([0.2, 0.6], [0, 1], weights=[3, 1]), 12)   # the rows 0.2 x 3, 0.6
     0.07
     """
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None and hasattr(lazy, "brier"):  # docs/engines.md
+        return lazy.brier(p, y, classes=classes, na_rm=na_rm, weights=weights)
+
     def kernel(q, labels, offset, binary):
         if binary:
             return _ks.checked_binary_brier(q, labels)
@@ -263,6 +268,9 @@ def log_loss(
     >>> round(calibr.log_loss([1.0, 0.5], [0, 1], eps=1e-15), 4)
     17.6164
     """
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None and hasattr(lazy, "log_loss"):  # docs/engines.md
+        return lazy.log_loss(p, y, eps, classes=classes, na_rm=na_rm, weights=weights)
     clip = 0.0 if eps is None else float(eps)
     conv = convert(p, y, classes=classes, na_rm=na_rm, weights=weights)
     direct = conv.direct()
@@ -419,6 +427,10 @@ def auroc(
     >>> calibr.auroc(p, [1, 3, 3, 2], type="confidence")   # right: 0.7, 0.8; wrong: 0.5, 0.6
     1.0
     """
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None and hasattr(lazy, "auroc"):  # docs/engines.md
+        return lazy.auroc(p, y, type, average, classes=classes, na_rm=na_rm, weights=weights)
+
     def kernel(q, labels, offset, binary):
         if not binary:
             return None, False
