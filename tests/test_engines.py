@@ -526,6 +526,11 @@ def test_scores_and_cumulative_measures_are_pushed_down_exactly(engine, monkeypa
         want = f(df["p"], df["y"], weights=df["w"], **opts)
         got = f(_cols(src, "p", "y", "w"), "y", weights="w", **opts)
         assert _close(got, want), (f.__name__, opts, "weighted", got, want)
+    for y in (0, 1):  # every running sum of one sign: the range includes C_0 = 0
+        one = df[(df["p"] > 0.0) & (df["p"] < 1.0)].assign(y=y)  # no step of 0 first
+        osrc = _cols(_source(one, engine), "p", "y")
+        for opts in ({"kind": "kuiper"}, {"kind": "kuiper", "scale": "sigma"}):
+            assert _close(calibr.ecce(osrc, "y", **opts), calibr.ecce(one["p"], one["y"], **opts))
     few = df.head(4)  # 4 rows: below every method's MIN_N
     for method in SUM_TESTS:
         _same_test(calibr.calibration_test(_cols(src, "p", "y"), "y", method),
