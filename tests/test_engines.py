@@ -317,9 +317,9 @@ def test_the_collect_limit_is_ten_million_rows():
     n = 10_000_001
     lf = pl.LazyFrame({"i": [0]}).select(p=pl.int_range(n) / n, y=pl.lit(1))
     with pytest.raises(calibr.InputError, match=re.escape(
-            "calibr.ecce on a polars LazyFrame collects its rows to the driver, and it has "
+            "calibr.smece on a polars LazyFrame collects its rows to the driver, and it has "
             "10,000,001, more than calibr collects (10,000,000, ")):
-        calibr.ecce(lf, "y")
+        calibr.smece(lf, "y")
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -386,18 +386,19 @@ def test_functions_the_engine_does_not_compute_collect_under_the_rule(engine, mo
     src = _source(df, engine)
     lazy_p = _cols(src, "p", "y")
     p, y = df["p"], df["y"]
-    assert calibr.ecce(lazy_p, "y", "kuiper") == calibr.ecce(p, y, "kuiper")
+    assert calibr.mmce(lazy_p, "y") == calibr.mmce(p, y)
     assert calibr.smece(lazy_p, "y") == calibr.smece(p, y)
     got, want = calibr.decompose(lazy_p, "y"), calibr.decompose(p, y)
     assert (got.score, got.mcb, got.dsc, got.unc) == (want.score, want.mcb, want.dsc, want.unc)
     got = calibr.bootstrap(lazy_p, "y", "mce", n_resamples=50, rng=3)
     want = calibr.bootstrap(p, y, "mce", n_resamples=50, rng=3)
     assert got.confidence_interval == want.confidence_interval
-    got, want = calibr.calibration_test(lazy_p, "y", "ks"), calibr.calibration_test(p, y, "ks")
+    got = calibr.calibration_test(lazy_p, "y", "hosmer_lemeshow")
+    want = calibr.calibration_test(p, y, "hosmer_lemeshow")
     assert (got.statistic, got.pvalue) == (want.statistic, want.pvalue)
     # weights name a column of the source
     lazy_w = _cols(src, "p", "y", "w")
-    assert calibr.ecce(lazy_w, "y", weights="w") == calibr.ecce(p, y, weights=df["w"])
+    assert calibr.skce(lazy_w, "y", weights="w") == calibr.skce(p, y, weights=df["w"])
     # the verbs the engines do not compute: html_report and multicalibration
     page = calibr.html_report(src, "p", "y", by="g", bins=4, consistency=None)
     assert page == calibr.html_report(df.groupby("g"), "p", "y", bins=4, consistency=None)
@@ -408,9 +409,9 @@ def test_functions_the_engine_does_not_compute_collect_under_the_rule(engine, mo
     monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
     what = "a polars LazyFrame" if engine == "polars" else "a DuckDB relation"
     with pytest.raises(calibr.InputError, match=re.escape(
-            f"calibr.ecce on {what} collects its rows to the driver, and it has 400, more "
+            f"calibr.smece on {what} collects its rows to the driver, and it has 400, more "
             "than calibr collects (100, ")) as info:
-        calibr.ecce(lazy_p, "y")
+        calibr.smece(lazy_p, "y")
     assert info.value.param == "p"
     with pytest.raises(calibr.InputError, match=re.escape(
             f"calibr.html_report on {what} collects its rows")) as info:

@@ -567,9 +567,12 @@ def _pushable_spec(spec: Any, grouped: bool, weighted: bool) -> bool:
 # the public functions, for one engine
 
 
-def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
+def bind(engine: Engine, columns: Callable[..., Any] | None = None
+         ) -> dict[str, Callable[..., Any]]:
     """The backend functions of ``engine`` (what :func:`calibr._input.lazy_backend`
-    hands the public functions), by name."""
+    hands the public functions), by name. ``columns``: the pushed-down columns of
+    ``summarise`` that are not binned (``calibr._engines._pushdown.group_values``;
+    None: such a column is collected)."""
 
     def run(push: Callable[[], Any]) -> Any:
         try:
@@ -698,7 +701,8 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
         if plan is not None and tests is None and confidence_level is None:
             specs = [BinSpec.from_options(o["bins"], o["binning"], o["right"])
                      if which in ("ece", "mce") else None for _, which, o in plan]
-            if not all(s is None or s.data_free for s in specs):
+            if not all(s is None or s.data_free for s in specs) or (
+                    columns is None and None in specs):
                 specs = None
         if specs is None or not _pushable(lf, cols, wcol, classes):
             used = [*keys, *(cols.p if isinstance(cols.p, list) else [cols.p]), cols.y,
@@ -715,10 +719,7 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
             key_frame = None
             rest = [item for item, spec in zip(plan, specs, strict=True) if spec is None]
             if rest:  # the scores and the cumulative measures: calibr/_engines/_pushdown.py
-                from ._pushdown import group_values
-
-                key_frame, values = group_values(engine, lf, keys, cols, wcol, na_rm, rest,
-                                                 eager)
+                key_frame, values = columns(engine, lf, keys, cols, wcol, na_rm, rest, eager)
             for (name, which, _), spec in zip(plan, specs, strict=True):
                 if spec is None:
                     continue

@@ -27,7 +27,7 @@ Each call is two or three queries of :func:`calibr._engines._lazy._query_frame`
    it).
 
 The driver receives one row per group and finishes with the pandas path's
-functions (``spiegelhalter_from_sums``, ``ecce_pvalue``, ``_log_loss_value``'s
+functions (``spiegelhalter_from_sums``, ``ecce_pvalue``, ``log_loss_value``'s
 rule for an impossible prediction). A sum differs from the pandas path's only in
 the order of its additions (``ENGINE_RTOL``); the AUROC's unweighted counts are
 integers, exact.
@@ -181,9 +181,9 @@ def _brier(s: pd.Series) -> float:
 
 
 def _log_loss(s: pd.Series) -> float:
-    from .._metrics.scores import _log_loss_value
+    from .._metrics.scores import log_loss_value
 
-    return _log_loss_value(float(s["logsum"]), int(s["zeros"]), float(s["W"]))
+    return log_loss_value(float(s["logsum"]), int(s["zeros"]), float(s["W"]))
 
 
 def _ecce_stats(s: pd.Series) -> Any:
@@ -195,11 +195,11 @@ def _ecce_stats(s: pd.Series) -> Any:
 
 
 def _auroc(s: pd.Series, weighted: bool) -> float:
-    from .._metrics.scores import _one_class
+    from .._metrics.scores import one_class_error
 
     wpos, wneg = float(s["wpos"]), float(s["wneg"])
     if wpos == 0.0 or wneg == 0.0:
-        raise _one_class("`y` has one value only (among the rows of positive weight)"
+        raise one_class_error("`y` has one value only (among the rows of positive weight)"
                          if weighted else "`y` has one value only", "outcomes 0 and 1")
     if weighted:
         return float(s["num"] / (wpos * wneg))

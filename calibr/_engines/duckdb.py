@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._lazy import Engine, bind
-from ._pushdown import bind_pushdown
+from ._pushdown import bind_pushdown, group_values
 
 
 def _is_source(value: Any) -> bool:
@@ -22,7 +22,7 @@ ENGINE = Engine(name="duckdb", what="a DuckDB relation", collect="rel.arrow()",
 #: The verbs take ``by=`` column names (calibr._input.frames.lazy_grouping).
 GROUPS_BY_NAME = True
 
-_FUNCTIONS = {**bind(ENGINE), **bind_pushdown(ENGINE)}
+_FUNCTIONS = {**bind(ENGINE, group_values), **bind_pushdown(ENGINE)}
 ece = _FUNCTIONS["ece"]
 mce = _FUNCTIONS["mce"]
 calibration_error = _FUNCTIONS["calibration_error"]

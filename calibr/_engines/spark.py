@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._lazy import Engine, bind
-from ._pushdown import bind_pushdown
+from ._pushdown import bind_pushdown, group_values
 
 #: pyspark 4.3 warns "PySpark does not yet fully support pandas >= 3.0.0" (a FutureWarning)
 #: when its module pyspark.testing.utils is first imported: by a session's start, and else
@@ -58,7 +58,7 @@ def _without_pandas_3_warning(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _FUNCTIONS = {name: _without_pandas_3_warning(f)
-              for name, f in {**bind(ENGINE), **bind_pushdown(ENGINE)}.items()}
+              for name, f in {**bind(ENGINE, group_values), **bind_pushdown(ENGINE)}.items()}
 ece = _FUNCTIONS["ece"]
 mce = _FUNCTIONS["mce"]
 calibration_error = _FUNCTIONS["calibration_error"]

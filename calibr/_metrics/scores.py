@@ -41,7 +41,8 @@ from .._kernels import scores as _ks
 from .._kernels._jit import read_only
 from .._kernels.top_label import top_label
 
-__all__ = ["AUROC_AVERAGES", "AUROC_TYPES", "UNDEFINED", "auroc", "brier", "log_loss"]
+__all__ = ["AUROC_AVERAGES", "AUROC_TYPES", "UNDEFINED", "auroc", "brier", "log_loss",
+           "log_loss_value", "one_class_error"]
 
 #: The multiclass forms of ``auroc``: one-vs-rest, or the top label's correctness.
 AUROC_TYPES = ("ovr", "confidence")
@@ -279,14 +280,14 @@ def log_loss(
         got = _log_sum(read_only(q), read_only(labels), offset, conv.binary, clip,
                        ROW_SUM_TOL, None)
         if got is not None:
-            return _log_loss_value(*got, float(conv.p.shape[0]))
+            return log_loss_value(*got, float(conv.p.shape[0]))
     prep = finish(conv)
     w = prep.weights
     got = _log_sum(read_only(prep.p), _codes(prep), 0, prep.binary, clip, ROW_SUM_TOL,
                    None if w is None else read_only(w))
     if got is None:  # pragma: no cover - validated input the kernel refuses: a bug
         raise RuntimeError("calibr: the log-loss kernel refused input calibr had validated.")
-    return _log_loss_value(*got, float(prep.n) if w is None else float(np.sum(w)))
+    return log_loss_value(*got, float(prep.n) if w is None else float(np.sum(w)))
 
 
 #: Rows picked, logged and summed together (``_log_sum``): their values stay in cache
@@ -324,7 +325,7 @@ def _log_sum(q: np.ndarray, labels: np.ndarray, offset: int, binary: bool, clip:
     return total, zeros
 
 
-def _log_loss_value(total: float, zeros: int, weight: float) -> float:
+def log_loss_value(total: float, zeros: int, weight: float) -> float:
     """The log loss from ``_log_sum``'s sums: inf, with the warning, for an
     impossible row."""
     if zeros:
@@ -443,13 +444,13 @@ def auroc(
         keys.sort()
         value = _from_keys(keys)
         if value is None:
-            raise _one_class("`y` has one value only", "outcomes 0 and 1")
+            raise one_class_error("`y` has one value only", "outcomes 0 and 1")
         return value
     w = prep.weights
     if prep.binary:
         value = _auc(prep.p, prep.y, w)
         if value is None:
-            raise _one_class("`y` has one value only (among the rows of positive weight)"
+            raise one_class_error("`y` has one value only (among the rows of positive weight)"
                              if w is not None else "`y` has one value only",
                              "outcomes 0 and 1")
         return value
@@ -457,7 +458,7 @@ def auroc(
         rho, hit = top_label(prep.p, prep.y)
         value = _auc(rho, hit, w)
         if value is None:
-            raise _one_class("every top label is right, or every one wrong",
+            raise one_class_error("every top label is right, or every one wrong",
                              "right and wrong top labels")
         return value
     per = np.empty(prep.k)
@@ -465,7 +466,7 @@ def auroc(
         value = _auc(np.ascontiguousarray(prep.p[:, k]), prep.y == k, w)
         if value is None:
             label = prep.classes[k] if prep.classes is not None else k + 1
-            raise _one_class(f"class {fmt(label)} has no row or every row",
+            raise one_class_error(f"class {fmt(label)} has no row or every row",
                              "each class and its rest")
         per[k] = value
     if average == "macro":
@@ -474,7 +475,9 @@ def auroc(
     return float(np.dot(prevalence, per) / np.sum(prevalence))
 
 
-def _one_class(what: str, needs: str) -> InputError:
+def one_class_error(what: str, needs: str) -> InputError:
+    """The error of an AUROC undefined on the data (``code="undefined"``): the pandas
+    path's and the lazy engines' (``calibr/_engines/_pushdown.py``)."""
     return InputError(f"{what}, so the AUROC is undefined: it needs {needs} "
                       "(docs/definitions.md, \"AUROC\").", param="y", code=UNDEFINED)
 
