@@ -7,8 +7,10 @@ collected and no row cap.
 Each call is two or three queries of :func:`calibr._engines._lazy._query_frame`
 (the used columns under generated names):
 
-1. **the check**: the counters of bad values per group of ``_lazy._stats`` (one
-   bin), read by the rule of the binned path (``_lazy._bad``): a bad value, a
+1. **the check**: the binned path's cheap query of one bin (``_lazy._fast_stats``:
+   a count of invalid rows per group); when a row is not valid, the counters of bad
+   values per group of ``_lazy._stats``, read by the rule of the binned path
+   (``_lazy._bad``): a bad value, a
    missing value without ``na_rm`` or a group left empty runs the pandas path on
    the collected columns for its message (below the collect limit) or raises
    from the counts (above it);
@@ -54,6 +56,7 @@ from ._lazy import (
     _column,
     _EagerResult,
     _explain,
+    _fast_stats,
     _groups,
     _metric_columns,
     _pushable,
@@ -82,11 +85,17 @@ class _Query:
         self.qkeys = [new[k] for k in keys]
         self.cols = Columns(p=new[cols.p], y=new[cols.y], classes=None)
         self.w = None if weights is None else new[weights]
-        st = _stats(q, self.qkeys, self.cols, self.w, _ONE_BIN, _ONE_EDGES, na_rm)
-        if st.empty:
-            _explain(engine, lf, used, None, na_rm, eager)
-        gr = _groups(st, self.qkeys, 1)
-        if _bad(gr, na_rm, weights is not None) or (gr.keys is not None and len(gr.keys) == 0):
+        # clean data: the binned path's cheap query (a count of invalid rows) suffices
+        fast = _fast_stats(q, self.qkeys, self.cols, self.w, _ONE_BIN, _ONE_EDGES, na_rm)
+        gr = None if fast is None else _groups(fast, self.qkeys, 1)
+        if gr is None or not np.all(gr.count.sum(axis=1) > 0):
+            st = _stats(q, self.qkeys, self.cols, self.w, _ONE_BIN, _ONE_EDGES, na_rm)
+            if st.empty:
+                _explain(engine, lf, used, None, na_rm, eager)
+            gr = _groups(st, self.qkeys, 1)
+            if _bad(gr, na_rm, weights is not None):
+                _explain(engine, lf, used, gr, na_rm, eager)
+        if gr.keys is not None and len(gr.keys) == 0:  # every key missing: pandas' answer
             _explain(engine, lf, used, gr, na_rm, eager)
         self.group_keys = None if gr.keys is None else gr.keys.set_axis(keys, axis=1)
         self.n_groups = 1 if gr.keys is None else len(gr.keys)
@@ -135,6 +144,48 @@ class _Query:
         else:
             query = self.frame.select(*aggs)
         return self.ordered(_collect(query).to_pandas())
+
+    def running_extremes(self) -> pd.DataFrame:
+        """Per group: ``high``, ``low``, ``var``, ``W``, ``n`` of :meth:`sorted_sums`
+        without the AUROC's sums. On DuckDB and Spark one window with a RANGE frame
+        (``sum(...) OVER (PARTITION BY keys ORDER BY p RANGE BETWEEN UNBOUNDED
+        PRECEDING AND CURRENT ROW)``: a row's frame holds every row of its group up to
+        the last of its block of tied ``p``, so each row reads the running sum at the
+        end of its block, calibr's tie rule, in one sort and no aggregation per
+        ``(group, p)``; benchmarks/README.md, "Engines"); on polars, whose windows have
+        no RANGE frame, :meth:`sorted_sums`."""
+        native = self.frame.to_native()
+        module = type(native).__module__
+        if module.startswith("duckdb"):
+            keys = ", ".join(f'"{k}"' for k in self.qkeys)
+            lead = f"{keys}, " if keys else ""
+            part = f"PARTITION BY {keys} " if keys else ""
+            sql = (f"SELECT {lead}max(__run) AS high, min(__run) AS low, sum(__v) AS var, "
+                   f"sum(__w) AS W, count(*) AS n FROM (SELECT {lead}__w, "
+                   f"sum(__w * (__y - __x)) OVER ({part}ORDER BY __x RANGE BETWEEN "
+                   f"UNBOUNDED PRECEDING AND CURRENT ROW) AS __run, "
+                   f"__w * (__x * (1.0 - __x)) AS __v FROM calibr_rows)"
+                   + (f" GROUP BY {keys}" if keys else ""))
+            out = native.query("calibr_rows", sql)
+        elif module.startswith("pyspark"):
+            from pyspark.sql import Window
+            from pyspark.sql import functions as F
+
+            order = (Window.partitionBy(*self.qkeys) if self.qkeys else Window).orderBy("__x")
+            frame = order.rangeBetween(Window.unboundedPreceding, Window.currentRow)
+            w, x, yv = F.col("__w"), F.col("__x"), F.col("__y")
+            rows = native.select(*self.qkeys, w, F.sum(w * (yv - x)).over(frame).alias("__run"),
+                                 (w * (x * (1.0 - x))).alias("__v"))
+            aggs = [F.max("__run").alias("high"), F.min("__run").alias("low"),
+                    F.sum("__v").alias("var"), F.sum("__w").alias("W"),
+                    F.count(F.lit(1)).alias("n")]
+            out = rows.groupBy(*self.qkeys).agg(*aggs) if self.qkeys else rows.agg(*aggs)
+        else:
+            return self.sorted_sums()
+        out = self.ordered(_collect(nw.from_native(out)).to_pandas())
+        out["high"] = np.maximum(out["high"], 0.0)  # C_0 = 0
+        out["low"] = np.minimum(out["low"], 0.0)
+        return out
 
     def sorted_sums(self) -> pd.DataFrame:
         """Per group: ``high``, ``low`` (of the running sum of ``w (y - p)``, read at
@@ -231,15 +282,18 @@ def group_values(engine: Engine, lf: Any, keys: list, cols: Any, weights: Hashab
     values: dict[str, np.ndarray] = {}
     for name, which, options in plan:
         kind, func = _COLUMNS[which]
+        if kind == "sorted" and "auroc" not in [w for _, w, _ in plan]:
+            kind = "running"  # the ecce columns alone: one RANGE window (running_extremes)
         if kind not in sums:
-            sums[kind] = qr.row_sums(options.get("eps")) if kind == "row" else qr.sorted_sums()
+            sums[kind] = (qr.row_sums(None) if kind == "row" else
+                          qr.sorted_sums() if kind == "sorted" else qr.running_extremes())
         if kind == "row" and which == "log_loss" and options.get("eps") is not None:
             table = qr.row_sums(options["eps"])
         else:
             table = sums[kind]
         out = np.empty(len(table))
         undefined = []
-        for i, (_, s) in enumerate(table.iterrows()):
+        for i, s in enumerate(table.to_dict("records")):  # (iterrows: 0.1 ms a group)
             try:
                 out[i] = func(s, options, weights is not None)
             except InputError as err:
@@ -310,7 +364,7 @@ def bind_pushdown(engine: Engine) -> dict[str, Callable[..., Any]]:
     def ecce(p, y, kind, scale, type, classes, na_rm, weights):
         return call("ecce", p, y, weights, classes, na_rm,
                     {"kind": kind, "scale": scale, "type": type},
-                    lambda qr: _ecce_stats(qr.sorted_sums().iloc[0]).value(kind, scale))
+                    lambda qr: _ecce_stats(qr.running_extremes().iloc[0]).value(kind, scale))
 
     def calibration_test(p, y, method, options: dict):
         """``calibration_test`` of a lazy source: ``spiegelhalter``, ``ks`` and
@@ -326,7 +380,7 @@ def bind_pushdown(engine: Engine) -> dict[str, Callable[..., Any]]:
             if method == "spiegelhalter":
                 s = qr.row_sums(None).iloc[0]
                 return spiegelhalter_result(float(s["snum"]), float(s["svar"]), int(s["n"]))
-            s = qr.sorted_sums().iloc[0]
+            s = qr.running_extremes().iloc[0]
             stats = _ecce_stats(s)
             statistic = stats.value(method, "sigma")
             return CalibrationTestResult(
