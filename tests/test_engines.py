@@ -595,6 +595,12 @@ def test_pushed_down_scores_keep_the_pandas_rules(engine, monkeypatch):
     gsrc = _source(pl.from_pandas(gone), engine)
     assert _message(lambda: calibr.summarise(gsrc, "p", "y", metrics=["ecce", "auroc"],
                                              by="g", na_rm=True)) == want
+    zero = _tied_frame(300).assign(w=lambda d: d["w"].where(d["g"] != "lone", 0.0))
+    want = _message(lambda: calibr.summarise(zero.groupby("g"), "p", "y", metrics=["ecce"],
+                                             weights="w"))
+    assert "positive total" in want[1]
+    assert _message(lambda: calibr.summarise(_source(zero, engine), "p", "y", by="g",
+                                             metrics=["ecce", "brier"], weights="w")) == want
     monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
     with pytest.raises(calibr.InputError, match=re.escape(
             "`p` must not contain missing values; 27 values missing. Pass na_rm=True "
