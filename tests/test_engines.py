@@ -393,8 +393,8 @@ def test_functions_the_engine_does_not_compute_collect_under_the_rule(engine, mo
     got = calibr.bootstrap(lazy_p, "y", "mce", n_resamples=50, rng=3)
     want = calibr.bootstrap(p, y, "mce", n_resamples=50, rng=3)
     assert got.confidence_interval == want.confidence_interval
-    got = calibr.calibration_test(lazy_p, "y", "hosmer_lemeshow")
-    want = calibr.calibration_test(p, y, "hosmer_lemeshow")
+    got = calibr.calibration_test(lazy_p, "y", "skce_block")
+    want = calibr.calibration_test(p, y, "skce_block")
     assert (got.statistic, got.pvalue) == (want.statistic, want.pvalue)
     # weights name a column of the source
     lazy_w = _cols(src, "p", "y", "w")
@@ -478,7 +478,7 @@ SUMS = [(calibr.brier, {}), (calibr.log_loss, {}), (calibr.log_loss, {"eps": 0.0
         (calibr.auroc, {}), (calibr.ecce, {}), (calibr.ecce, {"kind": "kuiper"}),
         (calibr.ecce, {"scale": "sigma"}), (calibr.ecce, {"kind": "kuiper", "scale": "sigma"})]
 #: calibration_test's methods from the engine's sums.
-SUM_TESTS = ("spiegelhalter", "ks", "kuiper")
+SUM_TESTS = ("spiegelhalter", "hosmer_lemeshow", "ks", "kuiper")
 
 
 def _tied_frame(n: int = 600, seed: int = 5) -> pd.DataFrame:
@@ -513,9 +513,10 @@ def _same_test(got, want) -> None:
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_scores_and_cumulative_measures_are_pushed_down_exactly(engine, monkeypatch):
-    """brier, log_loss, auroc, ecce and the spiegelhalter/ks/kuiper tests of a binary p on
-    the engine equal the pandas path on the same rows (ties, -0.0, weights with zeros),
-    with no row collected; n and small_n are the pandas path's (a few rows: small_n)."""
+    """brier, log_loss, auroc, ecce and the spiegelhalter/hosmer_lemeshow/ks/kuiper tests of a
+    binary p on the engine equal the pandas path on the same rows (ties, -0.0, weights
+    with zeros), with no row collected; n and small_n are the pandas path's (a few rows:
+    small_n)."""
     df = _tied_frame()
     src = _source(df, engine)
     _no_rows_collected(monkeypatch)
@@ -536,8 +537,23 @@ def test_scores_and_cumulative_measures_are_pushed_down_exactly(engine, monkeypa
     for method in SUM_TESTS:
         _same_test(calibr.calibration_test(_cols(src, "p", "y"), "y", method),
                    calibr.calibration_test(df["p"], df["y"], method))
-        _same_test(calibr.calibration_test(_cols(_source(few, engine), "p", "y"), "y", method),
-                   calibr.calibration_test(few["p"], few["y"], method))
+        if method != "hosmer_lemeshow":  # 4 rows: fewer than 3 groups of distinct risk
+            _same_test(calibr.calibration_test(_cols(_source(few, engine), "p", "y"), "y",
+                                               method),
+                       calibr.calibration_test(few["p"], few["y"], method))
+    # Hosmer-Lemeshow: R's type-7 quantile groups of p (ties merge groups), its df
+    for groups, ddof in ((7, 2), (49, 1), (3, 0)):
+        got = calibr.calibration_test(_cols(src, "p", "y"), "y", "hosmer_lemeshow",
+                                      groups=groups, ddof=ddof)
+        want = calibr.calibration_test(df["p"], df["y"], "hosmer_lemeshow", groups=groups,
+                                       ddof=ddof)
+        _same_test(got, want)
+        assert (got.df, got.groups) == (want.df, want.groups)
+    two = df.assign(p=np.where(df["p"] < 0.5, 0.25, 0.75))
+    want = _message(lambda: calibr.calibration_test(two["p"], two["y"], "hosmer_lemeshow"))
+    assert "2 distinct values" in want[1]
+    assert _message(lambda: calibr.calibration_test(_cols(_source(two, engine), "p", "y"),
+                                                    "y", "hosmer_lemeshow")) == want
     for method in ("ks", "kuiper"):
         _same_test(calibr.calibration_test(_cols(src, "p", "y", "w"), "y", method,
                                            weights="w"),
@@ -637,7 +653,7 @@ def test_auroc_of_one_class_and_what_stays_collected(engine, monkeypatch):
                                          weights="w")) == want
     monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
     src = _source(df, engine)
-    for call in (lambda: calibr.calibration_test(_cols(src, "p", "y"), "y", "hosmer_lemeshow"),
+    for call in (lambda: calibr.calibration_test(_cols(src, "p", "y"), "y", "skce_block"),
                  lambda: calibr.calibration_test(_cols(src, "p", "y"), "y", "skce"),
                  lambda: calibr.brier(_cols(src, "p", "y"), "y", classes=[0, 1])):
         with pytest.raises(calibr.InputError, match="more than calibr collects"):

@@ -121,8 +121,8 @@ def _limit_text(engine: Engine, n: int, what: str) -> str:
             f"MAX_COLLECT_ROWS). Compute it on fewer rows (a sample or a filter), or collect "
             f"the columns yourself ({engine.collect}) and pass the result; ece, mce, "
             f"calibration_error, calibration_table and summarise of ece/mce with equal-width "
-            f"bins, and brier, log_loss, auroc, ecce and calibration_test's spiegelhalter, ks "
-            f"and kuiper of a binary p run on the engine (docs/engines.md).")
+            f"bins, and brier, log_loss, auroc, ecce and calibration_test's spiegelhalter, "
+            f"hosmer_lemeshow, ks and kuiper of a binary p run on the engine (docs/engines.md).")
 
 
 def _query_frame(engine: Engine, lf: Any, used: Sequence[Hashable]) -> tuple[Any, dict]:

@@ -1,8 +1,9 @@
 """The row sums and the sorted sums of the lazy engines (``docs/engines.md``,
 "Pushed down: the scores and the cumulative measures"): ``brier``, ``log_loss``,
-``auroc``, ``ecce`` and ``calibration_test(method="spiegelhalter" | "ks" |
-"kuiper")`` of a binary ``p``, per group, in the engine's own queries, with no row
-collected and no row cap.
+``auroc``, ``ecce`` and ``calibration_test(method="spiegelhalter" |
+"hosmer_lemeshow" | "ks" | "kuiper")`` of a binary ``p``, per group, in the
+engine's own queries, with no row collected and no row cap (Hosmer-Lemeshow:
+:meth:`_Query.hosmer_lemeshow`).
 
 Each call is two or three queries of :func:`calibr._engines._lazy._query_frame`
 (the used columns under generated names):
@@ -68,7 +69,7 @@ from ._lazy import (
 __all__ = ["PUSHED_TESTS", "bind_pushdown", "group_values"]
 
 #: The methods of ``calibration_test`` the engines compute from their sums.
-PUSHED_TESTS = ("spiegelhalter", "ks", "kuiper")
+PUSHED_TESTS = ("spiegelhalter", "hosmer_lemeshow", "ks", "kuiper")
 
 
 class _Query:
@@ -98,6 +99,7 @@ class _Query:
         if gr.keys is not None and len(gr.keys) == 0:  # every key missing: pandas' answer
             _explain(engine, lf, used, gr, na_rm, eager)
         self.group_keys = None if gr.keys is None else gr.keys.set_axis(keys, axis=1)
+        self.count = gr.count.sum(axis=1)  # the kept rows (their weight, weighted)
         self.n_groups = 1 if gr.keys is None else len(gr.keys)
         x = nw.col(self.cols.p).cast(nw.Float64)
         yv = nw.col(self.cols.y).cast(nw.Float64)
@@ -186,6 +188,56 @@ class _Query:
         out["high"] = np.maximum(out["high"], 0.0)  # C_0 = 0
         out["low"] = np.minimum(out["low"], 0.0)
         return out
+
+    def hosmer_lemeshow(self, groups: int, ddof: int) -> Any:
+        """The Hosmer-Lemeshow test of the kept rows (unweighted, ungrouped): R's type-7
+        quantiles of ``p`` from the order statistics at their ranks only (as the
+        equal-mass breaks, ``_lazy._equal_mass_edges``), then per quantile group the
+        rows and the sums of ``y``, ``p``, ``1 - y`` and ``1 - p`` in one query; the
+        test from them by the pandas path's ``hosmer_lemeshow_result``."""
+        from types import SimpleNamespace
+
+        from .._inference.calibration_tests import (
+            hosmer_lemeshow_probs,
+            hosmer_lemeshow_result,
+            quantile_ranks,
+            r_quantile7,
+        )
+        from ._lazy import _bin_expr
+
+        n = int(self.count[0])
+        probs = hosmer_lemeshow_probs(groups)
+        lo, hi = quantile_ranks(n, probs)
+        ranks = sorted(set(lo.tolist()) | set(hi.tolist()))
+        got = (self.frame.select("__x").with_row_index("__r", order_by="__x")
+               .filter(nw.col("__r").is_in(ranks)))
+        got = _collect(got).to_pandas()
+        value = dict(zip(got["__r"].astype(np.int64).tolist(),
+                         got["__x"].astype(np.float64).tolist(), strict=True))
+        breaks = np.unique(r_quantile7(lambda i: np.array([value[r] for r in i.tolist()]),
+                                       n, probs))
+        right = SimpleNamespace(is_default=False, right=True)  # breaks[g] < p <= breaks[g+1]
+        b = (_bin_expr(nw.col("__x"), right, breaks) if breaks.size > 1 else nw.lit(0.0))
+        x, yv = nw.col("__x"), nw.col("__y")
+        query = (self.frame.select(__b=b.cast(nw.Int64), __x=x, __y=yv)
+                 .group_by("__b").agg(nw.len().alias("size"), yv.sum().alias("obs1"),
+                                      x.sum().alias("exp1"), (1.0 - yv).sum().alias("obs0"),
+                                      (1.0 - x).sum().alias("exp0")))
+        out = _collect(query).to_pandas()
+        nb = max(breaks.size - 1, 1)
+        at = out["__b"].to_numpy(dtype=np.int64)
+        sums = {}
+        for c in ("size", "obs1", "exp1", "obs0", "exp0"):
+            a = np.zeros(nb)
+            a[at] = out[c].to_numpy(dtype=np.float64)
+            sums[c] = a
+
+        def distinct() -> int:
+            return int(_collect(self.frame.select(nw.col("__x").n_unique().alias("k")))
+                       .to_pandas()["k"].iloc[0])
+
+        return hosmer_lemeshow_result(sums["size"], sums["obs1"], sums["exp1"], sums["obs0"],
+                                      sums["exp0"], n, groups, ddof, distinct)
 
     def sorted_sums(self) -> pd.DataFrame:
         """Per group: ``high``, ``low`` (of the running sum of ``w (y - p)``, read at
@@ -377,6 +429,8 @@ def bind_pushdown(engine: Engine) -> dict[str, Callable[..., Any]]:
         opts["method"] = method
 
         def finish(qr: _Query) -> Any:
+            if method == "hosmer_lemeshow":
+                return qr.hosmer_lemeshow(options["groups"], options["ddof"])
             if method == "spiegelhalter":
                 s = qr.row_sums(None).iloc[0]
                 return spiegelhalter_result(float(s["snum"]), float(s["svar"]), int(s["n"]))
