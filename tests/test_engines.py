@@ -658,3 +658,19 @@ def test_auroc_of_one_class_and_what_stays_collected(engine, monkeypatch):
                  lambda: calibr.brier(_cols(src, "p", "y"), "y", classes=[0, 1])):
         with pytest.raises(calibr.InputError, match="more than calibr collects"):
             call()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("by", [["k", "g"], "k8"])
+def test_pushed_down_scores_group_as_pandas(engine, by):
+    """The scores' and ecce's groups are pandas' groups in pandas' order: two keys, a
+    narrow integer key, missing keys (in no group)."""
+    df = _grouped_frame()
+    df["k8"] = df["k"].astype("int8")
+    metrics = ["brier", "ecce", "auroc", "ece", "log_loss"]
+    want = calibr.summarise(df.groupby(by), "p", "y", metrics=metrics)
+    got = calibr.summarise(_source(df, engine), "p", "y", metrics=metrics, by=by).to_pandas()
+    keys = [by] if isinstance(by, str) else by
+    pd.testing.assert_frame_equal(got[keys], want[keys], check_dtype=False)
+    pd.testing.assert_frame_equal(got.drop(columns=keys), want.drop(columns=keys),
+                                  rtol=ENGINE_RTOL, atol=0)
