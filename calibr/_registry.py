@@ -119,6 +119,7 @@ __all__ = [
     "PUSHED_DOWN",
     "COLLECTED",
     "LAZY_PATHS",
+    "PUSHED_DOWN_SUMS",
     "REDUCTIONS",
     "MetricInfo",
     "higher_is_better",
@@ -153,6 +154,9 @@ PUSHED_DOWN = "pushed_down"
 COLLECTED = "collected"
 #: The paths on a lazy engine.
 LAZY_PATHS = (PUSHED_DOWN, COLLECTED)
+#: The metrics, not binned, whose engine query is written (calibr/_engines/_pushdown.py):
+#: the row sums of the scores, the sorted sums of ecce and the AUROC's ranks.
+PUSHED_DOWN_SUMS = ("brier", "log_loss", "auroc", "ecce")
 
 #: The reductions of each kind of statistics to a metric's number.
 REDUCTIONS = {
@@ -221,11 +225,13 @@ class MetricInfo:
         for path in (self.lazy_call, self.lazy_column):
             if path not in LAZY_PATHS:
                 raise ValueError(f"{self.name}: lazy path {path!r}")
-            # the engines' query sums fixed bins: only a binned metric is pushed down
-            if path == PUSHED_DOWN and self.kind != "binned":
-                raise ValueError(f"{self.name}: pushed down without bins")
-        if self.lazy_column == PUSHED_DOWN and self.stats != BIN_SUMS:
-            raise ValueError(f"{self.name}: a summarise column pushed down needs bin_sums")
+            # the engines' queries: the bin sums, or the row and sorted sums of
+            # calibr/_engines/_pushdown.py (the metrics of PUSHED_DOWN_SUMS)
+            if path == PUSHED_DOWN and self.kind != "binned" and self.name not in PUSHED_DOWN_SUMS:
+                raise ValueError(f"{self.name}: pushed down without a query")
+        if (self.lazy_column == PUSHED_DOWN and self.stats != BIN_SUMS
+                and self.name not in PUSHED_DOWN_SUMS):
+            raise ValueError(f"{self.name}: a summarise column pushed down needs its sums")
 
     @property
     def function(self) -> Callable[..., float]:
@@ -304,20 +310,24 @@ _ENTRIES = (
         "ecce", "calibr._metrics.cumulative", "cumulative",
         "cumulative calibration error, KS or Kuiper (Arrieta-Ibarra et al.)",
         stats=SORTED_SUMS, reduction="ecce", bootstrap=SORTED_SUMS, dask=GLOBAL_SORT,
+        lazy_call=PUSHED_DOWN, lazy_column=PUSHED_DOWN,
         note="the rows sorted once: a bootstrap resample is a count per sorted row "
              "(O(n) per replicate, bit for bit the call on the resample); a direct "
              "call on Dask sorts the keys globally and scans the partitions' sums "
              "(weights too), summarise computes it group by group; no grouped kernel "
-             "(one call per group); its tests are calibration_test's 'ks' and "
+             "(one call per group); a lazy engine sums the blocks of tied p and runs a "
+             "window sum over them, per group; its tests are calibration_test's 'ks' and "
              "'kuiper', not consistency resampling",
     ),
     MetricInfo(
         "brier", "calibr._metrics.scores", "score",
         "Brier score, summed over the classes (Brier 1950)",
         stats=ROW_SUMS, reduction="brier", dask=MERGED_SUMS,
+        lazy_call=PUSHED_DOWN, lazy_column=PUSHED_DOWN,
         note="a mean of per-row losses: O(n) per bootstrap replicate by recomputing; "
              "one call per group; on Dask the partitions' row sums merged, a call and "
-             "a summarise column alike; collected on the lazy engines; not "
+             "a summarise column alike; a row sum per group on the lazy engines (a "
+             "binary p; a matrix is collected); not "
              "consistency resampling (its excess under miscalibration, (q - p)(1 - 2p), "
              "has either sign: calibration_test's 'spiegelhalter' is its two-sided test)",
     ),
@@ -325,15 +335,17 @@ _ENTRIES = (
         "log_loss", "calibr._metrics.scores", "score",
         "log loss, natural log (Good 1952)",
         stats=ROW_SUMS, reduction="log_loss", dask=MERGED_SUMS,
+        lazy_call=PUSHED_DOWN, lazy_column=PUSHED_DOWN,
         note="as brier (its excess, (q - p) log((1 - p) / p), has either sign)",
     ),
     MetricInfo(
         "auroc", "calibr._metrics.scores", "score",
         "area under the ROC curve, ties one half (Hanley & McNeil)",
-        higher_is_better=True,
+        higher_is_better=True, lazy_call=PUSHED_DOWN, lazy_column=PUSHED_DOWN,
         note="a sort per call: O(n log n) per bootstrap replicate; undefined (NaN in "
              "summarise, with one warning) for one class; one call per group; gathered "
-             "on Dask; collected on the lazy engines; a discrimination measure, not a "
+             "on Dask; on the lazy engines, the midranks of a binary p from its blocks "
+             "of tied p and a window sum (a matrix is collected); a discrimination measure, not a "
              "calibration statistic, so not consistency resampling",
     ),
     MetricInfo(

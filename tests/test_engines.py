@@ -317,9 +317,9 @@ def test_the_collect_limit_is_ten_million_rows():
     n = 10_000_001
     lf = pl.LazyFrame({"i": [0]}).select(p=pl.int_range(n) / n, y=pl.lit(1))
     with pytest.raises(calibr.InputError, match=re.escape(
-            "calibr.ecce on a polars LazyFrame collects its rows to the driver, and it has "
+            "calibr.smece on a polars LazyFrame collects its rows to the driver, and it has "
             "10,000,001, more than calibr collects (10,000,000, ")):
-        calibr.ecce(lf, "y")
+        calibr.smece(lf, "y")
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -386,18 +386,19 @@ def test_functions_the_engine_does_not_compute_collect_under_the_rule(engine, mo
     src = _source(df, engine)
     lazy_p = _cols(src, "p", "y")
     p, y = df["p"], df["y"]
-    assert calibr.ecce(lazy_p, "y", "kuiper") == calibr.ecce(p, y, "kuiper")
+    assert calibr.mmce(lazy_p, "y") == calibr.mmce(p, y)
     assert calibr.smece(lazy_p, "y") == calibr.smece(p, y)
     got, want = calibr.decompose(lazy_p, "y"), calibr.decompose(p, y)
     assert (got.score, got.mcb, got.dsc, got.unc) == (want.score, want.mcb, want.dsc, want.unc)
     got = calibr.bootstrap(lazy_p, "y", "mce", n_resamples=50, rng=3)
     want = calibr.bootstrap(p, y, "mce", n_resamples=50, rng=3)
     assert got.confidence_interval == want.confidence_interval
-    got, want = calibr.calibration_test(lazy_p, "y", "ks"), calibr.calibration_test(p, y, "ks")
+    got = calibr.calibration_test(lazy_p, "y", "skce_block")
+    want = calibr.calibration_test(p, y, "skce_block")
     assert (got.statistic, got.pvalue) == (want.statistic, want.pvalue)
     # weights name a column of the source
     lazy_w = _cols(src, "p", "y", "w")
-    assert calibr.ecce(lazy_w, "y", weights="w") == calibr.ecce(p, y, weights=df["w"])
+    assert calibr.skce(lazy_w, "y", weights="w") == calibr.skce(p, y, weights=df["w"])
     # the verbs the engines do not compute: html_report and multicalibration
     page = calibr.html_report(src, "p", "y", by="g", bins=4, consistency=None)
     assert page == calibr.html_report(df.groupby("g"), "p", "y", bins=4, consistency=None)
@@ -408,9 +409,9 @@ def test_functions_the_engine_does_not_compute_collect_under_the_rule(engine, mo
     monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
     what = "a polars LazyFrame" if engine == "polars" else "a DuckDB relation"
     with pytest.raises(calibr.InputError, match=re.escape(
-            f"calibr.ecce on {what} collects its rows to the driver, and it has 400, more "
+            f"calibr.smece on {what} collects its rows to the driver, and it has 400, more "
             "than calibr collects (100, ")) as info:
-        calibr.ecce(lazy_p, "y")
+        calibr.smece(lazy_p, "y")
     assert info.value.param == "p"
     with pytest.raises(calibr.InputError, match=re.escape(
             f"calibr.html_report on {what} collects its rows")) as info:
@@ -467,3 +468,209 @@ def test_each_metric_takes_the_registrys_path_on_the_engine(engine, name, monkey
             assert path == COLLECTED
             with pytest.raises(calibr.InputError, match="more than calibr collects"):
                 lazy()
+
+
+# --------------------------------------------------------------------------
+# the scores and the cumulative measures (calibr/_engines/_pushdown.py)
+
+#: The pushed-down functions of the row sums and the sorted sums, with options.
+SUMS = [(calibr.brier, {}), (calibr.log_loss, {}), (calibr.log_loss, {"eps": 0.05}),
+        (calibr.auroc, {}), (calibr.ecce, {}), (calibr.ecce, {"kind": "kuiper"}),
+        (calibr.ecce, {"scale": "sigma"}), (calibr.ecce, {"kind": "kuiper", "scale": "sigma"})]
+#: calibration_test's methods from the engine's sums.
+SUM_TESTS = ("spiegelhalter", "hosmer_lemeshow", "ks", "kuiper")
+
+
+def _tied_frame(n: int = 600, seed: int = 5) -> pd.DataFrame:
+    """p on a grid of 0.05 (blocks of tied p, 0 and 1 among them), -0.0 (the key of
+    0.0), weights 0 to 3, groups a, b, c and "lone" (one row), no impossible
+    prediction (y = 1 where p = 1, y = 0 where p = 0)."""
+    rng = np.random.default_rng(seed)
+    p = np.round(rng.random(n) * 20) / 20
+    p[3] = -0.0
+    y = (rng.random(n) < p).astype(np.int64)
+    y[p == 1.0], y[p == 0.0] = 1, 0
+    df = pd.DataFrame({"g": rng.choice(["b", "a", "c"], n), "p": p, "y": y,
+                       "w": rng.integers(0, 4, n).astype(float)})
+    df.loc[0, ["g", "w"]] = ["lone", 2.0]
+    return df
+
+
+def _no_rows_collected(monkeypatch):
+    """Collecting a source's rows fails (the pushed-down path never does)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the rows were collected")
+
+    monkeypatch.setattr(_lazy, "_collect_used", refuse)
+
+
+def _same_test(got, want) -> None:
+    assert (got.method, got.n, got.type, got.small_n) == (want.method, want.n, want.type,
+                                                          want.small_n)
+    for field in ("statistic", "pvalue", "estimate"):
+        assert _close(getattr(got, field), getattr(want, field)), (field, got, want)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_scores_and_cumulative_measures_are_pushed_down_exactly(engine, monkeypatch):
+    """brier, log_loss, auroc, ecce and the spiegelhalter/hosmer_lemeshow/ks/kuiper tests of a
+    binary p on the engine equal the pandas path on the same rows (ties, -0.0, weights
+    with zeros), with no row collected; n and small_n are the pandas path's (a few rows:
+    small_n)."""
+    df = _tied_frame()
+    src = _source(df, engine)
+    _no_rows_collected(monkeypatch)
+    for f, opts in SUMS:
+        want = f(df["p"], df["y"], **opts)
+        got = f(_cols(src, "p", "y"), "y", **opts)
+        assert isinstance(got, float)
+        assert _close(got, want), (f.__name__, opts, got, want)
+        want = f(df["p"], df["y"], weights=df["w"], **opts)
+        got = f(_cols(src, "p", "y", "w"), "y", weights="w", **opts)
+        assert _close(got, want), (f.__name__, opts, "weighted", got, want)
+    for y in (0, 1):  # every running sum of one sign: the range includes C_0 = 0
+        one = df[(df["p"] > 0.0) & (df["p"] < 1.0)].assign(y=y)  # no step of 0 first
+        osrc = _cols(_source(one, engine), "p", "y")
+        for opts in ({"kind": "kuiper"}, {"kind": "kuiper", "scale": "sigma"}):
+            assert _close(calibr.ecce(osrc, "y", **opts), calibr.ecce(one["p"], one["y"], **opts))
+    few = df.head(4)  # 4 rows: below every method's MIN_N
+    for method in SUM_TESTS:
+        _same_test(calibr.calibration_test(_cols(src, "p", "y"), "y", method),
+                   calibr.calibration_test(df["p"], df["y"], method))
+        if method != "hosmer_lemeshow":  # 4 rows: fewer than 3 groups of distinct risk
+            _same_test(calibr.calibration_test(_cols(_source(few, engine), "p", "y"), "y",
+                                               method),
+                       calibr.calibration_test(few["p"], few["y"], method))
+    # Hosmer-Lemeshow: R's type-7 quantile groups of p (ties merge groups), its df
+    for groups, ddof in ((7, 2), (49, 1), (3, 0)):
+        got = calibr.calibration_test(_cols(src, "p", "y"), "y", "hosmer_lemeshow",
+                                      groups=groups, ddof=ddof)
+        want = calibr.calibration_test(df["p"], df["y"], "hosmer_lemeshow", groups=groups,
+                                       ddof=ddof)
+        _same_test(got, want)
+        assert (got.df, got.groups) == (want.df, want.groups)
+    two = df.assign(p=np.where(df["p"] < 0.5, 0.25, 0.75))
+    want = _message(lambda: calibr.calibration_test(two["p"], two["y"], "hosmer_lemeshow"))
+    assert "2 distinct values" in want[1]
+    assert _message(lambda: calibr.calibration_test(_cols(_source(two, engine), "p", "y"),
+                                                    "y", "hosmer_lemeshow")) == want
+    for method in ("ks", "kuiper"):
+        _same_test(calibr.calibration_test(_cols(src, "p", "y", "w"), "y", method,
+                                           weights="w"),
+                   calibr.calibration_test(df["p"], df["y"], method, weights=df["w"]))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_summarise_pushes_down_the_scores_per_group(engine, monkeypatch):
+    """summarise() of brier, log_loss, auroc and ecce (with ece) by group on the engine is
+    the pandas path's frame, a group of one row included (its AUROC NaN, with the pandas
+    path's warning), weighted or not, with no row collected."""
+    df = _tied_frame()
+    src = _source(df, engine)
+    _no_rows_collected(monkeypatch)
+    metrics = ["ece", "brier", "log_loss", "auroc", "ecce",
+               calibr.metric("ecce", kind="kuiper", scale="sigma"),
+               calibr.metric("log_loss", eps=0.1)]
+    for weights in (None, "w"):
+        with pytest.warns(RuntimeWarning) as want_warning:
+            want = calibr.summarise(df.groupby("g"), "p", "y", metrics=metrics,
+                                    weights=weights)
+        with pytest.warns(RuntimeWarning) as got_warning:
+            got = calibr.summarise(src, "p", "y", metrics=metrics, weights=weights,
+                                   by="g").to_pandas()
+        assert [str(w.message) for w in got_warning] == [str(w.message) for w in want_warning]
+        assert list(got.columns) == list(want.columns)
+        assert list(got["g"]) == ["a", "b", "c", "lone"]
+        pd.testing.assert_frame_equal(got.drop(columns="g"), want.drop(columns="g"),
+                                      rtol=ENGINE_RTOL, atol=0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_pushed_down_scores_keep_the_pandas_rules(engine, monkeypatch):
+    """na_rm drops the rows pandas drops (nulls in p and y); without na_rm, and in a group
+    na_rm empties, the pandas path's message (below the collect limit: its first bad row;
+    above: the counts); an impossible prediction makes log_loss inf with the pandas path's
+    warning, counted in the query (a row of weight 0 not counted)."""
+    df = _tied_frame(300)
+    df["p"] = df["p"].mask(np.arange(300) % 11 == 4)
+    df["y"] = df["y"].astype("Float64").mask(np.arange(300) % 13 == 5)
+    src = _source(pl.from_pandas(df), engine)  # nulls, not NaN
+    for f, opts in SUMS:
+        want = f(df["p"], df["y"], na_rm=True, **opts)
+        assert _close(f(_cols(src, "p", "y"), "y", na_rm=True, **opts), want), f.__name__
+        want = _message(lambda: f(df["p"], df["y"], **opts))  # noqa: B023
+        assert "must not contain missing values" in want[1]
+        assert _message(lambda: f(_cols(src, "p", "y"), "y", **opts)) == want  # noqa: B023
+    for method in SUM_TESTS:
+        _same_test(calibr.calibration_test(_cols(src, "p", "y"), "y", method, na_rm=True),
+                   calibr.calibration_test(df["p"], df["y"], method, na_rm=True))
+    gone = df.assign(p=df["p"].mask(df["g"] == "c"))
+    want = _message(lambda: calibr.summarise(gone.groupby("g"), "p", "y", metrics=["brier"],
+                                             na_rm=True))
+    assert "no complete observations" in want[1]
+    gsrc = _source(pl.from_pandas(gone), engine)
+    assert _message(lambda: calibr.summarise(gsrc, "p", "y", metrics=["ecce", "auroc"],
+                                             by="g", na_rm=True)) == want
+    zero = _tied_frame(300).assign(w=lambda d: d["w"].where(d["g"] != "lone", 0.0))
+    want = _message(lambda: calibr.summarise(zero.groupby("g"), "p", "y", metrics=["ecce"],
+                                             weights="w"))
+    assert "positive total" in want[1]
+    assert _message(lambda: calibr.summarise(_source(zero, engine), "p", "y", by="g",
+                                             metrics=["ecce", "brier"], weights="w")) == want
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
+    with pytest.raises(calibr.InputError, match=re.escape(
+            "`p` must not contain missing values; 27 values missing. Pass na_rm=True "
+            "to drop incomplete observations. [a ")):
+        calibr.brier(_cols(src, "p", "y"), "y")
+    # log_loss: p = 1 with y = 0 in two rows, one of them of weight 0
+    bad = _tied_frame(300)
+    bad.loc[[10, 20], ["p", "y", "w"]] = [[1.0, 0, 2.0], [1.0, 0, 0.0]]
+    bsrc = _source(bad, engine)
+    for weights, rows in ((None, "2 rows give their"), ("w", "1 row gives its")):
+        w = {} if weights is None else {"weights": "w"}
+        with pytest.warns(UserWarning, match=f"log_loss: {rows} observed outcome probability "
+                                             "0, so the log loss is inf"):
+            assert calibr.log_loss(_cols(bsrc, "p", "y", "w") if w else _cols(bsrc, "p", "y"),
+                                   "y", **w) == np.inf
+        with pytest.warns(UserWarning, match=f"log_loss: {rows}"):
+            calibr.log_loss(bad["p"], bad["y"], weights=bad["w"] if w else None)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_auroc_of_one_class_and_what_stays_collected(engine, monkeypatch):
+    """The AUROC of one class is the pandas path's InputError (code "undefined"); a
+    multiclass p, classes= and the other methods of calibration_test are collected (and
+    refused above the collect limit)."""
+    df = _tied_frame(200)
+    one = df.assign(y=1)
+    src = _source(one, engine)
+    want = _message(lambda: calibr.auroc(one["p"], one["y"]))
+    assert _message(lambda: calibr.auroc(_cols(src, "p", "y"), "y")) == want
+    zero_w = df.assign(w=np.where(df["y"] == 1, 0.0, 1.0))
+    want = _message(lambda: calibr.auroc(zero_w["p"], zero_w["y"], weights=zero_w["w"]))
+    assert "among the rows of positive weight" in want[1]
+    assert _message(lambda: calibr.auroc(_cols(_source(zero_w, engine), "p", "y", "w"), "y",
+                                         weights="w")) == want
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
+    src = _source(df, engine)
+    for call in (lambda: calibr.calibration_test(_cols(src, "p", "y"), "y", "skce_block"),
+                 lambda: calibr.calibration_test(_cols(src, "p", "y"), "y", "skce"),
+                 lambda: calibr.brier(_cols(src, "p", "y"), "y", classes=[0, 1])):
+        with pytest.raises(calibr.InputError, match="more than calibr collects"):
+            call()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("by", [["k", "g"], "k8"])
+def test_pushed_down_scores_group_as_pandas(engine, by):
+    """The scores' and ecce's groups are pandas' groups in pandas' order: two keys, a
+    narrow integer key, missing keys (in no group)."""
+    df = _grouped_frame()
+    df["k8"] = df["k"].astype("int8")
+    metrics = ["brier", "ecce", "auroc", "ece", "log_loss"]
+    want = calibr.summarise(df.groupby(by), "p", "y", metrics=metrics)
+    got = calibr.summarise(_source(df, engine), "p", "y", metrics=metrics, by=by).to_pandas()
+    keys = [by] if isinstance(by, str) else by
+    pd.testing.assert_frame_equal(got[keys], want[keys], check_dtype=False)
+    pd.testing.assert_frame_equal(got.drop(columns=keys), want.drop(columns=keys),
+                                  rtol=ENGINE_RTOL, atol=0)

@@ -13,7 +13,19 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from test_engines import BAD, BINS, _close, _frame, _grouped_frame, _message
+from test_engines import (
+    BAD,
+    BINS,
+    SUM_TESTS,
+    SUMS,
+    _close,
+    _frame,
+    _grouped_frame,
+    _message,
+    _no_rows_collected,
+    _same_test,
+    _tied_frame,
+)
 from tolerances import ENGINE_RTOL
 
 import calibr
@@ -94,3 +106,43 @@ def test_bad_input_and_the_collected_path(spark):
     sdf = _sdf(spark, small, None)
     assert calibr.skce(sdf.select("p", "y"), "y") == calibr.skce(small["p"], small["y"])
     assert np.isfinite(calibr.mmce(sdf.select("p", "y"), "y"))
+
+
+def test_scores_and_cumulative_measures_are_pushed_down(spark, monkeypatch):
+    """brier, log_loss, auroc, ecce and the spiegelhalter/ks/kuiper tests on Spark (four
+    partitions: the blocks of tied p and the window sum cross them) equal the pandas path,
+    with no row collected: direct calls, weighted, summarise by group (a group of one row,
+    its AUROC NaN with the pandas warning); then nulls: na_rm drops the pandas path's rows,
+    and without it the pandas path's message."""
+    df = _tied_frame(400)
+    sdf = _sdf(spark, df)
+    with monkeypatch.context() as m:
+        _no_rows_collected(m)
+        for f, opts in SUMS:
+            want = f(df["p"], df["y"], **opts)
+            assert _close(f(sdf.select("p", "y"), "y", **opts), want), (f.__name__, opts)
+            want = f(df["p"], df["y"], weights=df["w"], **opts)
+            got = f(sdf.select("p", "y", "w"), "y", weights="w", **opts)
+            assert _close(got, want), (f.__name__, opts, "weighted")
+        for method in SUM_TESTS:
+            _same_test(calibr.calibration_test(sdf.select("p", "y"), "y", method),
+                       calibr.calibration_test(df["p"], df["y"], method))
+        metrics = ["brier", "log_loss", "auroc", "ecce",
+                   calibr.metric("ecce", kind="kuiper", scale="sigma")]
+        with pytest.warns(RuntimeWarning) as want_warning:
+            want = calibr.summarise(df.groupby("g"), "p", "y", metrics=metrics, weights="w")
+        with pytest.warns(RuntimeWarning) as got_warning:
+            got = calibr.summarise(sdf, "p", "y", metrics=metrics, weights="w",
+                                   by="g").to_pandas()
+        assert [str(w.message) for w in got_warning] == [str(w.message) for w in want_warning]
+        assert list(got["g"]) == ["a", "b", "c", "lone"]
+        pd.testing.assert_frame_equal(got.drop(columns="g"), want.drop(columns="g"),
+                                      rtol=ENGINE_RTOL, atol=0)
+    nulls = df.assign(p=df["p"].mask(np.arange(400) % 11 == 4),
+                      y=df["y"].astype("Float64").mask(np.arange(400) % 13 == 5))
+    nsdf = _sdf(spark, nulls, None)
+    for f, opts in SUMS[:5]:
+        want = f(nulls["p"], nulls["y"], na_rm=True, **opts)
+        assert _close(f(nsdf.select("p", "y"), "y", na_rm=True, **opts), want), f.__name__
+    want = _message(lambda: calibr.ecce(nulls["p"], nulls["y"]))
+    assert _message(lambda: calibr.ecce(nsdf.select("p", "y"), "y")) == want

@@ -16,6 +16,11 @@ One written rule (:mod:`._lazy`):
   and the per-(group, bin) sums in one ``group_by().agg()``, with counters of bad
   values; only O(groups x bins) numbers travel to the driver, which finishes as
   the pandas path does.
+* **Pushed down too** (``._pushdown``): ``brier``, ``log_loss``, ``auroc``, ``ecce`` and
+  ``calibration_test(method="spiegelhalter" | "hosmer_lemeshow" | "ks" | "kuiper")`` of a
+  binary ``p``, and
+  the first four as ``summarise`` columns per group: row sums, and the running sums
+  over ``p`` per group (a window), with the binned path's check of bad values.
 * **Collected**: everything else (multiclass ``p``, ``classes=``,
   ``type="top-label"`` (which reads a binary ``p`` as two columns), kernel
   metrics, callables, ``tests``/``confidence_level``, consistency bands, isotonic bins,

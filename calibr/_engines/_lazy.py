@@ -121,7 +121,8 @@ def _limit_text(engine: Engine, n: int, what: str) -> str:
             f"MAX_COLLECT_ROWS). Compute it on fewer rows (a sample or a filter), or collect "
             f"the columns yourself ({engine.collect}) and pass the result; ece, mce, "
             f"calibration_error, calibration_table and summarise of ece/mce with equal-width "
-            f"bins run on the engine (docs/engines.md).")
+            f"bins, and brier, log_loss, auroc, ecce and calibration_test's spiegelhalter, "
+            f"hosmer_lemeshow, ks and kuiper of a binary p run on the engine (docs/engines.md).")
 
 
 def _query_frame(engine: Engine, lf: Any, used: Sequence[Hashable]) -> tuple[Any, dict]:
@@ -566,9 +567,12 @@ def _pushable_spec(spec: Any, grouped: bool, weighted: bool) -> bool:
 # the public functions, for one engine
 
 
-def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
+def bind(engine: Engine, columns: Callable[..., Any] | None = None
+         ) -> dict[str, Callable[..., Any]]:
     """The backend functions of ``engine`` (what :func:`calibr._input.lazy_backend`
-    hands the public functions), by name."""
+    hands the public functions), by name. ``columns``: the pushed-down columns of
+    ``summarise`` that are not binned (``calibr._engines._pushdown.group_values``;
+    None: such a column is collected)."""
 
     def run(push: Callable[[], Any]) -> Any:
         try:
@@ -696,8 +700,9 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
         specs = None
         if plan is not None and tests is None and confidence_level is None:
             specs = [BinSpec.from_options(o["bins"], o["binning"], o["right"])
-                     for _, _, o in plan]
-            if not all(s.data_free for s in specs):
+                     if which in ("ece", "mce") else None for _, which, o in plan]
+            if not all(s is None or s.data_free for s in specs) or (
+                    columns is None and None in specs):
                 specs = None
         if specs is None or not _pushable(lf, cols, wcol, classes):
             used = [*keys, *(cols.p if isinstance(cols.p, list) else [cols.p]), cols.y,
@@ -712,13 +717,18 @@ def bind(engine: Engine) -> dict[str, Callable[..., Any]]:
             values = {}
             done: dict = {}
             key_frame = None
+            rest = [item for item, spec in zip(plan, specs, strict=True) if spec is None]
+            if rest:  # the scores and the cumulative measures: calibr/_engines/_pushdown.py
+                key_frame, values = columns(engine, lf, keys, cols, wcol, na_rm, rest, eager)
             for (name, which, _), spec in zip(plan, specs, strict=True):
+                if spec is None:
+                    continue
                 if spec not in done:
                     done[spec], _ = _pushed(engine, lf, keys, cols, wcol, spec, na_rm, eager)
                 gr = done[spec]
                 key_frame = gr.keys
                 values[name] = gr.metrics[which]
-            result = pd.DataFrame(values)
+            result = pd.DataFrame({name: values[name] for name, _, _ in plan})
             if key_frame is not None:
                 result = pd.concat([key_frame, result], axis=1)
             return _native_result(engine, result)
@@ -834,7 +844,8 @@ def _binned_plan(metrics: Any, named: dict) -> list | None:
         if info is None or info.lazy_column != PUSHED_DOWN:
             return None
         options = resolved_options(func, spec.options)
-        if options["type"] == "top-label":  # the query sums a binary p's one set of bins
+        if options.get("type") == "top-label":  # the query sums a binary p's one set of bins
             return None
-        plan.append((name, info.reduction, options))
+        # the binned metrics by their reduction of the bin sums, the others by name
+        plan.append((name, info.reduction if info.kind == "binned" else info.name, options))
     return plan

@@ -441,13 +441,13 @@ def _finish_loss(sums: tuple | None, score: str, na_rm: bool) -> float:
     return _finish_binned(sums, score, na_rm)  # (W, L, z): the weight first, as a count
 
 
-def loss(score: str, p, y, classes, na_rm, weights, eps: float = 0.0):
+def loss(score: str, p, y, classes, na_rm, weights, eps: float | None = None):
     """``brier()`` or ``log_loss()`` of Dask input: each partition's ``(W, L, z)``
     (``calibr._metrics.scores.loss_sums``), added in the fixed tree, and the score
     of the sums (``loss_value``). A Delayed float."""
     pp, yy, ww = _all_partitions(p, y, weights)
     parts = [delayed(_loss_part)(i, a, b, None if ww is None else ww[i], classes, na_rm,
-                                 score, eps)
+                                 score, 0.0 if eps is None else float(eps))
              for i, (a, b) in enumerate(zip(pp, yy, strict=True))]
     return delayed(_finish_loss)(_tree(parts, _add_stats), score, na_rm)
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._lazy import Engine, bind
+from ._pushdown import bind_pushdown, group_values
 
 #: pyspark 4.3 warns "PySpark does not yet fully support pandas >= 3.0.0" (a FutureWarning)
 #: when its module pyspark.testing.utils is first imported: by a session's start, and else
@@ -56,7 +57,8 @@ def _without_pandas_3_warning(func: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-_FUNCTIONS = {name: _without_pandas_3_warning(f) for name, f in bind(ENGINE).items()}
+_FUNCTIONS = {name: _without_pandas_3_warning(f)
+              for name, f in {**bind(ENGINE, group_values), **bind_pushdown(ENGINE)}.items()}
 ece = _FUNCTIONS["ece"]
 mce = _FUNCTIONS["mce"]
 calibration_error = _FUNCTIONS["calibration_error"]
@@ -66,6 +68,12 @@ summarise = _FUNCTIONS["summarise"]
 calibration_table = _FUNCTIONS["calibration_table"]
 collect_arguments = _FUNCTIONS["collect_arguments"]
 collect_frame = _FUNCTIONS["collect_frame"]
+brier = _FUNCTIONS["brier"]
+log_loss = _FUNCTIONS["log_loss"]
+auroc = _FUNCTIONS["auroc"]
+ecce = _FUNCTIONS["ecce"]
+calibration_test = _FUNCTIONS["calibration_test"]
 
-__all__ = ["ENGINE", "GROUPS_BY_NAME", "calibration_error", "calibration_table",
-           "collect_arguments", "collect_frame", "ece", "mce", "mmce", "skce", "summarise"]
+__all__ = ["ENGINE", "GROUPS_BY_NAME", "auroc", "brier", "calibration_error",
+           "calibration_table", "calibration_test", "collect_arguments", "collect_frame", "ece",
+           "ecce", "log_loss", "mce", "mmce", "skce", "summarise"]

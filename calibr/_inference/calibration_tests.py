@@ -32,6 +32,7 @@ from .._input import (
     Prepared,
     arg,
     defaults,
+    lazy_backend,
     prepare,
     validate_params,
     warn,
@@ -48,7 +49,7 @@ from .._kernels.weighted_sums import (
     sorted_scalars,
     weighted_row_sums,
 )
-from .._metrics.valprob import spiegelhalter
+from .._metrics.valprob import spiegelhalter_from_sums
 from .._registry import DEFAULT_METRIC, METRICS
 from .bootstrap import CANONICAL_WARN_COST, REPLICATE_CHUNKS
 
@@ -431,6 +432,12 @@ def calibration_test(
             "weights, repeat the rows (numpy.repeat) instead.",
             param="weights"
         )
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None and hasattr(lazy, "calibration_test"):  # docs/engines.md
+        return lazy.calibration_test(p, y, method, dict(
+            n_resamples=n_resamples, rng=rng, bandwidth=bandwidth, type=type, metric=metric,
+            bins=bins, estimator=estimator, groups=groups, ddof=ddof, classes=classes,
+            na_rm=na_rm, weights=weights))
     if method in BINARY_ONLY:
         _refuse_matrix(p, method)
     prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
@@ -767,16 +774,23 @@ def _consistency_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
 def _spiegelhalter_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     p = prep.p
     y = np.asarray(prep.y, dtype=np.float64)
-    z, pvalue = spiegelhalter(p, y)
+    a = 1.0 - 2.0 * p
+    return spiegelhalter_result(float(np.sum((y - p) * a)),
+                                float(np.sum(a * a * p * (1.0 - p))), prep.n)
+
+
+def spiegelhalter_result(num: float, var: float, n: int) -> CalibrationTestResult:
+    """The test from its sums (``calibr._metrics.valprob.spiegelhalter_from_sums``)
+    over ``n`` rows: the pandas path's and the lazy engines' (their query sums)."""
+    z, pvalue = spiegelhalter_from_sums(num, var)
     if math.isnan(z):
         warn(
             "calibration_test: every `p` is 0, 0.5 or 1 and agrees with its outcome where "
             "it is 0 or 1, so Spiegelhalter's statistic is 0/0; statistic and p-value are NaN.",
             RuntimeWarning,
         )
-    estimate = float(np.mean((y - p) * (1.0 - 2.0 * p)))
-    return CalibrationTestResult(statistic=z, pvalue=pvalue, estimate=estimate,
-                                 method="spiegelhalter", n=prep.n, type="binary")
+    return CalibrationTestResult(statistic=z, pvalue=pvalue, estimate=num / n if n else math.nan,
+                                 method="spiegelhalter", n=n, type="binary")
 
 
 # --------------------------------------------------------------------------
@@ -786,15 +800,36 @@ def _spiegelhalter_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
 def _r_quantile7(xs: np.ndarray, probs: np.ndarray) -> np.ndarray:
     """R's ``quantile(x, probs, type = 7)`` of the sorted ``xs``, with R's arithmetic:
     ``(1 - h) x[lo] + h x[hi]`` where the two differ."""
-    n = xs.shape[0]
+    return r_quantile7(lambda i: xs[i], xs.shape[0], probs)
+
+
+def quantile_ranks(n: int, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 0-based ranks ``(lo, hi)`` of the order statistics that R's type-7
+    quantiles of ``n`` values at ``probs`` read."""
     index = (n - 1) * probs
-    lo = np.floor(index).astype(np.int64)
-    hi = np.ceil(index).astype(np.int64)
-    q = xs[lo].copy()
+    return np.floor(index).astype(np.int64), np.ceil(index).astype(np.int64)
+
+
+def r_quantile7(take: Callable[[np.ndarray], np.ndarray], n: int,
+                probs: np.ndarray) -> np.ndarray:
+    """:func:`_r_quantile7` from ``take(ranks)``, the order statistics of ``n``
+    values at 0-based ranks (the lazy engines read only those:
+    ``calibr/_engines/_pushdown.py``)."""
+    index = (n - 1) * probs
+    lo, hi = quantile_ranks(n, probs)
+    q = np.array(take(lo), dtype=np.float64)
+    upper = np.asarray(take(hi), dtype=np.float64)
     t = index - lo
-    inner = (index > lo) & (xs[hi] != q)
-    q[inner] = (1.0 - t[inner]) * q[inner] + t[inner] * xs[hi][inner]
+    inner = (index > lo) & (upper != q)
+    q[inner] = (1.0 - t[inner]) * q[inner] + t[inner] * upper[inner]
     return q
+
+
+def hosmer_lemeshow_probs(groups: int) -> np.ndarray:
+    """R's ``seq(0, 1, 1/g)``, its last value 1."""
+    probs = np.arange(groups + 1) * (1.0 / groups)  # R's seq(0, 1, 1/g) ...
+    probs[-1] = 1.0  # ... whose last value is below 1 for some g (49: 49 * (1/49) < 1)
+    return probs
 
 
 def _chi2_upper(x: float, df: int) -> float:
@@ -823,46 +858,52 @@ def _hosmer_lemeshow_test(prep: Prepared, o: _Options) -> CalibrationTestResult:
     p = prep.p
     y = np.asarray(prep.y, dtype=np.float64)
     xs = np.sort(p)
-    probs = np.arange(o.groups + 1) * (1.0 / o.groups)  # R's seq(0, 1, 1/g) ...
-    probs[-1] = 1.0  # ... whose last value is below 1 for some g (49: 49 * (1/49) < 1)
-    breaks = np.unique(_r_quantile7(xs, probs))
+    breaks = np.unique(_r_quantile7(xs, hosmer_lemeshow_probs(o.groups)))
     # group of each row: breaks[g] < p <= breaks[g + 1], the lowest break in group 0
     # (R's cut(include.lowest = TRUE)); one break (all p equal): one group
     group = (_binning.bin_index(p, breaks, right=True) if breaks.size > 1
              else np.zeros(p.shape, dtype=np.int64))
-    size = np.bincount(group, minlength=breaks.size - 1)
+    nb = max(breaks.size - 1, 1)
+    sums = [np.bincount(group, weights=v, minlength=nb) for v in (y, p, 1.0 - y, 1.0 - p)]
+    return hosmer_lemeshow_result(np.bincount(group, minlength=nb), *sums, prep.n, o.groups,
+                                  o.ddof, lambda: np.unique(p).size)
+
+
+def hosmer_lemeshow_result(size: np.ndarray, obs1: np.ndarray, exp1: np.ndarray,
+                           obs0: np.ndarray, exp0: np.ndarray, n: int, groups: int,
+                           ddof: int, distinct: Callable[[], int]) -> CalibrationTestResult:
+    """The test from the rows and sums of ``y``, ``p``, ``1 - y``, ``1 - p`` of each
+    quantile group (the pandas path's and the lazy engines'); ``distinct()``: the
+    number of distinct ``p``, for the message of too few groups."""
     used = size > 0
     g = int(np.count_nonzero(used))
     if g < 3:
-        distinct = np.unique(p).size
+        k = distinct()
         raise InputError(
             f"{arg('method', 'setting', 'hosmer_lemeshow')} needs at least 3 groups of "
-            f"distinct risk; the {o.groups} quantile groups of {arg('p')} merge into {g} "
-            f"({distinct} distinct value{'s' if distinct != 1 else ''} of {arg('p')} among "
-            f"{prep.n} observations).",
+            f"distinct risk; the {groups} quantile groups of {arg('p')} merge into {g} "
+            f"({k} distinct value{'s' if k != 1 else ''} of {arg('p')} among "
+            f"{n} observations).",
 
             param="p"
         )
-    obs1 = np.bincount(group, weights=y, minlength=used.size)[used]
-    exp1 = np.bincount(group, weights=p, minlength=used.size)[used]
-    obs0 = np.bincount(group, weights=1.0 - y, minlength=used.size)[used]
-    exp0 = np.bincount(group, weights=1.0 - p, minlength=used.size)[used]
+    obs1, exp1, obs0, exp0 = obs1[used], exp1[used], obs0[used], exp0[used]
     statistic = 0.0
     for obs, exp in ((obs1, exp1), (obs0, exp0)):
         pos = exp > 0.0
         statistic += float(np.sum((obs[pos] - exp[pos]) ** 2 / exp[pos]))
         if np.any(obs[~pos] > 0.0):  # an event where p is 0 (or a non-event where 1)
             statistic = math.inf
-    df = g - o.ddof
+    df = g - ddof
     if df < 1:
         raise InputError(
-            f"`ddof` must leave at least 1 degree of freedom; got ddof = {o.ddof} with "
+            f"`ddof` must leave at least 1 degree of freedom; got ddof = {ddof} with "
             f"{g} groups.",
             param="ddof"
         )
     return CalibrationTestResult(
         statistic=statistic, pvalue=_chi2_upper(statistic, df), estimate=statistic,
-        method="hosmer_lemeshow", n=prep.n, type="binary", df=df, groups=g,
+        method="hosmer_lemeshow", n=n, type="binary", df=df, groups=g,
     )
 
 

@@ -42,7 +42,7 @@ from .._kernels import scores as _ks
 from .._kernels._jit import read_only
 
 __all__ = ["AUROC_AVERAGES", "AUROC_TYPES", "UNDEFINED", "auroc", "brier", "log_loss",
-           "loss_sums", "loss_value"]
+           "log_loss_value", "loss_sums", "loss_value", "one_class_error"]
 
 #: The multiclass forms of ``auroc``: one-vs-rest, or the top label's correctness.
 AUROC_TYPES = ("ovr", "confidence")
@@ -150,8 +150,8 @@ def brier(
     0.07
     """
     lazy = lazy_backend(p, y, weights)
-    if lazy is not None:  # a lazy result: docs/dask.md
-        return lazy.brier(p, y, classes, na_rm, weights)
+    if lazy is not None and hasattr(lazy, "brier"):  # docs/dask.md, docs/engines.md
+        return lazy.brier(p, y, classes=classes, na_rm=na_rm, weights=weights)
     total, n, prep = _validated(p, y, classes, na_rm, weights, _brier_kernel)
     if prep is None:
         return float(total / n)
@@ -204,7 +204,7 @@ def loss_value(score: str, weight: float, total: float, zeros: int) -> float:
     them."""
     if score == "brier":
         return float(total / weight)
-    return _log_loss_value(-total, zeros, weight)
+    return log_loss_value(-total, zeros, weight)
 
 
 @validate_params(eps=EPS, na_rm=FLAG)
@@ -287,10 +287,10 @@ def log_loss(
     >>> round(calibr.log_loss([1.0, 0.5], [0, 1], eps=1e-15), 4)
     17.6164
     """
-    clip = 0.0 if eps is None else float(eps)
     lazy = lazy_backend(p, y, weights)
-    if lazy is not None:  # a lazy result: docs/dask.md
-        return lazy.log_loss(p, y, clip, classes, na_rm, weights)
+    if lazy is not None and hasattr(lazy, "log_loss"):  # docs/dask.md, docs/engines.md
+        return lazy.log_loss(p, y, eps, classes=classes, na_rm=na_rm, weights=weights)
+    clip = 0.0 if eps is None else float(eps)
     conv = convert(p, y, classes=classes, na_rm=na_rm, weights=weights)
     direct = conv.direct()
     if direct is not None:
@@ -298,7 +298,7 @@ def log_loss(
         got = _log_sum(read_only(q), read_only(labels), offset, conv.binary, clip,
                        ROW_SUM_TOL, None)
         if got is not None:
-            return _log_loss_value(*got, float(conv.p.shape[0]))
+            return log_loss_value(*got, float(conv.p.shape[0]))
     return loss_value("log_loss", *loss_sums(finish(conv), "log_loss", clip))
 
 
@@ -337,7 +337,7 @@ def _log_sum(q: np.ndarray, labels: np.ndarray, offset: int, binary: bool, clip:
     return total, zeros
 
 
-def _log_loss_value(total: float, zeros: int, weight: float) -> float:
+def log_loss_value(total: float, zeros: int, weight: float) -> float:
     """The log loss from ``_log_sum``'s sums: inf, with the warning, for an
     impossible row."""
     if zeros:
@@ -439,6 +439,10 @@ def auroc(
     >>> calibr.auroc(p, [1, 3, 3, 2], type="confidence")   # right: 0.7, 0.8; wrong: 0.5, 0.6
     1.0
     """
+    lazy = lazy_backend(p, y, weights)
+    if lazy is not None and hasattr(lazy, "auroc"):  # docs/engines.md
+        return lazy.auroc(p, y, type, average, classes=classes, na_rm=na_rm, weights=weights)
+
     def kernel(q, labels, offset, binary):
         if not binary:
             return None, False
@@ -451,13 +455,13 @@ def auroc(
         keys.sort()
         value = _from_keys(keys)
         if value is None:
-            raise _one_class("`y` has one value only", "outcomes 0 and 1")
+            raise one_class_error("`y` has one value only", "outcomes 0 and 1")
         return value
     w = prep.weights
     if prep.binary:
         value = _auc(prep.p, prep.y, w)
         if value is None:
-            raise _one_class("`y` has one value only (among the rows of positive weight)"
+            raise one_class_error("`y` has one value only (among the rows of positive weight)"
                              if w is not None else "`y` has one value only",
                              "outcomes 0 and 1")
         return value
@@ -465,7 +469,7 @@ def auroc(
         rho, hit = prep.scalar_view()
         value = _auc(rho, hit, w)
         if value is None:
-            raise _one_class("every top label is right, or every one wrong",
+            raise one_class_error("every top label is right, or every one wrong",
                              "right and wrong top labels")
         return value
     per = np.empty(prep.k)
@@ -473,7 +477,7 @@ def auroc(
         value = _auc(np.ascontiguousarray(prep.p[:, k]), prep.y == k, w)
         if value is None:
             label = prep.classes[k] if prep.classes is not None else k + 1
-            raise _one_class(f"class {fmt(label)} has no row or every row",
+            raise one_class_error(f"class {fmt(label)} has no row or every row",
                              "each class and its rest")
         per[k] = value
     if average == "macro":
@@ -482,7 +486,9 @@ def auroc(
     return float(np.dot(prevalence, per) / np.sum(prevalence))
 
 
-def _one_class(what: str, needs: str) -> InputError:
+def one_class_error(what: str, needs: str) -> InputError:
+    """The error of an AUROC undefined on the data (``code="undefined"``): the pandas
+    path's and the lazy engines' (``calibr/_engines/_pushdown.py``)."""
     return InputError(f"{what}, so the AUROC is undefined: it needs {needs} "
                       "(docs/definitions.md, \"AUROC\").", param="y", code=UNDEFINED)
 

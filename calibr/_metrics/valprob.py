@@ -378,8 +378,13 @@ def spiegelhalter(p: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     p = np.asarray(p, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     a = 1.0 - 2.0 * p
-    num = float(np.sum((y - p) * a))
-    var = float(np.sum(a * a * p * (1.0 - p)))
+    return spiegelhalter_from_sums(float(np.sum((y - p) * a)), float(np.sum(a * a * p * (1.0 - p))))
+
+
+def spiegelhalter_from_sums(num: float, var: float) -> tuple[float, float]:
+    """``(z, pvalue)`` of :func:`spiegelhalter` from its two sums, ``num = sum (y -
+    p)(1 - 2p)`` and ``var = sum (1 - 2p)^2 p (1 - p)`` (the lazy engines compute
+    them in their query: ``calibr/_engines/_pushdown.py``)."""
     if var == 0.0:
         if num == 0.0:
             return math.nan, math.nan
