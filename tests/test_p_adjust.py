@@ -193,8 +193,13 @@ def test_refusals():
     with pytest.raises(calibr.InputError, match=r"`n` must be at least the number of "
                                                 r"non-missing p-values \(2\); got 1\."):
         calibr.p_adjust([0.1, 0.2], "holm", n=1)
-    with pytest.raises(calibr.InputError, match=r"`n` must be an integer of at least 1; got 0"):
+    with pytest.raises(calibr.InputError, match=r"`n` must be an integer from 1 to "
+                                                r"2,147,483,647; got 0"):
         calibr.p_adjust([0.1], "holm", n=0)
+    for huge in (2**31, 2**70, 10**400):  # beyond R's integers: refused, never overflowed
+        with pytest.raises(calibr.InputError, match=r"`n` must be an integer from 1 to "
+                                                    r"2,147,483,647; got "):
+            calibr.p_adjust([0.1], "holm", n=huge)
     with pytest.raises(calibr.InputTypeError, match=r"`p` must hold real numbers; 1 value is not"):
         calibr.p_adjust(["a"], "holm")
     with pytest.raises(calibr.InputError, match=r"`p` must be a vector of p-values; got an "
@@ -421,3 +426,17 @@ def test_compare_p_adjust_refuses_unknown_names(tmp_path, capsys):
         _compare_cli(capsys, path, "--p-baseline", "p_old", "--p-candidate", "p_new",
                      "--p-adjust", "bh")
     assert "invalid choice: 'bh'" in capsys.readouterr().err
+
+
+def test_by_sums_the_harmonic_number_in_bounded_chunks():
+    """BY's ``sum(1/(1:n))`` is summed in chunks (memory bounded up to R's largest
+    integer): the same number as the one sum, for chunks that do and do not divide n."""
+    from calibr._inference.multitest import _harmonic
+
+    exact = float(np.sum(1.0 / np.arange(1, 1001)))
+    for chunk in (1, 7, 1000, 4096):
+        assert _harmonic(1000, chunk=chunk) == pytest.approx(exact, rel=1e-15)
+    assert _harmonic(1) == 1.0
+    n = 3 * 10**6  # several default chunks
+    assert calibr.p_adjust([1e-9], "BY", n=n)[0] == pytest.approx(
+        float(np.sum(1.0 / np.arange(1, n + 1))) * n * 1e-9, rel=1e-13)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import math
+
 import numpy as np
 
 from .._input import (
@@ -65,10 +67,18 @@ def _bh(p: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+def _harmonic(n: int, chunk: int = 1 << 22) -> float:
+    """R's ``sum(1/(1L:n))``, summed in chunks so that memory stays bounded for an
+    ``n`` up to R's largest integer."""
+    return math.fsum(float(np.sum(1.0 / np.arange(start, min(start + chunk, n + 1),
+                                                  dtype=np.float64)))
+                     for start in range(1, n + 1, chunk))
+
+
 def _by(p: np.ndarray, n: int) -> np.ndarray:
     # R: q <- sum(1/(1L:n)); pmin(1, cummin(q * n/i * p[o]))[ro]
     o, i = _decreasing(p)
-    q = float(np.sum(1.0 / np.arange(1, n + 1)))
+    q = _harmonic(n)
     out = np.empty_like(p)
     out[o] = np.minimum(1.0, np.minimum.accumulate(q * n / i * p[o]))
     return out
@@ -150,7 +160,12 @@ def _resolution(value: Any, name: str) -> float:
                      f"resampled p-values (1 / n_resamples); got {fmt(value)}.", param=name)
 
 
-@validate_params(method=Options(*P_ADJUST_METHODS), n=Optional(Integer(1)),
+#: ``n`` is an integer as in R (``.Machine$integer.max``): a count of comparisons beyond
+#: it is refused, not overflowed in the float arithmetic of the methods.
+R_MAX_INTEGER = 2**31 - 1
+
+
+@validate_params(method=Options(*P_ADJUST_METHODS), n=Optional(Integer(1, R_MAX_INTEGER)),
                  resolution=Optional(_resolution))
 def p_adjust(p: Any, method: str = "holm", *, n: int | None = None,
              resolution: float | None = None) -> Any:
@@ -171,7 +186,8 @@ default "holm"
         error rate, ``"BH"`` and ``"BY"`` the false discovery rate.
     n : int, optional, keyword-only
         The number of comparisons (R's ``n``), at least the number of
-        non-missing p-values; default that number.
+        non-missing p-values and at most 2,147,483,647 (R's largest integer);
+        default that number.
     resolution : float, optional, keyword-only
         For p-values from resampling: the smallest step they can take,
         ``1 / n_resamples`` for calibr's (a share of ``n_resamples``
@@ -191,7 +207,8 @@ default "holm"
     ------
     ValueError
         (``calibr.InputError``) for an unknown ``method``, p-values outside
-        [0, 1] or infinite, ``n`` smaller than the number of p-values.
+        [0, 1] or infinite, ``n`` smaller than the number of p-values or
+        larger than R's largest integer.
     TypeError
         (``calibr.InputTypeError``) for non-numeric ``p``.
 
