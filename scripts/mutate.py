@@ -103,6 +103,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/cli/_compare.py": ["tests/test_regression_gate.py"],
     "calibr/pytest_plugin.py": ["tests/test_regression_gate.py"],
     "calibr/sklearn.py": ["tests/test_sklearn.py"],
+    "calibr/mlflow.py": ["tests/test_mlflow.py"],
     "calibr/_inference/calibration_tests.py": ["tests/test_calibration_tests.py",
                                      "tests/test_top_label.py"],
     "calibr/_metrics/decompose.py": ["tests/test_decompose.py"],

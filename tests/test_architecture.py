@@ -72,6 +72,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                "calibr.sklearn")),
     # the HTML report: a page drawn from the verbs' results (summarise, calibration_table)
     ("report", ("calibr._html",)),
+    # calibr.mlflow logs the verbs' results and the report to an MLflow run
+    ("tools", ("calibr.mlflow",)),
     # Dask and the lazy engines (polars LazyFrame, DuckDB, Spark): reached from the
     # metrics and verbs through calibr._input.backends, never imported by them
     ("backends", ("calibr._engines",)),
@@ -82,8 +84,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 #: users import them), the package's ``__init__``, the registry, the defaults and the
 #: shared docstrings. Everything else lives in a layer's folder.
 ROOT_MODULES = ("calibr", "calibr.frame", "calibr.table", "calibr.plot", "calibr.torchmetrics",
-                "calibr.pytest_plugin", "calibr.sklearn", "calibr._registry", "calibr._defaults",
-                "calibr._docs", "calibr.__main__")
+                "calibr.pytest_plugin", "calibr.sklearn", "calibr.mlflow", "calibr._registry",
+                "calibr._defaults", "calibr._docs", "calibr.__main__")
 
 #: Private names (``_x``) that a module may import from a module of another layer:
 #: (importer, imported, name) -> why. Empty: what a layer needs of another is that

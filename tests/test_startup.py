@@ -24,10 +24,10 @@ import calibr
 #: What ``import calibr`` must not import (each costs from tens of milliseconds
 #: to seconds, and most calls need none of them).
 LAZY = ["numpy", "pandas", "numba", "llvmlite", "scipy", "pyarrow", "matplotlib", "torch",
-        "torchmetrics", "rpy2", "sklearn"]
+        "torchmetrics", "rpy2", "sklearn", "mlflow"]
 
 #: What no metric, verb or CLI report imports unless asked (plots, torch, R).
-NEVER = ["matplotlib", "torch", "torchmetrics", "rpy2", "sklearn"]
+NEVER = ["matplotlib", "torch", "torchmetrics", "rpy2", "sklearn", "mlflow"]
 
 _KERNEL_STATS = """
 def _kernel_stats():
