@@ -115,16 +115,16 @@ def test_multiclass_options_and_metric_columns_with_characters_mlflow_refuses():
     cols = ["p_0", "p_1", "p_2"]
     with mlflow.start_run() as run:
         log_calibration(df, cols, "y", by="model", classes=["x", "y", "z"], type="confidence",
-                        metrics=["ece", calibr.metric("mce", bins=5), "brier"])
+                        metrics=["ece", calibr.metric("mce", bins=4), "brier"])
     got = _run_metrics(run.info.run_id)
     g = df[df["model"] == "m2"]
     P, opts = g[cols].to_numpy(), {"classes": ["x", "y", "z"]}
     assert got["ece/model_m2"] == _by_hand("ece", P, g["y"], type="confidence", **opts)
-    # the bins of the metric win over log_calibration's; its column "mce(bins=5)"
-    assert got["mce_bins_5_/model_m2"] == _by_hand("mce", P, g["y"], bins=5,
+    # the bins of the metric win over log_calibration's; its column "mce(bins=4)"
+    assert got["mce_bins_4_/model_m2"] == _by_hand("mce", P, g["y"], bins=4,
                                                    type="confidence", **opts)
     assert got["brier/model_m2"] == _by_hand("brier", P, g["y"], **opts)
-    assert sorted(got) == sorted(f"{m}/model_{k}" for m in ("ece", "mce_bins_5_", "brier", "n")
+    assert sorted(got) == sorted(f"{m}/model_{k}" for m in ("ece", "mce_bins_4_", "brier", "n")
                                  for k in ("m1", "m2"))
 
 
