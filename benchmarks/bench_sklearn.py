@@ -14,7 +14,9 @@ both alike), with the ratio scorer / hand (target in ``benchmarks/README.md``):
   fold's training rows, ``predict_proba`` on its test rows, the metric), one
   process; and the same ``cross_validate`` with the hand call as its ``scoring``
   callable (what a user writes without calibr.sklearn), which isolates the
-  scorer's cost from ``cross_validate``'s own.
+  scorer's cost from ``cross_validate``'s own; and, from those two, the summed
+  ``score_time`` of the folds (``predict_proba`` and the metric on each test fold,
+  which ``cross_validate`` times apart from the fits): the scorer's cost itself.
 
 Binary (string labels) and K = 10 (``type="confidence"``), ``ece`` with 15 bins.
 """
@@ -100,6 +102,21 @@ def bench_case(k: int, n: int, cv_n: int, repeat: int) -> None:
     assert (with_callable() == loop()).all()
     t_s, t_h = _interleaved(with_scorer, with_callable, max(3, repeat // 2))
     print(f"{f'cv vs hand callable, K={k}, n={cv_n:,}':<34} {t_s:>10.4f} {t_h:>10.4f} "
+          f"{t_s / t_h:>7.3f}")
+
+    # the scoring step alone: cross_validate's own score_time (predict_proba and the
+    # metric on each test fold, summed over the folds), free of the fits' noise
+    times: dict[str, list[float]] = {"scorer": [], "hand": []}
+
+    def timed(scoring, key):
+        def run():
+            times[key].append(cross_validate(est, Xc, yc, cv=cv,
+                                             scoring=scoring)["score_time"].sum())
+        return run
+
+    _interleaved(timed(scorer, "scorer"), timed(by_hand, "hand"), max(3, repeat // 2))
+    t_s, t_h = statistics.median(times["scorer"][1:]), statistics.median(times["hand"][1:])
+    print(f"{f'score_time in cv, K={k}, n={cv_n:,}':<34} {t_s:>10.4f} {t_h:>10.4f} "
           f"{t_s / t_h:>7.3f}")
 
 

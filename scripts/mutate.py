@@ -106,6 +106,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/_metrics/fixed_size.py": ["tests/test_llm_conventions.py"],
     "calibr/inspect.py": ["tests/test_inspect.py"],
     "calibr/lm_eval.py": ["tests/test_lm_eval.py"],
+    "calibr/mlflow.py": ["tests/test_mlflow.py"],
     "calibr/_inference/calibration_tests.py": ["tests/test_calibration_tests.py",
                                      "tests/test_top_label.py"],
     "calibr/_metrics/decompose.py": ["tests/test_decompose.py"],

@@ -68,10 +68,13 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("registry", ("calibr._registry", "calibr")),
     # intervals and tests over the registered metrics; p_adjust; multicalibration
     ("inference", ("calibr._inference",)),
-    ("verbs", ("calibr.frame", "calibr.table", "calibr.plot", "calibr.pytest_plugin",
-               "calibr.sklearn", "calibr.inspect", "calibr.lm_eval")),
+    ("verbs", ("calibr.frame", "calibr.table", "calibr.plot", "calibr.pytest_plugin")),
     # the HTML report: a page drawn from the verbs' results (summarise, calibration_table)
     ("report", ("calibr._html",)),
+    # calibr in other tools, each behind its extra: scikit-learn scorers, an inspect-ai
+    # metric, lm-eval metrics, and calibr.mlflow, which logs the verbs' results and the
+    # report to an MLflow run
+    ("tools", ("calibr.sklearn", "calibr.inspect", "calibr.lm_eval", "calibr.mlflow")),
     # Dask and the lazy engines (polars LazyFrame, DuckDB, Spark): reached from the
     # metrics and verbs through calibr._input.backends, never imported by them
     ("backends", ("calibr._engines",)),
@@ -83,7 +86,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 #: shared docstrings. Everything else lives in a layer's folder.
 ROOT_MODULES = ("calibr", "calibr.frame", "calibr.table", "calibr.plot", "calibr.torchmetrics",
                 "calibr.pytest_plugin", "calibr.sklearn", "calibr.inspect", "calibr.lm_eval",
-                "calibr._registry", "calibr._defaults",
+                "calibr.mlflow", "calibr._registry", "calibr._defaults",
                 "calibr._docs", "calibr.__main__")
 
 #: Private names (``_x``) that a module may import from a module of another layer:

@@ -24,10 +24,11 @@ import calibr
 #: What ``import calibr`` must not import (each costs from tens of milliseconds
 #: to seconds, and most calls need none of them).
 LAZY = ["numpy", "pandas", "numba", "llvmlite", "scipy", "pyarrow", "matplotlib", "torch",
-        "torchmetrics", "rpy2", "sklearn", "inspect_ai", "lm_eval"]
+        "torchmetrics", "rpy2", "sklearn", "inspect_ai", "lm_eval", "mlflow"]
 
 #: What no metric, verb or CLI report imports unless asked (plots, torch, R).
-NEVER = ["matplotlib", "torch", "torchmetrics", "rpy2", "sklearn", "inspect_ai", "lm_eval"]
+NEVER = ["matplotlib", "torch", "torchmetrics", "rpy2", "sklearn", "inspect_ai", "lm_eval",
+         "mlflow"]
 
 _KERNEL_STATS = """
 def _kernel_stats():
