@@ -8,10 +8,9 @@ or within a few ulps.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
-
-import math
 
 import numpy as np
 
