@@ -315,6 +315,46 @@ def test_log_loss_counts_the_impossible_rows():
         assert log_loss([1.0, 0.5], [0, 1], weights=[0, 1]) == pytest.approx(math.log(2))
 
 
+def _lane_sum_reference(x, total):
+    """The order of ``calibr._kernels.scores.lane_sum``, read from its docstring."""
+    from calibr._kernels.scores import BLOCK, LANES
+
+    for b0 in range(0, len(x), BLOCK):
+        acc = [0.0] * LANES
+        for i in range(b0, min(len(x), b0 + BLOCK)):
+            acc[(i - b0) % LANES] += float(x[i])
+        for a in acc:
+            total += a
+    return total
+
+
+@pytest.mark.parametrize("n", [0, 5, 4096, 4096 + 13, 3 * 4096 + 7])
+def test_lane_sum_adds_in_its_documented_order(n):
+    from calibr._kernels.scores import lane_sum
+
+    x = np.random.default_rng(n).random(n) * 1e3 - 400.0
+    assert lane_sum(x, 0.25) == _lane_sum_reference(x, 0.25)
+
+
+def test_log_loss_in_chunks_is_the_sum_of_one_pass():
+    """Past one chunk the running total carries over, so the chunks add up exactly
+    as one pass over all rows would (the order ``summarise`` uses per group), and
+    the clipped pass picks the same probabilities as numpy does."""
+    from calibr._kernels.scores import BLOCK, lane_sum
+    from calibr._metrics.scores import LOG_CHUNK
+
+    assert LOG_CHUNK % BLOCK == 0
+    gen = np.random.default_rng(21)
+    n = 2 * LOG_CHUNK + 4099
+    p = gen.random(n)
+    y = (gen.random(n) < p).astype(np.int64)
+    q = np.where(y == 1, p, 1.0 - p)
+    assert log_loss(p, y) == -lane_sum(np.log(q), 0.0) / n
+    c = np.clip(p, 0.01, 0.99)
+    assert log_loss(p, y, eps=0.01) == -lane_sum(np.log(np.where(y == 1, c, 1.0 - c)), 0.0) / n
+    assert log_loss(p, y) == pytest.approx(log_loss_oracle(p, y), rel=1e-12)
+
+
 # --------------------------------------------------------------------------
 # everywhere a metric goes: the paths the registry does not test itself
 
