@@ -730,6 +730,16 @@ def scores_every_kernel():
 
 
 @path
+def selective_areas():
+    # calibr/_kernels/selective.py: a vector's keys, a matrix's (cumulative.fill_keys),
+    # the areas' pass over more points than one part of its sums, and tied points
+    p, y = _binary(n=2500, seed=17)
+    pm, ym = _multi(n=300, k=3, seed=18)
+    return (calibr.aurc(p, y), calibr.augrc(p, y, rule="step"), calibr.e_aurc(pm, ym),
+            calibr.aurc(np.round(p, 2), y, rule="step"), calibr.augrc(pm, ym))
+
+
+@path
 def bootstrap_ecce_sorted_once():
     # the ECCE replicates of calibr/_kernels/bootstrap.py and key_steps of
     # calibr/_kernels/cumulative.py (tied p)
