@@ -740,6 +740,20 @@ def selective_areas():
 
 
 @path
+def summarise_scores_grouped():
+    # the scores' grouped kernels of calibr/_kernels/grouped.py: a vector's and a
+    # matrix's Brier sums, the log loss's sums per group, the AUROC's sort per group
+    p, y = _binary(n=300, seed=19)
+    df = pd.DataFrame({"g": np.repeat(["a", "b", "c"], 100), "p": p, "y": y})
+    pm, ym = _multi(n=120, k=3, seed=20)
+    dm = pd.DataFrame(pm, columns=["p_1", "p_2", "p_3"]).assign(g=np.arange(120) % 2, y=ym)
+    return (_frame(calibr.summarise(df.groupby("g"), "p", "y",
+                                    metrics=["brier", "log_loss", "auroc"])),
+            _frame(calibr.summarise(dm.groupby("g"), y="y", p_prefix="p_", classes=[1, 2, 3],
+                                    metrics=["brier", "log_loss", "auroc"])))
+
+
+@path
 def bootstrap_ecce_sorted_once():
     # the ECCE replicates of calibr/_kernels/bootstrap.py and key_steps of
     # calibr/_kernels/cumulative.py (tied p)

@@ -383,6 +383,80 @@ def test_summarise_gives_nan_and_one_warning_for_groups_of_one_class():
             assert row.auroc == auroc(part["p"], part["y"])
 
 
+def _scores_per_group(df, cols, metrics, **kw):
+    """summarise's scores and the call on each group's rows, ``(got, want)``."""
+    got = calibr.summarise(df.groupby("g"), cols, "y", metrics=metrics, **kw)
+    want = []
+    for _, part in df.groupby("g"):
+        row = []
+        for spec in metrics.values():
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    row.append(getattr(calibr, spec.func)(part[cols], part["y"],
+                                                          **spec.options, **kw))
+            except calibr.InputError:
+                row.append(math.nan)
+        want.append(row)
+    return got[list(metrics)].to_numpy(), np.array(want)
+
+
+def test_summarise_scores_every_group_at_once_bit_for_bit(monkeypatch):
+    """Every group in the grouped kernels (no per-group call), each the bits of the
+    call on its rows: groups of 1 row, of tied p, of more than one block of the sum
+    and more than one chunk of the log loss (LOG_CHUNK), interleaved in the frame."""
+    from calibr._input.groups import Split
+    from calibr._metrics.scores import LOG_CHUNK
+
+    gen = np.random.default_rng(30)
+    sizes = {"one": 1, "small": 7, "tied": 300, "block": 4096 + 37, "big": LOG_CHUNK + 4099}
+    g = gen.permutation(np.repeat(list(sizes), list(sizes.values())))
+    p = gen.random(g.size)
+    p[g == "tied"] = np.round(p[g == "tied"], 1)
+    df = pd.DataFrame({"g": g, "p": p, "y": (gen.random(g.size) < p).astype(np.int64)})
+    df.loc[df["g"] == "one", "y"] = 1
+    metrics = {"brier": calibr.metric("brier"), "log_loss": calibr.metric("log_loss"),
+               "clipped": calibr.metric("log_loss", eps=0.2), "auroc": calibr.metric("auroc")}
+    monkeypatch.setattr(Split, "parts", lambda self: pytest.fail("a per-group call"))
+    with pytest.warns(RuntimeWarning, match=r"'auroc' is undefined on 1 group .*: g='one'\.$"):
+        got, want = _scores_per_group(df, "p", metrics)
+    assert np.isnan(got[:, 3]).tolist() == [False, False, True, False, False]
+    np.testing.assert_array_equal(got, want)  # NaN where NaN, else the same bits
+
+
+def test_summarise_multiclass_scores_every_group_at_once_bit_for_bit(monkeypatch):
+    from calibr._input.groups import Split
+
+    gen = np.random.default_rng(31)
+    p, y = _multiclass(900, 3, 32, decimals=1)
+    g = gen.integers(0, 4, p.shape[0])
+    df = pd.DataFrame(p, columns=["p_0", "p_1", "p_2"]).assign(g=g, y=y)
+    df.loc[df["g"] == 3, "y"] = np.where(df.loc[df["g"] == 3, "p_1"] > 0.9, 1, 0)  # no class 2
+    metrics = {"brier": calibr.metric("brier"), "log_loss": calibr.metric("log_loss", eps=1e-3),
+               "macro": calibr.metric("auroc"),
+               "weighted": calibr.metric("auroc", average="weighted"),
+               "confidence": calibr.metric("auroc", type="confidence")}
+    monkeypatch.setattr(Split, "parts", lambda self: pytest.fail("a per-group call"))
+    with pytest.warns(RuntimeWarning, match=r"'macro' is undefined on 1 group"):
+        got, want = _scores_per_group(df, ["p_0", "p_1", "p_2"], metrics, classes=range(3))
+    assert np.isnan(got).sum(axis=0).tolist() == [0, 0, 1, 1, 0]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_summarise_log_loss_of_an_impossible_row_is_inf_for_its_group_only():
+    df = _groups()
+    df.loc[0, "p"] = 0.0  # group a: a row of y = 1 given probability 0
+    df.loc[0, "y"] = 1
+    with pytest.warns(UserWarning, match="log_loss: 1 row gives its observed outcome "
+                                         "probability 0"):
+        got = calibr.summarise(df.groupby("g"), "p", "y", metrics=["log_loss", "brier"])
+    assert got["log_loss"].tolist()[0] == math.inf
+    for row, (_, part) in zip(got.itertuples(), df.groupby("g"), strict=True):
+        if row.Index:
+            assert row.log_loss == log_loss(part["p"], part["y"])
+        assert row.brier == brier(part["p"], part["y"])
+
+
 def test_intervals_abstain_where_the_auroc_is_undefined():
     df = _groups()
     with pytest.warns(RuntimeWarning, match="undefined on 2 groups"):
