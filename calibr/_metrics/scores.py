@@ -139,7 +139,8 @@ def brier(
     (``scale_by_half="auto"``): ``docs/conventions.md`` gives the call that
     reproduces each of its numbers. It is the ``score`` of
     :func:`calibr.decompose` (which splits it into miscalibration,
-    discrimination and uncertainty). O(n), one pass.
+    discrimination and uncertainty). O(n), one pass (a vector of at least 2^20
+    rows in threads, the same bits).
 
     References
     ----------
@@ -158,7 +159,7 @@ def brier(
     """
     def kernel(q, labels, offset, binary):
         if binary:
-            return _ks.checked_binary_brier(q, labels)
+            return _ks.binary_brier(q, labels)
         return _ks.checked_matrix_brier(q, labels, np.int64(offset), ROW_SUM_TOL)
 
     total, n, prep = _validated(p, y, classes, na_rm, weights, kernel)
