@@ -27,6 +27,12 @@ of each printed with the ratios:
 3. ``skce(bandwidth="median")`` for 1,000 groups of 1,000 rows (binary), against
    ``np.sort`` of the whole p column.
 
+4. The battery: ``ece``, ``brier``, ``log_loss`` and ``auroc`` for G groups of R
+   rows (binary), against ``groupby.sum`` of the same columns.
+
+``--only`` runs some of the cases (``binned`` and ``kernel``: 1 and 2, binary and
+K = 4; ``median``: 3; ``battery``: 4).
+
 The targets are in benchmarks/README.md ("Grouped summaries"). Every number of
 ``summarise`` must equal the metric called on the group; this script checks
 that against the numpy loop (case 1) and against per-group calls on a sample of
@@ -181,6 +187,22 @@ def bench_median(groups: int, rows: int, repeat: int) -> dict[str, float]:
     return t
 
 
+BATTERY = ("ece", "brier", "log_loss", "auroc")
+
+
+def bench_battery(df: pd.DataFrame, repeat: int) -> dict[str, float]:
+    specs = {name: metric(name) for name in BATTERY}
+
+    def frame_summary():
+        return summarise(df.groupby("g"), "p", "y", metrics=list(BATTERY))
+
+    frame_summary()  # compile / warm up
+    t, out = _interleaved({"summarise battery": frame_summary,
+                           "groupby.sum": lambda: df.groupby("g")[["p", "y"]].sum()}, repeat)
+    _check_sample(df, out["summarise battery"], None, specs)
+    return t
+
+
 def _print(t: dict[str, float]) -> None:
     for name, sec in t.items():
         print(f"  {name:<28} {sec * 1e3:10.1f} ms")
@@ -198,6 +220,9 @@ def main() -> None:
     ap.add_argument("--no-loops", action="store_true",
                     help="leave out the per-group loops (numpy loop, groupby.apply), which "
                          "take minutes; the targets' peers stay")
+    ap.add_argument("--only", nargs="+", choices=("binned", "kernel", "median", "battery"),
+                    default=("binned", "kernel", "median", "battery"),
+                    help="the cases to run (default: all)")
     args = ap.parse_args()
     if args.quick:
         args.groups //= 10
@@ -205,7 +230,19 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{os.cpu_count()} CPUs, load average {load:.2f} at the start")
     for label, k in (("binary", None), ("multiclass K=4", 4)):
+        if "binned" not in args.only and "kernel" not in args.only:
+            break
         df = _data(args.groups, args.rows, k)
+        if "binned" not in args.only:
+            t = bench_kernel(df, k, args.repeat)
+            print(f"{label}: {args.groups} groups x {args.rows} rows, skce (uq, h = 0.2) "
+                  "and mmce")
+            _print(t)
+            for name in t:
+                if name != "groupby.sum":
+                    print(f"  {name.removeprefix('summarise ')} / groupby.sum "
+                          f"= {t[name] / t['groupby.sum']:.2f}  (goal <= 10)")
+            continue
         t = bench_binned(df, args.groups, k, args.repeat, loops=not args.no_loops)
         print(f"{label}: {args.groups} groups x {args.rows} rows, ece + mce "
               f"(median of {args.repeat}, interleaved)")
@@ -216,6 +253,8 @@ def main() -> None:
             print(f"  summarise / numpy loop    = {s / t['numpy loop']:.2f}  (goal <= 3)")
             print(f"  summarise / groupby.apply = {s / t['groupby.apply']:.4f}  (goal < 1)")
 
+        if "kernel" not in args.only:
+            continue
         t = bench_kernel(df, k, args.repeat)
         print(f"{label}: {args.groups} groups x {args.rows} rows, skce (uq, h = 0.2) and mmce")
         _print(t)
@@ -224,14 +263,23 @@ def main() -> None:
                 print(f"  {name.removeprefix('summarise ')} / groupby.sum "
                       f"= {t[name] / t['groupby.sum']:.2f}  (goal <= 10)")
 
-    t = bench_median(args.median_groups, args.median_rows, args.repeat)
-    print(f"binary: {args.median_groups} groups x {args.median_rows} rows, "
-          f"skce(bandwidth='median')")
-    _print(t)
-    print(f"  summarise / np.sort(p)    = "
-          f"{t['summarise skce median'] / t['np.sort(p)']:.2f}  (goal <= 20)")
-    print(f"  summarise / groupby.sum   = "
-          f"{t['summarise skce median'] / t['groupby.sum']:.2f}  (for reference)")
+    if "median" in args.only:
+        t = bench_median(args.median_groups, args.median_rows, args.repeat)
+        print(f"binary: {args.median_groups} groups x {args.median_rows} rows, "
+              f"skce(bandwidth='median')")
+        _print(t)
+        print(f"  summarise / np.sort(p)    = "
+              f"{t['summarise skce median'] / t['np.sort(p)']:.2f}  (goal <= 20)")
+        print(f"  summarise / groupby.sum   = "
+              f"{t['summarise skce median'] / t['groupby.sum']:.2f}  (for reference)")
+
+    if "battery" in args.only:
+        t = bench_battery(_data(args.groups, args.rows, None), args.repeat)
+        print(f"binary: {args.groups} groups x {args.rows} rows, {', '.join(BATTERY)} "
+              f"(median of {args.repeat}, interleaved)")
+        _print(t)
+        print(f"  summarise / groupby.sum   = "
+              f"{t['summarise battery'] / t['groupby.sum']:.2f}  (goal <= 10)")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"load average {load:.2f} at the end")
 

@@ -34,8 +34,9 @@ An entry says
   :data:`SORTED_SUMS`: O(n) per replicate; :data:`RECOMPUTE`: the metric on
   each resample), ``grouped``
   (``summarise`` on a pandas groupby: every group at once from the compiled
-  grouped kernels of ``calibr._kernels.grouped``, or ``None``: one call per
-  group), ``dask`` (:data:`MERGED_SUMS`: per-partition sums added;
+  grouped kernels of ``calibr._kernels.grouped``, from the statistics named, or
+  :data:`GROUP_ROWS`: the metric's own kernels on each group's rows; ``None``:
+  one call per group), ``dask`` (:data:`MERGED_SUMS`: per-partition sums added;
   :data:`GATHERED`: the pandas path on the rows gathered, group by group for a
   groupby); ``lazy_call`` and ``lazy_column``, on a lazy engine (polars
   ``LazyFrame``, DuckDB relation, Spark DataFrame), a direct call of the function
@@ -110,6 +111,7 @@ __all__ = [
     "DEFAULT_METRICS",
     "GATHERED",
     "GLOBAL_SORT",
+    "GROUP_ROWS",
     "MERGED_SUMS",
     "METRICS",
     "PAIR_SUMS",
@@ -135,6 +137,10 @@ SORTED_SUMS = "sorted_sums"
 #: The total weight, the (weighted) sum of the rows' losses and the rows of infinite
 #: loss (``calibr._metrics.scores.loss_sums``): a proper score that is a row mean.
 ROW_SUMS = "row_sums"
+
+#: ``summarise`` on a pandas groupby: the metric's own kernels on each group's rows
+#: (sorted by group) in one compiled loop, no statistics merged (``calibr._kernels.grouped``).
+GROUP_ROWS = "group_rows"
 #: The bootstrap calls the metric on each resample.
 RECOMPUTE = "recompute"
 #: Dask: per-partition sums, added in a fixed tree.
@@ -218,7 +224,7 @@ class MetricInfo:
             raise ValueError(f"{self.name}: reduction {self.reduction!r} of {self.stats}")
         if self.bootstrap not in (RECOMPUTE, self.stats):
             raise ValueError(f"{self.name}: bootstrap {self.bootstrap!r} without its stats")
-        if self.grouped not in (None, self.stats):
+        if self.grouped not in (None, self.stats, GROUP_ROWS):
             raise ValueError(f"{self.name}: grouped {self.grouped!r} without its stats")
         if self.dask not in DASK_PATHS.get(self.stats, (GATHERED,)):
             raise ValueError(f"{self.name}: dask {self.dask!r}")
@@ -322,30 +328,32 @@ _ENTRIES = (
     MetricInfo(
         "brier", "calibr._metrics.scores", "score",
         "Brier score, summed over the classes (Brier 1950)",
-        stats=ROW_SUMS, reduction="brier", dask=MERGED_SUMS,
+        stats=ROW_SUMS, reduction="brier", dask=MERGED_SUMS, grouped=GROUP_ROWS,
         lazy_call=PUSHED_DOWN, lazy_column=PUSHED_DOWN,
         note="a mean of per-row losses: O(n) per bootstrap replicate by recomputing; "
-             "one call per group; on Dask the partitions' row sums merged, a call and "
-             "a summarise column alike; a row sum per group on the lazy engines (a "
-             "binary p; a matrix is collected); not "
+             "every group in one compiled pass; on Dask the partitions' row sums merged, "
+             "a call and a summarise column alike; a row sum per group on the lazy "
+             "engines (a binary p; a matrix is collected); not "
              "consistency resampling (its excess under miscalibration, (q - p)(1 - 2p), "
              "has either sign: calibration_test's 'spiegelhalter' is its two-sided test)",
     ),
     MetricInfo(
         "log_loss", "calibr._metrics.scores", "score",
         "log loss, natural log (Good 1952)",
-        stats=ROW_SUMS, reduction="log_loss", dask=MERGED_SUMS,
+        stats=ROW_SUMS, reduction="log_loss", dask=MERGED_SUMS, grouped=GROUP_ROWS,
         lazy_call=PUSHED_DOWN, lazy_column=PUSHED_DOWN,
         note="as brier (its excess, (q - p) log((1 - p) / p), has either sign)",
     ),
     MetricInfo(
         "auroc", "calibr._metrics.scores", "score",
         "area under the ROC curve, ties one half (Hanley & McNeil)",
-        higher_is_better=True, lazy_call=PUSHED_DOWN, lazy_column=PUSHED_DOWN,
+        higher_is_better=True, grouped=GROUP_ROWS, lazy_call=PUSHED_DOWN,
+        lazy_column=PUSHED_DOWN,
         note="a sort per call: O(n log n) per bootstrap replicate; undefined (NaN in "
-             "summarise, with one warning) for one class; one call per group; gathered "
-             "on Dask; on the lazy engines, the midranks of a binary p from its blocks "
-             "of tied p and a window sum (a matrix is collected); a discrimination measure, not a "
+             "summarise, with one warning) for one class; a sort per group, every group "
+             "in one compiled loop; gathered on Dask; on the lazy engines, the midranks "
+             "of a binary p from its blocks of tied p and a window sum (a matrix is "
+             "collected); a discrimination measure, not a "
              "calibration statistic, so not consistency resampling",
     ),
     MetricInfo(

@@ -73,6 +73,7 @@ from ._input.groups import (
 )
 from ._input.warning import GroupWarnings
 from ._kernels import grouped
+from ._kernels import scores as _ks
 from ._kernels.top_label import top_label
 from ._metrics.kernel import ROUNDING_FLOOR, as_hits
 from ._metrics.scores import UNDEFINED
@@ -842,12 +843,14 @@ def summarise(
     # unobserved groups (observed=False) keep their NaN, as in pandas' mean()
     values = np.full((groups.n_groups, len(columns)), np.nan)
     sp = split(groups, cols, na_rm, weights)
+    said = GroupWarnings()  # groups where a metric is undefined, rows it warns about
     # weighted: every metric per group (the all-groups kernels have no weights)
-    done = _all_groups(sp, columns, values) if weights is None else set()
+    done = _all_groups(sp, columns, values, said) if weights is None else set()
     extra = {} if sp.binary else {"classes": range(sp.k)}
     # callables, or every metric when a group fails (its error names the group)
     rest = [(j, c) for j, c in enumerate(columns) if done is None or j not in done]
-    said = GroupWarnings()  # groups where a metric is undefined, rows it warns about
+    if done is None:
+        said = GroupWarnings()  # the per-group loop finds them again
     if rest:
         for part in sp.parts():
             weighted = {} if part.w is None else {"weights": part.w}
@@ -1063,13 +1066,15 @@ def metric_name(spec: Metric, func: Callable[..., Any]) -> str | None:
 
 
 def _all_groups(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any]]],
-                values: np.ndarray) -> set[int] | None:
+                values: np.ndarray, said: GroupWarnings) -> set[int] | None:
     """Fill the columns of calibr's own metrics for every group at once.
 
     Returns the positions of the columns filled, or None when some group would
     raise (bad options, too few rows, no median bandwidth, every row dropped by
     ``na_rm``): then the per-group loop runs, and raises the error of the first
-    failing group and metric, naming them.
+    failing group and metric, naming them. The observed groups where a score of
+    :data:`calibr._registry.GROUP_ROWS` is NaN (undefined there, as the AUROC of one
+    class) are recorded in ``said`` under the column's name (one warning).
     """
     if sp.rows_p is None:
         return set()
@@ -1077,7 +1082,7 @@ def _all_groups(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any]]]
     if (sp.observed & (every.sizes == 0)).any():  # every row dropped by na_rm=True
         return None
     done = set()
-    for j, (_, spec, func) in enumerate(columns):
+    for j, (column_name, spec, func) in enumerate(columns):
         name = metric_name(spec, func)
         if name is None:
             continue
@@ -1090,6 +1095,9 @@ def _all_groups(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any]]]
         if column is None:
             return None
         values[sp.observed, j] = column[sp.observed]
+        if _registry.METRICS[name].grouped == _registry.GROUP_ROWS:
+            for g in np.flatnonzero(sp.observed & np.isnan(column)).tolist():
+                said.undefined(column_name, g)
         done.add(j)
     return done
 
@@ -1126,6 +1134,9 @@ class _AllGroups:
             if opts["type"] == _binning.TOP_LABEL:
                 return _PER_GROUP  # nor the top-label cells: the metric on each group
             return self.binned(info.reduction, opts["bins"], opts["type"])
+        if info.grouped == _registry.GROUP_ROWS:  # the scores: their kernels per group
+            return {"brier": self.brier, "log_loss": lambda: self.log_loss(opts["eps"]),
+                    "auroc": lambda: self.auroc(opts["type"], opts["average"])}[name]()
         return {"skce": lambda: self.skce(opts["estimator"], opts["bandwidth"], opts["type"]),
                 "mmce": lambda: self.mmce(opts["bandwidth"])}[info.reduction]()
 
@@ -1171,6 +1182,57 @@ class _AllGroups:
                 ece_all[g0:g1], mce_all[g0:g1] = grouped.ece_mce(*stats)
             self._binned[key] = (ece_all, mce_all)
         return self._binned[key][{"ece": 0, "mce": 1}[name]]  # grouped.ece_mce's order
+
+    # the scores: the per-call kernels on each group's rows (NaN: undefined there)
+
+    def brier(self) -> np.ndarray:
+        sp = self.sp
+        out = np.full(len(self.sizes), np.nan)
+        if sp.binary:
+            grouped.binary_brier_groups(sp.p, self.hits, sp.start, out)
+        else:
+            grouped.matrix_brier_groups(sp.p, np.ascontiguousarray(sp.y), sp.start, out)
+        return out
+
+    def log_loss(self, eps: float | None) -> Any:
+        """Every row's probability of its outcome picked and logged at once, summed per
+        group in the per-call order; ``_PER_GROUP`` when some row has probability 0
+        (the per-group call warns for its group)."""
+        sp = self.sp
+        clip = 0.0 if eps is None else float(eps)
+        q = np.empty(sp.p.shape[0])
+        if sp.binary:
+            zero, _ = _ks.checked_binary_picked(sp.p, self.hits, clip, 0, q.shape[0], q)
+        else:
+            zero, _ = _ks.checked_matrix_picked(sp.p, np.ascontiguousarray(sp.y), np.int64(0),
+                                                np.inf, clip, 0, q.shape[0], q)
+        if zero:
+            return _PER_GROUP
+        np.log(q, out=q)
+        out = np.full(len(self.sizes), np.nan)
+        grouped.lane_sum_groups(q, sp.start, out)
+        return -out / self.sizes
+
+    def auroc(self, type: str, average: str) -> np.ndarray:
+        """NaN for a group where the AUROC is undefined (``_all_groups`` warns)."""
+        sp = self.sp
+        if sp.binary or type == "confidence":
+            x, c = (sp.p, self.hits) if sp.binary else self.top
+            return self._auc(x, c)
+        per = np.empty((len(self.sizes), sp.k))
+        for k in range(sp.k):
+            per[:, k] = self._auc(np.ascontiguousarray(sp.p[:, k]), (sp.y == k).view(np.uint8))
+        if average == "macro":
+            return np.mean(per, axis=-1)  # the per-call mean over the classes (NaN: NaN)
+        counts = np.bincount(sp.codes * sp.k + sp.y, minlength=len(self.sizes) * sp.k)
+        counts = counts.reshape(len(self.sizes), sp.k)
+        return np.array([float(np.dot(counts[g], per[g]) / np.sum(counts[g]))  # the call's
+                         if self.sizes[g] else np.nan for g in range(len(self.sizes))])
+
+    def _auc(self, x: np.ndarray, c: np.ndarray) -> np.ndarray:
+        out = np.full(len(self.sizes), np.nan)
+        grouped.auc_groups(x, c, self.sp.start, out)
+        return out
 
     # kernel metrics
 

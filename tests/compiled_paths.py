@@ -725,8 +725,40 @@ def scores_every_kernel():
     pm, ym = _multi(n=120, k=3, seed=16)
     w = np.arange(1.0, 301.0) % 4
     return (calibr.brier(p, y), calibr.brier(pm, ym), calibr.log_loss(p, y),
-            calibr.log_loss(pm, ym), calibr.auroc(p, y), calibr.auroc(p, y, weights=w),
-            calibr.auroc(pm, ym))
+            calibr.log_loss(p, y, eps=0.01), calibr.log_loss(pm, ym),
+            calibr.auroc(p, y), calibr.auroc(p, y, weights=w), calibr.auroc(pm, ym))
+
+
+@path
+def brier_threaded():
+    # binary_brier of calibr/_kernels/scores.py from PARALLEL_MIN_N rows: the blocks'
+    # running sums in chunks (threads), added in order
+    p, y = _binary(n=(1 << 20) + 17, seed=3)
+    return calibr.brier(p, y)
+
+
+@path
+def selective_areas():
+    # calibr/_kernels/selective.py: a vector's keys, a matrix's (cumulative.fill_keys),
+    # the areas' pass over more points than one part of its sums, and tied points
+    p, y = _binary(n=2500, seed=17)
+    pm, ym = _multi(n=300, k=3, seed=18)
+    return (calibr.aurc(p, y), calibr.augrc(p, y, rule="step"), calibr.e_aurc(pm, ym),
+            calibr.aurc(np.round(p, 2), y, rule="step"), calibr.augrc(pm, ym))
+
+
+@path
+def summarise_scores_grouped():
+    # the scores' grouped kernels of calibr/_kernels/grouped.py: a vector's and a
+    # matrix's Brier sums, the log loss's sums per group, the AUROC's sort per group
+    p, y = _binary(n=300, seed=19)
+    df = pd.DataFrame({"g": np.repeat(["a", "b", "c"], 100), "p": p, "y": y})
+    pm, ym = _multi(n=120, k=3, seed=20)
+    dm = pd.DataFrame(pm, columns=["p_1", "p_2", "p_3"]).assign(g=np.arange(120) % 2, y=ym)
+    return (_frame(calibr.summarise(df.groupby("g"), "p", "y",
+                                    metrics=["brier", "log_loss", "auroc"])),
+            _frame(calibr.summarise(dm.groupby("g"), y="y", p_prefix="p_", classes=[1, 2, 3],
+                                    metrics=["brier", "log_loss", "auroc"])))
 
 
 @path

@@ -315,6 +315,64 @@ def test_log_loss_counts_the_impossible_rows():
         assert log_loss([1.0, 0.5], [0, 1], weights=[0, 1]) == pytest.approx(math.log(2))
 
 
+def _lane_sum_reference(x, total):
+    """The order of ``calibr._kernels.scores.lane_sum``, read from its docstring."""
+    from calibr._kernels.scores import BLOCK, LANES
+
+    for b0 in range(0, len(x), BLOCK):
+        acc = [0.0] * LANES
+        for i in range(b0, min(len(x), b0 + BLOCK)):
+            acc[(i - b0) % LANES] += float(x[i])
+        for a in acc:
+            total += a
+    return total
+
+
+@pytest.mark.parametrize("n", [0, 5, 4096, 4096 + 13, 3 * 4096 + 7])
+def test_lane_sum_adds_in_its_documented_order(n):
+    from calibr._kernels.scores import lane_sum
+
+    x = np.random.default_rng(n).random(n) * 1e3 - 400.0
+    assert lane_sum(x, 0.25) == _lane_sum_reference(x, 0.25)
+
+
+def test_brier_in_threads_is_the_bits_of_one_pass():
+    """From PARALLEL_MIN_N rows the blocks' sums are made in chunks (threads) and
+    added in the one-pass order: the same bits as the one-pass kernel (which
+    summarise runs per group), and a value refused in the last chunk is refused."""
+    from calibr._kernels.scores import CHUNK_BLOCKS, PARALLEL_MIN_N, checked_binary_brier
+
+    gen = np.random.default_rng(22)
+    n = PARALLEL_MIN_N + 3 * CHUNK_BLOCKS * 4096 + 13
+    p = gen.random(n)
+    y = (gen.random(n) < p).astype(np.int64)
+    total, ok = checked_binary_brier(p, y)
+    assert ok and brier(p, y) == total / n
+    assert brier(p, y) == pytest.approx(np.mean((p - y) ** 2), rel=1e-12)
+    p[-1] = 1.5
+    with pytest.raises(calibr.InputError, match=r"^`p` must lie in \[0, 1\]"):
+        brier(p, y)
+
+
+def test_log_loss_in_chunks_is_the_sum_of_one_pass():
+    """Past one chunk the running total carries over, so the chunks add up exactly
+    as one pass over all rows would (the order ``summarise`` uses per group), and
+    the clipped pass picks the same probabilities as numpy does."""
+    from calibr._kernels.scores import BLOCK, lane_sum
+    from calibr._metrics.scores import LOG_CHUNK
+
+    assert LOG_CHUNK % BLOCK == 0
+    gen = np.random.default_rng(21)
+    n = 2 * LOG_CHUNK + 4099
+    p = gen.random(n)
+    y = (gen.random(n) < p).astype(np.int64)
+    q = np.where(y == 1, p, 1.0 - p)
+    assert log_loss(p, y) == -lane_sum(np.log(q), 0.0) / n
+    c = np.clip(p, 0.01, 0.99)
+    assert log_loss(p, y, eps=0.01) == -lane_sum(np.log(np.where(y == 1, c, 1.0 - c)), 0.0) / n
+    assert log_loss(p, y) == pytest.approx(log_loss_oracle(p, y), rel=1e-12)
+
+
 # --------------------------------------------------------------------------
 # everywhere a metric goes: the paths the registry does not test itself
 
@@ -376,6 +434,80 @@ def test_summarise_counts_the_impossible_rows_of_the_log_loss_once():
             "summarise: the metric 'log_loss': 3 rows in 1 group give their observed "
             "outcome probability 0 (the log loss is inf): all rows (3).")):
         calibr.summarise(df, "p", "y", metrics=["log_loss"])
+
+
+def _scores_per_group(df, cols, metrics, **kw):
+    """summarise's scores and the call on each group's rows, ``(got, want)``."""
+    got = calibr.summarise(df.groupby("g"), cols, "y", metrics=metrics, **kw)
+    want = []
+    for _, part in df.groupby("g"):
+        row = []
+        for spec in metrics.values():
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    row.append(getattr(calibr, spec.func)(part[cols], part["y"],
+                                                          **spec.options, **kw))
+            except calibr.InputError:
+                row.append(math.nan)
+        want.append(row)
+    return got[list(metrics)].to_numpy(), np.array(want)
+
+
+def test_summarise_scores_every_group_at_once_bit_for_bit(monkeypatch):
+    """Every group in the grouped kernels (no per-group call), each the bits of the
+    call on its rows: groups of 1 row, of tied p, of more than one block of the sum
+    and more than one chunk of the log loss (LOG_CHUNK), interleaved in the frame."""
+    from calibr._input.groups import Split
+    from calibr._metrics.scores import LOG_CHUNK
+
+    gen = np.random.default_rng(30)
+    sizes = {"one": 1, "small": 7, "tied": 300, "block": 4096 + 37, "big": LOG_CHUNK + 4099}
+    g = gen.permutation(np.repeat(list(sizes), list(sizes.values())))
+    p = gen.random(g.size)
+    p[g == "tied"] = np.round(p[g == "tied"], 1)
+    df = pd.DataFrame({"g": g, "p": p, "y": (gen.random(g.size) < p).astype(np.int64)})
+    df.loc[df["g"] == "one", "y"] = 1
+    metrics = {"brier": calibr.metric("brier"), "log_loss": calibr.metric("log_loss"),
+               "clipped": calibr.metric("log_loss", eps=0.2), "auroc": calibr.metric("auroc")}
+    monkeypatch.setattr(Split, "parts", lambda self: pytest.fail("a per-group call"))
+    with pytest.warns(RuntimeWarning, match=r"'auroc' is undefined on 1 group .*: g='one'\.$"):
+        got, want = _scores_per_group(df, "p", metrics)
+    assert np.isnan(got[:, 3]).tolist() == [False, False, True, False, False]
+    np.testing.assert_array_equal(got, want)  # NaN where NaN, else the same bits
+
+
+def test_summarise_multiclass_scores_every_group_at_once_bit_for_bit(monkeypatch):
+    from calibr._input.groups import Split
+
+    gen = np.random.default_rng(31)
+    p, y = _multiclass(900, 3, 32, decimals=1)
+    g = gen.integers(0, 4, p.shape[0])
+    df = pd.DataFrame(p, columns=["p_0", "p_1", "p_2"]).assign(g=g, y=y)
+    df.loc[df["g"] == 3, "y"] = np.where(df.loc[df["g"] == 3, "p_1"] > 0.9, 1, 0)  # no class 2
+    metrics = {"brier": calibr.metric("brier"), "log_loss": calibr.metric("log_loss", eps=1e-3),
+               "macro": calibr.metric("auroc"),
+               "weighted": calibr.metric("auroc", average="weighted"),
+               "confidence": calibr.metric("auroc", type="confidence")}
+    monkeypatch.setattr(Split, "parts", lambda self: pytest.fail("a per-group call"))
+    with pytest.warns(RuntimeWarning, match=r"'macro' is undefined on 1 group"):
+        got, want = _scores_per_group(df, ["p_0", "p_1", "p_2"], metrics, classes=range(3))
+    assert np.isnan(got).sum(axis=0).tolist() == [0, 0, 1, 1, 0]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_summarise_log_loss_of_an_impossible_row_is_inf_for_its_group_only():
+    df = _groups()
+    df.loc[0, "p"] = 0.0  # group a: a row of y = 1 given probability 0
+    df.loc[0, "y"] = 1
+    with pytest.warns(UserWarning, match="log_loss: 1 row gives its observed outcome "
+                                         "probability 0"):
+        got = calibr.summarise(df.groupby("g"), "p", "y", metrics=["log_loss", "brier"])
+    assert got["log_loss"].tolist()[0] == math.inf
+    for row, (_, part) in zip(got.itertuples(), df.groupby("g"), strict=True):
+        if row.Index:
+            assert row.log_loss == log_loss(part["p"], part["y"])
+        assert row.brier == brier(part["p"], part["y"])
 
 
 def test_intervals_abstain_where_the_auroc_is_undefined():

@@ -169,6 +169,26 @@ def test_areas_equal_the_oracle_with_ties(k, rule):
                                rtol=0, atol=TOL)
 
 
+@pytest.mark.parametrize("k", [None, 3], ids=["binary", "multiclass"])
+def test_areas_over_many_points_equal_the_oracle(k):
+    """More points than one part of the compiled pass's sums
+    (``calibr._kernels.selective.PART``): every part reaches the total."""
+    from calibr._kernels.selective import PART
+
+    p, y = _data(2 * PART + 600, 11, k=k)
+    yc = y if k is None else y + 1
+    conf, correct = hits_oracle(p, y)
+    assert len(np.unique(conf)) > 2 * PART
+    for rule in ("trapezoid", "step"):
+        assert calibr.aurc(p, yc, rule=rule) == pytest.approx(
+            area_oracle(conf, correct, rule=rule), abs=TOL)
+        assert calibr.augrc(p, yc, rule=rule) == pytest.approx(
+            area_oracle(conf, correct, generalized=True, rule=rule), abs=TOL)
+    e = 1.0 - correct.mean()
+    assert calibr.e_aurc(p, yc) == pytest.approx(area_oracle(conf, correct) - e ** 2 / 2,
+                                                 abs=TOL)
+
+
 def test_weighted_areas_equal_the_oracle_and_repeated_rows():
     p, y = _data(400, 6, ties=15)
     w = np.random.default_rng(7).integers(0, 4, size=400).astype(float)

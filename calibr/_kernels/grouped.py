@@ -38,7 +38,13 @@ each kernel repeats, per group, exactly the arithmetic of the per-call kernel:
   rows); the per-call kernel itself, called from Python, for larger ones (their
   O(n^2 K) cost dwarfs one Python call). The median of the Euclidean distances
   of a small group is selected exactly from its collected distances (the same
-  column-ordered sums as ``canonical._tile_dist2`` and R's ``dist()``).
+  column-ordered sums as ``canonical._tile_dist2`` and R's ``dist()``);
+* the scores (:func:`binary_brier_groups`, :func:`matrix_brier_groups`,
+  :func:`lane_sum_groups`, :func:`auc_groups`): the per-call kernels of
+  ``calibr._kernels.scores`` on each group's rows; the log loss's probabilities
+  are picked and logged for all rows at once by the caller (a row's pick and
+  numpy's logarithm of it do not depend on the other rows), and summed per group
+  in ``lane_sum``'s order, that of the per-call chunks.
 
 Results do not depend on threads: groups are split among threads whole, and
 each writes only its own groups' slots. The tests check every kernel against
@@ -55,8 +61,17 @@ from ._threads import chunk_bounds, num_threads, run_chunks
 from .binned import _bin_right_closed
 from .scalar_median import median_of_sorted
 from .scalar_sums import SUM_BLOCK, _keys_values, _pack_keys, _scalar_ul, _sorted_pair_sum
+from .scores import (
+    auc_sorted_keys,
+    binary_keys,
+    checked_binary_brier,
+    checked_matrix_brier,
+    lane_sum,
+)
 
 __all__ = [
+    "auc_groups",
+    "binary_brier_groups",
     "binary_stat_batches",
     "canonical_pair_sums",
     "canonical_ul",
@@ -64,6 +79,8 @@ __all__ = [
     "ece_mce",
     "estimate",
     "by_group",
+    "lane_sum_groups",
+    "matrix_brier_groups",
     "scalar_pair_sums",
     "scalar_ul",
     "sorted_by_group",
@@ -559,3 +576,73 @@ def estimate(estimator: str, n: np.ndarray, pair_sum: np.ndarray, diag: np.ndarr
         return (2.0 * pair_sum + diag) / (nf * nf)
     with np.errstate(invalid="ignore", divide="ignore"):  # groups of fewer than 2 rows
         return pair_sum / (n * (n - 1) / 2)
+
+
+# --------------------------------------------------------------------------
+# the scores (brier, log_loss, auroc): the per-call kernels of calibr._kernels.scores
+# on each group's rows, so that each group gets the bits of the call on its rows
+
+
+@jit(nogil=True)
+def binary_brier_groups(p, y, start, out):  # pragma: no cover - compiled
+    """``out[g]``: the Brier score of group g of a vector ``p`` and 0/1 ``y``
+    (``scores.checked_binary_brier`` on its rows, over its count); empty groups
+    are left alone."""
+    for g in range(start.shape[0] - 1):
+        s = start[g]
+        e = start[g + 1]
+        if e > s:
+            total, _ = checked_binary_brier(p[s:e], y[s:e])
+            out[g] = total / (e - s)
+    return 0
+
+
+@jit(nogil=True)
+def matrix_brier_groups(p, codes, start, out):  # pragma: no cover - compiled
+    """:func:`binary_brier_groups` of a matrix ``p`` and 0-based class codes
+    (``scores.checked_matrix_brier``)."""
+    for g in range(start.shape[0] - 1):
+        s = start[g]
+        e = start[g + 1]
+        if e > s:
+            total, _ = checked_matrix_brier(p[s:e], codes[s:e], np.int64(0), np.inf)
+            out[g] = total / (e - s)
+    return 0
+
+
+@jit(nogil=True)
+def lane_sum_groups(x, start, out):  # pragma: no cover - compiled
+    """``out[g]``: ``scores.lane_sum`` of group g's values from 0.0 (the order of
+    ``log_loss``'s chunks over the group's rows); empty groups are left alone."""
+    for g in range(start.shape[0] - 1):
+        s = start[g]
+        e = start[g + 1]
+        if e > s:
+            out[g] = lane_sum(x[s:e], 0.0)
+    return 0
+
+
+@jit(nogil=True)
+def auc_groups(x, c, start, out):  # pragma: no cover - compiled
+    """``out[g]``: the AUROC of group g's scores ``x`` in [0, 1] and 0/1 outcomes
+    ``c``: its packed keys (``scores.binary_keys``) sorted, counted by
+    ``scores.auc_sorted_keys``; NaN where the group has one outcome only. Empty
+    groups are left alone."""
+    largest = 0
+    for g in range(start.shape[0] - 1):
+        largest = max(largest, start[g + 1] - start[g])
+    scratch = np.empty(largest, dtype=np.uint64)
+    for g in range(start.shape[0] - 1):
+        s = start[g]
+        e = start[g + 1]
+        if e == s:
+            continue
+        keys = scratch[:e - s]
+        binary_keys(x[s:e], c[s:e], keys)
+        keys.sort()
+        twice, npos, nneg = auc_sorted_keys(keys)
+        if npos == 0 or nneg == 0:
+            out[g] = np.nan
+        else:
+            out[g] = twice / (2.0 * npos * nneg)
+    return 0

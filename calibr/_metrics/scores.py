@@ -130,7 +130,8 @@ def brier(
     (``scale_by_half="auto"``): ``docs/conventions.md`` gives the call that
     reproduces each of its numbers. It is the ``score`` of
     :func:`calibr.decompose` (which splits it into miscalibration,
-    discrimination and uncertainty). O(n), one pass.
+    discrimination and uncertainty). O(n), one pass (a vector of at least 2^20
+    rows in threads, the same bits).
 
     <calibr:dask_scores>
 
@@ -161,7 +162,7 @@ def brier(
 def _brier_kernel(q, labels, offset, binary):
     """The checked sum of the rows' Brier scores, and whether every value was valid."""
     if binary:
-        return _ks.checked_binary_brier(q, labels)
+        return _ks.binary_brier(q, labels)
     return _ks.checked_matrix_brier(q, labels, np.int64(offset), ROW_SUM_TOL)
 
 
@@ -262,7 +263,8 @@ def log_loss(
     .. math:: \mathrm{LL} = -\frac{\sum_i w_i \log q_i}{\sum_i w_i}
 
     (Good 1952). O(n): in chunks of 65,536 rows, one compiled pass that checks the
-    input and picks :math:`q_i`, numpy's vectorised logarithm and a sum.
+    input and picks :math:`q_i`, numpy's vectorised logarithm, and a compiled sum
+    whose order depends on n alone (so ``summarise`` gives a group the same bits).
 
     <calibr:dask_scores>
 
@@ -303,7 +305,8 @@ def log_loss(
 
 
 #: Rows picked, logged and summed together (``_log_sum``): their values stay in cache
-#: between the three passes.
+#: between the three passes. A multiple of the kernels' ``BLOCK``, so that the sum
+#: of the chunks is that of one pass (``calibr._kernels.scores.lane_sum``).
 LOG_CHUNK = 1 << 16
 
 
@@ -333,7 +336,10 @@ def _log_sum(q: np.ndarray, labels: np.ndarray, offset: int, binary: bool, clip:
             zeros += int(np.count_nonzero(hit))
             out[out == 0.0] = 1.0  # counted: their log is not summed
         np.log(out, out=out)
-        total += float(np.sum(out) if w is None else np.dot(w[lo:hi], out))
+        if w is None:
+            total = _ks.lane_sum(out, total)  # the chunks add up as one pass
+        else:
+            total += float(np.dot(w[lo:hi], out))
     return total, zeros
 
 

@@ -12,7 +12,8 @@ row's maximum) is ``y``. The risk is the 0/1 loss, one minus the accuracy.
 One sort of the confidences (unweighted: one ``numpy.sort`` of integer keys that
 pack each confidence and whether the row is an error, those of ``ecce``,
 ``calibr._kernels.cumulative.fill_keys``; weighted: one stable ``argsort``), then
-O(n) for the running counts.
+O(n) for the running counts. Unweighted, the areas are one compiled pass over the
+sorted keys (``calibr._kernels.selective``), with no curve built.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from .._input.groups import groups_of, resolve_columns, split, weights_column
 from .._input.messages import fmt
 from .._input.params import real_value
 from .._kernels import cumulative as _ck
+from .._kernels import selective as _ksel
 from .._kernels._jit import read_only
 
 __all__ = ["RULES", "RISK_COVERAGE_COLUMNS", "Curve", "aurc", "augrc", "curve_of",
@@ -134,6 +136,34 @@ def _prepared_curve(p: Any, y: Any, classes: Any, na_rm: bool, weights: Any) -> 
     prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
     conf, hit = top_label_hits(prep)
     return curve_of(conf, hit, prep.weights)
+
+
+def _areas(p: Any, y: Any, classes: Any, na_rm: bool, weights: Any) -> tuple[float, ...]:
+    """The areas of ``calibr._kernels.selective.AREAS`` and the error rate: unweighted,
+    one sort of the keys and one compiled pass (no curve); weighted, from the curve."""
+    prep = prepare(p, y, classes=classes, na_rm=na_rm, weights=weights)
+    if prep.weights is not None:
+        conf, hit = top_label_hits(prep)
+        c = curve_of(conf, hit, prep.weights)
+        return (curve_aurc(c), curve_aurc(c, "step"), curve_augrc(c),
+                curve_augrc(c, "step"), c.error_rate)
+    keys = np.empty(prep.n, dtype=np.uint64)
+    if prep.binary:
+        _ksel.binary_miss_keys(read_only(np.ascontiguousarray(prep.p)),
+                               read_only(np.ascontiguousarray(prep.y)), keys)
+    else:
+        conf, hit = prep.scalar_view()
+        x = np.ascontiguousarray(conf, dtype=np.float64)
+        miss = np.ascontiguousarray(hit == 0).view(np.uint8)
+        _ck.fill_keys(read_only(x), read_only(x.view(np.uint64)), read_only(miss), keys)
+    keys.sort()
+    *areas, errors = _ksel.sorted_areas(read_only(keys))
+    return (*areas, errors / prep.n)
+
+
+def _area_of(measure: str, rule: str, p: Any, y: Any, classes: Any, na_rm: bool,
+             weights: Any) -> float:
+    return float(_areas(p, y, classes, na_rm, weights)[_ksel.AREAS.index((measure, rule))])
 
 
 def _area(kappa: np.ndarray, values: np.ndarray, first: float, rule: str) -> float:
@@ -242,7 +272,7 @@ def aurc(
     >>> round(calibr.aurc(p, y, rule="step"), 6)
     0.333333
     """
-    return curve_aurc(_prepared_curve(p, y, classes, na_rm, weights), rule)
+    return _area_of("aurc", rule, p, y, classes, na_rm, weights)
 
 
 @validate_params(na_rm=FLAG)
@@ -297,8 +327,8 @@ def e_aurc(
     >>> round(calibr.e_aurc([0.9, 0.8, 0.3, 0.6], [1, 0, 0, 0]), 6)
     0.145833
     """
-    c = _prepared_curve(p, y, classes, na_rm, weights)
-    return curve_aurc(c) - c.error_rate ** 2 / 2.0
+    areas = _areas(p, y, classes, na_rm, weights)
+    return float(areas[_ksel.AREAS.index(("aurc", "trapezoid"))] - areas[-1] ** 2 / 2.0)
 
 
 @validate_params(**_SHARED)
@@ -357,7 +387,7 @@ def augrc(
     >>> round(calibr.augrc([0.9, 0.8, 0.3, 0.6], [1, 0, 0, 0]), 6)
     0.1875
     """
-    return curve_augrc(_prepared_curve(p, y, classes, na_rm, weights), rule)
+    return _area_of("augrc", rule, p, y, classes, na_rm, weights)
 
 
 @validate_params(coverage=_coverage, na_rm=FLAG)
