@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._lazy import Engine, bind
+from ._poisson import bind_bootstrap
 
 
 def _is_source(value: Any) -> bool:
@@ -31,6 +32,7 @@ summarise = _FUNCTIONS["summarise"]
 calibration_table = _FUNCTIONS["calibration_table"]
 collect_arguments = _FUNCTIONS["collect_arguments"]
 collect_frame = _FUNCTIONS["collect_frame"]
+bootstrap = bind_bootstrap(ENGINE)
 
-__all__ = ["ENGINE", "GROUPS_BY_NAME", "calibration_error", "calibration_table",
+__all__ = ["ENGINE", "GROUPS_BY_NAME", "bootstrap", "calibration_error", "calibration_table",
            "collect_arguments", "collect_frame", "ece", "mce", "mmce", "skce", "summarise"]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._lazy import Engine, bind
+from ._poisson import bind_bootstrap
 
 #: pyspark 4.3 warns "PySpark does not yet fully support pandas >= 3.0.0" (a FutureWarning)
 #: when its module pyspark.testing.utils is first imported: by a session's start, and else
@@ -66,6 +67,7 @@ summarise = _FUNCTIONS["summarise"]
 calibration_table = _FUNCTIONS["calibration_table"]
 collect_arguments = _FUNCTIONS["collect_arguments"]
 collect_frame = _FUNCTIONS["collect_frame"]
+bootstrap = _without_pandas_3_warning(bind_bootstrap(ENGINE))
 
-__all__ = ["ENGINE", "GROUPS_BY_NAME", "calibration_error", "calibration_table",
+__all__ = ["ENGINE", "GROUPS_BY_NAME", "bootstrap", "calibration_error", "calibration_table",
            "collect_arguments", "collect_frame", "ece", "mce", "mmce", "skce", "summarise"]
