@@ -8,6 +8,8 @@ tests/test_engines_spark.py) against the pandas path on the same rows
 
 from __future__ import annotations
 
+import re
+
 import duckdb
 import numpy as np
 import pandas as pd
@@ -284,3 +286,33 @@ def test_bad_input_on_the_engine(engine, change, kwargs, match, monkeypatch):
     with pytest.raises(InputError, match=match):
         calibr.bootstrap(src, "y", n_resamples=10, scheme="poisson", **kwargs)
     assert ran == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bad_values_on_the_engine_get_the_pandas_message(engine):
+    """A missing p without na_rm, a label that is not 0/1, na_rm dropping every row:
+    the pandas path's error (class and message), as for the pushed-down metrics."""
+    df = _frame(200)
+    cases = [df.assign(p=df["p"].where(np.arange(200) != 5)),
+             df.assign(y=np.where(np.arange(200) == 7, 2, df["y"])),
+             df.assign(p=np.nan)]
+    for bad, na_rm in zip(cases, (False, False, True), strict=True):
+        with pytest.raises(InputError) as want:
+            calibr.bootstrap(bad["p"], bad["y"], n_resamples=5, rng=1, scheme="poisson",
+                             row_key=bad["id"], na_rm=na_rm)
+        with pytest.raises(InputError, match=re.escape(str(want.value))):
+            calibr.bootstrap(_source(bad, engine), "y", n_resamples=5, rng=1,
+                             scheme="poisson", row_key="id", na_rm=na_rm)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_float32_p_and_boolean_y_on_the_engine(engine, monkeypatch):
+    df = _frame(400)
+    df["p"] = df["p"].astype(np.float32)
+    df["y"] = df["y"].astype(bool)
+    want = calibr.bootstrap(df["p"], df["y"], n_resamples=10, rng=2, scheme="poisson",
+                            row_key=df["id"])
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
+    got = calibr.bootstrap(_source(df, engine), "y", n_resamples=10, rng=2, scheme="poisson",
+                           row_key="id")
+    _assert_same(got, want)

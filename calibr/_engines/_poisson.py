@@ -13,7 +13,8 @@ partitioning.
 The query: the rows kept (complete, as ``na_rm`` keeps them) with their bin,
 ``p``, ``y`` and the row state ``(a, b)`` (once per row), crossed with the
 replicates ``r = 1 .. R``; per row and replicate the count ``n``; per
-``(keys, r, bin)`` the sums of ``n``, ``n p`` and ``n y``. The driver receives
+``(keys, r, bin)`` the sums of ``n``, ``n p`` and ``n y`` over the rows drawn
+(``n > 0``). The driver receives
 O(groups x R x bins) numbers and reduces each replicate with the functions of
 the pandas path (``ece_from_stats``, ``mce_from_stats``).
 """
@@ -181,7 +182,7 @@ def _run_polars(native: Any, keys: list, seed: int, n_resamples: int) -> pd.Data
     for step in _replicate_plan(R):
         lf = lf.with_columns(**step)
     n = pl.col("__n").cast(pl.Float64)
-    q = lf.group_by(*keys, "__r", "__bin").agg(
+    q = lf.filter(pl.col("__n") > 0).group_by(*keys, "__r", "__bin").agg(
         n.sum().alias("__count"), (n * pl.col("__p")).sum().alias("__sp"),
         (n * pl.col("__y")).sum().alias("__sy"))
     return q.collect(engine="streaming").to_pandas()
@@ -211,7 +212,7 @@ def _aggregate_sql(R: Any, rows_sql: str, qkeys: list[str], seed: int,
     group = ", ".join([*qkeys, "__r", "__bin"])
     return (f"SELECT {group}, SUM(CAST(__n AS DOUBLE)) AS __count, "
             f"SUM(CAST(__n AS DOUBLE) * __p) AS __sp, SUM(CAST(__n AS DOUBLE) * __y) AS __sy "
-            f"FROM ({sql}) AS __z GROUP BY {group}")
+            f"FROM ({sql}) AS __z WHERE __n > 0 GROUP BY {group}")
 
 
 def _run_duckdb(native: Any, keys: list, seed: int, n_resamples: int) -> pd.DataFrame:
@@ -235,7 +236,7 @@ def _run_spark(native: Any, keys: list, seed: int, n_resamples: int) -> pd.DataF
     for step in _replicate_plan(R):
         keep = [c for c in sdf.columns if c not in step]
         sdf = sdf.selectExpr(*keep, *[f"{e} AS {name}" for name, e in step.items()])
-    out = sdf.groupBy(*keys, "__r", "__bin").agg(
+    out = sdf.where("__n > 0").groupBy(*keys, "__r", "__bin").agg(
         F.expr("SUM(CAST(__n AS DOUBLE))").alias("__count"),
         F.expr("SUM(CAST(__n AS DOUBLE) * __p)").alias("__sp"),
         F.expr("SUM(CAST(__n AS DOUBLE) * __y)").alias("__sy"))
@@ -251,7 +252,11 @@ def replicate_sums(engine_name: str, rows: Any, keys: list[Hashable], seed: int,
     """Per ``(keys, __r, __bin)`` the sums ``__count``, ``__sp``, ``__sy`` of the
     Poisson counts of the rows of ``rows`` (a narwhals lazy frame of the kept rows
     with the columns ``keys``, ``__bin`` (Int64), ``__p``, ``__y`` (Float64) and
-    ``__key`` (Int64)), computed on the engine; cells with no row are absent."""
+    ``__key`` (Int64)), computed on the engine; cells with no row are absent.
+
+    The rows a replicate draws 0 times (a share 1/e) are filtered out before the
+    aggregation: they add nothing to a sum (``0 * p`` is ``+0.0``), and the
+    aggregation, the query's largest cost, reads 37% fewer rows."""
     out = _RUNNERS[engine_name](rows.to_native(), list(keys), seed, n_resamples)
     for c in ("__count", "__sp", "__sy"):
         out[c] = out[c].astype(np.float64)
