@@ -267,6 +267,7 @@ def test_what_the_engine_does_not_resample_is_collected(engine):
     ("float", dict(row_key="id"), "`row_key` must name a column of integers .* 'id' holds "
                                   "Float64"),
     (None, dict(row_key="id", rng=2**64), r"`rng` must be a seed below 2\*\*64"),
+    (None, dict(row_key="id", rng=2**64, method="bca"), r"`rng` must be a seed below 2\*\*64"),
     ("null", dict(row_key="id"), "`row_key` must not contain missing values; 1 missing.$"),
     ("dup", dict(row_key="id"), "`row_key` must identify each row: 2 values repeat an "
                                 "earlier one.$"),

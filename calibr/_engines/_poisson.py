@@ -324,7 +324,7 @@ def bind_bootstrap(engine: Any) -> Callable[..., Any]:
             row_key_missing,
             row_key_repeated,
         )
-        from .._input import InputError, resolved_options
+        from .._input import resolved_options
         from .._kernels.binned import ece_from_stats, mce_from_stats
 
         lf = _lazy._source(engine, p, "p")
@@ -332,6 +332,8 @@ def bind_bootstrap(engine: Any) -> Callable[..., Any]:
                       method=method, rng=rng, classes=classes, na_rm=na_rm, scheme=scheme)
         if scheme == "poisson":
             key = _row_key_column(engine, lf, row_key, y)
+            if isinstance(rng, int):  # a seed the generator cannot use: before any query
+                poisson_seed(rng)
             cols = _lazy._metric_columns(engine, lf.drop(key), y, None)
         else:
             if row_key is not None:  # the pandas path's message, nothing collected
@@ -390,8 +392,6 @@ def bind_bootstrap(engine: Any) -> Callable[..., Any]:
             count = stats["__count"][i]
             dist[i] = (math.nan if count.sum() == 0.0
                        else reduce(count, stats["__sp"][i], stats["__sy"][i]))
-        if not np.isfinite(estimate):  # never expected: the estimate checks the rows
-            raise InputError("The metric is undefined on these rows.", param="p")
         return finish_bootstrap(dist, float(estimate), confidence_level, method, None, name,
                                 n_resamples, int(counts["kept"]), "poisson", seed)
 
