@@ -104,7 +104,7 @@ def test_binning_options_replicates_equal_the_metric_on_the_drawn_rows(name, opt
     res = calibr.bootstrap(P, Y, name, n_resamples=20, rng=8, **opts)
     fn = _metric(name)
     assert res.estimate == fn(P, Y, **opts)
-    checked, _, opts_c = bt._check_metric(name, opts, "bootstrap")
+    checked, _, opts_c = bt.check_metric(name, opts, "bootstrap")
     assert bt._Plan(checked, fn, opts_c, calibr._input.prepare(P, Y)).kind == kind
     for b, idx in enumerate(_rows(8, N, 20)):
         assert _close(res.bootstrap_distribution[b], fn(P[idx], Y[idx], **opts)), b
@@ -143,7 +143,7 @@ def test_ecce_replicates_are_the_call_on_each_resample_bit_for_bit(opts, data):
         y = (gen.random(p.shape[0]) < p).astype(np.int64)
     n = p.shape[0]
     res = calibr.bootstrap(p, y, "ecce", n_resamples=33, rng=9, **kw, **opts)
-    checked, fn, opts_c = bt._check_metric("ecce", opts, "bootstrap")
+    checked, fn, opts_c = bt.check_metric("ecce", opts, "bootstrap")
     assert bt._Plan(checked, fn, opts_c, calibr._input.prepare(p, y, **kw)).kind == \
         "cumulative"
     want = [calibr.ecce(p[idx], y[idx], **kw, **opts) for idx in _rows(9, n, 33)]
@@ -273,7 +273,7 @@ def test_fast_jackknife_equals_the_metric_without_each_row(name, opts, multiclas
     p, y = (PM[:90], YM[:90]) if multiclass else (P[:90], Y[:90])
     kw = {"classes": range(4)} if multiclass else {}
     fn = _metric(name)
-    checked, _, opts_c = bt._check_metric(name, opts, "bootstrap")
+    checked, _, opts_c = bt.check_metric(name, opts, "bootstrap")
     plan = bt._Plan(checked, fn, opts_c, calibr._input.prepare(p, y, **kw))
     assert plan.kind in ("binned", "scalar")
     jack = plan.jackknife()

@@ -146,3 +146,30 @@ def test_scores_and_cumulative_measures_are_pushed_down(spark, monkeypatch):
         assert _close(f(nsdf.select("p", "y"), "y", na_rm=True, **opts), want), f.__name__
     want = _message(lambda: calibr.ecce(nulls["p"], nulls["y"]))
     assert _message(lambda: calibr.ecce(nsdf.select("p", "y"), "y")) == want
+def test_the_poisson_bootstrap_equals_the_pandas_path(spark, monkeypatch):
+    """docs/engines.md, "Intervals on the engine": the replicates of Spark's Poisson
+    bootstrap are those of the pandas path on the same rows (tests/test_poisson.py
+    pins the generator), and another partitioning gives the same interval."""
+    from calibr._engines import _lazy
+
+    gen = np.random.default_rng(3)
+    n = 1500
+    p = gen.random(n)
+    df = pd.DataFrame({"p": p, "y": (gen.random(n) < p).astype(np.int64),
+                       "id": gen.permutation(n).astype(np.int64) - 700})
+    want = calibr.bootstrap(df["p"], df["y"], "ece", n_resamples=30, rng=21, scheme="poisson",
+                            row_key=df["id"], bins=8)
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)  # nothing is collected
+    for partitions in (1, 7):
+        got = calibr.bootstrap(_sdf(spark, df, partitions), "y", "ece", n_resamples=30, rng=21,
+                               scheme="poisson", row_key="id", bins=8)
+        assert got.seed == 21 and got.n == n
+        assert _close(got.estimate, want.estimate)
+        np.testing.assert_allclose(got.bootstrap_distribution, want.bootstrap_distribution,
+                                   rtol=ENGINE_RTOL, atol=0)
+        np.testing.assert_allclose(tuple(got.confidence_interval),
+                                   tuple(want.confidence_interval), rtol=ENGINE_RTOL, atol=0)
+    with pytest.raises(calibr.InputError, match="`row_key` must identify each row: 1 value "
+                                                "repeats an earlier one.$"):
+        calibr.bootstrap(_sdf(spark, df.assign(id=df["id"].where(df.index != 9, df["id"][8]))),
+                         "y", n_resamples=5, rng=1, scheme="poisson", row_key="id")

@@ -28,4 +28,8 @@ One written rule (:mod:`._lazy`):
   columns used are collected and the eager path runs on them, bit for bit that
   of pandas, when the source has at most :data:`._lazy.MAX_COLLECT_ROWS` rows;
   above, calibr refuses with a message naming the way out.
+* **Resampled on the engine**: ``bootstrap(..., scheme="poisson", row_key=...)`` of
+  ``ece``/``mce`` with fixed bins (:mod:`._poisson`): each row's Poisson(1)
+  count per replicate from a counter-based generator written in the engine's
+  language, the per-(replicate, bin) sums on the engine.
 """

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._lazy import Engine, bind
+from ._poisson import bind_bootstrap
 from ._pushdown import bind_pushdown, group_values
 
 
@@ -37,7 +38,8 @@ log_loss = _FUNCTIONS["log_loss"]
 auroc = _FUNCTIONS["auroc"]
 ecce = _FUNCTIONS["ecce"]
 calibration_test = _FUNCTIONS["calibration_test"]
+bootstrap = bind_bootstrap(ENGINE)
 
-__all__ = ["ENGINE", "GROUPS_BY_NAME", "auroc", "brier", "calibration_error",
+__all__ = ["ENGINE", "GROUPS_BY_NAME", "auroc", "bootstrap", "brier", "calibration_error",
            "calibration_table", "calibration_test", "collect_arguments", "collect_frame", "ece",
            "ecce", "log_loss", "mce", "mmce", "skce", "summarise"]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._lazy import Engine, bind
+from ._poisson import bind_bootstrap
 from ._pushdown import bind_pushdown, group_values
 
 #: pyspark 4.3 warns "PySpark does not yet fully support pandas >= 3.0.0" (a FutureWarning)
@@ -73,7 +74,8 @@ log_loss = _FUNCTIONS["log_loss"]
 auroc = _FUNCTIONS["auroc"]
 ecce = _FUNCTIONS["ecce"]
 calibration_test = _FUNCTIONS["calibration_test"]
+bootstrap = _without_pandas_3_warning(bind_bootstrap(ENGINE))
 
-__all__ = ["ENGINE", "GROUPS_BY_NAME", "auroc", "brier", "calibration_error",
+__all__ = ["ENGINE", "GROUPS_BY_NAME", "auroc", "bootstrap", "brier", "calibration_error",
            "calibration_table", "calibration_test", "collect_arguments", "collect_frame", "ece",
            "ecce", "log_loss", "mce", "mmce", "skce", "summarise"]

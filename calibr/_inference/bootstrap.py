@@ -42,10 +42,12 @@ from .._input import (
     validate_params,
     warn,
 )
+from .._input.backends import lazy_backend
 from .._input.frames import eager
 from .._input.groups import group_seeds
 from .._input.warning import CountedRuntimeWarning
 from .._kernels import bootstrap as kb
+from .._kernels import poisson as kp
 from .._kernels._threads import chunk_bounds, run_chunks
 from .._kernels.top_label import top_label
 from .._kernels.weighted_sums import gap_factors, sorted_scalars, weighted_row_sums
@@ -62,6 +64,8 @@ __all__ = [
 ]
 
 CI_METHODS = ("percentile", "basic", "bca")
+#: The resampling schemes of :func:`bootstrap` (``docs/bootstrap.md``).
+SCHEMES = ("multinomial", "poisson")
 _ALTERNATIVES = ("two-sided", "less", "greater")
 #: Counts of draws at or above this go to the kernels' int32 carry (the tests
 #: lower it to reach that path).
@@ -108,6 +112,11 @@ class BootstrapResult:
     n_resamples : int
     n : int
         The observations used (after ``na_rm``).
+    scheme : str
+        ``"multinomial"`` or ``"poisson"``.
+    seed : int or None
+        The Poisson scheme's seed (``0 <= seed < 2**64``; the one drawn when
+        ``rng`` was None or a Generator), None for the multinomial scheme.
     """
 
     confidence_interval: ConfidenceInterval
@@ -119,6 +128,8 @@ class BootstrapResult:
     confidence_level: float
     n_resamples: int
     n: int
+    scheme: str = "multinomial"
+    seed: int | None = None
 
     def _repr_html_(self) -> str:
         """The fields as an HTML table, for notebooks (``calibr._display.repr``)."""
@@ -184,9 +195,10 @@ _PAIR_CODES = {"mmce": {None: kb.MMCE},
                "skce": {"uq": kb.UQ, "biased": kb.BIASED}}
 
 
-def _check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
+def check_metric(metric: Any, options: dict[str, Any], function: str) -> tuple[
         str, Callable[..., float], dict[str, Any]]:
-    """The metric's name, function and checked options."""
+    """The metric's name, function and checked options (the engines' bootstrap
+    checks them first too)."""
     if "weights" in options:
         raise InputError(
             f"`weights` is not an option of {function}(): its replicates are resampling "
@@ -394,6 +406,36 @@ class _Plan:
                         raise
                     out[b] = math.nan
 
+    def poisson_value(self, counts: np.ndarray) -> float:
+        """The metric on the rows repeated ``counts`` times (one replicate of the
+        Poisson scheme; NaN when no row is drawn or the metric is undefined).
+
+        The binned metrics of a vector ``p`` with fixed bins reduce the per-bin
+        sums of the counts, ``count * p`` and ``count * y`` (in row order), with
+        ``ece_from_stats``/``mce_from_stats``: the numbers the engines reduce
+        (``calibr/_engines/_poisson.py``); every other metric is called on the
+        repeated rows."""
+        if self.kind == "binned" and self.prep.binary and self.form == "binary":
+            from .._kernels.binned import ece_from_stats, mce_from_stats
+
+            cells, w = self.cells[:, 0], counts.astype(np.float64)
+            count = np.bincount(cells, weights=w, minlength=self.bins)
+            if count.sum() == 0.0:
+                return math.nan
+            sp = np.bincount(cells, weights=w * self.x[:, 0], minlength=self.bins)
+            sy = np.bincount(cells, weights=w * self.c[:, 0], minlength=self.bins)
+            reduce = ece_from_stats if self.code == kb.ECE else mce_from_stats
+            return reduce(count, sp, sy)
+        idx = np.repeat(np.arange(self.prep.n), counts)
+        if idx.size == 0:
+            return math.nan
+        try:
+            return self.call(self.prep.p[idx], self.y[idx])
+        except InputError as err:  # e.g. auroc of a resample of one class
+            if err.code != UNDEFINED:
+                raise
+            return math.nan
+
     def jackknife(self) -> np.ndarray:
         """The metric without row i, for each row i (NaN where it is undefined:
         fewer than 2 rows, or a metric that refuses n - 1 rows)."""
@@ -446,6 +488,95 @@ def _replicates(plans: Sequence[_Plan], rng: Any, n_resamples: int) -> list[np.n
         dist = np.empty(n_resamples)
         plan.replicates([np.random.Generator(bitgen(s)) for s in seeds], bounds, dist)
         out.append(dist)
+    return out
+
+
+def poisson_seed(rng: Any) -> int:
+    """The Poisson scheme's seed: ``rng`` itself (an integer below 2**64), the next
+    64-bit integer of a Generator, or fresh entropy for None."""
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(0, kp.MAX_SEED, dtype=np.uint64))
+    if rng is None:
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+    if not 0 <= rng < kp.MAX_SEED:
+        raise InputError(
+            f'`rng` must be a seed below 2**64 for `scheme = "poisson"` (the generator '
+            f"keys each row's counts by a 64-bit seed); got {fmt(rng)}.", param="rng")
+    return int(rng)
+
+
+def row_key_missing(count: int, where: str = "") -> InputError:
+    """The error of a row key with ``count`` missing values (``where``: the first's
+    position, when the rows have positions)."""
+    return InputError(f"`row_key` must not contain missing values; {count:,} missing{where}.",
+                      param="row_key")
+
+
+def row_key_repeated(count: int, where: str = "") -> InputError:
+    """The error of a row key with ``count`` values that repeat an earlier one."""
+    return InputError(
+        f"`row_key` must identify each row: {count:,} value{'s' if count != 1 else ''} "
+        f"repeat{'s' if count == 1 else ''} an earlier one{where}.", param="row_key")
+
+
+def check_row_keys(row_key: Any, n: int) -> np.ndarray:
+    """``row_key`` as int64: integers, one per row of the input, none missing,
+    no two equal (``docs/bootstrap.md``, "The Poisson scheme")."""
+    isna = getattr(row_key, "isna", None) or getattr(row_key, "is_null", None)
+    if isna is not None:
+        missing = np.asarray(isna(), dtype=bool)
+        if missing.any():
+            raise row_key_missing(int(missing.sum()),
+                                  f" (first at position {int(np.flatnonzero(missing)[0])})")
+    arr = np.asarray(row_key)
+    if arr.dtype == object and arr.size and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+            for v in arr.tolist()):
+        arr = np.asarray(arr.tolist())  # Python ints (e.g. a nullable column without NA)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise InputError(
+            "`row_key` must be a vector of integers, one per row (the Poisson scheme "
+            f"keys each row's counts by it); got {arr.ndim}-d values of dtype "
+            f"{arr.dtype}.", param="row_key")
+    if arr.shape[0] != n:
+        raise InputError(
+            f"`row_key` must have one value per row of `p`; got {arr.shape[0]:,} for "
+            f"{n:,} rows.", param="row_key")
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+        raise InputError(
+            f"`row_key` must fit in a signed 64-bit integer; got {int(arr.max())}.",
+            param="row_key")
+    keys = arr.astype(np.int64)
+    uniq, first, times = np.unique(keys, return_index=True, return_counts=True)
+    if uniq.shape[0] != n:
+        raise row_key_repeated(n - uniq.shape[0],
+                               f" (first {int(uniq[times > 1][0])}, at position "
+                               f"{int(first[times > 1][0])})")
+    return keys
+
+
+def _poisson_keys(row_key: Any, prep: Prepared, p: Any) -> np.ndarray:
+    """The row keys of the rows used: ``row_key`` (checked), or the rows'
+    positions in the input; only those of the rows ``na_rm`` keeps."""
+    if row_key is None:
+        return (np.arange(prep.n, dtype=np.int64) if prep.kept is None
+                else prep.kept.astype(np.int64))
+    n_input = prep.n if prep.kept is None else len(p)
+    keys = check_row_keys(row_key, n_input)
+    return keys if prep.kept is None else keys[prep.kept]
+
+
+def _poisson_replicates(plan: _Plan, seed: int, keys: np.ndarray,
+                        n_resamples: int) -> np.ndarray:
+    """Replicate r (1 to ``n_resamples``) of the Poisson scheme: each row's count
+    from :mod:`calibr._kernels.poisson`, keyed by (seed, r, row key)."""
+    a, b = kp.row_state(seed, keys)
+    out = np.empty(n_resamples)
+    with warnings.catch_warnings():
+        if plan.calibr_metric:  # its warnings on the data came with the estimate
+            warnings.simplefilter("ignore")
+        for r in range(1, n_resamples + 1):
+            out[r - 1] = plan.poisson_value(kp.counts(a, b, r))
     return out
 
 
@@ -575,7 +706,7 @@ def _method(method: str) -> str:
 # the public functions
 
 
-@validate_params(**_RULES)
+@validate_params(**_RULES, scheme=Options(*SCHEMES))
 @shared_docs
 def bootstrap(
     p: Any,
@@ -588,6 +719,8 @@ def bootstrap(
     rng: int | np.random.Generator | None = None,
     classes: Sequence | None = None,
     na_rm: bool = False,
+    scheme: str = "multinomial",
+    row_key: Any = None,
     **options: Any,
 ) -> BootstrapResult:
     r"""Bootstrap confidence interval of a calibration metric.
@@ -615,8 +748,24 @@ def bootstrap(
     rng : None, int or numpy.random.Generator, keyword-only
         The random numbers: a seed (the same seed gives the same result), a
         Generator (used as is: its state advances), or None for fresh entropy.
+        For ``scheme="poisson"``: a seed below 2**64, or a Generator's next
+        64-bit integer, or fresh entropy (the seed used is
+        ``BootstrapResult.seed``).
     <calibr:classes>
     <calibr:na_rm>
+    scheme : {"multinomial", "poisson"}, default "multinomial", keyword-only
+        How a replicate resamples the rows: ``"multinomial"`` draws n rows with
+        replacement; ``"poisson"`` repeats each row a Poisson(1) number of
+        times, from a counter-based generator keyed by the seed, the replicate
+        and the row's key, so that a polars ``LazyFrame``, a DuckDB relation
+        or a Spark DataFrame computes the same replicates on the engine
+        (``docs/bootstrap.md``, "The Poisson scheme").
+    row_key : array-like or str, optional, keyword-only
+        The Poisson scheme's key of each row: integers (signed 64-bit), one per
+        row of the input, none missing, no two equal. Default: the row's
+        position in the input (0, 1, ...). On an engine source, the name of
+        such a column of ``p`` (required there: an engine's rows have no
+        position).
     **options
         The metric's options, the keywords of its signature: ``bins``,
         ``type``, ``binning`` and ``right`` (``ece``, ``mce``); ``estimator``,
@@ -703,16 +852,40 @@ def bootstrap(
     True
     """
     method = _method(method)
-    name, fn, opts = _check_metric(metric, options, "bootstrap")
+    lazy = lazy_backend(p)
+    if lazy is not None and hasattr(lazy, "bootstrap"):  # an engine source (docs/engines.md)
+        return lazy.bootstrap(p, y, metric, n_resamples=n_resamples,
+                              confidence_level=confidence_level, method=method, rng=rng,
+                              classes=classes, na_rm=na_rm, scheme=scheme, row_key=row_key,
+                              **options)
+    if scheme == "multinomial" and row_key is not None:
+        raise InputError(
+            f'`row_key` keys the rows of {arg("scheme", "setting", "poisson")}; the '
+            "multinomial scheme draws rows by position.", param="row_key")
+    seed = poisson_seed(rng) if scheme == "poisson" else None
+    name, fn, opts = check_metric(metric, options, "bootstrap")
     prep = prepare(p, y, classes=classes, na_rm=na_rm)
     plan = _Plan(name, fn, opts, prep)
     _warn_cost([plan], n_resamples)
-    (dist,) = _replicates([plan], rng, n_resamples)
-    ci = _interval(dist, plan.estimate, confidence_level, method, plan.jackknife)
+    if seed is None:
+        (dist,) = _replicates([plan], rng, n_resamples)
+    else:
+        dist = _poisson_replicates(plan, seed, _poisson_keys(row_key, prep, p), n_resamples)
+    return finish_bootstrap(dist, plan.estimate, confidence_level, method, plan.jackknife,
+                            name, n_resamples, prep.n, scheme, seed)
+
+
+def finish_bootstrap(dist: np.ndarray, estimate: float, confidence_level: float, method: str,
+                     jackknife: Callable[[], np.ndarray] | None, name: str, n_resamples: int,
+                     n: int, scheme: str, seed: int | None) -> BootstrapResult:
+    """The result of :func:`bootstrap` from the replicates (the engines' Poisson
+    bootstrap ends here too)."""
+    ci = _interval(dist, estimate, confidence_level, method, jackknife)
     return BootstrapResult(
         confidence_interval=ci, bootstrap_distribution=_readonly(dist),
-        standard_error=_std(dist), estimate=plan.estimate, metric=name, method=method,
-        confidence_level=confidence_level, n_resamples=n_resamples, n=prep.n,
+        standard_error=_std(dist), estimate=estimate, metric=name, method=method,
+        confidence_level=confidence_level, n_resamples=n_resamples, n=n, scheme=scheme,
+        seed=seed,
     )
 
 
@@ -819,7 +992,7 @@ def paired_bootstrap(
     (True, 0.0)
     """
     method = _method(method)
-    name, fn, opts = _check_metric(metric, options, "paired_bootstrap")
+    name, fn, opts = check_metric(metric, options, "paired_bootstrap")
     # read once, as the input layer reads any array (a GPU y is copied to the host
     # once, not once per model; docs/definitions.md, "Arrays of other libraries")
     p_a, p_b, y = eager(p_a, "p_a"), eager(p_b, "p_b"), eager(y, "y")

@@ -47,6 +47,10 @@ class Prepared:
     weights : ndarray or None
         float64 frequency weights of the rows of ``p`` (finite, nonnegative,
         with a positive finite total), or ``None`` (every row counts once).
+    kept : ndarray or None
+        The positions in the input of the rows kept by ``na_rm=True`` when it
+        dropped any, else ``None`` (every row kept): what follows a row by its
+        input position (the row keys of ``bootstrap(scheme="poisson")``).
     """
 
     p: np.ndarray
@@ -54,6 +58,7 @@ class Prepared:
     binary: bool
     classes: tuple | None
     weights: np.ndarray | None = None
+    kept: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -280,7 +285,7 @@ def finish(conv: Converted) -> Prepared:
         y_out = binary_labels(y_values, classes, kept)
         if weights is not None:
             check_weight_total(weights, conv.counts_for, kept is not None)
-        return Prepared(p=arr, y=y_out, binary=True, classes=None, weights=weights)
+        return Prepared(p=arr, y=y_out, binary=True, classes=None, weights=weights, kept=kept)
 
     check_row_sums(arr, kept)
     y_codes, labels = multiclass_labels(
@@ -288,4 +293,5 @@ def finish(conv: Converted) -> Prepared:
     )
     if weights is not None:
         check_weight_total(weights, conv.counts_for, kept is not None)
-    return Prepared(p=arr, y=y_codes, binary=False, classes=labels, weights=weights)
+    return Prepared(p=arr, y=y_codes, binary=False, classes=labels, weights=weights,
+                    kept=kept)

@@ -1,0 +1,181 @@
+"""Benchmark: the Poisson bootstrap of ECE by group on the lazy engines, against one
+pass of the engine's own (replicate, group, bin) aggregation.
+
+    python benchmarks/bench_poisson.py [--rows 1e6] [--groups 100] [--replicates 200]
+        [--files 4] [--repeat 3] [--engines polars,duckdb,spark]
+
+A Parquet dataset (``g`` int32 with ``--groups`` values, ``p`` float64 in [0, 1),
+``y`` int8 drawn from ``p``, ``id`` int64 a permutation of the rows) is written to
+a temporary folder. For each engine, on its lazy source of the files (polars
+``scan_parquet``, DuckDB ``read_parquet``, Spark ``spark.read.parquet`` on
+``local[2]``), a warm-up of each, then ``--repeat`` rounds of
+
+- ``poisson``: the ``--replicates`` replicates of the ECE (R's 10 bins) of every
+  group by the Poisson scheme, as ``bootstrap(scheme="poisson")`` computes them on
+  the engine (``calibr/_engines/_poisson.py``: the row's bin, its state from the
+  key, the cross join with the replicates, the counts, the per-(group,
+  replicate, bin) sums of ``n``, ``n p``, ``n y``, collected; the ECE of each
+  (group, replicate) on the driver);
+- ``pass``: the engine's own query of the same shape without the generator: the
+  rows' bin, the cross join with the replicates, the per-(group, replicate, bin)
+  row count and sums of ``p`` and ``y``, collected;
+
+printing both times and their ratio; the summary gives the range of the ratios
+over the rounds. The target is in benchmarks/README.md ("Engines: the Poisson
+bootstrap"). Nothing is asserted: tests never time anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+TARGET = 3.0
+
+
+def write_dataset(root: str, rows: int, groups: int, files: int, seed: int = 0) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    ids = rng.permutation(rows).astype(np.int64)
+    per = -(-rows // files)
+    for i in range(files):
+        lo, hi = i * per, min((i + 1) * per, rows)
+        n = hi - lo
+        p = rng.random(n)
+        pq.write_table(pa.table({"g": rng.integers(0, groups, n).astype(np.int32), "p": p,
+                                 "y": (rng.random(n) < p).astype(np.int8), "id": ids[lo:hi]}),
+                       os.path.join(root, f"part-{i:04d}.parquet"))
+
+
+def _frame(native):
+    """The kept rows as the engine query reads them: group, bin, p, y, key."""
+    import narwhals as nw
+
+    from calibr._binning import BinSpec
+    from calibr._engines._lazy import _bin_expr
+
+    spec = BinSpec.from_options(10, "equal-width", True)
+    x = nw.col("p").cast(nw.Float64)
+    return nw.from_native(native).select(
+        "g", __bin=_bin_expr(x, spec, spec.edges()).cast(nw.Int64), __p=x,
+        __y=nw.col("y").cast(nw.Float64), __key=nw.col("id").cast(nw.Int64))
+
+
+def poisson(engine: str, native, replicates: int) -> np.ndarray:
+    """The (group, replicate) ECE values of the Poisson scheme, computed on the engine."""
+    from calibr._engines._poisson import replicate_sums
+    from calibr._kernels.binned import ece_from_stats
+
+    sums = replicate_sums(engine, _frame(native), ["g"], 12345, replicates)
+    g = sums["g"].to_numpy().astype(np.int64)
+    groups, gi = np.unique(g, return_inverse=True)
+    cells = {}
+    for c in ("__count", "__sp", "__sy"):
+        a = np.zeros((groups.size, replicates, 10))
+        a[gi, sums["__r"].to_numpy() - 1, sums["__bin"].to_numpy()] = sums[c].to_numpy()
+        cells[c] = a
+    return np.array([[ece_from_stats(cells["__count"][i, r], cells["__sp"][i, r],
+                                     cells["__sy"][i, r]) for r in range(replicates)]
+                     for i in range(groups.size)])
+
+
+def one_pass(engine: str, native, replicates: int, session=None):
+    """The engine's own (group, replicate, bin) aggregation of the crossed rows."""
+    rows = _frame(native).to_native()
+    if engine == "polars":
+        import polars as pl
+
+        reps = pl.LazyFrame({"__r": np.arange(1, replicates + 1, dtype=np.int64)})
+        return (rows.join(reps, how="cross").group_by("g", "__r", "__bin")
+                .agg(pl.len(), pl.col("__p").sum(), pl.col("__y").sum())
+                .collect(engine="streaming"))
+    if engine == "duckdb":
+        return rows.query("__rows", (
+            "SELECT g, __r, __bin, COUNT(*), SUM(__p), SUM(__y) FROM __rows CROSS JOIN "
+            f"(SELECT range AS __r FROM range(1, {replicates + 1})) GROUP BY g, __r, __bin")).df()
+    from pyspark.sql import functions as F
+
+    reps = session.range(1, replicates + 1).withColumnRenamed("id", "__r")
+    return (rows.crossJoin(F.broadcast(reps)).groupBy("g", "__r", "__bin")
+            .agg(F.count("*"), F.sum("__p"), F.sum("__y")).toArrow())
+
+
+def run(engine: str, root: str, replicates: int, repeat: int) -> list[tuple[float, float]]:
+    files = os.path.join(root, "*.parquet")
+    session = None
+    if engine == "polars":
+        import polars as pl
+
+        def source():
+            return pl.scan_parquet(files)
+    elif engine == "duckdb":
+        import duckdb
+
+        con = duckdb.connect()
+
+        def source():
+            return con.read_parquet(files)
+    else:
+        from pyspark.sql import SparkSession
+
+        session = (SparkSession.builder.master("local[2]").appName("bench_poisson")
+                   .config("spark.ui.enabled", "false")
+                   .config("spark.sql.shuffle.partitions", "4")
+                   .config("spark.driver.memory", "4g").getOrCreate())
+        session.sparkContext.setLogLevel("ERROR")
+
+        def source():
+            return session.read.parquet(root)
+
+    poisson(engine, source(), replicates)  # warm-up
+    one_pass(engine, source(), replicates, session)
+    rounds = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        poisson(engine, source(), replicates)
+        t1 = time.perf_counter()
+        one_pass(engine, source(), replicates, session)
+        t2 = time.perf_counter()
+        rounds.append((t1 - t0, t2 - t1))
+    if session is not None:
+        session.stop()
+    return rounds
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=float, default=1e6)
+    ap.add_argument("--groups", type=int, default=100)
+    ap.add_argument("--replicates", type=int, default=200)
+    ap.add_argument("--files", type=int, default=4)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--engines", default="polars,duckdb,spark")
+    args = ap.parse_args(argv)
+    rows = int(args.rows)
+    print(f"{rows:,} rows, {args.groups} groups, {args.replicates} replicates, 10 bins, "
+          f"{args.files} files; {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory() as root:
+        write_dataset(root, rows, args.groups, args.files)
+        for engine in args.engines.split(","):
+            rounds = run(engine, root, args.replicates, args.repeat)
+            ratios = [a / b for a, b in rounds]
+            for i, (a, b) in enumerate(rounds):
+                print(f"  {engine} round {i + 1}: poisson {a:.2f} s, pass {b:.2f} s, "
+                      f"ratio {a / b:.2f}", flush=True)
+            print(f"  {engine}: ratio {min(ratios):.2f} to {max(ratios):.2f} over "
+                  f"{len(ratios)} rounds (target <= {TARGET:g}: "
+                  f"{'met' if max(ratios) <= TARGET else 'NOT met'})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

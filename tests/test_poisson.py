@@ -1,0 +1,319 @@
+"""The Poisson scheme of calibr.bootstrap (docs/bootstrap.md, "The Poisson scheme"):
+its counter-based generator (calibr/_kernels/poisson.py) against the pure-Python
+reference of tests/oracles/poisson.py and the Poisson(1) distribution, the pandas
+path's replicates against the metric on the rows repeated by the reference's
+counts, the row key and its refusals, and the engines (polars, DuckDB; Spark in
+tests/test_engines_spark.py) against the pandas path on the same rows
+(docs/engines.md, "Intervals on the engine")."""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+import numpy as np
+import pandas as pd
+import polars as pl
+import pytest
+from oracles.poisson import count_oracle, ece_of_counts_oracle, thresholds_oracle
+from scipy import stats
+from tolerances import ENGINE_RTOL
+
+import calibr
+from calibr import InputError
+from calibr._engines import _lazy
+from calibr._kernels import poisson as kp
+
+KEYS = np.array([0, 1, 2, 3, 17, -1, -2**63, 2**63 - 1, 2**32, 2**32 - 1, 123456789012],
+                dtype=np.int64)
+
+
+def test_thresholds_are_the_poisson_distribution_function():
+    assert list(kp.THRESHOLDS) == thresholds_oracle()
+    assert len(kp.THRESHOLDS) == 12  # counts 0 to 12
+    cdf = stats.poisson.cdf(np.arange(12), 1.0) * 2.0**32
+    assert np.all(np.abs(np.array(kp.THRESHOLDS) - cdf) <= 1.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 42, 2**32, 2**64 - 1])
+def test_counts_equal_the_reference(seed):
+    a, b = kp.row_state(seed, KEYS)
+    for r in (1, 2, 3, 200, 10_000_000):
+        assert kp.counts(a, b, r).tolist() == [count_oracle(seed, r, int(k)) for k in KEYS]
+
+
+def test_first_counts_are_pinned():
+    """The first counts of seed 42, keys 0..7, replicates 1..3: any change to the
+    generator changes the intervals every engine computes."""
+    a, b = kp.row_state(42, np.arange(8))
+    got = [kp.counts(a, b, r).tolist() for r in (1, 2, 3)]
+    assert got == [[3, 1, 1, 0, 2, 1, 1, 0], [0, 0, 2, 1, 3, 4, 2, 1], [0, 0, 0, 1, 1, 1, 1, 0]]
+
+
+def test_counts_are_poisson_one_and_independent():
+    a, b = kp.row_state(7, np.arange(200_000))
+    c = np.stack([kp.counts(a, b, r) for r in range(1, 11)])
+    freq = np.bincount(c.ravel(), minlength=13)
+    expected = stats.poisson.pmf(np.arange(13), 1.0) * c.size
+    # the first 6 counts (expected >= 6000 each): within 5 standard deviations
+    assert np.all(np.abs(freq[:6] - expected[:6]) < 5 * np.sqrt(expected[:6]))
+    # replicates and neighbouring rows uncorrelated
+    assert abs(np.corrcoef(c[0], c[1])[0, 1]) < 0.01
+    assert abs(np.corrcoef(c[0, :-1], c[0, 1:])[0, 1]) < 0.01
+
+
+def _data(n: int = 300, seed: int = 0):
+    gen = np.random.default_rng(seed)
+    p = gen.random(n)
+    y = (gen.random(n) < p**2).astype(np.int64)
+    return p, y
+
+
+@pytest.mark.parametrize("metric,opts", [("ece", {}), ("ece", {"bins": 4, "right": False}),
+                                         ("mce", {}), ("brier", {})])
+def test_each_replicate_is_the_metric_on_the_repeated_rows(metric, opts):
+    p, y = _data()
+    res = calibr.bootstrap(p, y, metric, n_resamples=20, rng=5, scheme="poisson", **opts)
+    assert res.scheme == "poisson" and res.seed == 5
+    for r in (1, 2, 20):
+        counts = [count_oracle(5, r, i) for i in range(p.size)]
+        idx = np.repeat(np.arange(p.size), counts)
+        want = getattr(calibr, metric)(p[idx], y[idx], **opts)
+        assert res.bootstrap_distribution[r - 1] == pytest.approx(want, rel=1e-12)
+    counts = [count_oracle(5, 1, i) for i in range(p.size)]
+    if metric == "ece" and not opts:
+        assert res.bootstrap_distribution[0] == pytest.approx(
+            ece_of_counts_oracle(p, y, counts, 10), rel=1e-12)
+    lo, hi = np.quantile(res.bootstrap_distribution, [0.025, 0.975])
+    assert tuple(res.confidence_interval) == (lo, hi)
+
+
+def test_the_row_key_follows_the_rows():
+    """The same rows in another order, with their keys: the same replicates (the
+    interval does not depend on the order or partitioning of the rows)."""
+    p, y = _data()
+    keys = np.arange(p.size) * 3 + 1000
+    res = calibr.bootstrap(p, y, "ece", n_resamples=50, rng=9, scheme="poisson", row_key=keys)
+    perm = np.random.default_rng(1).permutation(p.size)
+    again = calibr.bootstrap(p[perm], y[perm], "ece", n_resamples=50, rng=9, scheme="poisson",
+                             row_key=keys[perm])
+    np.testing.assert_allclose(again.bootstrap_distribution, res.bootstrap_distribution,
+                               rtol=1e-12)
+    counts = [count_oracle(9, 1, int(k)) for k in keys]
+    idx = np.repeat(np.arange(p.size), counts)
+    assert res.bootstrap_distribution[0] == pytest.approx(calibr.ece(p[idx], y[idx]), rel=1e-12)
+    # the default key is the position: another order is another resample
+    moved = calibr.bootstrap(p[perm], y[perm], "ece", n_resamples=50, rng=9, scheme="poisson")
+    assert not np.allclose(moved.bootstrap_distribution, res.bootstrap_distribution)
+
+
+def test_na_rm_keeps_the_input_positions_as_keys():
+    p, y = _data(50)
+    p_na = p.copy()
+    p_na[[3, 10]] = np.nan
+    res = calibr.bootstrap(p_na, y, "ece", n_resamples=5, rng=2, scheme="poisson", na_rm=True)
+    kept = np.setdiff1d(np.arange(50), [3, 10])
+    counts = [count_oracle(2, 1, int(k)) for k in kept]
+    idx = kept[np.repeat(np.arange(kept.size), counts)]
+    assert res.n == 48
+    assert res.bootstrap_distribution[0] == pytest.approx(calibr.ece(p[idx], y[idx]), rel=1e-12)
+    keyed = calibr.bootstrap(p_na, y, "ece", n_resamples=5, rng=2, scheme="poisson",
+                             na_rm=True, row_key=np.arange(50) + 7)
+    counts = [count_oracle(2, 1, int(k) + 7) for k in kept]
+    idx = kept[np.repeat(np.arange(kept.size), counts)]
+    assert keyed.bootstrap_distribution[0] == pytest.approx(calibr.ece(p[idx], y[idx]),
+                                                            rel=1e-12)
+
+
+def test_a_replicate_without_rows_is_undefined():
+    """One row: a replicate draws it 0 times with probability 1/e; the interval
+    abstains (NaN) as for any undefined replicate."""
+    with pytest.warns(RuntimeWarning, match="NaN or infinite"):
+        res = calibr.bootstrap([0.3], [1], "ece", n_resamples=20, rng=1, scheme="poisson")
+    assert np.isnan(res.bootstrap_distribution).any()
+    assert np.isnan(res.confidence_interval.low)
+
+
+def test_the_default_scheme_is_multinomial():
+    p, y = _data()
+    a = calibr.bootstrap(p, y, n_resamples=30, rng=4)
+    b = calibr.bootstrap(p, y, n_resamples=30, rng=4, scheme="multinomial")
+    assert a.scheme == "multinomial" and a.seed is None
+    np.testing.assert_array_equal(a.bootstrap_distribution, b.bootstrap_distribution)
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(scheme="bayes"), InputError, "`scheme` must be one of"),
+    (dict(scheme="poisson", rng=2**64), InputError,
+     r"`rng` must be a seed below 2\*\*64 for `scheme = \"poisson\"`"),
+    (dict(row_key=np.arange(6)), InputError,
+     r"`row_key` keys the rows of `scheme = \"poisson\"`; the multinomial scheme"),
+    (dict(scheme="poisson", row_key=np.arange(5)), InputError,
+     "`row_key` must have one value per row of `p`; got 5 for 6 rows"),
+    (dict(scheme="poisson", row_key=np.arange(6.0)), InputError,
+     "`row_key` must be a vector of integers, one per row .* dtype float64"),
+    (dict(scheme="poisson", row_key=np.array([0, 1, 2, 2, 5, 5])), InputError,
+     r"`row_key` must identify each row: 2 values repeat an earlier one \(first 2, at "
+     r"position 2\)"),
+    (dict(scheme="poisson", row_key=pd.array([0, 1, None, 3, 4, 5], dtype="Int64")),
+     InputError, r"`row_key` must not contain missing values; 1 missing \(first at "
+                 r"position 2\)"),
+    (dict(scheme="poisson", row_key=np.array([0, 1, 2, 3, 4, 2**63], dtype=np.uint64)),
+     InputError, "`row_key` must fit in a signed 64-bit integer"),
+])
+def test_bad_input(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        calibr.bootstrap([0.1, 0.2, 0.3, 0.6, 0.8, 0.9], [0, 0, 1, 1, 1, 0], "ece",
+                         n_resamples=10, **kwargs)
+
+
+def test_a_generator_or_none_gives_a_seed():
+    p, y = _data()
+    res = calibr.bootstrap(p, y, n_resamples=10, rng=np.random.default_rng(3), scheme="poisson")
+    assert res.seed == int(np.random.default_rng(3).integers(0, 2**64, dtype=np.uint64))
+    again = calibr.bootstrap(p, y, n_resamples=10, rng=res.seed, scheme="poisson")
+    np.testing.assert_array_equal(again.bootstrap_distribution, res.bootstrap_distribution)
+    fresh = calibr.bootstrap(p, y, n_resamples=10, scheme="poisson")
+    assert 0 <= fresh.seed < 2**64
+
+
+# --------------------------------------------------------------------------
+# the engines
+
+
+ENGINES = ["polars", "duckdb"]
+
+
+def _frame(n: int = 2000, seed: int = 0) -> pd.DataFrame:
+    gen = np.random.default_rng(seed)
+    p = gen.random(n)
+    p[:11] = np.linspace(0, 1, 11)  # on R's breaks
+    df = pd.DataFrame({"p": p, "id": gen.permutation(n).astype(np.int64) * 5 - 3000})
+    df["y"] = (gen.random(n) < p).astype(np.int64)
+    return df
+
+
+def _source(df: pd.DataFrame, engine: str, chunks: int = 1):
+    """The rows as ``chunks`` pieces in another order, concatenated: another
+    partitioning of the same rows."""
+    frame = pl.from_pandas(df)
+    if chunks > 1:
+        order = np.random.default_rng(chunks).permutation(len(df))
+        frame = pl.concat([frame[order[i::chunks].tolist()] for i in range(chunks)])
+    if engine == "polars":
+        return frame.lazy()
+    return duckdb.from_arrow(frame.to_arrow())
+
+
+def _assert_same(got, want):
+    assert got.scheme == want.scheme == "poisson" and got.seed == want.seed
+    assert got.n == want.n
+    assert got.estimate == pytest.approx(want.estimate, rel=ENGINE_RTOL, abs=0)
+    np.testing.assert_allclose(got.bootstrap_distribution, want.bootstrap_distribution,
+                               rtol=ENGINE_RTOL, atol=0)
+    np.testing.assert_allclose(tuple(got.confidence_interval), tuple(want.confidence_interval),
+                               rtol=ENGINE_RTOL, atol=0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("metric,opts", [("ece", {}), ("ece", {"bins": 7, "right": False}),
+                                         ("mce", {"bins": np.array([0.0, 0.3, 0.5, 1.0])})])
+def test_the_engine_equals_the_pandas_path(engine, metric, opts, monkeypatch):
+    df = _frame()
+    want = calibr.bootstrap(df["p"], df["y"], metric, n_resamples=40, rng=11, scheme="poisson",
+                            row_key=df["id"], method="basic", **opts)
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)  # nothing is collected
+    for chunks in (1, 3):
+        got = calibr.bootstrap(_source(df, engine, chunks), "y", metric, n_resamples=40,
+                               rng=11, scheme="poisson", row_key="id", method="basic", **opts)
+        _assert_same(got, want)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_engine_drops_incomplete_rows_as_pandas(engine, monkeypatch):
+    df = _frame(500)
+    df["p"] = df["p"].where(np.arange(500) % 7 != 0)
+    want = calibr.bootstrap(df["p"], df["y"], n_resamples=20, rng=1, scheme="poisson",
+                            row_key=df["id"], na_rm=True)
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
+    got = calibr.bootstrap(_source(df, engine), "y", n_resamples=20, rng=1, scheme="poisson",
+                           row_key="id", na_rm=True)
+    _assert_same(got, want)
+
+
+@pytest.mark.filterwarnings("ignore:The BCa confidence interval cannot be calculated")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_what_the_engine_does_not_resample_is_collected(engine):
+    """BCa (the jackknife reads the rows), another metric, the multinomial scheme:
+    the pandas path on the collected rows."""
+    df = _frame(300)
+    src = _source(df, engine)
+    for kwargs in (dict(metric="ece", method="bca"), dict(metric="brier")):
+        got = calibr.bootstrap(src, "y", n_resamples=15, rng=3, scheme="poisson",
+                               row_key="id", **kwargs)
+        want = calibr.bootstrap(df["p"], df["y"], n_resamples=15, rng=3, scheme="poisson",
+                                row_key=df["id"], **kwargs)
+        np.testing.assert_array_equal(got.bootstrap_distribution, want.bootstrap_distribution)
+    got = calibr.bootstrap(src.select("p", "y"), "y", n_resamples=15, rng=3)
+    want = calibr.bootstrap(df["p"], df["y"], n_resamples=15, rng=3)
+    np.testing.assert_array_equal(got.bootstrap_distribution, want.bootstrap_distribution)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("change,kwargs,match", [
+    (None, dict(row_key=None), r"`row_key` is needed for `scheme = \"poisson\"` on a"),
+    (None, dict(row_key="nope"), "`row_key` must name a column of `p` other than `y`"),
+    (None, dict(row_key="y"), "`row_key` must name a column of `p` other than `y`"),
+    ("float", dict(row_key="id"), "`row_key` must name a column of integers .* 'id' holds "
+                                  "Float64"),
+    (None, dict(row_key="id", rng=2**64), r"`rng` must be a seed below 2\*\*64"),
+    (None, dict(row_key="id", rng=2**64, method="bca"), r"`rng` must be a seed below 2\*\*64"),
+    ("null", dict(row_key="id"), "`row_key` must not contain missing values; 1 missing.$"),
+    ("dup", dict(row_key="id"), "`row_key` must identify each row: 2 values repeat an "
+                                "earlier one.$"),
+])
+def test_bad_input_on_the_engine(engine, change, kwargs, match, monkeypatch):
+    df = _frame(300)
+    if change == "float":
+        df["id"] = df["id"].astype(float)
+    elif change == "null":
+        df["id"] = df["id"].astype("Int64").mask(np.arange(300) == 4)
+    elif change == "dup":
+        df.loc[[5, 6], "id"] = df.loc[4, "id"]
+    src = _source(df, engine)
+    ran = []
+    if change is None or change == "float":  # refused from the schema: no query runs
+        monkeypatch.setattr(_lazy, "_collect", lambda lf: ran.append(lf))
+    with pytest.raises(InputError, match=match):
+        calibr.bootstrap(src, "y", n_resamples=10, scheme="poisson", **kwargs)
+    assert ran == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bad_values_on_the_engine_get_the_pandas_message(engine):
+    """A missing p without na_rm, a label that is not 0/1, na_rm dropping every row:
+    the pandas path's error (class and message), as for the pushed-down metrics."""
+    df = _frame(200)
+    cases = [df.assign(p=df["p"].where(np.arange(200) != 5)),
+             df.assign(y=np.where(np.arange(200) == 7, 2, df["y"])),
+             df.assign(p=np.nan)]
+    for bad, na_rm in zip(cases, (False, False, True), strict=True):
+        with pytest.raises(InputError) as want:
+            calibr.bootstrap(bad["p"], bad["y"], n_resamples=5, rng=1, scheme="poisson",
+                             row_key=bad["id"], na_rm=na_rm)
+        with pytest.raises(InputError, match=re.escape(str(want.value))):
+            calibr.bootstrap(_source(bad, engine), "y", n_resamples=5, rng=1,
+                             scheme="poisson", row_key="id", na_rm=na_rm)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_float32_p_and_boolean_y_on_the_engine(engine, monkeypatch):
+    df = _frame(400)
+    df["p"] = df["p"].astype(np.float32)
+    df["y"] = df["y"].astype(bool)
+    want = calibr.bootstrap(df["p"], df["y"], n_resamples=10, rng=2, scheme="poisson",
+                            row_key=df["id"])
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
+    got = calibr.bootstrap(_source(df, engine), "y", n_resamples=10, rng=2, scheme="poisson",
+                           row_key="id")
+    _assert_same(got, want)
