@@ -149,7 +149,7 @@ def test_the_engines_own_query_bins_every_edge_as_bin_index(engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("bad", [np.nan, None, -0.1, 1.5])
+@pytest.mark.parametrize("bad", [np.nan, None, -0.1, 1.5, np.inf, -np.inf, 1e308, -5e-324])
 def test_the_engines_own_query_marks_a_bad_p(engine, bad):
     """A NaN, missing or out-of-range ``p`` lands in a bad cell (None: counted by
     the full query); a missing key drops the row (pandas' dropna)."""
@@ -164,6 +164,18 @@ def test_the_engines_own_query_marks_a_bad_p(engine, bad):
                               ["c0"], cols, 10)
     assert got["c0"].tolist() == [0] and got["__bin"].tolist() == [4]
     assert got["__count"].tolist() == [1.0] and got["__sy"].tolist() == [1.0]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("bad", [0.5, 2.0, -1.0, 5e-324, 1 - 2**-53, 1e308, np.nan, None])
+def test_the_engines_own_query_marks_a_bad_label(engine, bad):
+    """A label other than 0/1 (``y (1 - y) != 0``: near 0, near 1, huge) or a
+    missing one lands in a bad cell."""
+    module = {"polars": calibr._engines.polars, "duckdb": calibr._engines.duckdb}[engine]
+    df = pl.DataFrame({"c0": pl.Series([0, 1], dtype=pl.Int32), "c1": [0.5, 0.5],
+                       "c2": pl.Series([1.0, bad], dtype=pl.Float64, strict=False)})
+    assert _lazy._engine_cells(module.ENGINE, nw.from_native(_source(df, engine)), ["c0"],
+                               SimpleNamespace(p="c1", y="c2"), 10) is None
 
 
 def _grouped_frame() -> pd.DataFrame:

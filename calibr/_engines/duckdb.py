@@ -22,9 +22,11 @@ def _cells(rel: Any, key: str | None, p: str, y: str, bins: int) -> Any:
 
     The bin is ``calibr._kernels.binned._bin_right_closed``'s arithmetic (``m =
     floor(v B + 1/2)``, one comparison with ``m * (1/B)``, ``GREATEST``/``LEAST``
-    as the clamp), every literal a DOUBLE (a bare ``0.1`` is a DECIMAL in DuckDB),
-    on ``p`` clamped to [0, 1] (``GREATEST`` skips a NULL, and orders NaN above
-    every number: a NaN ``p`` is in the last bin, marked bad). Not ``ceil(p B) - 1``:
+    as the clamp), every literal a DOUBLE (a bare ``0.1`` is a DECIMAL in DuckDB).
+    ``p`` is not clamped first (the one engine-side cost measured to matter:
+    benchmarks/README.md, "Engines"): a bad ``p`` (infinite, huge, NaN, which
+    ``LEAST`` orders above every number) gets some bin in [0, B - 1] and is marked
+    bad; a missing one gets bin 0 (``COALESCE``), marked bad. Not ``ceil(p B) - 1``:
     ``p B`` rounds across a break (docs/engines.md). The column names are those of
     ``calibr._engines._lazy._query_frame`` (``c0``, ``c1``, ...), quoted anyway."""
     from ._lazy import BAD_OFFSET
@@ -34,11 +36,12 @@ def _cells(rel: Any, key: str | None, p: str, y: str, bins: int) -> Any:
 
     x = f'CAST("{p}" AS DOUBLE)'
     yv = f'CAST("{y}" AS DOUBLE)'
-    xc = f"LEAST(GREATEST({x}, {lit(0)}), {lit(1)})"
-    m = f"FLOOR({xc} * {lit(bins)} + {lit(0.5)})"
-    b = (f"COALESCE(LEAST(GREATEST({m} - {lit(1)} + CAST({xc} > {m} * {lit(1.0 / bins)} AS "
+    m = f"FLOOR({x} * {lit(bins)} + {lit(0.5)})"
+    b = (f"COALESCE(LEAST(GREATEST({m} - {lit(1)} + CAST({x} > {m} * {lit(1.0 / bins)} AS "
          f"DOUBLE), {lit(0)}), {lit(bins - 1)}), {lit(0)})")
-    valid = f"COALESCE({x} >= 0 AND {x} <= 1 AND ({yv} = 0 OR {yv} = 1), FALSE)"
+    # y (1 - y) = 0 exactly when y is 0 or 1 (no product of a double other than
+    # those underflows to 0): one comparison instead of two and an OR
+    valid = f"COALESCE({x} >= 0 AND {x} <= 1 AND {yv} * (1 - {yv}) = 0, FALSE)"
     k = f"{b} + CAST(NOT {valid} AS DOUBLE) * {lit(BAD_OFFSET)}"
     if key is not None:
         k = f'CAST("{key}" AS DOUBLE) * {lit(bins)} + {k}'

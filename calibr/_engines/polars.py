@@ -32,10 +32,9 @@ def _cells(lf: Any, key: str | None, p: str, y: str, bins: int) -> Any:
 
     x = pl.col(p).cast(pl.Float64)
     yv = pl.col(y).cast(pl.Float64)
-    xc = x.clip(0.0, 1.0)
-    m = (xc * float(bins) + 0.5).floor()
-    b = (m - 1.0 + (xc > m * (1.0 / bins)).cast(pl.Float64)).clip(0.0, float(bins - 1))
-    valid = ((x >= 0.0) & (x <= 1.0) & ((yv == 0.0) | (yv == 1.0))).fill_null(False)
+    m = (x * float(bins) + 0.5).floor()
+    b = (m - 1.0 + (x > m * (1.0 / bins)).cast(pl.Float64)).clip(0.0, float(bins - 1))
+    valid = ((x >= 0.0) & (x <= 1.0) & (yv * (1.0 - yv) == 0.0)).fill_null(False)
     k = b.fill_null(0.0) + (~valid).cast(pl.Float64) * BAD_OFFSET
     if key is not None:
         k = pl.col(key).cast(pl.Float64) * float(bins) + k
