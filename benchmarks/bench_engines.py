@@ -52,6 +52,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: The targets of the ratio calibr / peer, per engine.
 TARGETS = {"polars": 2.0, "duckdb": 2.0, "spark": 3.0}
+#: The target of calibr / the engine's own (group, bin) grouped sum, per engine.
+FLOOR_TARGET = 1.3
 EAGER_TARGET = 1.10  # polars input at most 10% over numpy input
 
 
@@ -235,6 +237,11 @@ def main() -> None:
         print(f"  {engine}: the engine's own grouped sum over (group, tenth of p), as many "
               f"cells as calibr's query: {min(ratios):.2f} to {max(ratios):.2f} times its "
               "sum per group")
+        floor = [a / c for (a, _), (c, _) in zip(res["rounds"], res["cells"], strict=True)]
+        print(f"  {engine}: calibr against the engine's own (group, tenth of p) sum, per "
+              f"round: {' '.join(f'{r:.2f}' for r in floor)}; {min(floor):.2f} to "
+              f"{max(floor):.2f} (target <= {FLOOR_TARGET:g}: "
+              f"{'met' if max(floor) <= FLOOR_TARGET else 'NOT met'})")
         print(f"  {engine}: peak memory of the driver process over two calls of calibr's "
               f"summary {res['peak_mb']:.0f} MB ({res['peak_before_mb']:.0f} MB after imports "
               "and the source)")

@@ -8,6 +8,7 @@ are pandas', bad input raises the pandas path's message, and the collect rule
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import duckdb
 import narwhals as nw
@@ -19,6 +20,8 @@ import pytest
 from tolerances import ENGINE_RTOL
 
 import calibr
+import calibr._engines.duckdb
+import calibr._engines.polars
 from calibr._binning import BinSpec, bin_index
 from calibr._engines import _lazy
 from calibr._registry import COLLECTED, METRICS, PUSHED_DOWN
@@ -111,6 +114,68 @@ def test_the_bin_of_every_row_is_that_of_bin_index(engine, opts):
         got = nw.from_native(src).select(b=expr.cast(nw.Int64)).collect().to_pandas()["b"]
         want = bin_index(values.astype(np.float64), edges, spec.right)
         np.testing.assert_array_equal(got.to_numpy(), want)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_engines_own_query_bins_every_edge_as_bin_index(engine):
+    """The engine's own cell query (calibr/_engines/polars.py and duckdb.py,
+    ``_cells``) on every break k/B of R's bins, its neighbouring doubles, 0, 1 and
+    the smallest double, for B = 1..64 and a few large B: each row its own group
+    (an int32 key), so its cell key gives its bin; and ``ceil(p B) - 1``, the
+    simpler rule, disagrees with bin_index there (why the kernel's arithmetic)."""
+    module = {"polars": calibr._engines.polars, "duckdb": calibr._engines.duckdb}[engine]
+    ceil_wrong = 0
+    for b in [*range(1, 65), 100, 1000, 1023, 4096]:
+        edges = BinSpec.from_options(b, "equal-width", True).edges()
+        k = np.arange(b + 1) / b
+        x = np.unique(np.clip(np.concatenate(
+            [edges, np.nextafter(edges, -1.0), np.nextafter(edges, 2.0), k,
+             np.nextafter(k, -1.0), np.nextafter(k, 2.0), [0.0, 1.0, 5e-324]]), 0.0, 1.0))
+        want = bin_index(x, edges, True)
+        ceil_wrong += int((np.maximum(np.ceil(x * b) - 1, 0) != want).sum())
+        df = pd.DataFrame({"c0": np.arange(x.size, dtype=np.int32), "c1": x,
+                           "c2": np.zeros(x.size, dtype=np.int8)})
+        q = nw.from_native(_source(df, engine))
+        got = _lazy._engine_cells(module.ENGINE, q, ["c0"], SimpleNamespace(p="c1", y="c2"), b)
+        got = got.sort_values("c0")
+        np.testing.assert_array_equal(got["c0"].to_numpy(), np.arange(x.size))
+        np.testing.assert_array_equal(got["__bin"].to_numpy(), want, err_msg=f"bins={b}")
+        np.testing.assert_array_equal(got["__sp"].to_numpy(), x)
+        # one bad row (a label 2) sends the call to the counting query
+        bad = nw.from_native(_source(df.assign(c2=np.where(df["c0"] == 1, 2, 0)), engine))
+        assert _lazy._engine_cells(module.ENGINE, bad, ["c0"],
+                                   SimpleNamespace(p="c1", y="c2"), b) is None
+    assert ceil_wrong > 500, ceil_wrong
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("bad", [np.nan, None, -0.1, 1.5, np.inf, -np.inf, 1e308, -5e-324])
+def test_the_engines_own_query_marks_a_bad_p(engine, bad):
+    """A NaN, missing or out-of-range ``p`` lands in a bad cell (None: counted by
+    the full query); a missing key drops the row (pandas' dropna)."""
+    module = {"polars": calibr._engines.polars, "duckdb": calibr._engines.duckdb}[engine]
+    cols = SimpleNamespace(p="c1", y="c2")
+    df = pl.DataFrame({"c0": pl.Series([0, 1, None], dtype=pl.Int32),
+                       "c1": pl.Series([0.5, bad, bad], dtype=pl.Float64, strict=False),
+                       "c2": pl.Series([1, 0, 0], dtype=pl.Int8)})
+    assert _lazy._engine_cells(module.ENGINE, nw.from_native(_source(df, engine)),
+                               ["c0"], cols, 10) is None
+    got = _lazy._engine_cells(module.ENGINE, nw.from_native(_source(df[[0, 2]], engine)),
+                              ["c0"], cols, 10)
+    assert got["c0"].tolist() == [0] and got["__bin"].tolist() == [4]
+    assert got["__count"].tolist() == [1.0] and got["__sy"].tolist() == [1.0]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("bad", [0.5, 2.0, -1.0, 5e-324, 1 - 2**-53, 1e308, np.nan, None])
+def test_the_engines_own_query_marks_a_bad_label(engine, bad):
+    """A label other than 0/1 (``y (1 - y) != 0``: near 0, near 1, huge) or a
+    missing one lands in a bad cell."""
+    module = {"polars": calibr._engines.polars, "duckdb": calibr._engines.duckdb}[engine]
+    df = pl.DataFrame({"c0": pl.Series([0, 1], dtype=pl.Int32), "c1": [0.5, 0.5],
+                       "c2": pl.Series([1.0, bad], dtype=pl.Float64, strict=False)})
+    assert _lazy._engine_cells(module.ENGINE, nw.from_native(_source(df, engine)), ["c0"],
+                               SimpleNamespace(p="c1", y="c2"), 10) is None
 
 
 def _grouped_frame() -> pd.DataFrame:

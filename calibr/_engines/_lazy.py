@@ -63,6 +63,10 @@ class Engine:
     #: for an engine whose column references parse the name (Spark reads ``a.b``
     #: as a field and a backtick as a quote); None: selected by name.
     project: Callable[[Any, list, list], Any] | None = None
+    #: ``(native, key, p, y, bins) -> native query``: the engine's own query of the
+    #: cells of clean, unweighted data in R's bins (:func:`_engine_cells`); None:
+    #: narwhals' query (:func:`_fast_stats`) serves every case.
+    cells: Callable[[Any, str | None, str, str, int], Any] | None = None
 
 
 # --------------------------------------------------------------------------
@@ -350,6 +354,42 @@ def _fast_stats(lf: Any, keys: list, cols: Any, weights: Hashable | None, spec: 
     return out
 
 
+#: The offset of a bad row's cell key in :func:`_engine_cells`: a clean row's key
+#: ``key * bins + bin`` (a narrow integer key, ``bins <= 2**20``) lies in
+#: ``[-2**51, 2**51)``, a bad row's at ``2**52`` above it, in ``[2**51, 2**53)``:
+#: every key a whole float64, exact.
+BAD_OFFSET = 2.0**52
+
+
+def _engine_cells(engine: Engine, q: Any, keys: list, cols: Any, nbins: int
+                  ) -> pd.DataFrame | None:
+    """:func:`_fast_stats`' frame from the engine's own query (``engine.cells``, in
+    calibr/_engines/polars.py and duckdb.py): one grouping over the float64 cell key
+    ``key * bins + bin + BAD_OFFSET * bad`` and its row count and sums of ``p`` and
+    ``y``, nothing else (benchmarks/README.md, "Engines": the sums of a counter cost
+    the engine a third of its time). A row that is not valid (a missing, NaN or
+    out-of-range ``p``, a label other than 0/1) lands in a cell of its own above
+    ``2**51`` (or NaN): then None, and :func:`_stats` counts each kind. A missing
+    group key makes a missing cell key: the row is in no group (pandas' dropna)."""
+    key = keys[0] if keys else None
+    native = engine.cells(q.to_native(), key, cols.p, cols.y, nbins)
+    got = _collect(nw.from_native(native))
+    got = got.filter(~nw.col("__k").is_null())  # a missing key: in no group
+    k = got.get_column("__k").to_numpy().astype(np.float64)
+    if k.size == 0 or np.isnan(k).any() or (k >= BAD_OFFSET / 2).any():
+        return None
+    out = got.drop("__k").to_pandas()
+    for c in _SUMS:  # DuckDB's COUNT(*) is an integer
+        out[c] = out[c].astype(np.float64)
+    kk = k.astype(np.int64)
+    g = np.floor_divide(kk, nbins)
+    out.insert(0, "__bin", kk - g * nbins)
+    out.insert(0, "__bad", 0.0)
+    if key is not None:
+        out.insert(0, key, g.astype(_PANDAS_DTYPES[q.collect_schema()[key].base_type()]))
+    return out
+
+
 @dataclass
 class _Groups:
     """The merged sums of the groups, in pandas' group order."""
@@ -499,7 +539,12 @@ def _pushed(engine: Engine, lf: Any, keys: list, cols: Any, weights: Hashable | 
         if _bad(first, na_rm, weights is not None) or first.count.sum() == 0:
             return explain(first), None
         edges = _equal_mass_edges(q, qcols, spec.bins, spec.right, int(first.count.sum()))
-    fast = _fast_stats(q, qkeys, qcols, qw, spec, edges, na_rm)
+    fast = None
+    if engine.cells is not None and spec.is_default and qw is None and (
+            not qkeys or _one_key(q, qkeys, spec.bins)):
+        fast = _engine_cells(engine, q, qkeys, qcols, spec.bins)
+    else:
+        fast = _fast_stats(q, qkeys, qcols, qw, spec, edges, na_rm)
     gr = None
     if fast is not None:
         gr = _groups(fast, qkeys, edges.shape[0] - 1)

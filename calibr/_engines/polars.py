@@ -17,8 +17,35 @@ def _is_source(value: Any) -> bool:
     return isinstance(value, pl.LazyFrame)
 
 
+def _cells(lf: Any, key: str | None, p: str, y: str, bins: int) -> Any:
+    """The cells of clean, unweighted data in R's ``bins`` as polars' own query
+    (``calibr._engines._lazy._engine_cells`` reads it): one ``group_by`` over the
+    float64 key ``key * bins + bin + BAD_OFFSET * bad`` and its ``len``, ``sum(p)``,
+    ``sum(y)``, run by the streaming engine (its state: one row per cell).
+
+    The bin is ``calibr._kernels.binned._bin_right_closed``'s arithmetic (``m =
+    floor(v B + 1/2)``, one comparison with ``m * (1/B)``, the clamp), on ``p``
+    clamped to [0, 1]; a missing ``p`` has bin 0 and a NaN one a NaN key, both
+    marked bad. Not ``ceil(p B) - 1``: ``p B`` rounds across a break (0.6 with 5
+    bins: ``ceil(3.0000000000000004) - 1 = 3``, R's bin 2; docs/engines.md)."""
+    import polars as pl
+
+    from ._lazy import BAD_OFFSET
+
+    x = pl.col(p).cast(pl.Float64)
+    yv = pl.col(y).cast(pl.Float64)
+    m = (x * float(bins) + 0.5).floor()
+    b = (m - 1.0 + (x > m * (1.0 / bins)).cast(pl.Float64)).clip(0.0, float(bins - 1))
+    valid = ((x >= 0.0) & (x <= 1.0) & (yv * (1.0 - yv) == 0.0)).fill_null(False)
+    k = b.fill_null(0.0) + (~valid).cast(pl.Float64) * BAD_OFFSET
+    if key is not None:
+        k = pl.col(key).cast(pl.Float64) * float(bins) + k
+    return lf.group_by(k.alias("__k")).agg(pl.len().alias("__count"), x.sum().alias("__sp"),
+                                           yv.sum().alias("__sy"))
+
+
 ENGINE = Engine(name="polars", what="a polars LazyFrame", collect="lf.collect()",
-                is_source=_is_source)
+                is_source=_is_source, cells=_cells)
 
 #: The verbs take ``by=`` column names (calibr._input.frames.lazy_grouping).
 GROUPS_BY_NAME = True
