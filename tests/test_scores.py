@@ -500,8 +500,9 @@ def test_summarise_log_loss_of_an_impossible_row_is_inf_for_its_group_only():
     df = _groups()
     df.loc[0, "p"] = 0.0  # group a: a row of y = 1 given probability 0
     df.loc[0, "y"] = 1
-    with pytest.warns(UserWarning, match="log_loss: 1 row gives its observed outcome "
-                                         "probability 0"):
+    with pytest.warns(UserWarning, match=re.escape(
+            "the metric 'log_loss': 1 row in 1 group gives its observed outcome probability "
+            "0 (the log loss is inf): g='a' (1).")):
         got = calibr.summarise(df.groupby("g"), "p", "y", metrics=["log_loss", "brier"])
     assert got["log_loss"].tolist()[0] == math.inf
     for row, (_, part) in zip(got.itertuples(), df.groupby("g"), strict=True):
