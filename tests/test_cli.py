@@ -2291,6 +2291,8 @@ def test_number_cells_are_four_significant_digits_per_column():
     assert _number_cells([float("nan"), float("inf"), -float("inf"), 0.25, -0.0]) == [
         "NaN", "inf", "-inf", "0.25", "0.00"]
     assert _number_cells([float("nan")]) == ["NaN"]
+    # a column of zeros has no significant digit: no decimals (R: format(c(0, -0)) "0" "0")
+    assert _number_cells([0.0, -0.0, float("nan")]) == ["0", "0", "NaN"]
 
 
 @pytest.mark.r
