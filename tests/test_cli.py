@@ -101,6 +101,7 @@ def test_report_file_matches_summarise(capsys, binary_csv):
                          "--bins", "4", "--format", "json")
     assert code == 0 and err == ""
     records = json.loads(out)
+    assert out == json.dumps(records, indent=2) + "\n"  # docs/cli.md: indented by two
     ref = summarise(df.groupby(["model", "fold"]), "prob", "label",
                     metrics={"ece": metric("ece", bins=4), "mce(bins=5)": metric("mce", bins=5)})
     assert [r["model"] for r in records] == ref["model"].tolist()
