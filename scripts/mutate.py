@@ -25,7 +25,9 @@ copy of the committed tree (``git archive HEAD``, or of the commit ``--rev``,
 whose id the results record) (``--workdir``) with its own numba cache, so the
 compiled kernels are compiled once and then loaded from the cache. Each mutant
 runs its tests in a process forked from a parent that has already imported
-numpy, pandas, numba and pytest, so a mutant costs only its tests.
+numpy, pandas, numba and pytest, so a mutant costs only its tests. ``PYTHONPATH``
+names the copy, so the Python processes a test starts import the mutant too, not
+an installed calibr.
 
 The tests run with ``CALIBR_REQUIRE_R=1`` and ``CALIBR_REQUIRE_TORCH=1`` set,
 whatever the caller's environment, as in CI: a test whose dependency is missing
@@ -453,6 +455,12 @@ def main(argv: list[str] | None = None) -> int:
     for var in REQUIRE_VARIABLES:
         os.environ[var] = "1"
     os.environ.setdefault("MPLBACKEND", "Agg")
+    # The tests' own processes (sys.executable -c ..., the command line in a real
+    # process) import the copy, mutant included, not whatever calibr is installed
+    # (an editable install points at another checkout, which would run unmutated
+    # code, or code of another commit than the tests').
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(workdir), *filter(None, [os.environ.get("PYTHONPATH")])])
     # No bytecode cache in the workdir: a .pyc is trusted when the source's size
     # and mtime (whole seconds) match, and two mutants of one module often have the
     # same size, so a mutant written within a second of the last would run the

@@ -101,6 +101,7 @@ def test_report_file_matches_summarise(capsys, binary_csv):
                          "--bins", "4", "--format", "json")
     assert code == 0 and err == ""
     records = json.loads(out)
+    assert out == json.dumps(records, indent=2) + "\n"  # docs/cli.md: indented by two
     ref = summarise(df.groupby(["model", "fold"]), "prob", "label",
                     metrics={"ece": metric("ece", bins=4), "mce(bins=5)": metric("mce", bins=5)})
     assert [r["model"] for r in records] == ref["model"].tolist()
@@ -2291,6 +2292,8 @@ def test_number_cells_are_four_significant_digits_per_column():
     assert _number_cells([float("nan"), float("inf"), -float("inf"), 0.25, -0.0]) == [
         "NaN", "inf", "-inf", "0.25", "0.00"]
     assert _number_cells([float("nan")]) == ["NaN"]
+    # a column of zeros has no significant digit: no decimals (R: format(c(0, -0)) "0" "0")
+    assert _number_cells([0.0, -0.0, float("nan")]) == ["0", "0", "NaN"]
 
 
 @pytest.mark.r

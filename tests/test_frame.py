@@ -1039,6 +1039,13 @@ def test_a_tuple_names_a_column_only_of_multiindex_columns():
         calibr.summarise(df, "p", ("a", "b"), metrics="ece")
     with pytest.raises(InputError, match=msg):
         calibr.calibration_table("p", ("a", "b"), data=df)
+    # in a list of probability columns too (pandas' get_loc alone would accept it)
+    two = pd.DataFrame({("a", "b"): [0.2, 0.7, 0.4], "q": [0.8, 0.3, 0.6], "y": [0, 1, 1]})
+    msg = r"^`p` must name columns of the data; \('a', 'b'\) is not one\.$"
+    with pytest.raises(InputError, match=msg):
+        calibr.summarise(two, [("a", "b"), "q"], "y", metrics="ece")
+    with pytest.raises(InputError, match=msg):
+        calibr.calibration_table([("a", "b"), "q"], "y", data=two)
 
 
 def test_the_tables_groups_keep_a_missing_key_as_its_own_group():

@@ -378,7 +378,7 @@ def test_plugin_comparison_boundaries(fixture_object, tmp_path):
     """The documented boundaries of the comparison: a difference equal to the tolerance
     passes and one ulp more fails; a NaN against a number fails, either way round; in
     the statistical mode a value equal to the snapshot's upper end passes, above it or
-    missing fails."""
+    missing fails (its lower end for a metric whose higher values are better)."""
     fx = fixture_object
     absolute = {"mode": "absolute", "tolerance": 0.25}
     old = _snapshot(tmp_path / "old.csv", [["ece", 3, 0.5], ["mce", 3, ""]])
@@ -403,6 +403,19 @@ def test_plugin_comparison_boundaries(fixture_object, tmp_path):
         with pytest.raises(AssertionError, match=r"^Calibration is worse than the snapshot: "
                                                  r"1 value\(s\) above the upper end"):
             fx._compare(new, old, old, [], stat)
+    # higher is better (auroc): a value equal to the lower end passes, below it fails
+    higher = {**stat, "higher": {"auroc"}}
+    old = _snapshot(tmp_path / "old.csv", [["auroc", 3, 0.75, 0.625, 0.875, 0.9, "percentile",
+                                            9, 1]], cols)
+    at_low = _snapshot(tmp_path / "new.csv", [["auroc", 3, 0.625, "", "", "", "", "", ""]],
+                       cols)
+    fx._compare(at_low, old, old, [], higher)
+    for value in (0.625 - 2**-53, ""):
+        new = _snapshot(tmp_path / "new.csv", [["auroc", 3, value, "", "", "", "", "", ""]],
+                        cols)
+        with pytest.raises(AssertionError, match=r"; auroc: below its lower end \(low\), "
+                                                 r"higher is better\)\.\n"):
+            fx._compare(new, old, old, [], higher)
 
 
 def test_plugin_table_groups_sorted_with_missing_keys_and_observed_only(fixture_object, tmp_path):

@@ -138,6 +138,9 @@ def test_every_reading_of_the_labels_gives_the_same_number():
         assert f(q, np.where(y == 1, "b", "a"), classes=["a", "b"]) == want
         qn = np.append(q, np.nan)
         assert f(qn, np.append(y, 1), na_rm=True) == want
+        with pytest.raises(calibr.InputError, match=r"^`p` must not contain missing values; "
+                                                   r"1 value is missing, .* Pass na_rm=True"):
+            f(qn, np.append(y, 1))  # na_rm is False by default: nothing dropped silently
     pm, ym = _multiclass(100, 3, 8)
     cat = pd.Categorical.from_codes(ym, ["a", "b", "c"])
     for f in (brier, log_loss, auroc):
