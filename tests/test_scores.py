@@ -663,3 +663,26 @@ def test_the_html_report_shows_the_battery(tmp_path, capsys):
         assert f"<strong>{name}</strong>: " in overview, name
     assert "the probability that a random positive is scored above a random negative" in text
     assert 'log_loss <data value="inf">inf</data>' in text  # a group heading: inf as a number
+
+
+def test_an_impossible_row_of_any_positive_weight_makes_the_log_loss_inf():
+    """A row whose outcome has probability 0 counts for any weight above 0, a fraction
+    too (the weight is a share of a row, not a threshold); a weight of 0 is no row."""
+    with pytest.warns(UserWarning, match=r"log_loss: 1 row gives its observed outcome "
+                                         r"probability 0, so the log loss is inf"):
+        assert calibr.log_loss([0.0, 0.5], [1, 1], weights=[0.5, 1.0]) == math.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert calibr.log_loss([0.0, 0.5], [1, 1], weights=[0.0, 1.0]) == pytest.approx(
+            math.log(2), rel=1e-15)
+
+
+def test_the_auroc_of_a_class_without_rows_names_that_class():
+    """One-vs-rest: the class with no row is named by its label (1-based when the labels
+    are 1..K), so the user knows which class to look for."""
+    p = np.array([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.3, 0.3, 0.4], [0.6, 0.2, 0.2]])
+    with pytest.raises(calibr.InputError, match=r"^class 3 has no row or every row, so the "
+                                                r"AUROC is undefined"):
+        calibr.auroc(p, [1, 2, 2, 1])
+    with pytest.raises(calibr.InputError, match=r"^class 'c' has no row or every row"):
+        calibr.auroc(p, ["a", "b", "b", "a"], classes=["a", "b", "c"])

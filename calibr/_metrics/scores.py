@@ -482,8 +482,7 @@ def auroc(
     for k in range(prep.k):
         value = _auc(np.ascontiguousarray(prep.p[:, k]), prep.y == k, w)
         if value is None:
-            label = prep.classes[k] if prep.classes is not None else k + 1
-            raise one_class_error(f"class {fmt(label)} has no row or every row",
+            raise one_class_error(f"class {fmt(prep.classes[k])} has no row or every row",
                              "each class and its rest")
         per[k] = value
     if average == "macro":
