@@ -41,7 +41,7 @@ from .table import calibration_table
 
 __all__ = ["ARTIFACTS", "key_part", "log_calibration", "make_metric", "metric_key"]
 
-#: The files :func:`log_calibration` writes under its ``artifact_path``: what each holds.
+#: The files that ``log_calibration()`` writes under its ``artifact_path``: what each holds.
 ARTIFACTS = {
     "summary.csv": "the metrics of every group and its rows (n), as logged",
     "calibration_table.csv": "calibr.calibration_table(): the per-bin table of every group",
