@@ -27,7 +27,8 @@ One job per module:
 * :mod:`.arrays`: reading the caller's objects (lists, arrays, pandas) into numpy;
 * :mod:`.probabilities`, :mod:`.labels`, :mod:`.weights`: ``p``, ``y`` and ``weights``;
 * :mod:`.canonical`: :func:`prepare`, the entry point of the metrics;
-* :mod:`.warning`: :func:`warn`, warnings that point at the caller's line;
+* :mod:`.warning`: :func:`warn`, warnings that point at the caller's line, and
+  the counted warnings a summary gathers into one (:class:`GroupWarnings`);
 * :mod:`.frames`: arrays of other libraries (DLPack, the array API) read as numpy,
   polars, Arrow and PyCapsule columns and frames read as numpy or pandas, and the
   verbs' ``by=`` (:func:`frame_verb`);
@@ -122,6 +123,10 @@ _SOURCES = {
     "finish": "canonical",
     "prepare": "canonical",
     # warning
+    "Counted": "warning",
+    "CountedRuntimeWarning": "warning",
+    "CountedWarning": "warning",
+    "GroupWarnings": "warning",
     "RENAMED_SINCE": "warning",
     "renamed": "warning",
     "warn": "warning",
