@@ -730,14 +730,6 @@ def scores_every_kernel():
 
 
 @path
-def brier_threaded():
-    # binary_brier of calibr/_kernels/scores.py from PARALLEL_MIN_N rows: the blocks'
-    # running sums in chunks (threads), added in order
-    p, y = _binary(n=(1 << 20) + 17, seed=3)
-    return calibr.brier(p, y)
-
-
-@path
 def selective_areas():
     # calibr/_kernels/selective.py: a vector's keys, a matrix's (cumulative.fill_keys),
     # the areas' pass over more points than one part of its sums, and tied points

@@ -339,24 +339,6 @@ def test_lane_sum_adds_in_its_documented_order(n):
     assert lane_sum(x, 0.25) == _lane_sum_reference(x, 0.25)
 
 
-def test_brier_in_threads_is_the_bits_of_one_pass():
-    """From PARALLEL_MIN_N rows the blocks' sums are made in chunks (threads) and
-    added in the one-pass order: the same bits as the one-pass kernel (which
-    summarise runs per group), and a value refused in the last chunk is refused."""
-    from calibr._kernels.scores import CHUNK_BLOCKS, PARALLEL_MIN_N, checked_binary_brier
-
-    gen = np.random.default_rng(22)
-    n = PARALLEL_MIN_N + 3 * CHUNK_BLOCKS * 4096 + 13
-    p = gen.random(n)
-    y = (gen.random(n) < p).astype(np.int64)
-    total, ok = checked_binary_brier(p, y)
-    assert ok and brier(p, y) == total / n
-    assert brier(p, y) == pytest.approx(np.mean((p - y) ** 2), rel=1e-12)
-    p[-1] = 1.5
-    with pytest.raises(calibr.InputError, match=r"^`p` must lie in \[0, 1\]"):
-        brier(p, y)
-
-
 def test_log_loss_in_chunks_is_the_sum_of_one_pass():
     """Past one chunk the running total carries over, so the chunks add up exactly
     as one pass over all rows would (the order ``summarise`` uses per group), and

@@ -25,13 +25,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
-from ._threads import num_threads, run_chunks
 from .vexp import f64_as_i64
 
-__all__ = ["BLOCK", "CHUNK_BLOCKS", "LANES", "PARALLEL_MIN_N", "auc_sorted_keys",
-           "auc_weighted_sorted", "binary_brier", "binary_keys", "checked_binary_brier",
-           "checked_binary_brier_lanes", "checked_binary_picked", "checked_matrix_brier",
-           "checked_matrix_picked", "lane_sum", "lanes_total"]
+__all__ = ["BLOCK", "LANES", "auc_sorted_keys", "auc_weighted_sorted", "binary_keys",
+           "checked_binary_brier", "checked_binary_picked", "checked_matrix_brier",
+           "checked_matrix_picked", "lane_sum"]
 
 #: Rows summed together before their sum is added to the total.
 BLOCK = 4096
@@ -51,92 +49,40 @@ def _code(v, offset, k):  # pragma: no cover - compiled
 LANES = 8
 
 
-@jit(nogil=True, inline="always")
-def _brier_block(p, y, b0, b1, acc):  # pragma: no cover - compiled
-    """The :data:`LANES` running sums of ``(p - y)^2`` of rows ``b0 .. b1 - 1`` into
-    ``acc`` (row ``b0 + i`` adds to sum i mod LANES, the tail to sum 0); returns
-    whether some value is refused."""
-    acc[:] = 0.0
-    bad = False
-    i = b0
-    while i + LANES <= b1:
-        for k in range(LANES):
-            v = p[i + k]
-            c = y[i + k]
-            bad |= (v < 0.0) | (v > 1.0) | ((c != 0) & (c != 1)) | (v != v)
-            d = v - np.float64(c)
-            acc[k] += d * d
-        i += LANES
-    while i < b1:
-        v = p[i]
-        c = y[i]
-        bad |= (v < 0.0) | (v > 1.0) | ((c != 0) & (c != 1)) | (v != v)
-        d = v - np.float64(c)
-        acc[0] += d * d
-        i += 1
-    return bad
-
-
 @jit(nogil=True)
 def checked_binary_brier(p, y):  # pragma: no cover - compiled
     """``(sum of (p - y)^2, ok)`` of a vector ``p`` and 0/1 labels ``y``. Each block
-    keeps :data:`LANES` running sums (:func:`_brier_block`), so that the additions
-    do not wait on each other, added to the total in order; the order of the
-    additions is fixed by n alone."""
+    keeps :data:`LANES` running sums (row i adds to sum i mod LANES), so that the
+    additions do not wait on each other; the order of the additions is fixed by n
+    alone."""
     n = p.shape[0]
     total = 0.0
     acc = np.empty(LANES)
     for b0 in range(0, n, BLOCK):
-        if _brier_block(p, y, b0, min(n, b0 + BLOCK), acc):
+        b1 = min(n, b0 + BLOCK)
+        acc[:] = 0.0
+        bad = False
+        i = b0
+        while i + LANES <= b1:
+            for k in range(LANES):
+                v = p[i + k]
+                c = y[i + k]
+                bad |= (v < 0.0) | (v > 1.0) | ((c != 0) & (c != 1)) | (v != v)
+                d = v - np.float64(c)
+                acc[k] += d * d
+            i += LANES
+        while i < b1:
+            v = p[i]
+            c = y[i]
+            bad |= (v < 0.0) | (v > 1.0) | ((c != 0) & (c != 1)) | (v != v)
+            d = v - np.float64(c)
+            acc[0] += d * d
+            i += 1
+        if bad:
             return total, False
         for k in range(LANES):
             total += acc[k]
     return total, True
-
-
-@jit(nogil=True)
-def checked_binary_brier_lanes(p, y, b_lo, b_hi, lanes):  # pragma: no cover - compiled
-    """The running sums of :func:`checked_binary_brier`'s blocks ``b_lo .. b_hi - 1``
-    into the rows ``b_lo .. b_hi - 1`` of ``lanes`` (blocks x :data:`LANES`); returns
-    ok. One chunk of :func:`binary_brier`."""
-    n = p.shape[0]
-    bad = False
-    for b in range(b_lo, b_hi):
-        bad |= _brier_block(p, y, b * BLOCK, min(n, (b + 1) * BLOCK), lanes[b])
-    return not bad
-
-
-@jit(nogil=True)
-def lanes_total(lanes):  # pragma: no cover - compiled
-    """The running sums of the blocks added in :func:`checked_binary_brier`'s order."""
-    total = 0.0
-    for b in range(lanes.shape[0]):
-        for k in range(LANES):
-            total += lanes[b, k]
-    return total
-
-
-#: Vectors of at least this many rows: :func:`binary_brier` reads them in threads.
-PARALLEL_MIN_N = 1 << 20
-#: Blocks per chunk of :func:`binary_brier` (the chunks depend on n alone).
-CHUNK_BLOCKS = 64
-
-
-def binary_brier(p: np.ndarray, y: np.ndarray) -> tuple[float, bool]:
-    """:func:`checked_binary_brier`, the same bits: from :data:`PARALLEL_MIN_N` rows
-    (and two threads) its blocks' running sums are computed in chunks of
-    :data:`CHUNK_BLOCKS` blocks in threads (the pass reads 16 bytes a row: one core
-    is bound by memory), then added in its order. ``ok`` is False if any chunk
-    refuses a value."""
-    n = p.shape[0]
-    if n < PARALLEL_MIN_N or num_threads() < 2:
-        return checked_binary_brier(p, y)
-    blocks = -(-n // BLOCK)
-    lanes = np.empty((blocks, LANES))
-    calls = [(p, y, b, min(blocks, b + CHUNK_BLOCKS), lanes)
-             for b in range(0, blocks, CHUNK_BLOCKS)]
-    ok = all(list(run_chunks(checked_binary_brier_lanes, calls)))
-    return lanes_total(lanes), ok
 
 
 @jit(nogil=True)

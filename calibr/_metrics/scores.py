@@ -130,8 +130,7 @@ def brier(
     (``scale_by_half="auto"``): ``docs/conventions.md`` gives the call that
     reproduces each of its numbers. It is the ``score`` of
     :func:`calibr.decompose` (which splits it into miscalibration,
-    discrimination and uncertainty). O(n), one pass (a vector of at least 2^20
-    rows in threads, the same bits).
+    discrimination and uncertainty). O(n), one pass.
 
     <calibr:dask_scores>
 
@@ -162,7 +161,7 @@ def brier(
 def _brier_kernel(q, labels, offset, binary):
     """The checked sum of the rows' Brier scores, and whether every value was valid."""
     if binary:
-        return _ks.binary_brier(q, labels)
+        return _ks.checked_binary_brier(q, labels)
     return _ks.checked_matrix_brier(q, labels, np.int64(offset), ROW_SUM_TOL)
 
 
