@@ -74,6 +74,8 @@ def test_the_hand_worked_curve_and_areas():
     assert calibr.augrc(P4, Y4, rule="step") == pytest.approx(q * (0 + q + q + F(1, 2)), abs=TOL)
     assert calibr.selective_accuracy(P4, Y4, coverage=0.5) == pytest.approx(0.5, abs=TOL)
     assert calibr.selective_accuracy(P4, Y4, coverage=0.75) == pytest.approx(2 / 3, abs=TOL)
+    # the default coverage is 0.8: 3.2 of the 4 rows, 2 right of weight 3.2
+    assert calibr.selective_accuracy(P4, Y4) == pytest.approx(2 / 3.2, abs=TOL)
 
 
 def test_ties_are_one_point_and_the_trapezoid_crosses_them():
