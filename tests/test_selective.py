@@ -206,6 +206,20 @@ def test_weighted_areas_equal_the_oracle_and_repeated_rows():
                                   calibr.risk_coverage(p[rep], y[rep]), atol=TOL, rtol=0)
 
 
+def test_a_missing_p_is_refused_unless_na_rm():
+    p, y = _data(200, 11)
+    pn, yn = np.append(p, np.nan), np.append(y, 1)
+    for f in (calibr.aurc, calibr.augrc, calibr.e_aurc, calibr.selective_accuracy):
+        assert f(pn, yn, na_rm=True) == pytest.approx(f(p, y), abs=TOL)
+        with pytest.raises(calibr.InputError, match=r"^`p` must not contain missing values; "
+                                                   r"1 value is missing, .* Pass na_rm=True"):
+            f(pn, yn)  # na_rm is False by default: nothing dropped silently
+    pd.testing.assert_frame_equal(calibr.risk_coverage(pn, yn, na_rm=True),
+                                  calibr.risk_coverage(p, y))
+    with pytest.raises(calibr.InputError, match=r"^`p` must not contain missing values"):
+        calibr.risk_coverage(pn, yn)
+
+
 def test_selective_accuracy_with_ties_equals_the_oracle():
     p, y = _data(500, 8, ties=10)
     conf, correct = hits_oracle(p, y)
