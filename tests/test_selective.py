@@ -263,6 +263,15 @@ def test_risk_coverage_per_group_equals_the_call_on_each_group():
     pd.testing.assert_frame_equal(calibr.risk_coverage("p", "y", data=df, by="g"), out)
 
 
+def test_risk_coverage_of_groups_with_no_rows_is_an_empty_table():
+    # observed=False keeps the categories 'a' and 'b' as groups, each of 0 rows:
+    # no group has a curve, so no row (not a row of missing values per group)
+    df = pd.DataFrame({"g": pd.Categorical([], categories=["a", "b"]), "p": [], "y": []})
+    out = calibr.risk_coverage("p", "y", data=df.groupby("g", observed=False))
+    assert out.shape == (0, 6)
+    assert list(out.columns) == ["g", "threshold", "n", "coverage", "risk", "generalized_risk"]
+
+
 # ---------------------------------------------------------------- refusals
 
 @pytest.mark.parametrize(("call", "match"), [
