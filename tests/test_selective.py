@@ -290,6 +290,13 @@ def test_bad_input_is_refused(call, match):
         call()
 
 
+def test_a_group_key_named_like_a_column_of_the_table_is_refused():
+    df = pd.DataFrame({"p": [0.9, 0.8, 0.3, 0.6], "y": [1, 0, 0, 0], "risk": [1, 1, 2, 2]})
+    with pytest.raises(calibr.InputError, match=r"^The group key 'risk' has the name of a "
+                                               r"column of the table; rename it\.$"):
+        calibr.risk_coverage("p", "y", data=df.groupby("risk"))
+
+
 def test_column_names_without_data_are_refused():
     with pytest.raises(calibr.InputTypeError,
                        match=r"`p` and `y` are column names only with `data`"):
