@@ -12,6 +12,7 @@ rule, the temperature by scipy), and for its refusals.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -220,6 +221,8 @@ def test_a_miscalibrated_p_has_a_positive_gain_and_the_scalar_metric_is_it():
         assert g.calibration_error > 0.01
         assert calibr.recalibration_gain(bent, y, "brier", method) == g.calibration_error
     assert "calibration_error" in calibr.calibration_gain(p, y)._repr_html_()
+    with pytest.raises(dataclasses.FrozenInstanceError):  # read-only: loss - refinement holds
+        g.calibration_error = 0.0
 
 
 # ---------------------------------------------------------------- weights
