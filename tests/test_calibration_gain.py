@@ -157,6 +157,27 @@ def test_temperature_equals_the_scipy_oracle(multiclass):
                                    atol=1e-9)
 
 
+def test_temperature_fits_a_class_of_probability_1e_300_without_overflow():
+    # underconfident p (beta near 2.7) and a class never seen, at 1e-300: beta times
+    # the spread of log p passes exp's range, so the log-sum-exp must shift by the max
+    rng = np.random.default_rng(3)
+    lg = rng.normal(size=(600, 3)) * 2
+    q = np.exp(lg) / np.exp(lg).sum(axis=1, keepdims=True)
+    y = np.array([rng.choice(3, p=row) for row in q])
+    p = np.exp(0.4 * lg)
+    p = np.column_stack((p / p.sum(axis=1, keepdims=True), np.full(600, 1e-300)))
+    logp = np.log(p)
+    f = folds(y, 3, 2)
+    got = calibr.recalibrate(p, y + 1, "temperature", cv=3, rng=2)
+    for k in range(3):
+        t = f == k
+        beta = temperature_oracle(logp[~t], y[~t])
+        assert beta > 2
+        s = beta * logp[t]
+        want = np.exp(s - np.logaddexp.reduce(s, axis=1, keepdims=True))
+        np.testing.assert_allclose(got[t], want, rtol=0, atol=1e-9)
+
+
 # ---------------------------------------------------------------- the gain: peers
 
 @pytest.mark.parametrize("multiclass", [False, True], ids=["binary", "multiclass"])
