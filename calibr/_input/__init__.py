@@ -123,6 +123,10 @@ _SOURCES = {
     "prepare": "canonical",
     # warning
     "RENAMED_SINCE": "warning",
+    "Counted": "warning",
+    "CountedRuntimeWarning": "warning",
+    "CountedWarning": "warning",
+    "GroupWarnings": "warning",
     "renamed": "warning",
     "warn": "warning",
     # frames
