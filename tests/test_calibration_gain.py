@@ -329,6 +329,19 @@ def test_weighted_fits_equal_sklearns_weighted_fits_on_the_same_folds():
                                                          abs=TOL)
 
 
+def test_a_missing_p_is_refused_unless_na_rm():
+    p, y = _binary(200, 1, lo=0.01)
+    pn, yn = np.append(p, np.nan), np.append(y, 1)
+    g, want = calibr.calibration_gain(pn, yn, na_rm=True), calibr.calibration_gain(p, y)
+    assert (g.n, g.loss, g.refinement) == (want.n, want.loss, want.refinement)
+    np.testing.assert_array_equal(calibr.recalibrate(pn, yn, na_rm=True),
+                                  calibr.recalibrate(p, y))
+    for f in (calibr.calibration_gain, calibr.recalibrate):
+        with pytest.raises(calibr.InputError, match=r"^`p` must not contain missing values; "
+                                                   r"1 value is missing, .* Pass na_rm=True"):
+            f(pn, yn)  # na_rm is False by default: nothing dropped silently
+
+
 # ---------------------------------------------------------------- refusals
 
 @pytest.mark.parametrize(("call", "match"), [
