@@ -301,6 +301,8 @@ ERRORS = [
     (P3, ["a", "b", "c", "c"], {"classes": {"a", "b", "c"}}, InputError,
      r"^`classes` must be an ordered sequence of labels \(a list, tuple, range, array or "
      r"pandas Index\), one per column of `p`; got a set\.$"),
+    (P3, ["a", "b", "c", "c"], {"classes": np.array([["a", "b"], ["c", "d"]])}, InputError,
+     r"^`classes` must be a vector of labels; got an array of shape \(2, 2\)\.$"),
     ([0.1, 0.2, 0.3, 0.4], [0, 1, "1", 0], {}, InputError,
      r"^`y` must be 0/1 or boolean for a vector `p`; 1 value does not, the first at "
      r"position 2 \('1'\)\."),
