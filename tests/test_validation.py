@@ -658,6 +658,11 @@ def test_integer_labels_without_zero_against_default_columns_are_refused(y):
         calibr.skce(DEFAULT_COLS, y)
 
 
+def test_one_integer_label_without_zero_is_ambiguous_too():
+    with pytest.raises(InputError, match=AMBIGUOUS):
+        calibr.ece(DEFAULT_COLS.iloc[:1], [2])
+
+
 def test_integer_labels_against_default_columns_with_classes_or_a_zero():
     y = [1, 2, 2, 1]
     # each reading, when classes= says which
