@@ -288,6 +288,10 @@ ERRORS = [
     ([0.1, 0.2], ["no", "yes"], {}, InputError,
      r"^`y` must be 0/1 or boolean for a vector `p`; 2 values do not, the first at position 0 "
      r"\('no'\)\. Pass classes=\(negative, positive\) to name other labels\.$"),
+    # a Categorical of integers reads as integers (no hint to name other labels)
+    ([0.1, 0.6, 0.7, 0.2], pd.Categorical([0, 1, 2, 0]), {}, InputError,
+     r"^`y` must be 0/1 or boolean for a vector `p`; 1 value does not, the first at position 2 "
+     r"\(2\)\.$"),
     ([0.1, 0.2], ["no", "yes"], {"classes": ["no", "yes", "maybe"]}, InputError,
      r"^`classes` must name the two labels \(negative, positive\) for a vector `p`; got 3\.$"),
     ([0.1, 0.2], ["no", "perhaps"], {"classes": ["no", "yes"]}, InputError,
