@@ -597,6 +597,13 @@ def test_categorical_values_are_matched_to_dataframe_columns_by_name():
 
 
 @pytest.mark.r
+def test_categorical_values_are_matched_to_tuple_column_names_of_any_length():
+    # the names stay an Index of tuples: a MultiIndex of these ragged tuples cannot match them
+    cols = pd.Index([("a",), ("b", 2), ("c", 3, 4)], tupleize_cols=False)
+    y = pd.Categorical.from_codes([0, 1, 2, 2], cols)
+    assert calibr.ece(pd.DataFrame(P3, columns=cols), y) == calibr.ece(P3, [1, 2, 3, 3])
+
+
 def test_categorical_by_name_agrees_with_r(rref):
     """R's factor is matched by position, so R is given the factor whose levels are
     the columns of P in order: the labels' names decide, as in calibr."""
