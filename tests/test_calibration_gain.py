@@ -12,6 +12,7 @@ rule, the temperature by scipy), and for its refusals.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -156,6 +157,27 @@ def test_temperature_equals_the_scipy_oracle(multiclass):
                                    atol=1e-9)
 
 
+def test_temperature_fits_a_class_of_probability_1e_300_without_overflow():
+    # underconfident p (beta near 2.7) and a class never seen, at 1e-300: beta times
+    # the spread of log p passes exp's range, so the log-sum-exp must shift by the max
+    rng = np.random.default_rng(3)
+    lg = rng.normal(size=(600, 3)) * 2
+    q = np.exp(lg) / np.exp(lg).sum(axis=1, keepdims=True)
+    y = np.array([rng.choice(3, p=row) for row in q])
+    p = np.exp(0.4 * lg)
+    p = np.column_stack((p / p.sum(axis=1, keepdims=True), np.full(600, 1e-300)))
+    logp = np.log(p)
+    f = folds(y, 3, 2)
+    got = calibr.recalibrate(p, y + 1, "temperature", cv=3, rng=2)
+    for k in range(3):
+        t = f == k
+        beta = temperature_oracle(logp[~t], y[~t])
+        assert beta > 2
+        s = beta * logp[t]
+        want = np.exp(s - np.logaddexp.reduce(s, axis=1, keepdims=True))
+        np.testing.assert_allclose(got[t], want, rtol=0, atol=1e-9)
+
+
 # ---------------------------------------------------------------- the gain: peers
 
 @pytest.mark.parametrize("multiclass", [False, True], ids=["binary", "multiclass"])
@@ -220,6 +242,8 @@ def test_a_miscalibrated_p_has_a_positive_gain_and_the_scalar_metric_is_it():
         assert g.calibration_error > 0.01
         assert calibr.recalibration_gain(bent, y, "brier", method) == g.calibration_error
     assert "calibration_error" in calibr.calibration_gain(p, y)._repr_html_()
+    with pytest.raises(dataclasses.FrozenInstanceError):  # read-only: loss - refinement holds
+        g.calibration_error = 0.0
 
 
 # ---------------------------------------------------------------- weights
@@ -303,6 +327,19 @@ def test_weighted_fits_equal_sklearns_weighted_fits_on_the_same_folds():
     none = calibr.calibration_gain(p, y, "brier", "isotonic", cv=4, rng=2)
     assert [ones.loss, ones.refinement] == pytest.approx([none.loss, none.refinement],
                                                          abs=TOL)
+
+
+def test_a_missing_p_is_refused_unless_na_rm():
+    p, y = _binary(200, 1, lo=0.01)
+    pn, yn = np.append(p, np.nan), np.append(y, 1)
+    g, want = calibr.calibration_gain(pn, yn, na_rm=True), calibr.calibration_gain(p, y)
+    assert (g.n, g.loss, g.refinement) == (want.n, want.loss, want.refinement)
+    np.testing.assert_array_equal(calibr.recalibrate(pn, yn, na_rm=True),
+                                  calibr.recalibrate(p, y))
+    for f in (calibr.calibration_gain, calibr.recalibrate):
+        with pytest.raises(calibr.InputError, match=r"^`p` must not contain missing values; "
+                                                   r"1 value is missing, .* Pass na_rm=True"):
+            f(pn, yn)  # na_rm is False by default: nothing dropped silently
 
 
 # ---------------------------------------------------------------- refusals

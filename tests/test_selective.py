@@ -74,6 +74,8 @@ def test_the_hand_worked_curve_and_areas():
     assert calibr.augrc(P4, Y4, rule="step") == pytest.approx(q * (0 + q + q + F(1, 2)), abs=TOL)
     assert calibr.selective_accuracy(P4, Y4, coverage=0.5) == pytest.approx(0.5, abs=TOL)
     assert calibr.selective_accuracy(P4, Y4, coverage=0.75) == pytest.approx(2 / 3, abs=TOL)
+    # the default coverage is 0.8: 3.2 of the 4 rows, 2 right of weight 3.2
+    assert calibr.selective_accuracy(P4, Y4) == pytest.approx(2 / 3.2, abs=TOL)
 
 
 def test_ties_are_one_point_and_the_trapezoid_crosses_them():
@@ -204,6 +206,20 @@ def test_weighted_areas_equal_the_oracle_and_repeated_rows():
                                   calibr.risk_coverage(p[rep], y[rep]), atol=TOL, rtol=0)
 
 
+def test_a_missing_p_is_refused_unless_na_rm():
+    p, y = _data(200, 11)
+    pn, yn = np.append(p, np.nan), np.append(y, 1)
+    for f in (calibr.aurc, calibr.augrc, calibr.e_aurc, calibr.selective_accuracy):
+        assert f(pn, yn, na_rm=True) == pytest.approx(f(p, y), abs=TOL)
+        with pytest.raises(calibr.InputError, match=r"^`p` must not contain missing values; "
+                                                   r"1 value is missing, .* Pass na_rm=True"):
+            f(pn, yn)  # na_rm is False by default: nothing dropped silently
+    pd.testing.assert_frame_equal(calibr.risk_coverage(pn, yn, na_rm=True),
+                                  calibr.risk_coverage(p, y))
+    with pytest.raises(calibr.InputError, match=r"^`p` must not contain missing values"):
+        calibr.risk_coverage(pn, yn)
+
+
 def test_selective_accuracy_with_ties_equals_the_oracle():
     p, y = _data(500, 8, ties=10)
     conf, correct = hits_oracle(p, y)
@@ -247,6 +263,15 @@ def test_risk_coverage_per_group_equals_the_call_on_each_group():
     pd.testing.assert_frame_equal(calibr.risk_coverage("p", "y", data=df, by="g"), out)
 
 
+def test_risk_coverage_of_groups_with_no_rows_is_an_empty_table():
+    # observed=False keeps the categories 'a' and 'b' as groups, each of 0 rows:
+    # no group has a curve, so no row (not a row of missing values per group)
+    df = pd.DataFrame({"g": pd.Categorical([], categories=["a", "b"]), "p": [], "y": []})
+    out = calibr.risk_coverage("p", "y", data=df.groupby("g", observed=False))
+    assert out.shape == (0, 6)
+    assert list(out.columns) == ["g", "threshold", "n", "coverage", "risk", "generalized_risk"]
+
+
 # ---------------------------------------------------------------- refusals
 
 @pytest.mark.parametrize(("call", "match"), [
@@ -263,6 +288,13 @@ def test_risk_coverage_per_group_equals_the_call_on_each_group():
 def test_bad_input_is_refused(call, match):
     with pytest.raises(calibr.InputError, match=match):
         call()
+
+
+def test_a_group_key_named_like_a_column_of_the_table_is_refused():
+    df = pd.DataFrame({"p": [0.9, 0.8, 0.3, 0.6], "y": [1, 0, 0, 0], "risk": [1, 1, 2, 2]})
+    with pytest.raises(calibr.InputError, match=r"^The group key 'risk' has the name of a "
+                                               r"column of the table; rename it\.$"):
+        calibr.risk_coverage("p", "y", data=df.groupby("risk"))
 
 
 def test_column_names_without_data_are_refused():

@@ -1121,6 +1121,10 @@ LOWESS_SPECIAL = {
     # residuals of 1e-8 but for one outlier: 6 * median |res| is between 1e-9
     # and 1e-7 of their mean, so C's "effectively zero" test (1e-7) stops here
     "cmad-effectively-zero": (np.arange(21.0), _cmad_case_y(), 0.2, 3, None),
+    # one far point: the range of x (1000, not the 1 of the rest) decides that the
+    # windows inside [0, 1] are too narrow for a slope (C's 0.001 * range)
+    "far-point-sets-the-range": (np.append(np.linspace(0, 1, 40), 1000.0),
+                                 np.append(np.linspace(0, 1, 40) ** 2, 5.0), 0.3, 0, None),
 }
 
 

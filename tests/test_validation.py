@@ -288,6 +288,10 @@ ERRORS = [
     ([0.1, 0.2], ["no", "yes"], {}, InputError,
      r"^`y` must be 0/1 or boolean for a vector `p`; 2 values do not, the first at position 0 "
      r"\('no'\)\. Pass classes=\(negative, positive\) to name other labels\.$"),
+    # a Categorical of integers reads as integers (no hint to name other labels)
+    ([0.1, 0.6, 0.7, 0.2], pd.Categorical([0, 1, 2, 0]), {}, InputError,
+     r"^`y` must be 0/1 or boolean for a vector `p`; 1 value does not, the first at position 2 "
+     r"\(2\)\.$"),
     ([0.1, 0.2], ["no", "yes"], {"classes": ["no", "yes", "maybe"]}, InputError,
      r"^`classes` must name the two labels \(negative, positive\) for a vector `p`; got 3\.$"),
     ([0.1, 0.2], ["no", "perhaps"], {"classes": ["no", "yes"]}, InputError,
@@ -301,6 +305,8 @@ ERRORS = [
     (P3, ["a", "b", "c", "c"], {"classes": {"a", "b", "c"}}, InputError,
      r"^`classes` must be an ordered sequence of labels \(a list, tuple, range, array or "
      r"pandas Index\), one per column of `p`; got a set\.$"),
+    (P3, ["a", "b", "c", "c"], {"classes": np.array([["a", "b"], ["c", "d"]])}, InputError,
+     r"^`classes` must be a vector of labels; got an array of shape \(2, 2\)\.$"),
     ([0.1, 0.2, 0.3, 0.4], [0, 1, "1", 0], {}, InputError,
      r"^`y` must be 0/1 or boolean for a vector `p`; 1 value does not, the first at "
      r"position 2 \('1'\)\."),
@@ -591,6 +597,13 @@ def test_categorical_values_are_matched_to_dataframe_columns_by_name():
 
 
 @pytest.mark.r
+def test_categorical_values_are_matched_to_tuple_column_names_of_any_length():
+    # the names stay an Index of tuples: a MultiIndex of these ragged tuples cannot match them
+    cols = pd.Index([("a",), ("b", 2), ("c", 3, 4)], tupleize_cols=False)
+    y = pd.Categorical.from_codes([0, 1, 2, 2], cols)
+    assert calibr.ece(pd.DataFrame(P3, columns=cols), y) == calibr.ece(P3, [1, 2, 3, 3])
+
+
 def test_categorical_by_name_agrees_with_r(rref):
     """R's factor is matched by position, so R is given the factor whose levels are
     the columns of P in order: the labels' names decide, as in calibr."""
@@ -654,6 +667,11 @@ def test_integer_labels_without_zero_against_default_columns_are_refused(y):
         calibr.ece(DEFAULT_COLS, y)
     with pytest.raises(InputError, match=AMBIGUOUS):
         calibr.skce(DEFAULT_COLS, y)
+
+
+def test_one_integer_label_without_zero_is_ambiguous_too():
+    with pytest.raises(InputError, match=AMBIGUOUS):
+        calibr.ece(DEFAULT_COLS.iloc[:1], [2])
 
 
 def test_integer_labels_against_default_columns_with_classes_or_a_zero():
