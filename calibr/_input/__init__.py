@@ -128,10 +128,6 @@ _SOURCES = {
     "CountedWarning": "warning",
     "GroupWarnings": "warning",
     "RENAMED_SINCE": "warning",
-    "Counted": "warning",
-    "CountedRuntimeWarning": "warning",
-    "CountedWarning": "warning",
-    "GroupWarnings": "warning",
     "renamed": "warning",
     "warn": "warning",
     # frames
