@@ -2444,3 +2444,40 @@ def test_an_interval_that_leaves_out_its_estimate_is_marked_and_said_in_every_fo
     pq = tmp_path / "r.parquet"
     assert run(capsys, "report", *argv, "-o", str(pq))[0] == 0
     pd.testing.assert_frame_equal(pd.read_parquet(pq), got, check_dtype=False)
+
+
+def test_a_warning_is_one_line_in_the_words_of_the_command(tmp_path):
+    """A warning of the report is ``calibr: warning: ...``, one line on stderr, without
+    Python's file, line and category, and without the API's ``summarise:``; each
+    warning once (in a real process, whose filters are Python's defaults). With
+    --debug, Python's own form (file, line, category) is kept."""
+    path = tmp_path / "w.csv"
+    path.write_text("p,y,g\n0,1,a\n0.5,1,a\n0.3,0,a\n0.2,0,b\n0.9,0,b\n")
+    argv = [sys.executable, "-m", "calibr.cli", "report", str(path), "--prob", "p",
+            "--label", "y", "--by", "g", "--metrics", "log_loss,auroc"]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "calibr: warning: the metric 'auroc' is undefined on 1 group (e.g. one class "
+        "only), which gets NaN: g='b'.",
+        "calibr: warning: the metric 'log_loss': 1 row in 1 group gives its observed "
+        "outcome probability 0 (the log loss is inf): g='a' (1)."]
+    debug = subprocess.run([*argv, "--debug"], capture_output=True, text=True, check=False)
+    assert debug.returncode == 0 and "CountedWarning: summarise: the metric 'log_loss'" in (
+        debug.stderr)
+
+
+def test_a_warning_of_another_kind_names_its_category(capsys):
+    """A warning that is not a plain user or runtime warning of calibr's (a library's
+    DeprecationWarning, say) keeps its category's name in the one line."""
+    from calibr.cli import _show_warning
+
+    _show_warning(DeprecationWarning("x is old\n  use y"), DeprecationWarning, "f.py", 1)
+    _show_warning(UserWarning("plain"), UserWarning, "f.py", 1)
+    from calibr._input.warning import CountedWarning
+
+    _show_warning(CountedWarning("summarise: 2 rows", count=2, what=("a", "b")), CountedWarning,
+                  "f.py", 1)
+    assert capsys.readouterr().err.splitlines() == [
+        "calibr: warning: DeprecationWarning: x is old use y", "calibr: warning: plain",
+        "calibr: warning: 2 rows"]

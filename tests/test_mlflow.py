@@ -146,7 +146,7 @@ def test_an_undefined_metric_is_logged_as_nan_and_step_is_mlflows():
         log_calibration(df, "p", "y", by="model", metrics=["auroc"], step=7)
     assert [str(w.message) for w in caught] == [  # once, not again by the report
         "summarise: the metric 'auroc' is undefined on 1 group (e.g. one class only), "
-        "which get NaN: model='a'."]
+        "which gets NaN: model='a'."]
     got = _run_metrics(run.info.run_id)
     assert math.isnan(got["auroc/model_a"]) and not math.isnan(got["auroc/model_b_c"])
     assert [m.step for m in MlflowClient().get_metric_history(run.info.run_id,

@@ -110,9 +110,9 @@ class GroupWarnings:
             return shown + (f" and {more:,} more" if more > 0 else "")
 
         for name, gs in self._undefined.items():
-            groups = "group" if len(gs) == 1 else "groups"
+            groups, get = ("group", "gets") if len(gs) == 1 else ("groups", "get")
             warn(f"{verb}: the metric {name!r} is undefined on {len(gs):,} {groups} (e.g. "
-                 f"one class only), which get NaN: {named([(g, '') for g in gs])}.",
+                 f"one class only), which {get} NaN: {named([(g, '') for g in gs])}.",
                  RuntimeWarning)
         for (name, unit), seen in self._counted.items():
             total = sum(w.count for _, w in seen)

@@ -26,6 +26,9 @@ The contract (``docs/cli.md`` explains each decision):
   list that ends in the name of a file while FILE is missing is an input error.
 * A pipe closed early (``calibr report | head -1``) ends the command quietly
   with status 141, as for a process killed by SIGPIPE.
+* A warning (an infinite log loss, a one-class group's AUROC, ...) is one line
+  ``calibr: warning: ...`` on stderr, without Python's file, line and category
+  (``_show_warning``); ``--debug`` keeps Python's own form.
 
 The package, one module per job: ``_args`` (the parser and the ``--metrics``
 lists), ``_io`` (reading the input, the format of the output, writing every
@@ -47,6 +50,7 @@ import argparse
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
 from importlib import import_module
 from importlib.util import find_spec
@@ -121,6 +125,26 @@ def _input_message(err: BaseException, paths: set[str]) -> str | None:
     return None
 
 
+#: The API's name of the verb a warning comes from, at the start of its message:
+#: the command line has a report where the API has ``summarise``.
+_API_PREFIXES = ("summarise: ",)
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: object = None, line: str | None = None) -> None:
+    """``warnings.showwarning`` for the command line: ``calibr: warning: ...``, one
+    line on stderr. The category is named only when it is not a plain user or
+    runtime warning (a ``DeprecationWarning`` of a library, say); the file and line
+    of the Python code that warned mean nothing to a user of the command."""
+    text = str(message)
+    for prefix in _API_PREFIXES:
+        text = text.removeprefix(prefix)
+    if not issubclass(category, (UserWarning, RuntimeWarning)) or category.__module__ not in (
+            "builtins", "calibr._input.warning"):
+        text = f"{category.__name__}: {text}"
+    print(f"calibr: warning: {_one_line(text)}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``calibr`` command; return the exit status.
 
@@ -152,6 +176,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     0
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--debug" in argv:  # Python's own form of a warning, with its file and line
+        return _main(argv)
+    with warnings.catch_warnings():  # the filters (-W, PYTHONWARNINGS) are kept
+        warnings.showwarning = _show_warning
+        return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
     debug = "--debug" in argv  # until the arguments are parsed
     parser = _build_parser(_add_compare_parser)
     args = None
