@@ -726,6 +726,21 @@ def test_auroc_of_one_class_and_what_stays_collected(engine, monkeypatch):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_an_undefined_auroc_warns_once_in_the_words_of_pandas(engine):
+    """Groups of one class get NaN and one warning naming them, word for word the
+    pandas path's (one group: "which gets NaN"; two: "which get NaN")."""
+    df = _grouped_frame().dropna(subset=["g"])
+    for ones in (["a"], ["a", "b"]):
+        one = df.assign(y=np.where(df["g"].isin(ones), 1, df["y"]))
+        with pytest.warns(RuntimeWarning) as want:
+            calibr.summarise(one.groupby("g"), "p", "y", metrics=["auroc"])
+        with pytest.warns(RuntimeWarning) as got:
+            calibr.summarise(_source(one, engine), "p", "y", metrics=["auroc"], by="g")
+        assert [str(w.message) for w in got] == [str(w.message) for w in want]
+        assert len(want) == 1 and ("gets NaN" in str(want[0].message)) == (len(ones) == 1)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("by", [["k", "g"], "k8"])
 def test_pushed_down_scores_group_as_pandas(engine, by):
     """The scores' and ecce's groups are pandas' groups in pandas' order: two keys, a

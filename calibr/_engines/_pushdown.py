@@ -326,7 +326,7 @@ def group_values(engine: Engine, lf: Any, keys: list, cols: Any, weights: Hashab
     ``[(column, metric name, resolved options)]``; returns the groups' keys (pandas'
     order; None ungrouped) and each column's values. A group where the AUROC is
     undefined gets NaN and one warning per column, as the pandas path gives."""
-    from .._input import warn
+    from .._input import GroupWarnings
     from .._metrics.scores import UNDEFINED
 
     qr = _Query(engine, lf, keys, cols, weights, na_rm, eager)
@@ -344,7 +344,7 @@ def group_values(engine: Engine, lf: Any, keys: list, cols: Any, weights: Hashab
         else:
             table = sums[kind]
         out = np.empty(len(table))
-        undefined = []
+        said = GroupWarnings()  # pandas' words: one warning per column
         for i, s in enumerate(table.to_dict("records")):  # (iterrows: 0.1 ms a group)
             try:
                 out[i] = func(s, options, weights is not None)
@@ -352,14 +352,8 @@ def group_values(engine: Engine, lf: Any, keys: list, cols: Any, weights: Hashab
                 if err.code != UNDEFINED:
                     raise
                 out[i] = math.nan
-                undefined.append(i)
-        if undefined:
-            shown = "; ".join(_describe(qr.group_keys, g) for g in undefined[:5])
-            more = f" and {len(undefined) - 5:,} more" if len(undefined) > 5 else ""
-            groups = "group" if len(undefined) == 1 else "groups"
-            warn(f"summarise: the metric {name!r} is undefined on {len(undefined):,} "
-                 f"{groups} (e.g. one class only), which get NaN: {shown}{more}.",
-                 RuntimeWarning)
+                said.undefined(name, i)
+        said.warn(lambda g: _describe(qr.group_keys, g))
         values[name] = out
     return qr.group_keys, values
 
