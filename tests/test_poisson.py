@@ -244,11 +244,11 @@ def test_the_engine_drops_incomplete_rows_as_pandas(engine, monkeypatch):
 @pytest.mark.filterwarnings("ignore:The BCa confidence interval cannot be calculated")
 @pytest.mark.parametrize("engine", ENGINES)
 def test_what_the_engine_does_not_resample_is_collected(engine):
-    """BCa (the jackknife reads the rows), another metric, the multinomial scheme:
-    the pandas path on the collected rows."""
+    """BCa (the jackknife reads the rows), a metric the engine does not resample
+    (ecce), the multinomial scheme: the pandas path on the collected rows."""
     df = _frame(300)
     src = _source(df, engine)
-    for kwargs in (dict(metric="ece", method="bca"), dict(metric="brier")):
+    for kwargs in (dict(metric="ece", method="bca"), dict(metric="ecce")):
         got = calibr.bootstrap(src, "y", n_resamples=15, rng=3, scheme="poisson",
                                row_key="id", **kwargs)
         want = calibr.bootstrap(df["p"], df["y"], n_resamples=15, rng=3, scheme="poisson",
@@ -317,3 +317,68 @@ def test_float32_p_and_boolean_y_on_the_engine(engine, monkeypatch):
     got = calibr.bootstrap(_source(df, engine), "y", n_resamples=10, rng=2, scheme="poisson",
                            row_key="id")
     _assert_same(got, want)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_replicate_batches_give_the_counts_of_one_query(engine):
+    """docs/engines.md, "Intervals on the engine": the replicates run in batches of
+    consecutive replicates; any batching gives the per-(group, replicate, bin)
+    counts of one query exactly (and of the numpy generator), the sums to
+    ENGINE_RTOL."""
+    import narwhals as nw
+
+    from calibr._engines._poisson import replicate_sums
+
+    df = _frame(600)
+    df["g"] = np.arange(600) % 3
+    df["bin"] = np.minimum((df["p"] * 4).astype(np.int64), 3)
+    native = _source(df, engine)
+    rows = nw.from_native(native).select(
+        "g", __bin=nw.col("bin").cast(nw.Int64), __p=nw.col("p").cast(nw.Float64),
+        __y=nw.col("y").cast(nw.Float64), __key=nw.col("id").cast(nw.Int64))
+
+    def table(batch):
+        out = replicate_sums(engine, rows, ["g"], 77, 23, batch=batch)
+        return out.sort_values(["g", "__r", "__bin"]).reset_index(drop=True)
+
+    one = table(23)
+    a, b = kp.row_state(77, df["id"].to_numpy())
+    cell = df["g"].to_numpy() * 4 + df["bin"].to_numpy()
+    want = np.stack([np.bincount(cell, weights=kp.counts(a, b, r), minlength=12)
+                     for r in range(1, 24)])  # (replicate, g * 4 + bin)
+    got = np.zeros_like(want)
+    got[one["__r"] - 1, one["g"] * 4 + one["__bin"]] = one["__count"]
+    np.testing.assert_array_equal(got, want)
+    for batch in (1, 7, None):
+        again = table(batch)
+        pd.testing.assert_frame_equal(again[["g", "__r", "__bin", "__count"]],
+                                      one[["g", "__r", "__bin", "__count"]], check_dtype=False)
+        np.testing.assert_allclose(again[["__sp", "__sy"]], one[["__sp", "__sy"]],
+                                   rtol=ENGINE_RTOL, atol=0)
+
+
+@pytest.mark.filterwarnings("ignore:log_loss. 2 rows give", "ignore:The metric is NaN")
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("metric,opts,impossible", [
+    ("brier", {}, False), ("log_loss", {}, False), ("log_loss", {}, True),
+    ("log_loss", {"eps": 1e-3}, True)])
+def test_the_scores_on_the_engine_equal_the_pandas_path(engine, metric, opts, impossible,
+                                                        monkeypatch):
+    """brier and log_loss: per replicate the engine's sums of n (p - y)^2, n log q and
+    the count of drawn rows whose q is 0 (the log loss is then inf, a NaN replicate
+    as on the pandas path), against the pandas path on the same rows."""
+    df = _frame(700)
+    if impossible:  # q = 0 on two rows: the log loss of a replicate that draws one is inf
+        df.loc[[3, 40], "p"] = [0.0, 1.0]
+        df.loc[[3, 40], "y"] = [1, 0]
+    with np.errstate(divide="ignore"):
+        want = calibr.bootstrap(df["p"], df["y"], metric, n_resamples=30, rng=4,
+                                scheme="poisson", row_key=df["id"], **opts)
+        monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)  # nothing is collected
+        for chunks in (1, 3):
+            got = calibr.bootstrap(_source(df, engine, chunks), "y", metric, n_resamples=30,
+                                   rng=4, scheme="poisson", row_key="id", **opts)
+            _assert_same(got, want)
+    if impossible and not opts:  # inf where a replicate draws an impossible row: NaN
+        assert np.isnan(got.bootstrap_distribution).any()
+        assert np.isfinite(got.bootstrap_distribution).any()
