@@ -721,7 +721,8 @@ def bind(engine: Engine, columns: Callable[..., Any] | None = None
         return lf, keys
 
     def summarise(data, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng, weights,
-                  confidence_level, ci_method, n_resamples, named_metrics, by=None):
+                  confidence_level, ci_method, n_resamples, named_metrics, by=None,
+                  scheme="multinomial", row_key=None):
         import calibr
 
         from .._binning import BinSpec
@@ -742,6 +743,12 @@ def bind(engine: Engine, columns: Callable[..., Any] | None = None
             return calibr.summarise(frame, **kwargs)
 
         plan = _binned_plan(metrics, named_metrics)
+        if scheme == "poisson":  # intervals on the engine: calibr/_engines/_poisson.py
+            from . import _poisson
+
+            kwargs.update(scheme=scheme, row_key=row_key)
+            return run(lambda: _poisson.summarise(engine, lf, keys, cols, wcol, classes, plan,
+                                                  kwargs, eager, row_key))
         specs = None
         if plan is not None and tests is None and confidence_level is None:
             specs = [BinSpec.from_options(o["bins"], o["binning"], o["right"])

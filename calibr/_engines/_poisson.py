@@ -338,7 +338,7 @@ def replicate_sums(engine_name: str, rows: Any, keys: list[Hashable], seed: int,
 _KEY_TYPES = ("Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32")
 
 
-def _row_key_column(engine: Any, lf: Any, row_key: Any, y: Any) -> str:
+def _row_key_column(engine: Any, lf: Any, row_key: Any, y: Any, source: str = "p") -> str:
     """The row key's column of the source, checked from its schema (no query)."""
     from .._input import InputError, arg, fmt
 
@@ -346,12 +346,13 @@ def _row_key_column(engine: Any, lf: Any, row_key: Any, y: Any) -> str:
     if row_key is None:
         raise InputError(
             f'`row_key` is needed for {arg("scheme", "setting", "poisson")} on {engine.what}: '
-            "name an integer column of `p` that identifies each row (an engine's rows have no "
+            f"name an integer column of `{source}` that identifies each row (an engine's rows "
+            "have no "
             "position; docs/engines.md, \"Intervals on the engine\").", param="row_key")
     if not isinstance(row_key, str) or row_key not in names or row_key == y:
         raise InputError(
-            f"`row_key` must name a column of {arg('p')} other than {arg('y')} when "
-            f"{arg('p')} is {engine.what} (its columns: {', '.join(map(repr, names[:10]))}); "
+            f"`row_key` must name a column of {arg(source)} other than {arg('y')} when "
+            f"{arg(source)} is {engine.what} (its columns: {', '.join(map(repr, names[:10]))}); "
             f"got {fmt(row_key)}.", param="row_key")
     dtype = lf.collect_schema()[row_key]
     if str(dtype.base_type()) not in _KEY_TYPES:
@@ -563,3 +564,76 @@ def bind_bootstrap(engine: Any) -> Callable[..., Any]:
                                 n_resamples, n, "poisson", seed)
 
     return bootstrap
+
+
+def summarise(engine: Any, lf: Any, keys: list, cols: Any, wcol: Any, classes: Any,
+              plan: list | None, kwargs: dict[str, Any], eager: Callable[[Any], Any],
+              row_key: Any) -> Any:
+    """``summarise(..., confidence_level=..., scheme="poisson", row_key=COLUMN)`` of a
+    lazy source (``docs/engines.md``, "Intervals on the engine"): the metrics of
+    :data:`PUSHED_METRICS` (``plan``, as ``_lazy._binned_plan`` gives it) by the
+    engine's pushed-down summary, their intervals from the engine's per-(group,
+    replicate) sums, every group with the seed ``kwargs["rng"]`` (already an
+    integer: ``calibr.frame.summarise``) and the rows' keys; any other metric,
+    ``tests``, BCa, ``weights`` or input the query does not read: the pandas path on
+    the collected columns (under the collect rule)."""
+    import calibr
+
+    from .._inference.bootstrap import finish_bootstrap
+    from .._input.warning import GroupWarnings
+    from ..frame import check_metric_names
+    from . import _lazy
+    from ._pushdown import _describe
+
+    key = _row_key_column(engine, lf, row_key, cols.y, "data")
+    forms = [] if plan is None else [pushed_form(which, opts) for _, which, opts in plan]
+    pushed = (plan is not None and all(f is not None for f in forms)
+              and kwargs["tests"] is None and kwargs["ci_method"] not in ("bca", "BCa")
+              and wcol is None and _lazy._pushable(lf, cols, None, classes))
+    if not pushed:
+        pcols = cols.p if isinstance(cols.p, list) else [cols.p]
+        used = [*keys, *pcols, cols.y, *([] if wcol is None else [wcol]), key]
+        return eager(_lazy._collected(engine, lf, list(dict.fromkeys(used)),
+                                      "calibr.summarise", "data"))
+    names = [name for name, _, _ in plan]
+    out_names = [c for n in names for c in (n, f"{n}_low", f"{n}_high")]
+    if keys:
+        check_metric_names(out_names, keys)  # the pandas path's refusal, before any query
+    from ..frame import _check_interval_names
+
+    _check_interval_names(names, [])
+    seed = int(kwargs["rng"])
+    point = {k: v for k, v in kwargs.items() if k not in ("scheme", "row_key")}
+    point["confidence_level"] = None
+    import narwhals as nw
+
+    est = nw.from_native(calibr.summarise(lf.to_native(), **point), eager_only=True).to_pandas()
+    q, new = _lazy._query_frame(engine, lf, [*keys, cols.p, cols.y, key])
+    qkeys = [new[k] for k in keys]
+    check_row_key(engine, q, new[key])
+    key_frame = est[keys] if keys else None
+    n_groups = len(est)
+
+    def locate(found: pd.DataFrame) -> np.ndarray:
+        target = found.set_axis(keys, axis=1)
+        if len(keys) == 1:
+            return pd.Index(key_frame[keys[0]]).get_indexer(target[keys[0]])
+        return pd.MultiIndex.from_frame(key_frame).get_indexer(pd.MultiIndex.from_frame(target))
+
+    dists = replicate_values(engine, q, qkeys, new[cols.p], new[cols.y], new[key], plan, seed,
+                             kwargs["n_resamples"], locate if keys else None, n_groups)
+    said = GroupWarnings()
+    result = {} if key_frame is None else {k: key_frame[k] for k in keys}
+    for name, which, _ in plan:
+        low, high = np.full(n_groups, math.nan), np.full(n_groups, math.nan)
+        values = est[name].to_numpy(dtype=np.float64)
+        for g in range(n_groups):
+            with said.gathering(name, g, units=("resamples",)):
+                ci = finish_bootstrap(dists[name][g], float(values[g]),
+                                      kwargs["confidence_level"], kwargs["ci_method"], None,
+                                      which, kwargs["n_resamples"], 0, "poisson",
+                                      seed).confidence_interval
+            low[g], high[g] = ci
+        result.update({name: values, f"{name}_low": low, f"{name}_high": high})
+    said.warn(lambda g: _describe(key_frame, g))
+    return _lazy._native_result(engine, pd.DataFrame(result).reset_index(drop=True))
