@@ -321,7 +321,7 @@ def test_float32_p_and_boolean_y_on_the_engine(engine, monkeypatch):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_replicate_batches_give_the_counts_of_one_query(engine):
+def test_replicate_batches_give_the_counts_of_one_query(engine, monkeypatch):
     """docs/engines.md, "Intervals on the engine": the replicates run in batches of
     consecutive replicates; any batching gives the per-(group, replicate, bin)
     counts of one query exactly (and of the numpy generator), the sums to
@@ -350,12 +350,23 @@ def test_replicate_batches_give_the_counts_of_one_query(engine):
     got = np.zeros_like(want)
     got[one["__r"] - 1, one["g"] * 4 + one["__bin"]] = one["__count"]
     np.testing.assert_array_equal(got, want)
+    if engine == "polars":  # polars' default: queries of POLARS_BATCH replicates
+        from calibr._engines import _poisson
+
+        calls = []
+        run = _poisson._RUNNERS["polars"]
+        monkeypatch.setitem(_poisson._RUNNERS, "polars",
+                            lambda *a: calls.append(a[3]) or run(*a))
+        monkeypatch.setattr(_poisson, "POLARS_BATCH", 5)
     for batch in (1, 7, None):
         again = table(batch)
         pd.testing.assert_frame_equal(again[["g", "__r", "__bin", "__count"]],
                                       one[["g", "__r", "__bin", "__count"]], check_dtype=False)
         np.testing.assert_allclose(again[["__sp", "__sy"]], one[["__sp", "__sy"]],
                                    rtol=ENGINE_RTOL, atol=0)
+    if engine == "polars":
+        assert calls[-5:] == [range(1, 6), range(6, 11), range(11, 16), range(16, 21),
+                              range(21, 24)]
 
 
 @pytest.mark.filterwarnings("ignore:log_loss. 2 rows give", "ignore:The metric is NaN")
