@@ -854,7 +854,7 @@ def summarise(
     test_columns = named_tests(tests)
     _check_unique([name for name, _, _ in columns], columns_of_tests(test_columns))
     if confidence_level is not None:
-        _check_interval_names([name for name, _, _ in columns],
+        check_interval_names([name for name, _, _ in columns],
                               columns_of_tests(test_columns))
     if weights is not None:
         _check_weighted(columns, test_columns, confidence_level)
@@ -1014,7 +1014,7 @@ def _check_unique(metric_names: list[str], test_names: list[str]) -> None:
         )
 
 
-def _check_interval_names(metric_names: list[str], test_names: list[str]) -> None:
+def check_interval_names(metric_names: list[str], test_names: list[str]) -> None:
     """The interval columns must not repeat a metric or test column."""
     taken = set(metric_names) | set(test_names)
     clash = [f"{m}_{end}" for m in metric_names for end in ("low", "high")

@@ -612,12 +612,13 @@ def _pushable_spec(spec: Any, grouped: bool, weighted: bool) -> bool:
 # the public functions, for one engine
 
 
-def bind(engine: Engine, columns: Callable[..., Any] | None = None
-         ) -> dict[str, Callable[..., Any]]:
+def bind(engine: Engine, columns: Callable[..., Any] | None = None,
+         poisson: Callable[..., Any] | None = None) -> dict[str, Callable[..., Any]]:
     """The backend functions of ``engine`` (what :func:`calibr._input.lazy_backend`
     hands the public functions), by name. ``columns``: the pushed-down columns of
     ``summarise`` that are not binned (``calibr._engines._pushdown.group_values``;
-    None: such a column is collected)."""
+    None: such a column is collected); ``poisson``: ``summarise`` with
+    ``scheme="poisson"`` (``calibr._engines._poisson.summarise``; None: collected)."""
 
     def run(push: Callable[[], Any]) -> Any:
         try:
@@ -744,11 +745,10 @@ def bind(engine: Engine, columns: Callable[..., Any] | None = None
 
         plan = _binned_plan(metrics, named_metrics)
         if scheme == "poisson":  # intervals on the engine: calibr/_engines/_poisson.py
-            from . import _poisson
-
             kwargs.update(scheme=scheme, row_key=row_key)
-            return run(lambda: _poisson.summarise(engine, lf, keys, cols, wcol, classes, plan,
-                                                  kwargs, eager, row_key))
+            if poisson is not None:
+                return run(lambda: poisson(engine, lf, keys, cols, wcol, classes, plan,
+                                           kwargs, eager, row_key))
         specs = None
         if plan is not None and tests is None and confidence_level is None:
             specs = [BinSpec.from_options(o["bins"], o["binning"], o["right"])

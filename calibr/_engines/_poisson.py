@@ -581,7 +581,7 @@ def summarise(engine: Any, lf: Any, keys: list, cols: Any, wcol: Any, classes: A
 
     from .._inference.bootstrap import finish_bootstrap
     from .._input.warning import GroupWarnings
-    from ..frame import check_metric_names
+    from ..frame import check_interval_names, check_metric_names
     from . import _lazy
     from ._pushdown import _describe
 
@@ -599,9 +599,7 @@ def summarise(engine: Any, lf: Any, keys: list, cols: Any, wcol: Any, classes: A
     out_names = [c for n in names for c in (n, f"{n}_low", f"{n}_high")]
     if keys:
         check_metric_names(out_names, keys)  # the pandas path's refusal, before any query
-    from ..frame import _check_interval_names
-
-    _check_interval_names(names, [])
+    check_interval_names(names, [])
     seed = int(kwargs["rng"])
     point = {k: v for k, v in kwargs.items() if k not in ("scheme", "row_key")}
     point["confidence_level"] = None
