@@ -405,6 +405,7 @@ def _grouped_frame(n: int = 900, seed: int = 0) -> pd.DataFrame:
     df = pd.DataFrame({"g": gen.integers(0, 4, n), "p": gen.random(n),
                        "id": gen.permutation(n).astype(np.int64) * 7 - 100})
     df["y"] = (gen.random(n) < df["p"]).astype(np.int64)
+    df["h"] = gen.choice(["a", "b"], n)
     df.loc[5, "g"] = 9  # a group of one row: a replicate may draw none of it (NaN)
     df.loc[[8, 30, 31], "p"] = np.nan  # na_rm drops these; their keys stay keys
     return df
@@ -445,7 +446,7 @@ def test_summarise_poisson_is_the_bootstrap_of_each_group():
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("by", ["g", None])
+@pytest.mark.parametrize("by", ["g", ["h", "g"], None])
 def test_summarise_poisson_on_the_engine_equals_the_pandas_path(engine, by, monkeypatch):
     df = _grouped_frame()
     kw = dict(metrics=POISSON_METRICS, confidence_level=0.9, n_resamples=25, rng=3,
@@ -459,12 +460,18 @@ def test_summarise_poisson_on_the_engine_equals_the_pandas_path(engine, by, monk
             warnings.simplefilter("always")
             got = calibr.summarise(_source(df, engine, chunks), "p", "y", **kw).to_pandas()
         assert list(got.columns) == list(want.columns)
-        np.testing.assert_allclose(got.to_numpy(float), want.to_numpy(float),
+        if by == ["h", "g"]:
+            pd.testing.assert_frame_equal(got[by], want[by], check_dtype=False)
+            got, want_n = got.drop(columns=by), want.drop(columns=by)
+        else:
+            want_n = want
+        np.testing.assert_allclose(got.to_numpy(float), want_n.to_numpy(float),
                                    rtol=ENGINE_RTOL, atol=0)
         # the one-row group's NaN replicates: the same warnings, naming the group
         assert sorted(str(w.message) for w in got_warned) == sorted(
             str(w.message) for w in want_warned)
-    assert (len(want_warned) == 5) == (by is not None)  # one per metric column
+    # one per metric column, naming the one-row group (g=9; with h, one of them)
+    assert (len(want_warned) == 5) == (by is not None)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

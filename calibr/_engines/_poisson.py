@@ -10,13 +10,17 @@ ANSI mode would raise) and each computes the very integers numpy computes: the
 counts, and so the integer sums, are equal on every engine and every
 partitioning.
 
-The query: the rows kept (complete, as ``na_rm`` keeps them) with their bin,
-``p``, ``y`` and the row state ``(a, b)`` (once per row), crossed with the
-replicates ``r = 1 .. R``; per row and replicate the count ``n``; per
-``(keys, r, bin)`` the sums of ``n``, ``n p`` and ``n y`` over the rows drawn
-(``n > 0``). The driver receives
-O(groups x R x bins) numbers and reduces each replicate with the functions of
-the pandas path (``ece_from_stats``, ``mce_from_stats``).
+The query: the rows kept (complete, as ``na_rm`` keeps them) with their group
+keys, their bin, the summed columns (``p`` and ``y``; ``(p - y)^2``, ``log q``
+and ``q == 0`` for the scores) and the row state ``(a, b)`` (once per row); per
+row and replicate the count ``n``; per ``(keys, r, bin)`` the sums of ``n`` and
+of ``n`` times each column. DuckDB and Spark cross the rows with the replicates
+``r = 1 .. R`` in one query (DuckDB over the rows drawn, ``n > 0``); polars,
+whose cross join materialises its rows, takes :data:`POLARS_BATCH` replicates
+per query as columns of each row. The driver receives O(groups x R x bins)
+numbers and reduces each replicate with the functions of the pandas path
+(``ece_from_stats``, ``mce_from_stats``, ``log_loss_value``), then the
+intervals with ``finish_bootstrap``.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ import pandas as pd
 
 from .._kernels import poisson as kp
 
-__all__ = ["bind_bootstrap", "replicate_sums"]
+__all__ = ["BIN_SUMS", "POLARS_BATCH", "PUSHED_METRICS", "bind_bootstrap", "check_row_key",
+           "pushed_form", "replicate_sums", "replicate_values", "summarise"]
 
 _M = kp.MASK
 
