@@ -25,8 +25,8 @@ a temporary folder. For each engine, on its lazy source of the files (polars
 
 printing both times and their ratio; the summary gives the range of the ratios
 over the rounds, and the process's peak resident memory (``ru_maxrss``: run one
-engine per process for its own peak; Spark's JVM is another process, not
-counted). ``--dir`` reads (or first writes) the dataset in a folder of yours
+engine per process for its own peak; Spark's JVM, another process: its
+``VmHWM``). ``--dir`` reads (or first writes) the dataset in a folder of yours
 instead of a temporary one. At 1e7 rows one query takes minutes: ``--query
 poisson`` or ``--query pass`` times one of the two per process (``--warmup 0``),
 so that each holds the benchmark lock for one query.
@@ -174,8 +174,39 @@ def run(engine: str, root: str, replicates: int, repeat: int, query: str = "both
         t2 = time.perf_counter()
         rounds.append((t1 - t0, t2 - t1))
     if session is not None:
+        global JVM_PEAK_MB
+        JVM_PEAK_MB = _jvm_peak(session)
         session.stop()
     return rounds
+
+
+#: Spark: the JVM's peak resident memory (VmHWM) in MB, read before the session stops.
+JVM_PEAK_MB = None
+
+
+def _jvm_peak(session) -> float | None:
+    """The largest VmHWM of the Spark gateway's process and its children (the JVM)."""
+    try:
+        root = session.sparkContext._gateway.proc.pid
+    except AttributeError:
+        return None
+    pids, peak = {root}, None
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) in pids:
+                    pids.add(int(d.name))
+            except (OSError, ValueError, IndexError):
+                continue
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    mb = int(line.split()[1]) / 1024
+                    peak = mb if peak is None else max(peak, mb)
+        except OSError:
+            continue
+    return peak
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -210,7 +241,8 @@ def main(argv: list[str] | None = None) -> None:
                 else:
                     print(f"  {engine} round {i + 1}: {args.query} {max(a, b):.2f} s",
                           flush=True)
-            print(f"  {engine}: peak resident memory {peak:,.0f} MB; load average {load}",
+            jvm = f", the JVM {JVM_PEAK_MB:,.0f} MB" if engine == "spark" and JVM_PEAK_MB else ""
+            print(f"  {engine}: peak resident memory {peak:,.0f} MB{jvm}; load average {load}",
                   flush=True)
             if args.query == "both":
                 ratios = [a / b for a, b in rounds]
