@@ -414,7 +414,7 @@ def _grouped_frame(n: int = 900, seed: int = 0) -> pd.DataFrame:
 POISSON_METRICS = ["ece", "mce", "brier", "log_loss", calibr.metric("ece", bins=7, right=False)]
 
 
-@pytest.mark.filterwarnings("ignore:summarise. the metric")
+@pytest.mark.filterwarnings("ignore:summarise. the metric", "ignore:The metric is NaN")
 def test_summarise_poisson_is_the_bootstrap_of_each_group():
     """pandas: each group's bounds are bootstrap(scheme="poisson") of its rows with
     their keys and the call's one seed (docs/bootstrap.md, "In the verbs")."""
