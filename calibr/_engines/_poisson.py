@@ -35,7 +35,7 @@ import pandas as pd
 
 from .._kernels import poisson as kp
 
-__all__ = ["BIN_SUMS", "POLARS_BATCH", "PUSHED_METRICS", "bind_bootstrap", "check_row_key",
+__all__ = ["ECE_SUMS", "POLARS_BATCH", "PUSHED_METRICS", "bind_bootstrap", "check_row_key",
            "pushed_form", "replicate_sums", "replicate_values", "summarise"]
 
 _M = kp.MASK
@@ -183,7 +183,7 @@ def _replicate_plan(R: Any, r: Any = None, suffix: str = "") -> list[dict[str, A
 
 
 #: The sums of the ECE and MCE: per cell, ``sum n p`` and ``sum n y``.
-BIN_SUMS: dict[str, tuple[str, str]] = {"__sp": ("__p", "n"), "__sy": ("__y", "n")}
+ECE_SUMS: dict[str, tuple[str, str]] = {"__sp": ("__p", "n"), "__sy": ("__y", "n")}
 
 #: polars: replicates per query (docs/engines.md, "Intervals on the engine").
 POLARS_BATCH = 25
@@ -307,7 +307,7 @@ def replicate_sums(engine_name: str, rows: Any, keys: list[Hashable], seed: int,
                    batch: int | None = None) -> pd.DataFrame:
     """Per ``(keys, __r, __bin)`` the sums ``__count`` (of the Poisson counts ``n``)
     and ``sums`` (``{name: (column, kind)}``: ``sum n v`` for the kind ``"n"``, the
-    sum of ``v`` over the rows drawn for ``"drawn"``; default :data:`BIN_SUMS`) of
+    sum of ``v`` over the rows drawn for ``"drawn"``; default :data:`ECE_SUMS`) of
     the rows of ``rows`` (a narwhals lazy frame of the kept rows with the columns
     ``keys``, ``__bin`` (Int64), the summed columns (Float64) and ``__key``
     (Int64)), computed on the engine; cells with no row drawn are absent.
@@ -321,7 +321,7 @@ def replicate_sums(engine_name: str, rows: Any, keys: list[Hashable], seed: int,
     The rows a replicate draws 0 times (a share 1/e) are filtered out before the
     aggregation on DuckDB: they add nothing to a sum (``0 * p`` is ``+0.0``), and
     the aggregation, the query's largest cost, reads 37% fewer rows."""
-    sums = BIN_SUMS if sums is None else sums
+    sums = ECE_SUMS if sums is None else sums
     if batch is None:
         batch = POLARS_BATCH if engine_name == "polars" else n_resamples
     native = rows.to_native()
@@ -462,7 +462,7 @@ def replicate_values(engine: Any, q: Any, qkeys: list[str], qp: str, qy: str, qk
         else:
             edges = spec.edges()
             nbins, b = edges.shape[0] - 1, _lazy._bin_expr(x, spec, edges)
-        sums = dict(BIN_SUMS) if spec is not None else {}
+        sums = dict(ECE_SUMS) if spec is not None else {}
         cols = dict(__p=x, __y=yv) if spec is not None else {}
         if i == 0:
             sums.update(scores)
