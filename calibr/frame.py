@@ -35,7 +35,7 @@ from pandas.api.typing import DataFrameGroupBy
 from . import _binning, _registry
 from ._defaults import BOOTSTRAP_RESAMPLES_DEFAULT
 from ._docs import shared_docs
-from ._inference.bootstrap import CI_METHODS, bootstrap
+from ._inference.bootstrap import CI_METHODS, SCHEMES, bootstrap, poisson_seed
 from ._inference.calibration_tests import (
     TEST_METHODS,
     WEIGHTED,
@@ -526,7 +526,7 @@ def columns_of_tests(tests: list[tuple[str, CalibrationTest]]) -> list[str]:
 @frame_verb  # polars / Arrow frames and by= (calibr/_input/frames.py)
 @validate_params(na_rm=FLAG, rng=RNG, confidence_level=Optional(LEVEL),
                  ci_method=Options(*CI_METHODS, "BCa"), n_resamples=Integer(1, MAX_RESAMPLES),
-                 p_adjust=Optional(Options(*P_ADJUST_METHODS)))
+                 p_adjust=Optional(Options(*P_ADJUST_METHODS)), scheme=Options(*SCHEMES))
 @shared_docs
 def summarise(
     data: pd.DataFrame | DataFrameGroupBy,
@@ -545,6 +545,8 @@ def summarise(
     n_resamples: int = BOOTSTRAP_RESAMPLES_DEFAULT,
     p_adjust: str | None = None,
     by: Hashable | Sequence[Hashable] | None = None,
+    scheme: str = "multinomial",
+    row_key: Hashable | None = None,
     **named_metrics: Any,
 ) -> pd.DataFrame:
     """Calibration metrics per group, as a tidy DataFrame (R's ``summarise()``).
@@ -647,6 +649,16 @@ def summarise(
         Group ``data`` (a DataFrame of any supported kind) by these columns, as
         ``data.groupby(by)`` does in pandas: keys sorted, rows whose key is
         missing in no group (pandas' ``dropna=True``).
+    scheme : {"multinomial", "poisson"}, default "multinomial", keyword-only
+        The resampling of ``confidence_level``'s intervals (``scheme`` of
+        :func:`calibr.bootstrap`): ``"poisson"`` resamples every group with one
+        seed and the rows' keys (see Notes), and is computed on the engine for a
+        lazy source (``docs/engines.md``, "Intervals on the engine"). Needs
+        ``confidence_level``.
+    row_key : str, optional, keyword-only
+        With ``scheme="poisson"``: the column of ``data`` that keys each row
+        (integers, none missing, no two equal in all of ``data``); default: the
+        row's position in ``data`` (0, 1, ...). Required for a lazy source.
     **named_metrics
         More metrics as ``column=metric``, e.g. ``ece="ece"`` or
         ``mce2=calibr.metric("mce", bins=2)`` (R's
@@ -700,7 +712,12 @@ def summarise(
     rows, with the generator ``gen`` made from the first child
     (``.spawn(1)[0]``) of the group's seed sequence described under
     **Tests**; every metric of a group starts a fresh generator from it, so
-    all the metrics of a group are resampled on the same rows.
+    all the metrics of a group are resampled on the same rows. With
+    ``scheme="poisson"`` the bounds are those of ``calibr.bootstrap(p, y, m,
+    scheme="poisson", row_key=keys, rng=seed, ...)`` on the group's validated
+    rows and their keys, with one seed for every group: ``rng`` (an integer
+    below 2**64), a Generator's next 64-bit integer, or fresh entropy
+    (``docs/bootstrap.md``, "In the verbs").
 
     **Tests.** Each test's two numbers are those of
     ``calibr.calibration_test(p, y, method, rng=gen, **options)`` called on the
@@ -801,7 +818,8 @@ def summarise(
         out = summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes, na_rm=na_rm,
                         tests=tests, rng=rng, weights=weights,
                         confidence_level=confidence_level, ci_method=ci_method,
-                        n_resamples=n_resamples, by=by, **named_metrics)
+                        n_resamples=n_resamples, by=by, scheme=scheme, row_key=row_key,
+                        **named_metrics)
         if isinstance(out, pd.DataFrame):
             return _adjusted(out, adjusted, p_adjust)
         kind = foreign_kind(out)
@@ -812,19 +830,31 @@ def summarise(
             out = out.repartition(npartitions=1)
         return out.map_partitions(_adjusted, adjusted, p_adjust,
                                   meta=_adjusted(out._meta, adjusted, p_adjust))
+    if scheme == "poisson":
+        if confidence_level is None:
+            raise InputError(
+                f'{arg("scheme", "setting", "poisson")} resamples the rows of the intervals of '
+                "`confidence_level`, and there are none; pass confidence_level=..., or leave "
+                "`scheme` out.", param="scheme")
+        rng = poisson_seed(rng)  # one seed for every group (a bad seed: before any query)
+    elif row_key is not None:
+        raise InputError(
+            f'`row_key` keys the rows of {arg("scheme", "setting", "poisson")}; the '
+            "multinomial scheme draws rows by position.", param="row_key")
     lazy = lazy_backend(data)
     if lazy is not None:  # a lazy source: docs/dask.md, docs/engines.md
         data, grouping = lazy_grouping(lazy, data, by)
+        poisson = {} if scheme == "multinomial" else dict(scheme=scheme, row_key=row_key)
         return lazy.summarise(data, p, y, metrics, p_prefix=p_prefix, classes=classes,
                               na_rm=na_rm, tests=tests, rng=rng, weights=weights,
                               confidence_level=confidence_level, ci_method=ci_method,
                               n_resamples=n_resamples,
-                              named_metrics=named_metrics, **grouping)
+                              named_metrics=named_metrics, **grouping, **poisson)
     columns = metric_columns(metrics, named_metrics)
     test_columns = named_tests(tests)
     _check_unique([name for name, _, _ in columns], columns_of_tests(test_columns))
     if confidence_level is not None:
-        _check_interval_names([name for name, _, _ in columns],
+        check_interval_names([name for name, _, _ in columns],
                               columns_of_tests(test_columns))
     if weights is not None:
         _check_weighted(columns, test_columns, confidence_level)
@@ -839,6 +869,7 @@ def summarise(
             )
     cols = resolve_columns(groups.frame, p, y, p_prefix, classes)
     weights = weights_column(groups.frame, weights)
+    keys = None if scheme == "multinomial" else _row_keys(groups, cols, row_key, na_rm)
 
     # unobserved groups (observed=False) keep their NaN, as in pandas' mean()
     values = np.full((groups.n_groups, len(columns)), np.nan)
@@ -874,7 +905,8 @@ def summarise(
     if confidence_level is not None:
         bounds = _run_intervals(sp, columns, seeds, extra,
                                 dict(confidence_level=confidence_level, method=ci_method,
-                                     n_resamples=n_resamples))
+                                     n_resamples=n_resamples),
+                                None if keys is None else (rng, sp.by_group(keys)))
         parts = []
         for j, (name, _, _) in enumerate(columns):
             parts += [result[[name]], pd.DataFrame(bounds[:, 2 * j:2 * j + 2],
@@ -982,7 +1014,7 @@ def _check_unique(metric_names: list[str], test_names: list[str]) -> None:
         )
 
 
-def _check_interval_names(metric_names: list[str], test_names: list[str]) -> None:
+def check_interval_names(metric_names: list[str], test_names: list[str]) -> None:
     """The interval columns must not repeat a metric or test column."""
     taken = set(metric_names) | set(test_names)
     clash = [f"{m}_{end}" for m in metric_names for end in ("low", "high")
@@ -995,12 +1027,40 @@ def _check_interval_names(metric_names: list[str], test_names: list[str]) -> Non
         )
 
 
+def _row_keys(groups: Any, cols: Any, row_key: Hashable | None, na_rm: bool) -> np.ndarray:
+    """The Poisson scheme's key of each kept row (the rows of :func:`split`, in the
+    frame's order): the column ``row_key`` of the frame, checked over all its rows
+    (integers, none missing, no two equal), or the row's position."""
+    from ._inference.bootstrap import check_row_keys
+    from ._input.groups import complete_rows
+
+    frame = groups.frame
+    if row_key is None:
+        keys = np.arange(len(frame), dtype=np.int64)
+    else:
+        try:
+            column = frame[row_key]
+        except (KeyError, TypeError):
+            column = None
+        if not isinstance(column, pd.Series):
+            raise InputError(f"`row_key` must name one column of `data`; got {fmt(row_key)}.",
+                             param="row_key")
+        keys = check_row_keys(column, len(frame))
+    keep = groups.ids >= 0
+    if na_rm:
+        keep &= complete_rows(frame, cols)
+    return keys[keep]
+
+
 def _run_intervals(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any]]],
                    seeds: tuple[list[np.random.SeedSequence], type], extra: dict[str, Any],
-                   options: dict[str, Any]) -> np.ndarray:
+                   options: dict[str, Any],
+                   poisson: tuple[int, np.ndarray] | None = None) -> np.ndarray:
     """``<name>_low`` and ``<name>_high`` of each metric (columns), each group
     (rows; NaN for unobserved groups), from bootstrap() on the group's validated
-    rows with the group's interval generator (see summarise())."""
+    rows with the group's interval generator (see summarise()); ``poisson``: the
+    Poisson scheme's seed and the keys of the rows sorted by group (then every
+    group resamples with that seed and its rows' keys)."""
     values = np.full((sp.groups.n_groups, 2 * len(columns)), np.nan)
     children, bitgen = seeds
     said = GroupWarnings()
@@ -1012,12 +1072,17 @@ def _run_intervals(sp: Split, columns: list[tuple[str, Metric, Callable[..., Any
             fresh = np.random.SeedSequence(child.entropy, spawn_key=child.spawn_key,
                                            pool_size=child.pool_size)
             gen = np.random.Generator(bitgen(fresh))
+            scheme: dict[str, Any] = {}
+            if poisson is not None:
+                a, b = sp.start[part.g], sp.start[part.g + 1]
+                gen = poisson[0]
+                scheme = dict(scheme="poisson", row_key=poisson[1][a:b])
             with part.errors(f"metric {name!r}"):  # any error names the group
                 try:
                     # the rows were counted by the metric's column; the resamples here
                     with said.gathering(name, part.g, units=("resamples",)):
                         res = bootstrap(part.p, part.y, metric, rng=gen, **options,
-                                        **extra, **spec.options)
+                                        **extra, **spec.options, **scheme)
                 except InputError as err:
                     if err.code != UNDEFINED:
                         raise

@@ -173,3 +173,36 @@ def test_the_poisson_bootstrap_equals_the_pandas_path(spark, monkeypatch):
                                                 "repeats an earlier one.$"):
         calibr.bootstrap(_sdf(spark, df.assign(id=df["id"].where(df.index != 9, df["id"][8]))),
                          "y", n_resamples=5, rng=1, scheme="poisson", row_key="id")
+
+
+def test_poisson_intervals_of_summarise_and_the_scores(spark, monkeypatch):
+    """docs/engines.md, "Intervals on the engine": summarise(..., scheme="poisson")
+    by group (ece, brier, log_loss in one call) and bootstrap of the log loss (an
+    impossible row: NaN replicates, as the pandas path) on Spark, against the pandas
+    path on the same rows, with nothing collected."""
+    from calibr._engines import _lazy
+
+    gen = np.random.default_rng(4)
+    n = 600
+    p = gen.random(n)
+    df = pd.DataFrame({"g": gen.integers(0, 3, n).astype(np.int64), "p": p,
+                       "y": (gen.random(n) < p).astype(np.int64),
+                       "id": gen.permutation(n).astype(np.int64) * 3})
+    df.loc[[2, 9], ["p", "y"]] = [[0.0, 1], [1.0, 0]]
+    kw = dict(metrics=["ece", "brier", "log_loss"], confidence_level=0.9, n_resamples=12,
+              rng=5, scheme="poisson", row_key="id", by="g")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the impossible rows' inf log loss, said alike
+        want = calibr.summarise(df, "p", "y", **kw)
+        lwant = calibr.bootstrap(df["p"], df["y"], "log_loss", n_resamples=12, rng=5,
+                                 scheme="poisson", row_key=df["id"])
+        monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)  # nothing is collected
+        got = calibr.summarise(_sdf(spark, df, 3), "p", "y", **kw).to_pandas()
+        lgot = calibr.bootstrap(_sdf(spark, df.drop(columns="g"), 3), "y", "log_loss",
+                                n_resamples=12, rng=5, scheme="poisson", row_key="id")
+    assert list(got.columns) == list(want.columns)
+    np.testing.assert_allclose(got.to_numpy(float), want.to_numpy(float), rtol=ENGINE_RTOL,
+                               atol=0)
+    assert np.isnan(lgot.bootstrap_distribution).any()
+    np.testing.assert_allclose(lgot.bootstrap_distribution, lwant.bootstrap_distribution,
+                               rtol=ENGINE_RTOL, atol=0)

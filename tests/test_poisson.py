@@ -9,6 +9,7 @@ tests/test_engines_spark.py) against the pandas path on the same rows
 from __future__ import annotations
 
 import re
+import warnings
 
 import duckdb
 import numpy as np
@@ -244,11 +245,11 @@ def test_the_engine_drops_incomplete_rows_as_pandas(engine, monkeypatch):
 @pytest.mark.filterwarnings("ignore:The BCa confidence interval cannot be calculated")
 @pytest.mark.parametrize("engine", ENGINES)
 def test_what_the_engine_does_not_resample_is_collected(engine):
-    """BCa (the jackknife reads the rows), another metric, the multinomial scheme:
-    the pandas path on the collected rows."""
+    """BCa (the jackknife reads the rows), a metric the engine does not resample
+    (ecce), the multinomial scheme: the pandas path on the collected rows."""
     df = _frame(300)
     src = _source(df, engine)
-    for kwargs in (dict(metric="ece", method="bca"), dict(metric="brier")):
+    for kwargs in (dict(metric="ece", method="bca"), dict(metric="ecce")):
         got = calibr.bootstrap(src, "y", n_resamples=15, rng=3, scheme="poisson",
                                row_key="id", **kwargs)
         want = calibr.bootstrap(df["p"], df["y"], n_resamples=15, rng=3, scheme="poisson",
@@ -317,3 +318,229 @@ def test_float32_p_and_boolean_y_on_the_engine(engine, monkeypatch):
     got = calibr.bootstrap(_source(df, engine), "y", n_resamples=10, rng=2, scheme="poisson",
                            row_key="id")
     _assert_same(got, want)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_replicate_batches_give_the_counts_of_one_query(engine, monkeypatch):
+    """docs/engines.md, "Intervals on the engine": the replicates run in batches of
+    consecutive replicates; any batching gives the per-(group, replicate, bin)
+    counts of one query exactly (and of the numpy generator), the sums to
+    ENGINE_RTOL."""
+    import narwhals as nw
+
+    from calibr._engines._poisson import replicate_sums
+
+    df = _frame(600)
+    df["g"] = np.arange(600) % 3
+    df["bin"] = np.minimum((df["p"] * 4).astype(np.int64), 3)
+    native = _source(df, engine)
+    rows = nw.from_native(native).select(
+        "g", __bin=nw.col("bin").cast(nw.Int64), __p=nw.col("p").cast(nw.Float64),
+        __y=nw.col("y").cast(nw.Float64), __key=nw.col("id").cast(nw.Int64))
+
+    def table(batch):
+        out = replicate_sums(engine, rows, ["g"], 77, 23, batch=batch)
+        return out.sort_values(["g", "__r", "__bin"]).reset_index(drop=True)
+
+    one = table(23)
+    a, b = kp.row_state(77, df["id"].to_numpy())
+    cell = df["g"].to_numpy() * 4 + df["bin"].to_numpy()
+    want = np.stack([np.bincount(cell, weights=kp.counts(a, b, r), minlength=12)
+                     for r in range(1, 24)])  # (replicate, g * 4 + bin)
+    got = np.zeros_like(want)
+    got[one["__r"] - 1, one["g"] * 4 + one["__bin"]] = one["__count"]
+    np.testing.assert_array_equal(got, want)
+    if engine == "polars":  # polars' default: queries of POLARS_BATCH replicates
+        from calibr._engines import _poisson
+
+        calls = []
+        run = _poisson._RUNNERS["polars"]
+        monkeypatch.setitem(_poisson._RUNNERS, "polars",
+                            lambda *a: calls.append(a[3]) or run(*a))
+        monkeypatch.setattr(_poisson, "POLARS_BATCH", 5)
+    for batch in (1, 7, None):
+        again = table(batch)
+        pd.testing.assert_frame_equal(again[["g", "__r", "__bin", "__count"]],
+                                      one[["g", "__r", "__bin", "__count"]], check_dtype=False)
+        np.testing.assert_allclose(again[["__sp", "__sy"]], one[["__sp", "__sy"]],
+                                   rtol=ENGINE_RTOL, atol=0)
+    if engine == "polars":
+        assert calls[-5:] == [range(1, 6), range(6, 11), range(11, 16), range(16, 21),
+                              range(21, 24)]
+
+
+@pytest.mark.filterwarnings("ignore:log_loss. 2 rows give", "ignore:The metric is NaN")
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("metric,opts,impossible", [
+    ("brier", {}, False), ("log_loss", {}, False), ("log_loss", {}, True),
+    ("log_loss", {"eps": 1e-3}, True)])
+def test_the_scores_on_the_engine_equal_the_pandas_path(engine, metric, opts, impossible,
+                                                        monkeypatch):
+    """brier and log_loss: per replicate the engine's sums of n (p - y)^2, n log q and
+    the count of drawn rows whose q is 0 (the log loss is then inf, a NaN replicate
+    as on the pandas path), against the pandas path on the same rows."""
+    df = _frame(700)
+    if impossible:  # q = 0 on two rows: the log loss of a replicate that draws one is inf
+        df.loc[[3, 40], "p"] = [0.0, 1.0]
+        df.loc[[3, 40], "y"] = [1, 0]
+    with np.errstate(divide="ignore"):
+        want = calibr.bootstrap(df["p"], df["y"], metric, n_resamples=30, rng=4,
+                                scheme="poisson", row_key=df["id"], **opts)
+        monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)  # nothing is collected
+        for chunks in (1, 3):
+            got = calibr.bootstrap(_source(df, engine, chunks), "y", metric, n_resamples=30,
+                                   rng=4, scheme="poisson", row_key="id", **opts)
+            _assert_same(got, want)
+    if impossible and not opts:  # inf where a replicate draws an impossible row: NaN
+        assert np.isnan(got.bootstrap_distribution).any()
+        assert np.isfinite(got.bootstrap_distribution).any()
+
+
+# --------------------------------------------------------------------------
+# summarise(confidence_level=..., scheme="poisson")
+
+
+def _grouped_frame(n: int = 900, seed: int = 0) -> pd.DataFrame:
+    gen = np.random.default_rng(seed)
+    df = pd.DataFrame({"g": gen.integers(0, 4, n), "p": gen.random(n),
+                       "id": gen.permutation(n).astype(np.int64) * 7 - 100})
+    df["y"] = (gen.random(n) < df["p"]).astype(np.int64)
+    df["h"] = gen.choice(["a", "b"], n)
+    df.loc[5, "g"] = 9  # a group of one row: a replicate may draw none of it (NaN)
+    df.loc[[8, 30, 31], "p"] = np.nan  # na_rm drops these; their keys stay keys
+    return df
+
+
+POISSON_METRICS = ["ece", "mce", "brier", "log_loss", calibr.metric("ece", bins=7, right=False)]
+
+
+@pytest.mark.filterwarnings("ignore:summarise. the metric", "ignore:The metric is NaN")
+def test_summarise_poisson_is_the_bootstrap_of_each_group():
+    """pandas: each group's bounds are bootstrap(scheme="poisson") of its rows with
+    their keys and the call's one seed (docs/bootstrap.md, "In the verbs")."""
+    df = _grouped_frame()
+    out = calibr.summarise(df, "p", "y", by="g", metrics=POISSON_METRICS, confidence_level=0.9,
+                           n_resamples=25, rng=3, scheme="poisson", row_key="id", na_rm=True,
+                           ci_method="basic")
+    at_positions = calibr.summarise(df, "p", "y", by="g", metrics="ece", confidence_level=0.9,
+                                    n_resamples=25, rng=3, scheme="poisson", na_rm=True)
+    for i, g in enumerate(sorted(df["g"].unique())):
+        rows = df[(df["g"] == g) & df["p"].notna()]
+        for name, (metric, opts) in {"ece": ("ece", {}), "brier": ("brier", {}),
+                                     "log_loss": ("log_loss", {}),
+                                     "ece(bins=7, right=False)": ("ece", dict(bins=7,
+                                                                              right=False))
+                                     }.items():
+            with np.errstate(invalid="ignore"):
+                res = calibr.bootstrap(rows["p"], rows["y"], metric, confidence_level=0.9,
+                                       n_resamples=25, rng=3, scheme="poisson",
+                                       row_key=rows["id"], method="basic", **opts)
+            np.testing.assert_array_equal(out.loc[i, [f"{name}_low", f"{name}_high"]]
+                                          .to_numpy(float), tuple(res.confidence_interval))
+        res = calibr.bootstrap(rows["p"], rows["y"], "ece", confidence_level=0.9,
+                               n_resamples=25, rng=3, scheme="poisson",
+                               row_key=rows.index.to_numpy())  # default: the positions
+        np.testing.assert_array_equal(at_positions.loc[i, ["ece_low", "ece_high"]]
+                                      .to_numpy(float), tuple(res.confidence_interval))
+    assert np.isnan(out.loc[4, "ece_low"])  # the one-row group abstains
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("by", ["g", ["h", "g"], None])
+def test_summarise_poisson_on_the_engine_equals_the_pandas_path(engine, by, monkeypatch):
+    df = _grouped_frame()
+    kw = dict(metrics=POISSON_METRICS, confidence_level=0.9, n_resamples=25, rng=3,
+              scheme="poisson", row_key="id", na_rm=True, by=by)
+    with warnings.catch_warnings(record=True) as want_warned:
+        warnings.simplefilter("always")
+        want = calibr.summarise(df, "p", "y", **kw)
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)  # nothing is collected
+    for chunks in (1, 3):
+        with warnings.catch_warnings(record=True) as got_warned:
+            warnings.simplefilter("always")
+            got = calibr.summarise(_source(df, engine, chunks), "p", "y", **kw).to_pandas()
+        assert list(got.columns) == list(want.columns)
+        if by == ["h", "g"]:
+            pd.testing.assert_frame_equal(got[by], want[by], check_dtype=False)
+            got, want_n = got.drop(columns=by), want.drop(columns=by)
+        else:
+            want_n = want
+        np.testing.assert_allclose(got.to_numpy(float), want_n.to_numpy(float),
+                                   rtol=ENGINE_RTOL, atol=0)
+        # the one-row group's NaN replicates: the same warnings, naming the group
+        assert sorted(str(w.message) for w in got_warned) == sorted(
+            str(w.message) for w in want_warned)
+    # one per metric column, naming the one-row group (g=9; with h, one of them)
+    assert (len(want_warned) == 5) == (by is not None)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_summarise_poisson_collects_what_the_engine_does_not_resample(engine, monkeypatch):
+    """Another metric (skce), BCa, tests: the pandas path on the collected rows,
+    under the collect rule (refused above it)."""
+    df = _grouped_frame(300)
+    df.loc[5, "g"] = 0  # no one-row group: the SKCE needs 2 rows
+    kw = dict(confidence_level=0.9, n_resamples=10, rng=3, scheme="poisson", row_key="id",
+              na_rm=True, by="g")
+    for extra in (dict(metrics=["ece", "skce"]), dict(metrics="ece", ci_method="bca")):
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the one-row group's NaN
+            want = calibr.summarise(df, "p", "y", **kw, **extra)
+            got = calibr.summarise(_source(df, engine), "p", "y", **kw, **extra).to_pandas()
+        pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
+    with pytest.raises(InputError, match="calibr.summarise on .* collects its rows"):
+        calibr.summarise(_source(df, engine), "p", "y", metrics=["ece", "skce"], **kw)
+
+
+@pytest.mark.parametrize("change,kwargs,match", [
+    (None, dict(row_key="id"), r"`row_key` keys the rows of `scheme = \"poisson\"`"),
+    (None, dict(scheme="poisson"), r"`scheme = \"poisson\"` resamples the rows of the "
+                                   "intervals of `confidence_level`, and there are none"),
+    (None, dict(scheme="poisson", confidence_level=0.9, rng=2**64),
+     r"`rng` must be a seed below 2\*\*64"),
+    (None, dict(scheme="poisson", confidence_level=0.9, row_key="nope"),
+     "`row_key` must name one column of `data`; got 'nope'"),
+    ("float", dict(scheme="poisson", confidence_level=0.9, row_key="id"),
+     "`row_key` must be a vector of integers"),
+    ("dup", dict(scheme="poisson", confidence_level=0.9, row_key="id"),
+     "`row_key` must identify each row: 1 value repeats an earlier one"),
+])
+def test_summarise_poisson_bad_input(change, kwargs, match):
+    df = _grouped_frame(100)
+    if change == "float":
+        df["id"] = df["id"].astype(float)
+    elif change == "dup":
+        df.loc[7, "id"] = df.loc[3, "id"]
+    with pytest.raises(InputError, match=match):
+        calibr.summarise(df, "p", "y", by="g", n_resamples=5, na_rm=True, **kwargs)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("change,kwargs,match", [
+    (None, dict(row_key=None), r"`row_key` is needed for `scheme = \"poisson\"` on a.* "
+                               "integer column of `data`"),
+    (None, dict(row_key="nope"), "`row_key` must name a column of `data` other than `y`"),
+    ("float", dict(row_key="id"), "`row_key` must name a column of integers .* 'id' holds "
+                                  "Float64"),
+    (None, dict(row_key="id", rng=2**64), r"`rng` must be a seed below 2\*\*64"),
+    ("null", dict(row_key="id"), "`row_key` must not contain missing values; 1 missing.$"),
+    ("dup", dict(row_key="id"), "`row_key` must identify each row: 1 value repeats an "
+                                "earlier one.$"),
+])
+def test_summarise_poisson_bad_input_on_the_engine(engine, change, kwargs, match, monkeypatch):
+    df = _grouped_frame(200)
+    if change == "float":
+        df["id"] = df["id"].astype(float)
+    elif change == "null":
+        df["id"] = df["id"].astype("Int64").mask(np.arange(200) == 4)
+    elif change == "dup":
+        df.loc[7, "id"] = df.loc[3, "id"]
+    src = _source(df, engine)
+    ran = []
+    if change is None or change == "float":  # refused before any query
+        monkeypatch.setattr(_lazy, "_collect", lambda lf: ran.append(lf))
+    with pytest.raises(InputError, match=match):
+        calibr.summarise(src, "p", "y", by="g", confidence_level=0.9, n_resamples=5,
+                         scheme="poisson", na_rm=True, **kwargs)
+    assert ran == []

@@ -2,7 +2,7 @@
 scheme, by simulation, on the same datasets.
 
 The models and their exact population values are those of
-``validation/simulate_bootstrap.py`` (``overconfident``: p ~ U(0, 1),
+``validation/bootstrap_coverage.py`` (``overconfident``: p ~ U(0, 1),
 P(y = 1 | p) = p^2, population ECE 1/6 for any equal-width bins, population MCE
 with 10 bins 0.2475 - 0.0025/3). For each metric and scheme, ``--datasets``
 datasets of ``--n`` rows (dataset s uses ``numpy.random.default_rng([0, s])``,
@@ -28,14 +28,27 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from simulate_bootstrap import MODELS, band, draw  # noqa: E402
-
-import calibr  # noqa: E402
+from bootstrap_coverage import MODELS, band, simulate  # noqa: E402
 
 SCHEMES = ("multinomial", "poisson")
+
+
+def _percentile(level: float):
+    """The percentile interval from the replicates (numpy's linear quantiles)."""
+    def interval(res):
+        return tuple(np.quantile(res.bootstrap_distribution, [(1 - level) / 2,
+                                                              (1 + level) / 2]))
+    return interval
+
+
+def _basic(level: float):
+    """The basic interval: twice the estimate minus the percentile interval."""
+    def interval(res):
+        q_lo, q_hi = _percentile(level)(res)
+        return 2 * res.estimate - q_hi, 2 * res.estimate - q_lo
+    return interval
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -50,27 +63,18 @@ def main(argv: list[str] | None = None) -> None:
           f"level {args.level}; binomial 99% band [{lo:.3f}, {hi:.3f}]")
     print(f"{'metric':<6} {'scheme':<12} {'method':<10} {'coverage':>8} {'width':>9} "
           f"{'in band':>8} {'seconds':>8}")
-    truths = MODELS["overconfident"][2]
-    for metric, truth in truths.items():
+    for metric in MODELS["overconfident"][2]:
         for scheme in SCHEMES:
             t0 = time.perf_counter()
-            hits = {"percentile": 0, "basic": 0}
-            width = 0.0
-            for s in range(args.datasets):
-                p, y = draw("overconfident", s, args.n)
-                res = calibr.bootstrap(p, y, metric, n_resamples=args.resamples, rng=s,
-                                       scheme=scheme, confidence_level=args.level)
-                dist = res.bootstrap_distribution
-                q_lo, q_hi = np.quantile(dist, [(1 - args.level) / 2, (1 + args.level) / 2])
-                hits["percentile"] += q_lo <= truth <= q_hi
-                hits["basic"] += 2 * res.estimate - q_hi <= truth <= 2 * res.estimate - q_lo
-                width += q_hi - q_lo
+            shares, width = simulate("overconfident", metric, args.datasets, args.n,
+                                     args.resamples, args.level,
+                                     {"percentile": _percentile(args.level),
+                                      "basic": _basic(args.level)}, scheme=scheme)
             seconds = time.perf_counter() - t0
-            for method, k in hits.items():
-                share = k / args.datasets
+            for method, share in shares.items():
                 ok = "yes" if lo <= share <= hi else "no"
                 print(f"{metric:<6} {scheme:<12} {method:<10} {share:>8.3f} "
-                      f"{width / args.datasets:>9.5f} {ok:>8} {seconds:>8.1f}", flush=True)
+                      f"{width:>9.5f} {ok:>8} {seconds:>8.1f}", flush=True)
 
 
 if __name__ == "__main__":

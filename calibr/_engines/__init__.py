@@ -29,7 +29,9 @@ One written rule (:mod:`._lazy`):
   of pandas, when the source has at most :data:`._lazy.MAX_COLLECT_ROWS` rows;
   above, calibr refuses with a message naming the way out.
 * **Resampled on the engine**: ``bootstrap(..., scheme="poisson", row_key=...)`` of
-  ``ece``/``mce`` with fixed bins (:mod:`._poisson`): each row's Poisson(1)
-  count per replicate from a counter-based generator written in the engine's
-  language, the per-(replicate, bin) sums on the engine.
+  ``ece``/``mce`` with fixed bins, ``brier`` and ``log_loss``, and the same
+  intervals of ``summarise(..., scheme="poisson")`` by group (:mod:`._poisson`):
+  each row's Poisson(1) count per replicate from a counter-based generator
+  written in the engine's language, the per-(group, replicate, bin) sums on the
+  engine.
 """

@@ -612,12 +612,13 @@ def _pushable_spec(spec: Any, grouped: bool, weighted: bool) -> bool:
 # the public functions, for one engine
 
 
-def bind(engine: Engine, columns: Callable[..., Any] | None = None
-         ) -> dict[str, Callable[..., Any]]:
+def bind(engine: Engine, columns: Callable[..., Any] | None = None,
+         poisson: Callable[..., Any] | None = None) -> dict[str, Callable[..., Any]]:
     """The backend functions of ``engine`` (what :func:`calibr._input.lazy_backend`
     hands the public functions), by name. ``columns``: the pushed-down columns of
     ``summarise`` that are not binned (``calibr._engines._pushdown.group_values``;
-    None: such a column is collected)."""
+    None: such a column is collected); ``poisson``: ``summarise`` with
+    ``scheme="poisson"`` (``calibr._engines._poisson.summarise``; None: collected)."""
 
     def run(push: Callable[[], Any]) -> Any:
         try:
@@ -721,7 +722,8 @@ def bind(engine: Engine, columns: Callable[..., Any] | None = None
         return lf, keys
 
     def summarise(data, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng, weights,
-                  confidence_level, ci_method, n_resamples, named_metrics, by=None):
+                  confidence_level, ci_method, n_resamples, named_metrics, by=None,
+                  scheme="multinomial", row_key=None):
         import calibr
 
         from .._binning import BinSpec
@@ -742,6 +744,11 @@ def bind(engine: Engine, columns: Callable[..., Any] | None = None
             return calibr.summarise(frame, **kwargs)
 
         plan = _binned_plan(metrics, named_metrics)
+        if scheme == "poisson":  # intervals on the engine: calibr/_engines/_poisson.py
+            kwargs.update(scheme=scheme, row_key=row_key)
+            if poisson is not None:
+                return run(lambda: poisson(engine, lf, keys, cols, wcol, classes, plan,
+                                           kwargs, eager, row_key))
         specs = None
         if plan is not None and tests is None and confidence_level is None:
             specs = [BinSpec.from_options(o["bins"], o["binning"], o["right"])

@@ -10,18 +10,23 @@ ANSI mode would raise) and each computes the very integers numpy computes: the
 counts, and so the integer sums, are equal on every engine and every
 partitioning.
 
-The query: the rows kept (complete, as ``na_rm`` keeps them) with their bin,
-``p``, ``y`` and the row state ``(a, b)`` (once per row), crossed with the
-replicates ``r = 1 .. R``; per row and replicate the count ``n``; per
-``(keys, r, bin)`` the sums of ``n``, ``n p`` and ``n y`` over the rows drawn
-(``n > 0``). The driver receives
-O(groups x R x bins) numbers and reduces each replicate with the functions of
-the pandas path (``ece_from_stats``, ``mce_from_stats``).
+The query: the rows kept (complete, as ``na_rm`` keeps them) with their group
+keys, their bin, the summed columns (``p`` and ``y``; ``(p - y)^2``, ``log q``
+and ``q == 0`` for the scores) and the row state ``(a, b)`` (once per row); per
+row and replicate the count ``n``; per ``(keys, r, bin)`` the sums of ``n`` and
+of ``n`` times each column. DuckDB and Spark cross the rows with the replicates
+``r = 1 .. R`` in one query (DuckDB over the rows drawn, ``n > 0``); polars,
+whose cross join materialises its rows, takes :data:`POLARS_BATCH` replicates
+per query as columns of each row. The driver receives O(groups x R x bins)
+numbers and reduces each replicate with the functions of the pandas path
+(``ece_from_stats``, ``mce_from_stats``, ``log_loss_value``), then the
+intervals with ``finish_bootstrap``.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -30,7 +35,8 @@ import pandas as pd
 
 from .._kernels import poisson as kp
 
-__all__ = ["bind_bootstrap", "replicate_sums"]
+__all__ = ["ECE_SUMS", "POLARS_BATCH", "PUSHED_METRICS", "bind_bootstrap", "check_row_key",
+           "pushed_form", "replicate_sums", "replicate_values", "summarise"]
 
 _M = kp.MASK
 
@@ -163,33 +169,61 @@ def _state_plan(R: Any, seed: int) -> list[dict[str, Any]]:
     return steps
 
 
-def _replicate_plan(R: Any) -> list[dict[str, Any]]:
-    """The steps from ``__a``, ``__b`` and the replicate ``__r`` to the count ``__n``."""
+def _replicate_plan(R: Any, r: Any = None, suffix: str = "") -> list[dict[str, Any]]:
+    """The steps from ``__a``, ``__b`` and the replicate (the column ``__r``, or the
+    integer ``r``) to the count ``__n{suffix}``."""
+    h = f"__h{suffix}"
+    rep = R.col("__r") if r is None else r
     steps: list[dict[str, Any]] = [
-        {"__h": R.band(R.add(R.col("__a"), R.mul(R.col("__r"), R.col("__b"))), _M)}]
-    for e in _fmix_steps(R, "__h"):
-        steps.append({"__h": e})
-    steps.append({"__n": R.count(R.col("__h"))})
+        {h: R.band(R.add(R.col("__a"), R.mul(rep, R.col("__b"))), _M)}]
+    for e in _fmix_steps(R, h):
+        steps.append({h: e})
+    steps.append({f"__n{suffix}": R.count(R.col(h))})
     return steps
 
 
-def _run_polars(native: Any, keys: list, seed: int, n_resamples: int) -> pd.DataFrame:
+#: The sums of the ECE and MCE: per cell, ``sum n p`` and ``sum n y``.
+ECE_SUMS: dict[str, tuple[str, str]] = {"__sp": ("__p", "n"), "__sy": ("__y", "n")}
+
+#: polars: replicates per query (docs/engines.md, "Intervals on the engine").
+POLARS_BATCH = 25
+
+
+def _run_polars(native: Any, keys: list, seed: int, reps: range,
+                sums: dict[str, tuple[str, str]]) -> pd.DataFrame:
+    """polars: no cross join (its crossed rows were materialised: n x R rows); the
+    replicates of ``reps`` as columns of each row, summed per ``(keys, bin)`` by the
+    streaming engine, whose state is one row per cell."""
     import polars as pl
 
     R = _Polars()
     lf = native
     for step in _state_plan(R, seed):
         lf = lf.with_columns(**step)
-    lf = lf.select(*keys, "__bin", "__p", "__y", "__a", "__b")
-    reps = pl.LazyFrame({"__r": np.arange(1, n_resamples + 1, dtype=np.int64)})
-    lf = lf.join(reps, how="cross")
-    for step in _replicate_plan(R):
+    used = list(dict.fromkeys(c for c, _ in sums.values()))
+    lf = lf.select(*keys, "__bin", *used, "__a", "__b")
+    plans = [_replicate_plan(R, r, f"_{r}") for r in reps]
+    for i in range(len(plans[0])):
+        step: dict[str, Any] = {}
+        for plan in plans:
+            step.update(plan[i])
         lf = lf.with_columns(**step)
-    n = pl.col("__n").cast(pl.Float64)
-    q = lf.filter(pl.col("__n") > 0).group_by(*keys, "__r", "__bin").agg(
-        n.sum().alias("__count"), (n * pl.col("__p")).sum().alias("__sp"),
-        (n * pl.col("__y")).sum().alias("__sy"))
-    return q.collect(engine="streaming").to_pandas()
+    aggs = []
+    for r in reps:
+        n = pl.col(f"__n_{r}")
+        aggs.append(n.cast(pl.Float64).sum().alias(f"__count@{r}"))
+        for out, (c, kind) in sums.items():
+            w = n.cast(pl.Float64) if kind == "n" else (n > 0).cast(pl.Float64)
+            aggs.append((w * pl.col(c)).sum().alias(f"{out}@{r}"))
+    wide = lf.group_by(*keys, "__bin").agg(*aggs).collect(engine="streaming").to_pandas()
+    parts = []
+    for r in reps:
+        part = wide[[*keys, "__bin"]].copy()
+        part["__r"] = r
+        for out in ("__count", *sums):
+            part[out] = wide[f"{out}@{r}"].to_numpy()
+        parts.append(part[part["__count"] > 0])  # as the engines' query: drawn cells only
+    return pd.concat(parts, ignore_index=True)
 
 
 def _sql_steps(R: Any, source: str, cols: list[str], steps: list[dict[str, Any]]) -> tuple[
@@ -204,39 +238,54 @@ def _sql_steps(R: Any, source: str, cols: list[str], steps: list[dict[str, Any]]
     return sql, have
 
 
+def _sum_sql(sums: dict[str, tuple[str, str]], filtered: bool) -> str:
+    """The SQL sums of a query whose rows drawn 0 times are ``filtered`` out (or not)."""
+    out = ["SUM(CAST(__n AS DOUBLE)) AS __count"]
+    for name, (c, kind) in sums.items():
+        if kind == "n":
+            out.append(f"SUM(CAST(__n AS DOUBLE) * {c}) AS {name}")
+        else:
+            out.append(f"SUM({c}) AS {name}" if filtered
+                       else f"SUM(CASE WHEN __n > 0 THEN {c} ELSE 0.0 END) AS {name}")
+    return ", ".join(out)
+
+
 def _aggregate_sql(R: Any, rows_sql: str, qkeys: list[str], seed: int,
-                   n_resamples: int, reps_sql: str) -> str:
-    base = [*qkeys, "__bin", "__p", "__y", "__key"]
+                   reps_sql: str, sums: dict[str, tuple[str, str]]) -> str:
+    used = list(dict.fromkeys(c for c, _ in sums.values()))
+    base = [*qkeys, "__bin", *used, "__key"]
     sql, have = _sql_steps(R, rows_sql, base, _state_plan(R, seed))
-    keep = [*qkeys, "__bin", "__p", "__y", "__a", "__b"]
+    keep = [*qkeys, "__bin", *used, "__a", "__b"]
     crossed = (f"SELECT {', '.join('__s.' + c for c in keep)}, __reps.__r FROM "
                f"(SELECT {', '.join(keep)} FROM ({sql}) AS __t0) AS __s CROSS JOIN "
                f"({reps_sql}) AS __reps")
     sql, have = _sql_steps(R, crossed, [*keep, "__r"], _replicate_plan(R))
     group = ", ".join([*qkeys, "__r", "__bin"])
-    return (f"SELECT {group}, SUM(CAST(__n AS DOUBLE)) AS __count, "
-            f"SUM(CAST(__n AS DOUBLE) * __p) AS __sp, SUM(CAST(__n AS DOUBLE) * __y) AS __sy "
+    return (f"SELECT {group}, {_sum_sql(sums, True)} "
             f"FROM ({sql}) AS __z WHERE __n > 0 GROUP BY {group}")
 
 
-def _run_duckdb(native: Any, keys: list, seed: int, n_resamples: int) -> pd.DataFrame:
+def _run_duckdb(native: Any, keys: list, seed: int, reps: range,
+                sums: dict[str, tuple[str, str]]) -> pd.DataFrame:
     R = _Sql("duckdb")
-    reps = f"SELECT range AS __r FROM range(1, {n_resamples + 1})"
-    sql = _aggregate_sql(R, "SELECT * FROM __rows", keys, seed, n_resamples, reps)
+    reps_sql = f"SELECT range AS __r FROM range({reps.start}, {reps.stop})"
+    sql = _aggregate_sql(R, "SELECT * FROM __rows", keys, seed, reps_sql, sums)
     return native.query("__rows", sql).df()
 
 
-def _run_spark(native: Any, keys: list, seed: int, n_resamples: int) -> pd.DataFrame:
+def _run_spark(native: Any, keys: list, seed: int, reps: range,
+               sums: dict[str, tuple[str, str]]) -> pd.DataFrame:
     R = _Sql("spark")
     sdf = native
     for step in _state_plan(R, seed):
         keep = [c for c in sdf.columns if c not in step]
         sdf = sdf.selectExpr(*keep, *[f"{e} AS {name}" for name, e in step.items()])
-    sdf = sdf.select(*keys, "__bin", "__p", "__y", "__a", "__b")
+    used = list(dict.fromkeys(c for c, _ in sums.values()))
+    sdf = sdf.select(*keys, "__bin", *used, "__a", "__b")
     from pyspark.sql import functions as F
 
-    reps = sdf.sparkSession.range(1, n_resamples + 1).withColumnRenamed("id", "__r")
-    sdf = sdf.crossJoin(F.broadcast(reps))
+    rep_frame = sdf.sparkSession.range(reps.start, reps.stop).withColumnRenamed("id", "__r")
+    sdf = sdf.crossJoin(F.broadcast(rep_frame))
     for step in _replicate_plan(R):
         keep = [c for c in sdf.columns if c not in step]
         sdf = sdf.selectExpr(*keep, *[f"{e} AS {name}" for name, e in step.items()])
@@ -244,10 +293,8 @@ def _run_spark(native: Any, keys: list, seed: int, n_resamples: int) -> pd.DataF
     # projections by substituting their expressions into it (the generator's
     # steps, each read twice by the next: an expression that doubles per step),
     # and its generated code passes the JVM's 64 KB method limit
-    out = sdf.groupBy(*keys, "__r", "__bin").agg(
-        F.expr("SUM(CAST(__n AS DOUBLE))").alias("__count"),
-        F.expr("SUM(CAST(__n AS DOUBLE) * __p)").alias("__sp"),
-        F.expr("SUM(CAST(__n AS DOUBLE) * __y)").alias("__sy"))
+    aggs = [F.expr(e) for e in _sum_sql(sums, False).split(", ")]
+    out = sdf.groupBy(*keys, "__r", "__bin").agg(*aggs)
     return out.toArrow().to_pandas()
 
 
@@ -256,17 +303,33 @@ _RUNNERS: dict[str, Callable[..., pd.DataFrame]] = {
 
 
 def replicate_sums(engine_name: str, rows: Any, keys: list[Hashable], seed: int,
-                   n_resamples: int) -> pd.DataFrame:
-    """Per ``(keys, __r, __bin)`` the sums ``__count``, ``__sp``, ``__sy`` of the
-    Poisson counts of the rows of ``rows`` (a narwhals lazy frame of the kept rows
-    with the columns ``keys``, ``__bin`` (Int64), ``__p``, ``__y`` (Float64) and
-    ``__key`` (Int64)), computed on the engine; cells with no row are absent.
+                   n_resamples: int, sums: dict[str, tuple[str, str]] | None = None,
+                   batch: int | None = None) -> pd.DataFrame:
+    """Per ``(keys, __r, __bin)`` the sums ``__count`` (of the Poisson counts ``n``)
+    and ``sums`` (``{name: (column, kind)}``: ``sum n v`` for the kind ``"n"``, the
+    sum of ``v`` over the rows drawn for ``"drawn"``; default :data:`ECE_SUMS`) of
+    the rows of ``rows`` (a narwhals lazy frame of the kept rows with the columns
+    ``keys``, ``__bin`` (Int64), the summed columns (Float64) and ``__key``
+    (Int64)), computed on the engine; cells with no row drawn are absent.
+
+    The replicates run in queries of ``batch`` consecutive replicates (default:
+    :data:`POLARS_BATCH` on polars, all of them in one query on DuckDB and Spark,
+    whose cross joins stream): each row's counts depend on the seed, the replicate
+    and its key only, so the result is that of one query (the sums added in
+    another order: to ``ENGINE_RTOL``).
 
     The rows a replicate draws 0 times (a share 1/e) are filtered out before the
-    aggregation: they add nothing to a sum (``0 * p`` is ``+0.0``), and the
-    aggregation, the query's largest cost, reads 37% fewer rows."""
-    out = _RUNNERS[engine_name](rows.to_native(), list(keys), seed, n_resamples)
-    for c in ("__count", "__sp", "__sy"):
+    aggregation on DuckDB: they add nothing to a sum (``0 * p`` is ``+0.0``), and
+    the aggregation, the query's largest cost, reads 37% fewer rows."""
+    sums = ECE_SUMS if sums is None else sums
+    if batch is None:
+        batch = POLARS_BATCH if engine_name == "polars" else n_resamples
+    native = rows.to_native()
+    parts = [_RUNNERS[engine_name](native, list(keys), seed,
+                                   range(r0, min(r0 + batch, n_resamples + 1)), sums)
+             for r0 in range(1, n_resamples + 1, batch)]
+    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    for c in ("__count", *sums):
         out[c] = out[c].astype(np.float64)
     out["__r"] = out["__r"].astype(np.int64)
     out["__bin"] = out["__bin"].astype(np.int64)
@@ -280,7 +343,7 @@ def replicate_sums(engine_name: str, rows: Any, keys: list[Hashable], seed: int,
 _KEY_TYPES = ("Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32")
 
 
-def _row_key_column(engine: Any, lf: Any, row_key: Any, y: Any) -> str:
+def _row_key_column(engine: Any, lf: Any, row_key: Any, y: Any, source: str = "p") -> str:
     """The row key's column of the source, checked from its schema (no query)."""
     from .._input import InputError, arg, fmt
 
@@ -288,12 +351,13 @@ def _row_key_column(engine: Any, lf: Any, row_key: Any, y: Any) -> str:
     if row_key is None:
         raise InputError(
             f'`row_key` is needed for {arg("scheme", "setting", "poisson")} on {engine.what}: '
-            "name an integer column of `p` that identifies each row (an engine's rows have no "
+            f"name an integer column of `{source}` that identifies each row (an engine's rows "
+            "have no "
             "position; docs/engines.md, \"Intervals on the engine\").", param="row_key")
     if not isinstance(row_key, str) or row_key not in names or row_key == y:
         raise InputError(
-            f"`row_key` must name a column of {arg('p')} other than {arg('y')} when "
-            f"{arg('p')} is {engine.what} (its columns: {', '.join(map(repr, names[:10]))}); "
+            f"`row_key` must name a column of {arg(source)} other than {arg('y')} when "
+            f"{arg(source)} is {engine.what} (its columns: {', '.join(map(repr, names[:10]))}); "
             f"got {fmt(row_key)}.", param="row_key")
     dtype = lf.collect_schema()[row_key]
     if str(dtype.base_type()) not in _KEY_TYPES:
@@ -304,28 +368,163 @@ def _row_key_column(engine: Any, lf: Any, row_key: Any, y: Any) -> str:
     return row_key
 
 
+#: The metrics whose Poisson replicates the engines compute: the binned ones from
+#: per-(replicate, bin) sums, the scores from per-replicate row sums.
+PUSHED_METRICS = ("ece", "mce", "brier", "log_loss")
+
+
+def pushed_form(name: str, options: dict[str, Any]) -> Any:
+    """The bins of a pushed-down ``ece``/``mce`` (a data-free ``BinSpec``), True for
+    ``brier``/``log_loss``, None when the metric in this form is not pushed down
+    (``options``: its resolved options)."""
+    from .._binning import BinSpec
+
+    if name in ("brier", "log_loss"):
+        return True
+    if name not in ("ece", "mce") or options.get("type") == "top-label":
+        return None
+    spec = BinSpec.from_options(options["bins"], options["binning"], options["right"])
+    return spec if spec.data_free else None
+
+
+def check_row_key(engine: Any, q: Any, qk: str, kept: Any = None) -> int:
+    """One counting query over every row: no missing key, no repeated key; returns
+    the count of rows ``kept`` (an expression; 0 without)."""
+    import narwhals as nw
+
+    from .._inference.bootstrap import row_key_missing, row_key_repeated
+    from . import _lazy
+
+    k = nw.col(qk)
+    counts = _lazy._collect(q.select(
+        nw.len().alias("rows"), k.null_count().alias("missing"),
+        k.n_unique().alias("distinct"),
+        (nw.lit(0) if kept is None else kept.cast(nw.Int64).sum()).alias("kept")
+    )).to_pandas().iloc[0]
+    rows, missing = int(counts["rows"]), int(counts["missing"])
+    if missing:
+        raise row_key_missing(missing)
+    if int(counts["distinct"]) != rows:
+        raise row_key_repeated(rows - int(counts["distinct"]))
+    return int(counts["kept"])
+
+
+def replicate_values(engine: Any, q: Any, qkeys: list[str], qp: str, qy: str, qk: str,
+                     plan: list[tuple[str, str, dict[str, Any]]], seed: int, n_resamples: int,
+                     locate: Callable[[pd.DataFrame], np.ndarray] | None, n_groups: int
+                     ) -> dict[str, np.ndarray]:
+    """The Poisson replicates of each ``(column, metric, options)`` of ``plan``
+    (metrics of :data:`PUSHED_METRICS`) per group: ``{column: (n_groups,
+    n_resamples)}``, NaN where a replicate draws no row of the group.
+
+    One engine query per distinct set of bins (the row sums of ``brier`` and
+    ``log_loss`` ride on the first; one bin when there is none), over the rows
+    whose ``p`` and ``y`` are there (``na_rm``'s rows; the caller has checked the
+    rest); ``locate`` gives each row of the sums' keys its group (-1: none, a
+    missing key), None ungrouped. Each replicate is reduced as the pandas path
+    reduces it: ``ece_from_stats``/``mce_from_stats`` of the per-bin sums, ``sum n
+    (p - y)^2 / sum n``, ``log_loss_value`` of ``sum n log q`` and ``sum n`` (NaN,
+    as the pandas path's replicate, where a row drawn has ``q`` 0: its log loss is
+    inf)."""
+    import narwhals as nw
+
+    from .._kernels.binned import ece_from_stats, mce_from_stats
+    from .._metrics.scores import log_loss_value
+    from . import _lazy
+    from ._pushdown import observed_probability
+
+    x = nw.col(qp).cast(nw.Float64)
+    yv = nw.col(qy).cast(nw.Float64)
+    kept = ~(x.is_null() | x.is_nan() | yv.is_null() | yv.is_nan())
+    specs: list[Any] = []
+    for _, which, opts in plan:
+        form = pushed_form(which, opts)
+        if form is not True and form not in specs:
+            specs.append(form)
+    scores: dict[str, Any] = {}  # the row sums of the scores: {sum name: (column, kind)}
+    extra: dict[str, Any] = {}
+    for _, which, opts in plan:
+        if which == "brier":
+            extra["__sq"] = (x - yv) ** 2
+            scores["__sb"] = ("__sq", "n")
+        elif which == "log_loss":
+            eps = opts.get("eps")
+            tag = [o.get("eps") for _, w, o in plan if w == "log_loss"].index(eps)
+            picked = observed_probability(x, yv, eps)
+            extra[f"__lq{tag}"] = nw.when(picked > 0.0).then(picked).otherwise(1.0).log()
+            extra[f"__lz{tag}"] = (picked == 0.0).cast(nw.Float64)
+            scores[f"__sl{tag}"] = (f"__lq{tag}", "n")
+            scores[f"__sz{tag}"] = (f"__lz{tag}", "drawn")
+    tables: dict[Any, tuple[dict[str, np.ndarray], int]] = {}
+    for i, spec in enumerate(specs or [None]):
+        if spec is None:
+            nbins, b = 1, nw.lit(0.0)
+        else:
+            edges = spec.edges()
+            nbins, b = edges.shape[0] - 1, _lazy._bin_expr(x, spec, edges)
+        sums = dict(ECE_SUMS) if spec is not None else {}
+        cols = dict(__p=x, __y=yv) if spec is not None else {}
+        if i == 0:
+            sums.update(scores)
+            cols.update(extra)
+        frame = q.filter(kept).select(*qkeys, __bin=b.cast(nw.Int64), **cols,
+                                      __key=nw.col(qk).cast(nw.Int64))
+        out = replicate_sums(engine.name, frame, qkeys, seed, n_resamples, sums)
+        g = np.zeros(len(out), dtype=np.int64) if locate is None else locate(out[qkeys])
+        ok = g >= 0
+        r = out["__r"].to_numpy()[ok] - 1
+        bins = out["__bin"].to_numpy()[ok]
+        arrays = {}
+        for c in ("__count", *sums):
+            a = np.zeros((n_groups, n_resamples, nbins))
+            a[g[ok], r, bins] = out[c].to_numpy()[ok]  # one row per (group, replicate, bin)
+            arrays[c] = a
+        tables[spec] = (arrays, nbins)
+    first = tables[specs[0] if specs else None][0]
+    values: dict[str, np.ndarray] = {}
+    with warnings.catch_warnings():  # the replicates' warnings: said by the estimate
+        warnings.simplefilter("ignore")
+        for name, which, opts in plan:
+            dist = np.full((n_groups, n_resamples), math.nan)
+            if which in ("ece", "mce"):
+                st = tables[pushed_form(which, opts)][0]
+                reduce = ece_from_stats if which == "ece" else mce_from_stats
+                for gi in range(n_groups):
+                    for ri in range(n_resamples):
+                        count = st["__count"][gi, ri]
+                        if count.sum() != 0.0:
+                            dist[gi, ri] = reduce(count, st["__sp"][gi, ri], st["__sy"][gi, ri])
+            else:
+                total = first["__count"].sum(axis=2)
+                drawn = total != 0.0
+                if which == "brier":
+                    dist[drawn] = first["__sb"].sum(axis=2)[drawn] / total[drawn]
+                else:
+                    tag = [o.get("eps") for _, w, o in plan if w == "log_loss"].index(
+                        opts.get("eps"))
+                    logsum = first[f"__sl{tag}"].sum(axis=2)
+                    zeros = first[f"__sz{tag}"].sum(axis=2)
+                    # a replicate that draws a row whose q is 0: inf, NaN as the pandas
+                    # path's replicate (no quantile reads it: the interval abstains)
+                    for gi, ri in zip(*np.nonzero(drawn & (zeros == 0.0)), strict=True):
+                        dist[gi, ri] = log_loss_value(float(logsum[gi, ri]), 0,
+                                                      float(total[gi, ri]))
+            values[name] = dist
+    return values
+
+
 def bind_bootstrap(engine: Any) -> Callable[..., Any]:
-    """The ``bootstrap`` of ``engine``: the Poisson scheme of a binned metric
-    pushed down; everything else collected under the rule of
+    """The ``bootstrap`` of ``engine``: the Poisson scheme of the metrics of
+    :data:`PUSHED_METRICS` pushed down; everything else collected under the rule of
     :mod:`calibr._engines._lazy`."""
     from . import _lazy
 
     def bootstrap(p, y, metric, *, n_resamples, confidence_level, method, rng, classes,
                   na_rm, scheme, row_key, **options):
-        import narwhals as nw
-
         import calibr
 
-        from .._binning import BinSpec
-        from .._inference.bootstrap import (
-            check_metric,
-            finish_bootstrap,
-            poisson_seed,
-            row_key_missing,
-            row_key_repeated,
-        )
+        from .._inference.bootstrap import check_metric, finish_bootstrap, poisson_seed
         from .._input import resolved_options
-        from .._kernels.binned import ece_from_stats, mce_from_stats
 
         lf = _lazy._source(engine, p, "p")
         kwargs = dict(n_resamples=n_resamples, confidence_level=confidence_level,
@@ -341,11 +540,9 @@ def bind_bootstrap(engine: Any) -> Callable[..., Any]:
                                         **options)
             key, cols = None, _lazy._metric_columns(engine, lf, y, None)
         name, fn, opts = check_metric(metric, options, "bootstrap")
-        full = resolved_options(fn, opts) if name in ("ece", "mce") else {}
-        spec = (BinSpec.from_options(full["bins"], full["binning"], full["right"])
-                if full else None)
-        pushed = (scheme == "poisson" and spec is not None and spec.data_free
-                  and method != "bca" and full["type"] != "top-label"
+        full = resolved_options(fn, opts) if name in PUSHED_METRICS else {}
+        pushed = (scheme == "poisson" and name in PUSHED_METRICS and method != "bca"
+                  and pushed_form(name, full) is not None
                   and _lazy._pushable(lf, cols, None, classes))
         pcols = cols.p if isinstance(cols.p, list) else [cols.p]
         if not pushed:  # collected: the pandas path on the engine's rows, in its order
@@ -360,39 +557,86 @@ def bind_bootstrap(engine: Any) -> Callable[..., Any]:
         # the estimate, by the engine's pushed-down metric (its checks and messages)
         estimate = getattr(calibr, name)(q.select(qp, qy).to_native(), qy, na_rm=na_rm,
                                          **opts)
+        import narwhals as nw
+
         x = nw.col(qp).cast(nw.Float64)
         yv = nw.col(qy).cast(nw.Float64)
-        kept = ~(x.is_null() | x.is_nan() | yv.is_null() | yv.is_nan())
-        k = nw.col(qk)
-        counts = _lazy._collect(q.select(
-            nw.len().alias("rows"), k.null_count().alias("missing"),
-            k.n_unique().alias("distinct"),
-            kept.cast(nw.Int64).sum().alias("kept"))).to_pandas().iloc[0]
-        rows, missing = int(counts["rows"]), int(counts["missing"])
-        if missing:
-            raise row_key_missing(missing)
-        if int(counts["distinct"]) != rows:
-            raise row_key_repeated(rows - int(counts["distinct"]))
-        edges = spec.edges()
-        nbins = edges.shape[0] - 1
-        frame = q.filter(kept).select(
-            __bin=_lazy._bin_expr(x, spec, edges).cast(nw.Int64), __p=x, __y=yv,
-            __key=k.cast(nw.Int64))
-        sums = replicate_sums(engine.name, frame, [], seed, n_resamples)
-        r = sums["__r"].to_numpy() - 1
-        b = sums["__bin"].to_numpy()
-        stats = {}
-        for c in ("__count", "__sp", "__sy"):
-            a = np.zeros((n_resamples, nbins))
-            a[r, b] = sums[c].to_numpy()  # one row per (replicate, bin)
-            stats[c] = a
-        reduce = ece_from_stats if name == "ece" else mce_from_stats
-        dist = np.empty(n_resamples)
-        for i in range(n_resamples):
-            count = stats["__count"][i]
-            dist[i] = (math.nan if count.sum() == 0.0
-                       else reduce(count, stats["__sp"][i], stats["__sy"][i]))
+        n = check_row_key(engine, q, qk,
+                          ~(x.is_null() | x.is_nan() | yv.is_null() | yv.is_nan()))
+        dist = replicate_values(engine, q, [], qp, qy, qk, [(name, name, full)], seed,
+                                n_resamples, None, 1)[name][0]
         return finish_bootstrap(dist, float(estimate), confidence_level, method, None, name,
-                                n_resamples, int(counts["kept"]), "poisson", seed)
+                                n_resamples, n, "poisson", seed)
 
     return bootstrap
+
+
+def summarise(engine: Any, lf: Any, keys: list, cols: Any, wcol: Any, classes: Any,
+              plan: list | None, kwargs: dict[str, Any], eager: Callable[[Any], Any],
+              row_key: Any) -> Any:
+    """``summarise(..., confidence_level=..., scheme="poisson", row_key=COLUMN)`` of a
+    lazy source (``docs/engines.md``, "Intervals on the engine"): the metrics of
+    :data:`PUSHED_METRICS` (``plan``, as ``_lazy._binned_plan`` gives it) by the
+    engine's pushed-down summary, their intervals from the engine's per-(group,
+    replicate) sums, every group with the seed ``kwargs["rng"]`` (already an
+    integer: ``calibr.frame.summarise``) and the rows' keys; any other metric,
+    ``tests``, BCa, ``weights`` or input the query does not read: the pandas path on
+    the collected columns (under the collect rule)."""
+    import calibr
+
+    from .._inference.bootstrap import finish_bootstrap
+    from .._input.warning import GroupWarnings
+    from ..frame import check_interval_names, check_metric_names
+    from . import _lazy
+    from ._pushdown import _describe
+
+    key = _row_key_column(engine, lf, row_key, cols.y, "data")
+    forms = [] if plan is None else [pushed_form(which, opts) for _, which, opts in plan]
+    pushed = (plan is not None and all(f is not None for f in forms)
+              and kwargs["tests"] is None and kwargs["ci_method"] not in ("bca", "BCa")
+              and wcol is None and _lazy._pushable(lf, cols, None, classes))
+    if not pushed:
+        pcols = cols.p if isinstance(cols.p, list) else [cols.p]
+        used = [*keys, *pcols, cols.y, *([] if wcol is None else [wcol]), key]
+        return eager(_lazy._collected(engine, lf, list(dict.fromkeys(used)),
+                                      "calibr.summarise", "data"))
+    names = [name for name, _, _ in plan]
+    out_names = [c for n in names for c in (n, f"{n}_low", f"{n}_high")]
+    if keys:
+        check_metric_names(out_names, keys)  # the pandas path's refusal, before any query
+    check_interval_names(names, [])
+    seed = int(kwargs["rng"])
+    point = {k: v for k, v in kwargs.items() if k not in ("scheme", "row_key")}
+    point["confidence_level"] = None
+    import narwhals as nw
+
+    est = nw.from_native(calibr.summarise(lf.to_native(), **point), eager_only=True).to_pandas()
+    q, new = _lazy._query_frame(engine, lf, [*keys, cols.p, cols.y, key])
+    qkeys = [new[k] for k in keys]
+    check_row_key(engine, q, new[key])
+    key_frame = est[keys] if keys else None
+    n_groups = len(est)
+
+    def locate(found: pd.DataFrame) -> np.ndarray:
+        target = found.set_axis(keys, axis=1)
+        if len(keys) == 1:
+            return pd.Index(key_frame[keys[0]]).get_indexer(target[keys[0]])
+        return pd.MultiIndex.from_frame(key_frame).get_indexer(pd.MultiIndex.from_frame(target))
+
+    dists = replicate_values(engine, q, qkeys, new[cols.p], new[cols.y], new[key], plan, seed,
+                             kwargs["n_resamples"], locate if keys else None, n_groups)
+    said = GroupWarnings()
+    result = {} if key_frame is None else {k: key_frame[k] for k in keys}
+    for name, which, _ in plan:
+        low, high = np.full(n_groups, math.nan), np.full(n_groups, math.nan)
+        values = est[name].to_numpy(dtype=np.float64)
+        for g in range(n_groups):
+            with said.gathering(name, g, units=("resamples",)):
+                ci = finish_bootstrap(dists[name][g], float(values[g]),
+                                      kwargs["confidence_level"], kwargs["ci_method"], None,
+                                      which, kwargs["n_resamples"], 0, "poisson",
+                                      seed).confidence_interval
+            low[g], high[g] = ci
+        result.update({name: values, f"{name}_low": low, f"{name}_high": high})
+    said.warn(lambda g: _describe(key_frame, g))
+    return _lazy._native_result(engine, pd.DataFrame(result).reset_index(drop=True))

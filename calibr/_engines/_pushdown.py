@@ -66,7 +66,7 @@ from ._lazy import (
     _stats,
 )
 
-__all__ = ["PUSHED_TESTS", "bind_pushdown", "group_values"]
+__all__ = ["PUSHED_TESTS", "bind_pushdown", "group_values", "observed_probability"]
 
 #: The methods of ``calibration_test`` the engines compute from their sums.
 PUSHED_TESTS = ("spiegelhalter", "hosmer_lemeshow", "ks", "kuiper")
@@ -128,10 +128,7 @@ class _Query:
     def row_sums(self, eps: float | None) -> pd.DataFrame:
         """Per group: ``n``, ``W``, ``brier``, ``logsum``, ``zeros``, ``snum``, ``svar``."""
         x, yv, w = nw.col("__x"), nw.col("__y"), nw.col("__w")
-        clip = 0.0 if eps is None else float(eps)
-        v = x if clip == 0.0 else nw.min_horizontal(nw.max_horizontal(x, nw.lit(clip)),
-                                                    nw.lit(1.0 - clip))
-        picked = nw.when(yv != 0.0).then(v).otherwise(1.0 - v)
+        picked = observed_probability(x, yv, eps)
         zero = (picked == 0.0) & (w > 0.0)
         a = 1.0 - 2.0 * x
         aggs = [nw.len().alias("n"), w.sum().alias("W"),
@@ -273,6 +270,16 @@ class _Query:
         out["high"] = np.maximum(out["high"], 0.0)  # C_0 = 0
         out["low"] = np.minimum(out["low"], 0.0)
         return out
+
+
+def observed_probability(x: Any, yv: Any, eps: float | None) -> Any:
+    """The probability of the observed outcome, ``p`` clipped to ``[eps, 1 - eps]``
+    when ``eps`` is given (the log loss's ``q``; its log is taken where it is
+    positive, a 0 is counted)."""
+    clip = 0.0 if eps is None else float(eps)
+    v = x if clip == 0.0 else nw.min_horizontal(nw.max_horizontal(x, nw.lit(clip)),
+                                                nw.lit(1.0 - clip))
+    return nw.when(yv != 0.0).then(v).otherwise(1.0 - v)
 
 
 # --------------------------------------------------------------------------

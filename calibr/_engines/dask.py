@@ -918,7 +918,8 @@ def _result_meta(key_meta: pd.DataFrame | None, names: list[str],
 
 
 def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng, weights,
-              confidence_level, ci_method, n_resamples, named_metrics) -> dd.DataFrame:
+              confidence_level, ci_method, n_resamples, named_metrics,
+              scheme: str = "multinomial", row_key: Any = None) -> dd.DataFrame:
     """``summarise()`` of a Dask DataFrame or GroupBy: a Dask DataFrame of one
     partition (the summary). ``ece``/``mce`` with data-independent bins come from
     merged per-(group, bin) sums; the other metrics of a groupby group by group
@@ -942,7 +943,8 @@ def summarise(data: Any, p, y, metrics, *, p_prefix, classes, na_rm, tests, rng,
         kwargs = dict(p=p, y=y, metrics=metrics, p_prefix=p_prefix, classes=classes,
                       na_rm=na_rm, tests=tests, rng=rng, weights=weights,
                       confidence_level=confidence_level, ci_method=ci_method,
-                      n_resamples=n_resamples, **named_metrics)
+                      n_resamples=n_resamples, scheme=scheme, row_key=row_key,
+                      **named_metrics)
         out_names = []
         for n in names:
             out_names += [n] if confidence_level is None else [n, f"{n}_low", f"{n}_high"]

@@ -8,6 +8,7 @@ from typing import Any
 
 from ._lazy import Engine, bind
 from ._poisson import bind_bootstrap
+from ._poisson import summarise as poisson_summarise
 from ._pushdown import bind_pushdown, group_values
 
 
@@ -57,7 +58,7 @@ ENGINE = Engine(name="duckdb", what="a DuckDB relation", collect="rel.arrow()",
 #: The verbs take ``by=`` column names (calibr._input.frames.lazy_grouping).
 GROUPS_BY_NAME = True
 
-_FUNCTIONS = {**bind(ENGINE, group_values), **bind_pushdown(ENGINE)}
+_FUNCTIONS = {**bind(ENGINE, group_values, poisson_summarise), **bind_pushdown(ENGINE)}
 ece = _FUNCTIONS["ece"]
 mce = _FUNCTIONS["mce"]
 calibration_error = _FUNCTIONS["calibration_error"]

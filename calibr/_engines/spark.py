@@ -11,6 +11,7 @@ from typing import Any
 
 from ._lazy import Engine, bind
 from ._poisson import bind_bootstrap
+from ._poisson import summarise as poisson_summarise
 from ._pushdown import bind_pushdown, group_values
 
 #: pyspark 4.3 warns "PySpark does not yet fully support pandas >= 3.0.0" (a FutureWarning)
@@ -59,7 +60,8 @@ def _without_pandas_3_warning(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _FUNCTIONS = {name: _without_pandas_3_warning(f)
-              for name, f in {**bind(ENGINE, group_values), **bind_pushdown(ENGINE)}.items()}
+              for name, f in {**bind(ENGINE, group_values, poisson_summarise),
+                              **bind_pushdown(ENGINE)}.items()}
 ece = _FUNCTIONS["ece"]
 mce = _FUNCTIONS["mce"]
 calibration_error = _FUNCTIONS["calibration_error"]
