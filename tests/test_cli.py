@@ -2467,17 +2467,21 @@ def test_a_warning_is_one_line_in_the_words_of_the_command(tmp_path):
         debug.stderr)
 
 
-def test_a_warning_of_another_kind_names_its_category(capsys):
-    """A warning that is not a plain user or runtime warning of calibr's (a library's
-    DeprecationWarning, say) keeps its category's name in the one line."""
-    from calibr.cli import _show_warning
-
-    _show_warning(DeprecationWarning("x is old\n  use y"), DeprecationWarning, "f.py", 1)
-    _show_warning(UserWarning("plain"), UserWarning, "f.py", 1)
+def test_a_library_deprecation_is_left_to_python(capsys, monkeypatch):
+    """A warning that is not about the input (a library's DeprecationWarning or
+    FutureWarning) is not made a ``calibr: warning:`` line: it goes to what showed
+    warnings before (Python's form, by Python's filters); calibr's own warnings do
+    become that line."""
+    import calibr.cli as cli
     from calibr._input.warning import CountedWarning
 
-    _show_warning(CountedWarning("summarise: 2 rows", count=2, what=("a", "b")), CountedWarning,
-                  "f.py", 1)
+    seen = []
+    monkeypatch.setattr(cli, "_PYTHON_SHOWWARNING", lambda *a: seen.append(a[1]))
+    cli._show_warning(DeprecationWarning("x is old"), DeprecationWarning, "f.py", 1)
+    cli._show_warning(FutureWarning("x will change"), FutureWarning, "f.py", 1)
+    cli._show_warning(UserWarning("plain\n  text"), UserWarning, "f.py", 1)
+    cli._show_warning(CountedWarning("summarise: 2 rows", count=2, what=("a", "b")),
+                      CountedWarning, "f.py", 1)
+    assert seen == [DeprecationWarning, FutureWarning]
     assert capsys.readouterr().err.splitlines() == [
-        "calibr: warning: DeprecationWarning: x is old use y", "calibr: warning: plain",
-        "calibr: warning: 2 rows"]
+        "calibr: warning: plain text", "calibr: warning: 2 rows"]

@@ -26,9 +26,10 @@ The contract (``docs/cli.md`` explains each decision):
   list that ends in the name of a file while FILE is missing is an input error.
 * A pipe closed early (``calibr report | head -1``) ends the command quietly
   with status 141, as for a process killed by SIGPIPE.
-* A warning (an infinite log loss, a one-class group's AUROC, ...) is one line
-  ``calibr: warning: ...`` on stderr, without Python's file, line and category
-  (``_show_warning``); ``--debug`` keeps Python's own form.
+* A warning about the input (an infinite log loss, a one-class group's AUROC,
+  ...) is one line ``calibr: warning: ...`` on stderr, without Python's file,
+  line and category (``_show_warning``); ``--debug`` keeps Python's own form, and
+  a library's deprecation is left to Python.
 
 The package, one module per job: ``_args`` (the parser and the ``--metrics``
 lists), ``_io`` (reading the input, the format of the output, writing every
@@ -128,20 +129,26 @@ def _input_message(err: BaseException, paths: set[str]) -> str | None:
 #: The API's name of the verb a warning comes from, at the start of its message:
 #: the command line has a report where the API has ``summarise``.
 _API_PREFIXES = ("summarise: ",)
+#: What showed a warning before :func:`main` (Python's form, or a test runner's).
+_PYTHON_SHOWWARNING = warnings.showwarning
 
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str,
                   lineno: int, file: object = None, line: str | None = None) -> None:
-    """``warnings.showwarning`` for the command line: ``calibr: warning: ...``, one
-    line on stderr. The category is named only when it is not a plain user or
-    runtime warning (a ``DeprecationWarning`` of a library, say); the file and line
-    of the Python code that warned mean nothing to a user of the command."""
+    """``warnings.showwarning`` for the command line: a warning about the input
+    (calibr's counted warnings, a plain user or runtime warning) is ``calibr:
+    warning: ...``, one line on stderr, without the file and line of the Python code
+    that warned, which mean nothing to a user of the command. Any other category (a
+    library's ``DeprecationWarning`` or ``FutureWarning``) is for developers: it is
+    shown as Python shows it (by Python's filters, which hide a deprecation outside
+    ``__main__``)."""
+    if not (issubclass(category, (UserWarning, RuntimeWarning))
+            and category.__module__ in ("builtins", "calibr._input.warning")):
+        _PYTHON_SHOWWARNING(message, category, filename, lineno, file, line)
+        return
     text = str(message)
     for prefix in _API_PREFIXES:
         text = text.removeprefix(prefix)
-    if not issubclass(category, (UserWarning, RuntimeWarning)) or category.__module__ not in (
-            "builtins", "calibr._input.warning"):
-        text = f"{category.__name__}: {text}"
     print(f"calibr: warning: {_one_line(text)}", file=sys.stderr)
 
 
@@ -178,7 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--debug" in argv:  # Python's own form of a warning, with its file and line
         return _main(argv)
+    global _PYTHON_SHOWWARNING
     with warnings.catch_warnings():  # the filters (-W, PYTHONWARNINGS) are kept
+        _PYTHON_SHOWWARNING = warnings.showwarning
         warnings.showwarning = _show_warning
         return _main(argv)
 
