@@ -181,7 +181,8 @@ def _spark_cells(spark, df: pd.DataFrame, keys: list, bins: int = 10):
     ``_cells``) on ``df`` (columns c0 the key, c1 ``p``, c2 ``y``), in two partitions."""
     import narwhals as nw
 
-    from calibr._engines import _lazy, spark as engine
+    from calibr._engines import _lazy
+    from calibr._engines import spark as engine
 
     q = nw.from_native(_sdf(spark, df, 2))
     return _lazy._engine_cells(engine.ENGINE, q, keys, SimpleNamespace(p="c1", y="c2"), bins)
