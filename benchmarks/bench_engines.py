@@ -119,10 +119,12 @@ def _cases(engine: str, root: str):
             return con.read_parquet(files)
 
         return (lambda: calibr.summarise(source(), "p", "y", by="g", metrics=metrics),
+                # to_arrow_table, as calibr's collect (DuckDB 2's .arrow() is a reader)
                 lambda: con.sql(f"SELECT g, SUM(p), SUM(y) FROM read_parquet('{files}') "
-                                "GROUP BY g").arrow(),
+                                "GROUP BY g").to_arrow_table(),
                 lambda: con.sql(f"SELECT g, floor(p * 10) AS b, SUM(p), SUM(y) FROM "
-                                f"read_parquet('{files}') GROUP BY g, b").arrow(), con.close)
+                                f"read_parquet('{files}') GROUP BY g, b").to_arrow_table(),
+                con.close)
     if engine == "spark":
         from pyspark.sql import SparkSession
 

@@ -178,6 +178,70 @@ def test_the_engines_own_query_marks_a_bad_label(engine, bad):
                                SimpleNamespace(p="c1", y="c2"), 10) is None
 
 
+
+def _cells_of(engine: str, df: pl.DataFrame, keys: list, bins: int = 10):
+    module = {"polars": calibr._engines.polars, "duckdb": calibr._engines.duckdb}[engine]
+    return _lazy._engine_cells(module.ENGINE, nw.from_native(_source(df, engine)), keys,
+                               SimpleNamespace(p="c1", y="c2"), bins)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("bins", [10, 49, 98])
+def test_the_engines_own_query_tells_one_from_just_above_one(engine, bins):
+    """``bins * (1 / bins)`` rounds below 1 for 49 and 98 (not 10): there ``p = 1``
+    and a ``p`` just above 1 share the top cell of the shifted key
+    (calibr._engines._lazy.top_break_below_one), and the query marks ``p > 1``; 0
+    and -0.0 are in bin 0, a ``p`` just below 0 is bad."""
+    assert _lazy.top_break_below_one(bins) == (bins != 10)
+    ok = pl.DataFrame({"c0": pl.Series([0, 0, 1, 1], dtype=pl.Int32),
+                       "c1": [1.0, 0.0, -0.0, 1.0], "c2": pl.Series([1, 0, 0, 1], dtype=pl.Int8)})
+    got = _cells_of(engine, ok, ["c0"], bins)
+    got = got.groupby(["c0", "__bin"], as_index=False)[["__count", "__sp", "__sy"]].sum()
+    assert got.values.tolist() == [[0, 0, 1, 0, 0], [0, bins - 1, 1, 1, 1],
+                                   [1, 0, 1, 0, 0], [1, bins - 1, 1, 1, 1]]
+    for bad in (np.nextafter(1.0, 2.0), np.nextafter(-0.0, -1.0), 1.0 + 0.4 / bins):
+        df = ok.with_columns(c1=pl.Series([1.0, 0.0, bad, 1.0]))
+        assert _cells_of(engine, df, ["c0"], bins) is None, bad
+        assert _cells_of(engine, df.select("c1", "c2"), [], bins) is None, bad
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("dtype,bad", [(pl.Int8, 2), (pl.Int8, -1), (pl.Int8, 127),
+                                       (pl.Int8, -128), (pl.Int64, 2**62),
+                                       (pl.Int64, -(2**63)), (pl.UInt8, 255),
+                                       (pl.Int8, None), (pl.Boolean, None)])
+def test_the_engines_own_query_marks_a_bad_integer_label(engine, dtype, bad):
+    """An integer label other than 0/1 (``y (y - 1) >= 2``, huge ones too) or a
+    missing one (integer or boolean) is bad, grouped or not; clean ones are not."""
+    good = [True, False] if dtype == pl.Boolean else [1, 0]
+    clean = pl.DataFrame({"c0": pl.Series([0, 1], dtype=pl.Int32), "c1": [0.5, 0.25],
+                          "c2": pl.Series(good, dtype=dtype)})
+    got = _cells_of(engine, clean, ["c0"])
+    assert got["__sy"].tolist() == [1.0, 0.0] and got["__bin"].tolist() == [4, 2]
+    df = clean.with_columns(c2=pl.Series([good[0], bad], dtype=dtype))
+    assert _cells_of(engine, df, ["c0"]) is None
+    assert _cells_of(engine, df.select(c1="c1", c2="c2"), []) is None
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_engines_own_query_drops_a_missing_key_only(engine):
+    """A missing key puts its row in no group, whatever its ``p`` and ``y``; a
+    missing ``p`` or ``y`` in a row with a key is bad (the shifted key of DuckDB
+    and Spark is missing for all three: one count tells them apart); an unsigned
+    32-bit key above 2**31 and a negative one are read back exactly."""
+    key = pl.Series([0, 2**32 - 1, None, None], dtype=pl.UInt32)
+    df = pl.DataFrame({"c0": key, "c1": pl.Series([0.5, 0.95, None, np.nan]),
+                       "c2": pl.Series([1, 0, None, 5], dtype=pl.Int8)})
+    got = _cells_of(engine, df, ["c0"])
+    assert got["c0"].tolist() == [0, 2**32 - 1] and got["__bin"].tolist() == [4, 9]
+    df = df.with_columns(c0=pl.Series([-(2**31), 2**31 - 1, None, None], dtype=pl.Int32))
+    got = _cells_of(engine, df, ["c0"]).sort_values("c0")
+    assert got["c0"].tolist() == [-(2**31), 2**31 - 1] and got["__bin"].tolist() == [4, 9]
+    for c in ("c1", "c2"):
+        lost = df.with_columns(**{c: pl.Series([None, *df[c].to_list()[1:]],
+                                               dtype=df[c].dtype)})
+        assert _cells_of(engine, lost, ["c0"]) is None, c
+
 def _grouped_frame() -> pd.DataFrame:
     df = _frame(2000, seed=4)
     df.loc[::97, "g"] = None  # missing keys: in no group (pandas' dropna=True)

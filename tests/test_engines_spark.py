@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -206,3 +207,98 @@ def test_poisson_intervals_of_summarise_and_the_scores(spark, monkeypatch):
     assert np.isnan(lgot.bootstrap_distribution).any()
     np.testing.assert_allclose(lgot.bootstrap_distribution, lwant.bootstrap_distribution,
                                rtol=ENGINE_RTOL, atol=0)
+
+
+def _spark_cells(spark, df: pd.DataFrame, keys: list, bins: int = 10):
+    """``_lazy._engine_cells`` of Spark's own cell query (calibr/_engines/spark.py,
+    ``_cells``) on ``df`` (columns c0 the key, c1 ``p``, c2 ``y``), in two partitions."""
+    import narwhals as nw
+
+    from calibr._engines import _lazy
+    from calibr._engines import spark as engine
+
+    q = nw.from_native(_sdf(spark, df, 2))
+    return _lazy._engine_cells(engine.ENGINE, q, keys, SimpleNamespace(p="c1", y="c2"), bins)
+
+
+def test_the_engines_own_query_bins_every_edge_as_bin_index(spark):
+    """Spark's cell query on every break k/B of R's bins, its neighbouring doubles, 0,
+    1 and the smallest double (each row its own int32 group: its cell gives its bin),
+    for some B (49 and 98: ``B (1/B)`` rounds below 1); then one bad value of each
+    kind, grouped and not: the cells say so (None: the counting query runs)."""
+    from calibr._binning import BinSpec, bin_index
+
+    for b in (1, 2, 3, 5, 7, 10, 49, 64, 98, 1000):
+        edges = BinSpec.from_options(b, "equal-width", True).edges()
+        k = np.arange(b + 1) / b
+        x = np.unique(np.clip(np.concatenate(
+            [edges, np.nextafter(edges, -1.0), np.nextafter(edges, 2.0), k,
+             np.nextafter(k, -1.0), np.nextafter(k, 2.0), [0.0, 1.0, 5e-324]]), 0.0, 1.0))
+        df = pd.DataFrame({"c0": np.arange(x.size, dtype=np.int32), "c1": x,
+                           "c2": (np.arange(x.size) % 2).astype(np.int8)})
+        got = _spark_cells(spark, df, ["c0"], b).sort_values("c0")
+        np.testing.assert_array_equal(got["c0"].to_numpy(), np.arange(x.size))
+        np.testing.assert_array_equal(got["__bin"].to_numpy(), bin_index(x, edges, True),
+                                      err_msg=f"bins={b}")
+        np.testing.assert_array_equal(got["__sp"].to_numpy(), x)
+        np.testing.assert_array_equal(got["__sy"].to_numpy(), df["c2"].to_numpy())
+    base = pd.DataFrame({"c0": np.array([0, 1, 1], dtype=np.int32), "c1": [0.5, 1.0, -0.0],
+                         "c2": np.array([1, 1, 0], dtype=np.int8)})
+    got = _spark_cells(spark, base, ["c0"], 49).sort_values(["c0", "__bin"])
+    assert got["__bin"].tolist() == [24, 0, 48] and got["__sp"].tolist() == [0.5, 0.0, 1.0]
+    bad_p = [np.nan, None, -0.1, 1.5, np.inf, -np.inf, 1e308, -5e-324, np.nextafter(1.0, 2.0)]
+    for bins in (10, 49):
+        for v in bad_p:
+            df = base.assign(c1=pd.array([0.5, 1.0, v], dtype="Float64"))
+            assert _spark_cells(spark, df, ["c0"], bins) is None, (bins, v)
+    for y in (pd.array([1, 1, 2], dtype="int8"), pd.array([1, 1, None], dtype="Int8"),
+              pd.array([1.0, 1.0, 0.5]), pd.array([1.0, 1.0, 1 - 2**-53]),
+              pd.array([1.0, 1.0, np.nan]), pd.array([True, True, None], dtype="boolean")):
+        assert _spark_cells(spark, base.assign(c2=y), ["c0"]) is None, y
+        assert _spark_cells(spark, base.assign(c2=y)[["c1", "c2"]], []) is None, y
+    # a missing key: the row is in no group, whatever its p and y
+    lost = base.assign(c0=pd.array([0, 1, None], dtype="Int32"),
+                       c1=pd.array([0.5, 1.0, None], dtype="Float64"))
+    assert _spark_cells(spark, lost, ["c0"])["c0"].tolist() == [0, 1]
+
+
+def test_summarise_on_spark_s_own_query_is_pandas(spark, monkeypatch):
+    """summarise(ece, mce) by one int32 key runs Spark's own cell query (one query,
+    nothing collected): ties on the breaks, -0.0, a group of one row, a missing key,
+    negative keys, equal to the pandas path; a group that na_rm empties gives the
+    pandas message; a bad label the pandas message (the counting query after the cells)."""
+    from calibr._engines import _lazy
+
+    df = _tied_frame(400)
+    df["k"] = pd.array(df["g"].map({"a": -3, "b": 0, "c": 7, "lone": 2**31 - 1}),
+                       dtype="Int32")
+    df.loc[5, "k"] = None
+    sdf = _sdf(spark, df)
+    calls = []
+    shifted = _lazy._shifted_cells
+
+    def spy(*args):
+        out = shifted(*args)
+        calls.append(out is not None)
+        return out
+
+    with monkeypatch.context() as m:
+        _no_rows_collected(m)
+        m.setattr(_lazy, "_shifted_cells", spy)
+        for bins in (10, 20):
+            metrics = [calibr.metric("ece", bins=bins), calibr.metric("mce", bins=bins)]
+            want = calibr.summarise(df.groupby("k"), "p", "y", metrics=metrics)
+            got = calibr.summarise(sdf, "p", "y", metrics=metrics, by="k").to_pandas()
+            assert list(got["k"]) == [-3, 0, 7, 2**31 - 1]
+            pd.testing.assert_frame_equal(got.drop(columns="k"), want.drop(columns="k"),
+                                          rtol=ENGINE_RTOL, atol=0)
+    assert calls == [True, True]
+    gone = df.dropna(subset=["k"])  # (a missing key makes the collected key 7.0)
+    gone = gone.assign(p=gone["p"].mask(gone["k"] == 7))
+    want = _message(lambda: calibr.summarise(gone.groupby("k"), "p", "y", na_rm=True))
+    assert "no complete observations" in want[1]
+    assert _message(lambda: calibr.summarise(_sdf(spark, gone, None), "p", "y", by="k",
+                                             na_rm=True)) == want
+    bad = gone.assign(p=df["p"], y=gone["y"].where(gone.index != 9, 2))
+    want = _message(lambda: calibr.summarise(bad.groupby("k"), "p", "y"))
+    assert _message(lambda: calibr.summarise(_sdf(spark, bad, None), "p", "y", by="k")) == want

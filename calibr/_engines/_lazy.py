@@ -67,6 +67,10 @@ class Engine:
     #: cells of clean, unweighted data in R's bins (:func:`_engine_cells`); None:
     #: narwhals' query (:func:`_fast_stats`) serves every case.
     cells: Callable[[Any, str | None, str, str, int], Any] | None = None
+    #: how ``cells`` lays out its key: ``"offset"`` (``key * bins + bin + BAD_OFFSET *
+    #: bad``, read by :func:`_engine_cells`) or ``"shifted"`` (``key + j * CELL_SHIFT``
+    #: plus the label's term, read by :func:`_shifted_cells`).
+    cells_layout: str = "offset"
 
 
 # --------------------------------------------------------------------------
@@ -371,6 +375,8 @@ def _engine_cells(engine: Engine, q: Any, keys: list, cols: Any, nbins: int
     out-of-range ``p``, a label other than 0/1) lands in a cell of its own above
     ``2**51`` (or NaN): then None, and :func:`_stats` counts each kind. A missing
     group key makes a missing cell key: the row is in no group (pandas' dropna)."""
+    if engine.cells_layout == "shifted":
+        return _shifted_cells(engine, q, keys, cols, nbins)
     key = keys[0] if keys else None
     native = engine.cells(q.to_native(), key, cols.p, cols.y, nbins)
     got = _collect(nw.from_native(native))
@@ -389,6 +395,69 @@ def _engine_cells(engine: Engine, q: Any, keys: list, cols: Any, nbins: int
         out.insert(0, key, g.astype(_PANDAS_DTYPES[q.collect_schema()[key].base_type()]))
     return out
 
+
+
+#: The shifted layout of an engine's cell key (``Engine.cells_layout == "shifted"``,
+#: calibr/_engines/duckdb.py and spark.py): ``key + j * CELL_SHIFT + CELL_BAD * t``,
+#: where ``j = m + [v > m / B]`` (``m = floor(v B + 1/2)``) is R's bin plus one, with
+#: no clamp, and ``t`` is 0 for a label 0/1 and at least 1 for any other. A narrow
+#: integer key lies in ``[-2**31, 2**32)``, so ``key + 2**31`` is below CELL_SHIFT
+#: and ``j`` is read back exactly while ``|j| < 2**20``; ``t`` moves a bad label's key
+#: to ``2**54`` or beyond, above every clean one (at most ``(2**20 + 2) 2**33``).
+CELL_SHIFT = 2.0**33
+CELL_BAD = 2.0**54
+
+
+def top_break_below_one(bins: int) -> bool:
+    """Whether ``bins * (1 / bins)`` rounds below 1 (49, 98, 103, ...: 15% of the
+    numbers of bins up to 2**20): then ``p = 1`` has ``j = bins + 1``, as a ``p``
+    just above 1 does, and the cell query adds ``p > 1`` to the bad term."""
+    return bins * (1.0 / bins) < 1.0
+
+
+def _shifted_cells(engine: Engine, q: Any, keys: list, cols: Any, nbins: int
+                   ) -> pd.DataFrame | None:
+    """:func:`_engine_cells` for the shifted key (:data:`CELL_SHIFT`): the bad values
+    are read from the cells, not counted by the query (benchmarks/README.md,
+    "Engines at their floor": every counter, flag or clamp cost DuckDB 0.3 s of
+    1.9 at 1e8 rows). A clean ``p`` has ``j`` in ``[0, bins]``, and
+    ``[0, bins + 1]`` when :func:`top_break_below_one`; any other ``p`` (NaN, an
+    infinity, out of [0, 1]) has a NaN or infinite key, or ``j`` outside, but a
+    ``p`` in ``(-1/B, 0)``, which shares ``j = 0`` with ``p = 0``: there the sum of
+    ``p`` is 0 exactly when every value is a zero (a sum of values <= 0, one of
+    them negative, is negative). A missing ``p``, ``y`` or key makes a missing
+    cell key: then one count of the rows with a key and a missing ``p`` or ``y``
+    (a missing key alone puts the row in no group, pandas' dropna). R's bin is
+    ``j - 1``, clamped to ``[0, bins - 1]``."""
+    key = keys[0] if keys else None
+    native = engine.cells(q.to_native(), key, cols.p, cols.y, nbins)
+    got = _collect(nw.from_native(native))
+    if bool(got.get_column("__k").is_null().any()):
+        if key is None:
+            return None
+        lost = q.filter(~nw.col(key).is_null()
+                        & (nw.col(cols.p).is_null() | nw.col(cols.y).is_null()))
+        if _rows(lost):
+            return None
+        got = got.filter(~nw.col("__k").is_null())  # a missing key: in no group
+    k = got.get_column("__k").to_numpy().astype(np.float64)
+    if k.size == 0 or not np.isfinite(k).all():
+        return None
+    j = np.floor((k + 2.0**31) / CELL_SHIFT)
+    top = nbins + 1 if top_break_below_one(nbins) else nbins
+    if ((j < 0) | (j > top)).any():
+        return None
+    out = got.drop("__k").to_pandas()
+    for c in _SUMS:  # DuckDB's COUNT(*) is an integer, Spark's a long
+        out[c] = out[c].astype(np.float64)
+    if (out["__sp"].to_numpy()[j == 0] != 0.0).any():  # a p in (-1/B, 0)
+        return None
+    out.insert(0, "__bin", np.clip(j - 1, 0, nbins - 1).astype(np.int64))
+    out.insert(0, "__bad", 0.0)
+    if key is not None:
+        g = (k - j * CELL_SHIFT).astype(np.int64)
+        out.insert(0, key, g.astype(_PANDAS_DTYPES[q.collect_schema()[key].base_type()]))
+    return out
 
 @dataclass
 class _Groups:
