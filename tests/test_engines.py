@@ -739,6 +739,27 @@ def test_summarise_pushes_down_the_scores_per_group(engine, monkeypatch):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_summarise_pushes_down_ecce_alone_per_group(engine, monkeypatch):
+    """summarise() of the ecce columns alone (no AUROC: polars' blocks without class
+    sums and one window, DuckDB's RANGE window) is the pandas path's frame: ties, a
+    group of one row, weights with zeros, nulls that na_rm drops."""
+    df = _tied_frame()
+    df["p"] = df["p"].mask(np.arange(len(df)) % 17 == 3)
+    src = _source(pl.from_pandas(df), engine)
+    _no_rows_collected(monkeypatch)
+    metrics = ["ecce", calibr.metric("ecce", kind="kuiper", scale="sigma"),
+               calibr.metric("ecce", kind="kuiper")]
+    for weights in (None, "w"):
+        want = calibr.summarise(df.groupby("g"), "p", "y", metrics=metrics, weights=weights,
+                                na_rm=True)
+        got = calibr.summarise(src, "p", "y", metrics=metrics, weights=weights, by="g",
+                               na_rm=True).to_pandas()
+        assert list(got["g"]) == ["a", "b", "c", "lone"]
+        pd.testing.assert_frame_equal(got.drop(columns="g"), want.drop(columns="g"),
+                                      rtol=ENGINE_RTOL, atol=0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_pushed_down_scores_keep_the_pandas_rules(engine, monkeypatch):
     """na_rm drops the rows pandas drops (nulls in p and y); without na_rm, and in a group
     na_rm empties, the pandas path's message (below the collect limit: its first bad row;
