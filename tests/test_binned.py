@@ -969,3 +969,39 @@ def test_binary_labels_are_read_without_a_copy(dtype):
     finally:
         tracemalloc.stop()
     assert peak < 2**20, peak  # y alone is at least 2 MB
+
+
+def test_cell_rows_adds_each_row_to_its_group_and_bin():
+    """cell_rows (calibr/_engines/polars.py's batches): row i into cell ``(g_i - base)
+    * bins + bin_index(p_i)``, in row order (np.add.at's sums, bit for bit), rows
+    keyed ``skip`` in no cell; key_range ignores them; a bad p or y stops it."""
+    from calibr._binning import bin_index
+
+    rng = np.random.default_rng(3)
+    n, bins, skip = 5000, 7, -(2**62)
+    p = rng.random(n)
+    p[:8] = np.linspace(0, 1, 8)  # R's breaks of 7 bins, 0 and 1
+    y = (rng.random(n) < p).astype(np.float64)
+    g = rng.integers(-3, 5, n).astype(np.int64)
+    g[::13] = skip
+    assert binned.key_range(g, skip) == (-3, 4)
+    assert binned.key_range(np.full(3, skip), skip) == (1, 0)
+    out = [np.zeros(8 * bins) for _ in range(3)]
+    assert binned.cell_rows(g, p, y, skip, -3, bins, *out)
+    kept = g != skip
+    cell = (g[kept] + 3) * bins + bin_index(p[kept], np.linspace(0, 1, bins + 1), True)
+    want = [np.zeros(8 * bins) for _ in range(3)]
+    for a, v in zip(want, (np.ones(kept.sum()), p[kept], y[kept]), strict=True):
+        np.add.at(a, cell, v)
+    for a, b in zip(out, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for bad_p, bad_y in ((np.nan, 0.0), (1.5, 0.0), (-1e-300, 1.0), (0.5, 2.0), (0.5, np.nan)):
+        p2, y2 = p.copy(), y.copy()
+        p2[-1], y2[-1] = bad_p, bad_y
+        g2 = g.copy()
+        g2[-1] = 0
+        assert not binned.cell_rows(g2, p2, y2, skip, -3, bins,
+                                    *[np.zeros(8 * bins) for _ in range(3)])
+        g2[-1] = skip  # a row in no group is not checked (pandas drops it first)
+        assert binned.cell_rows(g2, p2, y2, skip, -3, bins,
+                                *[np.zeros(8 * bins) for _ in range(3)])

@@ -180,7 +180,7 @@ class _Query:
                     F.count(F.lit(1)).alias("n")]
             out = rows.groupBy(*self.qkeys).agg(*aggs) if self.qkeys else rows.agg(*aggs)
         else:
-            return self.sorted_sums()
+            return self.sorted_sums(auroc=False)
         out = self.ordered(_collect(nw.from_native(out)).to_pandas())
         out["high"] = np.maximum(out["high"], 0.0)  # C_0 = 0
         out["low"] = np.minimum(out["low"], 0.0)
@@ -236,32 +236,35 @@ class _Query:
         return hosmer_lemeshow_result(sums["size"], sums["obs1"], sums["exp1"], sums["obs0"],
                                       sums["exp0"], n, groups, ddof, distinct)
 
-    def sorted_sums(self) -> pd.DataFrame:
+    def sorted_sums(self, auroc: bool = True) -> pd.DataFrame:
         """Per group: ``high``, ``low`` (of the running sum of ``w (y - p)``, read at
         the end of each block of tied ``p``; 0 included), ``var`` (``sum w p (1 -
-        p)``), ``W``, ``n``, and the AUROC's ``num`` (``sum`` over positives of ``w``
-        times the weight of the negatives below plus half of those tied: twice it
-        without weights), ``wpos``, ``wneg``."""
+        p)``), ``W``, ``n``, and (``auroc``) the AUROC's ``num`` (``sum`` over
+        positives of ``w`` times the weight of the negatives below plus half of those
+        tied: twice it without weights), ``wpos``, ``wneg``; without ``auroc``, the
+        blocks carry no class sums and the query has one window, not two."""
         x, yv, w = nw.col("__x"), nw.col("__y"), nw.col("__w")
         pos = (yv != 0.0).cast(nw.Float64)
-        blocks = (self.frame
-                  .group_by(*self.qkeys, "__x", drop_null_keys=False)
-                  .agg(nw.len().alias("__n"), w.sum().alias("__wt"),
-                       (w * (yv - x)).sum().alias("__step"),
-                       (w * (x * (1.0 - x))).sum().alias("__var"),
-                       (w * pos).sum().alias("__wpos"),
-                       (w * (1.0 - pos)).sum().alias("__wneg")))
+        sums = [nw.len().alias("__n"), w.sum().alias("__wt"),
+                (w * (yv - x)).sum().alias("__step"), (w * (x * (1.0 - x))).sum().alias("__var")]
+        if auroc:
+            sums += [(w * pos).sum().alias("__wpos"), (w * (1.0 - pos)).sum().alias("__wneg")]
+        blocks = self.frame.group_by(*self.qkeys, "__x", drop_null_keys=False).agg(*sums)
         over = dict(order_by="__x")
         run = nw.col("__step").cum_sum().over(*self.qkeys, **over)
-        below = nw.col("__wneg").cum_sum().over(*self.qkeys, **over) - nw.col("__wneg")
-        scale = 1.0 if self.w is not None else 2.0  # unweighted: twice, in integers
-        half = 0.5 if self.w is not None else 1.0
-        blocks = blocks.with_columns(
-            __run=run, __num=nw.col("__wpos") * (scale * below + half * nw.col("__wneg")))
         aggs = [nw.col("__run").max().alias("high"), nw.col("__run").min().alias("low"),
                 nw.col("__var").sum().alias("var"), nw.col("__wt").sum().alias("W"),
-                nw.col("__n").sum().alias("n"), nw.col("__num").sum().alias("num"),
-                nw.col("__wpos").sum().alias("wpos"), nw.col("__wneg").sum().alias("wneg")]
+                nw.col("__n").sum().alias("n")]
+        if auroc:
+            below = nw.col("__wneg").cum_sum().over(*self.qkeys, **over) - nw.col("__wneg")
+            scale = 1.0 if self.w is not None else 2.0  # unweighted: twice, in integers
+            half = 0.5 if self.w is not None else 1.0
+            blocks = blocks.with_columns(
+                __run=run, __num=nw.col("__wpos") * (scale * below + half * nw.col("__wneg")))
+            aggs += [nw.col("__num").sum().alias("num"), nw.col("__wpos").sum().alias("wpos"),
+                     nw.col("__wneg").sum().alias("wneg")]
+        else:
+            blocks = blocks.with_columns(__run=run)
         if self.qkeys:
             query = blocks.group_by(*self.qkeys, drop_null_keys=False).agg(*aggs)
         else:

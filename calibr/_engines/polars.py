@@ -18,11 +18,77 @@ def _is_source(value: Any) -> bool:
     return isinstance(value, pl.LazyFrame)
 
 
+#: The most (group, bin) cells :func:`_cells` holds as dense arrays (the range of
+#: the group key times the bins: 3 float64 arrays of 2**22 cells are 96 MB); a key
+#: whose values span more runs polars' own group-by (:func:`_grouped_cells`).
+MAX_DENSE_CELLS = 2**22
+
+#: The key of a row whose group key is missing, in :func:`_cells`' batches: in no
+#: group (pandas' dropna). Not a value of a group key of at most 32 bits.
+_NO_GROUP = -(2**62)
+
+
 def _cells(lf: Any, key: str | None, p: str, y: str, bins: int) -> Any:
-    """The cells of clean, unweighted data in R's ``bins`` as polars' own query
-    (``calibr._engines._lazy._engine_cells`` reads it): one ``group_by`` over the
-    float64 key ``key * bins + bin + BAD_OFFSET * bad`` and its ``len``, ``sum(p)``,
-    ``sum(y)``, run by the streaming engine (its state: one row per cell).
+    """The cells of clean, unweighted data in R's ``bins`` (what
+    ``calibr._engines._lazy._engine_cells`` reads: ``__k = key * bins + bin``, a
+    float64, and each cell's ``__count``, ``__sp``, ``__sy``), with the driver's
+    memory bounded whatever the number of rows.
+
+    polars' streaming engine reads the rows (the key as int64, ``p`` and ``y`` as
+    float64) and hands them over in batches (``collect_batches``); each batch is
+    added to dense per-(group, bin) arrays by a compiled kernel
+    (``calibr._kernels.binned.cell_rows``, R's bin by the per-call kernels' rule).
+    The memory is the batches in flight and the arrays, one slot per cell of the
+    key's range: polars' own ``group_by`` over 1e5 cells kept a share of the rows
+    that missed its table of hot keys until its end, 0.5 to 3 GB at 1e8 rows,
+    varying from run to run (benchmarks/README.md, "Engines at their floor").
+    A key whose range times ``bins`` exceeds :data:`MAX_DENSE_CELLS` runs
+    :func:`_grouped_cells` instead. A row that is not valid: one cell keyed at
+    ``BAD_OFFSET`` (the caller then counts each kind of bad value)."""
+    import numpy as np
+    import polars as pl
+
+    from .._kernels.binned import cell_rows, key_range
+    from ._lazy import BAD_OFFSET
+
+    g = (pl.lit(0, pl.Int64) if key is None
+         else pl.col(key).cast(pl.Int64).fill_null(_NO_GROUP)).alias("g")
+    rows = lf.select(g, pl.col(p).cast(pl.Float64).alias("p"),
+                     pl.col(y).cast(pl.Float64).alias("y"))
+    base, width = 0, 0
+    count = conf = hit = np.zeros(0)
+    for batch in rows.collect_batches(maintain_order=False):
+        gv, pv, yv = (batch.get_column(c).to_numpy() for c in ("g", "p", "y"))
+        lo, hi = key_range(gv, _NO_GROUP)
+        if lo > hi:
+            continue
+        if width == 0 or lo < base or hi >= base + width:
+            new_base = lo if width == 0 else min(base, lo)
+            new_width = (hi if width == 0 else max(base + width - 1, hi)) - new_base + 1
+            if new_width * bins > MAX_DENSE_CELLS:
+                return _grouped_cells(lf, key, p, y, bins)
+            at = (base - new_base) * bins
+            grown = []
+            for a in (count, conf, hit):
+                b = np.zeros(new_width * bins)
+                b[at:at + a.size] = a
+                grown.append(b)
+            count, conf, hit = grown
+            base, width = new_base, new_width
+        if not cell_rows(gv, np.ascontiguousarray(pv), np.ascontiguousarray(yv), _NO_GROUP,
+                         base, bins, count, conf, hit):
+            return pl.LazyFrame({"__k": [BAD_OFFSET], "__count": [1.0], "__sp": [0.0],
+                                 "__sy": [0.0]})
+    cells = np.flatnonzero(count)
+    return pl.LazyFrame({"__k": (base * bins + cells).astype(np.float64),
+                         "__count": count[cells], "__sp": conf[cells], "__sy": hit[cells]})
+
+
+def _grouped_cells(lf: Any, key: str | None, p: str, y: str, bins: int) -> Any:
+    """:func:`_cells`' frame as polars' own query, for a key of a wide range: one
+    ``group_by`` over the float64 key ``key * bins + bin + BAD_OFFSET * bad`` and its
+    ``len``, ``sum(p)``, ``sum(y)``, run by the streaming engine (its memory grows
+    with the rows that miss its table of hot keys: not bounded).
 
     The bin is ``calibr._kernels.binned._bin_right_closed``'s arithmetic (``m =
     floor(v B + 1/2)``, one comparison with ``m * (1/B)``, the clamp), on ``p``

@@ -46,6 +46,8 @@ from .top_label import row_scan_pair
 __all__ = [
     "bin_stats",
     "binary_rows",
+    "cell_rows",
+    "key_range",
     "binary_stats",
     "breaks",
     "checked_bin_stats",
@@ -446,3 +448,53 @@ def bin_stats(p: np.ndarray, y: np.ndarray, binary: bool, bins: int, type: str):
     if type == "confidence":
         return confidence_stats(p, y, bins)
     return classwise_stats(p, y, bins)
+
+
+# --------------------------------------------------------------------------
+# per-(group, bin) cells of a stream of row batches (calibr/_engines/polars.py)
+
+
+@jit(nogil=True)
+def key_range(g, skip):  # pragma: no cover - compiled
+    """The least and the greatest value of ``g`` (int64) other than ``skip``;
+    ``(1, 0)`` (empty) when every value is ``skip``."""
+    lo = np.int64(1)
+    hi = np.int64(0)
+    first = True
+    for i in range(g.shape[0]):
+        v = g[i]
+        if v == skip:
+            continue
+        if first:
+            lo = v
+            hi = v
+            first = False
+        else:
+            lo = min(lo, v)
+            hi = max(hi, v)
+    return lo, hi
+
+
+@jit(nogil=True)
+def cell_rows(g, p, y, skip, base, bins, count, conf, hit):  # pragma: no cover - compiled
+    """Add each row of a batch to its (group, bin) cell: ``count``, ``conf`` (the sum
+    of ``p``) and ``hit`` (of ``y``) at ``(g - base) * bins + bin``, R's bin of
+    ``p`` (:func:`_bin_right_closed`, the per-call kernels' rule). A row whose key
+    is ``skip`` (a missing group key) is in no group. Returns False as soon as a
+    row holds a ``p`` outside [0, 1] (NaN too) or a ``y`` other than 0 and 1 (the
+    caller then counts each kind of bad value; the cells are then incomplete).
+    ``g`` - ``base`` must lie in ``[0, count.size / bins)`` for every kept row."""
+    step = 1.0 / bins
+    for i in range(g.shape[0]):
+        gi = g[i]
+        if gi == skip:
+            continue
+        v = p[i]
+        t = y[i]
+        if not ((v >= 0.0) & (v <= 1.0) & ((t == 0.0) | (t == 1.0))):
+            return False
+        k = (gi - base) * bins + _bin_right_closed(v, bins, step)
+        count[k] += 1.0
+        conf[k] += v
+        hit[k] += t
+    return True
