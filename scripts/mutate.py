@@ -113,7 +113,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/_metrics/smooth.py": ["tests/test_smece.py"],
     "calibr/_inference/bootstrap.py": ["tests/test_bootstrap.py", "tests/test_top_label.py",
                                        "tests/test_poisson.py"],
-    "calibr/_engines/_poisson.py": ["tests/test_poisson.py"],
+    "calibr/_engines/_poisson.py": ["tests/test_poisson.py", "tests/test_engines_spark.py"],
     "calibr/cli/_compare.py": ["tests/test_regression_gate.py"],
     "calibr/pytest_plugin.py": ["tests/test_regression_gate.py"],
     "calibr/sklearn.py": ["tests/test_sklearn.py"],
