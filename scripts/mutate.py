@@ -143,7 +143,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/_inference/multitest.py": ["tests/test_p_adjust.py"],
     "calibr/_input/frames.py": ["tests/test_engines.py", "tests/test_validation.py"],
     "calibr/_engines/_lazy.py": ["tests/test_engines.py", "tests/test_top_label.py"],
-    "calibr/_engines/_pushdown.py": ["tests/test_engines.py"],
+    "calibr/_engines/_pushdown.py": ["tests/test_engines.py", "tests/test_engines_spark.py"],
     "calibr/_engines/polars.py": ["tests/test_engines.py"],
     "calibr/_engines/duckdb.py": ["tests/test_engines.py"],
     "calibr/_engines/spark.py": ["tests/test_engines_spark.py"],
