@@ -8,6 +8,7 @@ the tests that cover that module, and reports every mutant no test caught::
     python scripts/mutate.py --list calibr/frame.py   # show the mutants only
     python scripts/mutate.py calibr/plot.py --lines 360-383,400   # some lines only
     python scripts/mutate.py --rev 22c3b42 calibr/table.py   # another commit than HEAD
+    python scripts/mutate.py --with-r calibr/_metrics/lowess.py   # the R tests too
 
 The mutants are made on the syntax tree (``ast``), one operator at a time:
 
@@ -37,6 +38,14 @@ mutant, so a module with a missing dependency would look fully survived; instead
 its unmutated tests fail, the module is reported as NOT CHECKED and the exit
 status is 1. (The R tests, marked ``r``, are deselected, so R is not needed.)
 
+``--with-r`` keeps the R tests for the modules whose reference is R
+(``R_REFERENCE``: the lowess smoother and val.prob, checked against R's
+``lowess`` and rms's ``val.prob`` through rpy2), where they are the tests that
+pin the numbers: without them a mutant that only the R parity catches survives.
+R, rpy2 and rms are then needed (a missing one fails the unmutated run, as
+above), and each mutant costs the R start-up of its forked test process. The
+other modules' runs are unchanged by it.
+
 The result (killed, survived, timed out, per module) is printed and written to
 ``<workdir>/mutants.json``; a survivor is either a gap in the tests (add a test
 that fails on it, in the test file of the behaviour it protects: one of the
@@ -61,10 +70,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 #: The pure-Python modules and the test files of their behaviour, which hold the
-#: tests that kill their mutants (everything but the R tests, marked ``r``; torch
-#: only for calibr/torchmetrics.py, whose parity tests compare with torchmetrics
-#: itself). A test written to kill a survivor goes into one of these files, next to
-#: the behaviour it protects (tests/test_repository.py refuses a file named after a
+#: tests that kill their mutants (everything but the R tests, marked ``r``, which
+#: ``--with-r`` keeps for the modules of ``R_REFERENCE``; torch only for
+#: calibr/torchmetrics.py, whose parity tests compare with torchmetrics itself). A
+#: test written to kill a survivor goes into one of these files, next to the
+#: behaviour it protects (tests/test_repository.py refuses a file named after a
 #: mutation run); a module whose behaviour is tested in another file gets that file
 #: here too.
 TARGETS: dict[str, list[str]] = {
@@ -103,7 +113,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/_metrics/smooth.py": ["tests/test_smece.py"],
     "calibr/_inference/bootstrap.py": ["tests/test_bootstrap.py", "tests/test_top_label.py",
                                        "tests/test_poisson.py"],
-    "calibr/_engines/_poisson.py": ["tests/test_poisson.py"],
+    "calibr/_engines/_poisson.py": ["tests/test_poisson.py", "tests/test_engines_spark.py"],
     "calibr/cli/_compare.py": ["tests/test_regression_gate.py"],
     "calibr/pytest_plugin.py": ["tests/test_regression_gate.py"],
     "calibr/sklearn.py": ["tests/test_sklearn.py"],
@@ -133,7 +143,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/_inference/multitest.py": ["tests/test_p_adjust.py"],
     "calibr/_input/frames.py": ["tests/test_engines.py", "tests/test_validation.py"],
     "calibr/_engines/_lazy.py": ["tests/test_engines.py", "tests/test_top_label.py"],
-    "calibr/_engines/_pushdown.py": ["tests/test_engines.py"],
+    "calibr/_engines/_pushdown.py": ["tests/test_engines.py", "tests/test_engines_spark.py"],
     "calibr/_engines/polars.py": ["tests/test_engines.py"],
     "calibr/_engines/duckdb.py": ["tests/test_engines.py"],
     "calibr/_engines/spark.py": ["tests/test_engines_spark.py"],
@@ -168,8 +178,13 @@ NOT_TARGETS: dict[str, str] = {
 #: Set to 1 for every run (as .ci/run sets them): a skip becomes a failure.
 REQUIRE_VARIABLES = ("CALIBR_REQUIRE_R", "CALIBR_REQUIRE_TORCH")
 
-PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "--no-header", "-m", "not r", "-W",
-               "ignore"]
+PYTEST_ARGS = ["-x", "-q", "-p", "no:cacheprovider", "--no-header", "-W", "ignore"]
+
+#: Deselects the R tests (the default run, which needs no R).
+NOT_R = ["-m", "not r"]
+
+#: The modules whose reference is R: ``--with-r`` keeps their R tests (marked ``r``).
+R_REFERENCE = ("calibr/_metrics/lowess.py", "calibr/_metrics/valprob.py")
 
 _COMPARE_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
                  ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
@@ -364,8 +379,9 @@ def _copy_repo(workdir: Path, commit: str) -> None:
     subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive, check=True)
 
 
-def _run_tests(tests: list[str], timeout: float) -> tuple[str, float]:
-    """Run ``tests`` in a forked child; "killed", "survived" or "timeout"."""
+def _run_tests(tests: list[str], timeout: float, with_r: bool = False) -> tuple[str, float]:
+    """Run ``tests`` in a forked child (with the R tests if ``with_r``); "killed",
+    "survived" or "timeout"."""
     start = time.perf_counter()
     pid = os.fork()
     if pid == 0:  # the child: fresh calibr and test modules, then pytest
@@ -381,7 +397,7 @@ def _run_tests(tests: list[str], timeout: float) -> tuple[str, float]:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
-            code = pytest.main([*tests, *PYTEST_ARGS])
+            code = pytest.main([*tests, *PYTEST_ARGS, *([] if with_r else NOT_R)])
             os._exit(int(code))
         except BaseException:  # noqa: BLE001
             os._exit(99)
@@ -428,6 +444,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=_line_set, default=None,
                         help="only the mutants on these lines, e.g. 375,456-481,900- "
                              "(before --sample)")
+    parser.add_argument("--with-r", action="store_true",
+                        help="keep the R tests (marked r) for the modules whose reference "
+                             f"is R: {', '.join(R_REFERENCE)}")
     args = parser.parse_args(argv)
 
     modules = args.modules or list(TARGETS)
@@ -477,16 +496,21 @@ def main(argv: list[str] | None = None) -> int:
     unchecked: list[str] = []
     for module in modules:
         tests = TARGETS[module]
-        status, base = _run_tests(tests, timeout=1800)  # also fills the numba cache
+        with_r = args.with_r and module in R_REFERENCE
+        # also fills the numba cache
+        status, base = _run_tests(tests, timeout=1800, with_r=with_r)
         if status != "survived":
+            marks = "" if with_r else " -m 'not r'"
             print(f"{module}: NOT CHECKED: the unmutated tests do not pass ({status}); a "
                   "missing test dependency fails them too. Run "
                   f"CALIBR_REQUIRE_R=1 CALIBR_REQUIRE_TORCH=1 python -m pytest {' '.join(tests)}"
-                  " -m 'not r' to see why.", flush=True)
+                  f"{marks} to see why.", flush=True)
             unchecked.append(module)
             continue
-        _, base = _run_tests(tests, timeout=1800)  # warm: the time a mutant should take
-        print(f"{module}: tests pass unmutated in {base:.1f} s", flush=True)
+        # warm: the time a mutant should take
+        _, base = _run_tests(tests, timeout=1800, with_r=with_r)
+        print(f"{module}: tests pass unmutated in {base:.1f} s"
+              f"{' (R tests included)' if with_r else ''}", flush=True)
         path = workdir / module
         original = path.read_text()
         try:
@@ -503,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_text(source)
                 mutant.commit = commit
                 mutant.status, mutant.seconds = _run_tests(
-                    tests, timeout=args.timeout_factor * base + 10)
+                    tests, timeout=args.timeout_factor * base + 10, with_r=with_r)
                 results.append(mutant)
                 if mutant.status != "killed":
                     print(f"{module}:{mutant.line}: {mutant.description}: {mutant.status}",

@@ -928,3 +928,56 @@ def test_pushed_down_scores_group_as_pandas(engine, by):
     pd.testing.assert_frame_equal(got[keys], want[keys], check_dtype=False)
     pd.testing.assert_frame_equal(got.drop(columns=keys), want.drop(columns=keys),
                                   rtol=ENGINE_RTOL, atol=0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("lone", [5, 6])
+def test_the_warning_names_five_undefined_groups_and_counts_the_rest(engine, lone):
+    """The AUROC of ``lone`` groups of one class: the pandas path's warning, which
+    names five groups and counts the others ("and 1 more" only past five)."""
+    rng = np.random.default_rng(1)
+    names = list("abcdefg")[:lone + 1]
+    g = np.repeat(names, 20)
+    p = rng.random(g.size)
+    y = np.where(g == names[-1], (rng.random(g.size) < p).astype(np.int64), 1)
+    df = pd.DataFrame({"g": g, "p": p, "y": y})
+    shown = "; ".join(f"g='{k}'" for k in names[:5])
+    message = (f"summarise: the metric 'auroc' is undefined on {lone} groups (e.g. one class "
+               f"only), which get NaN: {shown}{' and 1 more' if lone > 5 else ''}.")
+    for src, by in ((df.groupby("g"), None), (_source(df, engine), "g")):
+        with pytest.warns(RuntimeWarning) as got:
+            calibr.summarise(src, "p", "y", metrics=["auroc"], **({"by": by} if by else {}))
+        assert [str(w.message) for w in got] == [message]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_hosmer_lemeshow_of_one_distinct_p_on_the_engine(engine, monkeypatch):
+    """Every p equal: one quantile group (no break between two), refused as the pandas
+    path refuses it, from the engine's sums."""
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"p": np.full(300, 0.3), "y": (rng.random(300) < 0.4).astype(np.int64)})
+    _no_rows_collected(monkeypatch)
+    message = ('^`method = "hosmer_lemeshow"` needs at least 3 groups of distinct risk; the '
+               "10 quantile groups of `p` merge into 1 \\(1 distinct value of `p` among 300 "
+               "observations\\).$")
+    with pytest.raises(calibr.InputError, match=message):
+        calibr.calibration_test(df["p"], df["y"], "hosmer_lemeshow")
+    with pytest.raises(calibr.InputError, match=message):
+        calibr.calibration_test(_source(df, engine), "y", "hosmer_lemeshow")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_pushed_down_scores_of_groups_met_in_reverse_order(engine):
+    """Groups whose rows come in blocks in the reverse of pandas' (sorted) order, each
+    its own Brier score: each group's row of the engine's result gets that group's
+    number (the mean of (p - y)^2 of its rows, by numpy)."""
+    rng = np.random.default_rng(12)
+    g = np.repeat(["z", "y", "x", "w"], 150)
+    p = rng.random(600)
+    y = (rng.random(600) < p ** np.repeat([3.0, 1.0, 0.5, 2.0], 150)).astype(np.int64)
+    df = pd.DataFrame({"g": g, "p": p, "y": y})
+    got = calibr.summarise(_source(df, engine), "p", "y", metrics=["brier"],
+                           by="g").to_pandas()
+    assert list(got["g"]) == ["w", "x", "y", "z"]
+    want = [np.mean((p[g == k] - y[g == k]) ** 2) for k in ["w", "x", "y", "z"]]
+    np.testing.assert_allclose(got["brier"], want, rtol=ENGINE_RTOL, atol=0)

@@ -349,6 +349,32 @@ def test_weighted_quantiles_of_real_weights_run_from_the_minimum_to_the_maximum(
         assert (np.diff(got) >= 0).all()
 
 
+def test_weights_that_sum_to_one_put_the_maximum_at_the_last_quantile_only():
+    """Weights normalised to a total of exactly 1: as for any total of at most 1, the
+    quantiles are the minimum up to the last, the maximum (by hand: the position
+    (total - 1) q is 0 for every q), so the segment column is one bin, closed on both
+    sides. Every quantile was the maximum, and multicalibration() an IndexError."""
+    x = np.array([3.0, 1.0, 4.0, 2.0])
+    np.testing.assert_array_equal(_weighted_quantiles(x, np.full(4, 0.25), np.linspace(0, 1, 4)),
+                                  [1.0, 1.0, 1.0, 4.0])
+    df = pd.DataFrame({"p": np.linspace(0.1, 0.8, 8), "y": [0, 1, 1, 0, 1, 0, 0, 1],
+                       "age": [5.0, 1, 7, 3, 8, 2, 6, 4], "w": 0.125})
+    res = calibr.multicalibration(df, "p", "y", ["age"], weights="w", min_samples=1)
+    assert list(res.segments.sort_values("segment")["definition"]) == [
+        "all rows", "age in [1.0, 8.0]"]
+    assert list(res.segments["n"]) == [8, 8]
+
+
+def test_results_compare_by_identity():
+    """A result holds a DataFrame, whose == is elementwise: results compare (and hash)
+    as objects, so == neither raises nor compares the frames."""
+    df = pd.DataFrame({"p": np.linspace(0.1, 0.8, 8), "y": [0, 1, 1, 0, 1, 0, 0, 1],
+                       "g": ["a", "b"] * 4})
+    res = calibr.multicalibration(df, "p", "y", ["g"], min_samples=1)
+    again = calibr.multicalibration(df, "p", "y", ["g"], min_samples=1)
+    assert res == res and res != again and len({res, again}) == 2
+
+
 def test_weights_decide_which_values_are_pooled():
     # a: 4 rows, b: 3 rows, c: 1 row of weight 5: by weight c is the most frequent
     df = pd.DataFrame({"p": np.linspace(0.1, 0.8, 8), "y": [0, 1] * 4,
@@ -461,6 +487,14 @@ def test_y_all_one_value(label):
     total = sum(sign * (label - q) for q in (0.2, 0.4, 0.4))
     _close(res.global_ecce, abs(total) / 3)
     assert res.mce_relative == math.inf and res.mde_relative == math.inf
+
+
+@pytest.mark.parametrize("label", [0, 1])
+def test_y_all_one_value_predicted_exactly(label):
+    # p = y everywhere: mce = 0 and mde = 0 (sigma 0) over a base rate of 0: 0 / 0
+    res = _one([(float(label), label, "a"), (float(label), label, "b")])
+    assert res.mce == 0.0 and res.mde == 0.0
+    assert math.isnan(res.mce_relative) and math.isnan(res.mde_relative)
 
 
 def test_p_of_zero_or_one():

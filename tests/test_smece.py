@@ -126,6 +126,16 @@ def test_fixed_bandwidth_matches_the_oracle(case, sigma):
     assert calibr.smece(p, y, bandwidth=sigma) == pytest.approx(expected, abs=ORACLE_TOL)
 
 
+@pytest.mark.parametrize("sigma", [1.2, 4.0])
+@pytest.mark.parametrize("case", ORACLE_CASES, ids=[c[0] for c in ORACLE_CASES])
+def test_large_bandwidth_matches_the_oracle(case, sigma):
+    """Above 1 the kernel is the wrapped Gaussian's Fourier series (the images of
+    the oracle's direct sum, summed another way)."""
+    _, p, y = case
+    expected = smece_oracle(p, y, sigma, per_sigma=1000)
+    assert calibr.smece(p, y, bandwidth=sigma) == pytest.approx(expected, abs=ORACLE_TOL)
+
+
 def test_small_bandwidth_matches_the_oracle():
     p, y = _sample(12, 12)
     for sigma in (0.003, 0.001):
@@ -521,6 +531,15 @@ def test_input_forms_agree():
     perm = np.random.default_rng(0).permutation(500)
     assert calibr.smece(p[perm], y[perm], bandwidth=0.05) == pytest.approx(
         calibr.smece(p, y, bandwidth=0.05), rel=ORDER_RTOL)
+
+
+def test_a_missing_value_is_refused_unless_na_rm():
+    """``na_rm=False`` is the default of both functions: a missing ``p`` raises."""
+    message = ("^`p` must not contain missing values; 1 value is missing, the first at "
+               "position 1. Pass na_rm=True")
+    for fn in (calibr.smece, calibr.smece_curve):
+        with pytest.raises(InputError, match=message):
+            fn([0.2, np.nan, 0.7], [0, 1, 1])
 
 
 BAD_BANDWIDTH = '`bandwidth` must be "auto" or a finite number of at least 0.001; got '

@@ -242,9 +242,10 @@ def _weighted_quantiles(x: np.ndarray, w: np.ndarray, qs: np.ndarray) -> np.ndar
     virtual = (total - 1) * qs
     previous = np.floor(virtual)
     upper = previous + 1
-    # numpy's rule for the maximum; a total weight below 1 has no sample to repeat,
-    # and gets its ends only at q = 0 and q = 1
-    above = virtual >= total - 1 if total >= 1 else qs >= 1
+    # numpy's rule for the maximum; a total weight of at most 1 has no sample to
+    # repeat, and gets its ends only at q = 0 and q = 1 (at exactly 1, numpy's rule
+    # would read every q as the maximum: virtual is 0 = total - 1 for every q)
+    above = virtual >= total - 1 if total > 1 else qs >= 1
 
     def order_statistic(j: np.ndarray) -> np.ndarray:  # the value at 0-based position j
         return xs[np.minimum(np.searchsorted(cum, j, side="right"), xs.shape[0] - 1)]
