@@ -543,6 +543,20 @@ def test_bca_with_every_replicate_on_one_side_is_nan():
 # ------------------------------------------------------------------ paired
 
 
+def test_paired_missing_values_are_an_error_unless_na_rm():
+    """paired_bootstrap's na_rm defaults to False, as every function's: a missing
+    prediction is an error naming the model's argument; with na_rm=True the rows
+    complete in both models are used."""
+    p_a, p_b, y = [0.1, np.nan, 0.5, 0.8], [0.2, 0.3, 0.4, 0.9], [0, 1, 1, 1]
+    with pytest.raises(InputError, match=re.escape(
+            "`p_a` must not contain missing values; 1 value is missing, the first at "
+            "position 1. Pass na_rm=True to drop incomplete observations.")):
+        calibr.paired_bootstrap(p_a, p_b, y, "brier", n_resamples=5, rng=0)
+    res = calibr.paired_bootstrap(p_a, p_b, y, "brier", n_resamples=5, rng=0, na_rm=True)
+    assert res.estimate_a == pytest.approx((0.1**2 + 0.5**2 + 0.2**2) / 3, rel=1e-15)
+    assert res.estimate_b == pytest.approx((0.2**2 + 0.6**2 + 0.1**2) / 3, rel=1e-15)
+
+
 def test_paired_distribution_is_the_difference_on_the_same_rows():
     q = np.clip(P + 0.1, 0, 1)
     res = calibr.paired_bootstrap(P, q, Y, "skce", n_resamples=40, rng=6)
