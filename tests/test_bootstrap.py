@@ -503,6 +503,23 @@ def test_bca_with_replicates_equal_to_the_estimate_is_scipys():
     assert np.allclose(res.confidence_interval, want, rtol=1e-12, atol=0)
 
 
+def test_bca_of_two_rows_is_scipys():
+    """Two rows are enough for BCa's jackknife (the metric of each row alone) where
+    the metric takes one row: the interval is scipy's from the same replicates.
+    ECE of [0.2, 0.7] against [0, 1] (10 bins): 0.25, and 0.2 or 0.3 on one row."""
+    p, y = np.array([0.2, 0.7]), np.array([0, 1])
+
+    def gap(p, y):
+        return float(np.mean(np.abs(p - y)))
+
+    for metric, call in [("ece", calibr.ece), (gap, gap)]:
+        res = calibr.bootstrap(p, y, metric, n_resamples=200, rng=3, method="bca")
+        assert res.estimate == pytest.approx(0.25, rel=1e-15)
+        want = _scipy_interval(res, p, y, call)
+        assert np.isfinite(want).all()
+        assert np.allclose(res.confidence_interval, want, rtol=1e-12, atol=0)
+
+
 def test_bca_with_every_replicate_on_one_side_is_nan():
     """Every replicate above (below) the estimate gives z0 = -inf (+inf): a NaN interval
     with its warning, not statistics' error for inv_cdf(0) or inv_cdf(1)."""
@@ -524,6 +541,20 @@ def test_bca_with_every_replicate_on_one_side_is_nan():
 
 
 # ------------------------------------------------------------------ paired
+
+
+def test_paired_missing_values_are_an_error_unless_na_rm():
+    """paired_bootstrap's na_rm defaults to False, as every function's: a missing
+    prediction is an error naming the model's argument; with na_rm=True the rows
+    complete in both models are used."""
+    p_a, p_b, y = [0.1, np.nan, 0.5, 0.8], [0.2, 0.3, 0.4, 0.9], [0, 1, 1, 1]
+    with pytest.raises(InputError, match=re.escape(
+            "`p_a` must not contain missing values; 1 value is missing, the first at "
+            "position 1. Pass na_rm=True to drop incomplete observations.")):
+        calibr.paired_bootstrap(p_a, p_b, y, "brier", n_resamples=5, rng=0)
+    res = calibr.paired_bootstrap(p_a, p_b, y, "brier", n_resamples=5, rng=0, na_rm=True)
+    assert res.estimate_a == pytest.approx((0.1**2 + 0.5**2 + 0.2**2) / 3, rel=1e-15)
+    assert res.estimate_b == pytest.approx((0.2**2 + 0.6**2 + 0.1**2) / 3, rel=1e-15)
 
 
 def test_paired_distribution_is_the_difference_on_the_same_rows():

@@ -511,6 +511,24 @@ def test_what_the_engine_does_not_compute_is_collected(engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_collected_columns_replace_arguments_given_by_keyword(engine):
+    """The collected p, y and weights take the place of the arguments as they were
+    given, by position or by keyword (calibr/_input/params.py, _collect_lazy):
+    ``y="y"`` after a positional ``p`` is a keyword, not the second position.
+    decompose() is collected (the engines do not compute it); its score, the Brier
+    score, is scikit-learn's ``brier_score_loss`` with ``sample_weight``."""
+    from sklearn.metrics import brier_score_loss
+
+    df = _frame(200)
+    lazy_w = _cols(_source(df, engine), "p", "y", "w")
+    want = brier_score_loss(df["y"], df["p"], sample_weight=df["w"])
+    for got in (calibr.decompose(lazy_w, y="y", weights="w"),
+                calibr.decompose(p=lazy_w, y="y", weights="w"),
+                calibr.decompose(lazy_w, "y", weights="w")):
+        assert got.score == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_above_the_collect_limit_calibr_refuses(engine, monkeypatch):
     df = _frame(300)
     src = _source(df, engine)

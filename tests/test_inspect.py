@@ -173,3 +173,13 @@ def test_refusals():
     assert err.value.param == "to_float"
     with pytest.raises(InputError, match=r"1 of 2 scores lack \(samples 1\)"):
         calibration()(_scores([CORRECT, INCORRECT], [0.85, None]))
+
+
+def test_the_missing_samples_shown_are_the_first_five():
+    """Up to five samples without the confidence are named; from six on, the first
+    five and "..."."""
+    for lacking, shown in [(5, "0, 1, 2, 3, 4"), (6, "0, 1, 2, 3, 4, ...")]:
+        confs = [None] * lacking + [0.5, 0.5]
+        with pytest.raises(InputError, match=rf"{lacking} of {lacking + 2} scores lack "
+                                             rf"\(samples {re.escape(shown)}\)\."):
+            calibration()(_scores([CORRECT] * (lacking + 2), confs))

@@ -190,7 +190,12 @@ def test_the_artifacts_are_the_verbs_results(tmp_path):
     pd.testing.assert_frame_equal(pd.read_csv(local / "calibration_table.csv"),
                                   table.reset_index(drop=True), check_dtype=False,
                                   rtol=1e-15, atol=0)
-    assert (local / "reliability_diagram.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    png = (local / "reliability_diagram.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    # 100 dots per inch (docs/tools.md): the IHDR chunk's width and height, big-endian
+    size = calibr.reliability_diagram(table).get_size_inches() * 100
+    assert (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) == tuple(
+        round(v) for v in size)
     page = calibr.html_report(df, "p", "y", metrics={"ece": calibr.metric("ece", bins=10),
                                                      "mce": calibr.metric("mce", bins=10)},
                               bins=10, by="model")

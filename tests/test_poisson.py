@@ -135,6 +135,20 @@ def test_a_replicate_without_rows_is_undefined():
     assert np.isnan(res.confidence_interval.low)
 
 
+def test_a_replicate_of_one_row_is_the_metric_of_that_row_drawn_once_or_more():
+    """One row drawn k times (the reference's counts): NaN for k = 0, else the
+    metric of that row, |0.3 - 1| = 0.7 for the ECE (the per-bin sums) and
+    (0.3 - 1)^2 = 0.49 for the Brier score (the rows repeated), k = 1 included."""
+    counts = np.array([count_oracle(1, r, 0) for r in range(1, 31)])
+    assert {0, 1} <= set(counts.tolist())  # both cases are reached
+    for metric, value in [("ece", 0.7), ("brier", 0.49)]:
+        with pytest.warns(RuntimeWarning, match="NaN or infinite"):
+            res = calibr.bootstrap([0.3], [1], metric, n_resamples=30, rng=1,
+                                   scheme="poisson")
+        want = np.where(counts == 0, np.nan, value)
+        np.testing.assert_allclose(res.bootstrap_distribution, want, rtol=1e-15)
+
+
 def test_the_default_scheme_is_multinomial():
     p, y = _data()
     a = calibr.bootstrap(p, y, n_resamples=30, rng=4)
@@ -176,6 +190,34 @@ def test_a_generator_or_none_gives_a_seed():
     np.testing.assert_array_equal(again.bootstrap_distribution, res.bootstrap_distribution)
     fresh = calibr.bootstrap(p, y, n_resamples=10, scheme="poisson")
     assert 0 <= fresh.seed < 2**64
+
+
+def test_an_unsigned_row_key_up_to_the_largest_signed_one_is_taken():
+    """An unsigned key is taken up to 2**63 - 1, the largest int64 (one more is
+    refused: test_bad_input); its replicates are those of the same signed keys."""
+    p, y = [0.1, 0.2, 0.3, 0.6, 0.8, 0.9], [0, 0, 1, 1, 1, 0]
+    keys = [0, 1, 2, 3, 4, 2**63 - 1]
+    got = calibr.bootstrap(p, y, "ece", n_resamples=10, rng=2, scheme="poisson",
+                           row_key=np.array(keys, dtype=np.uint64))
+    want = calibr.bootstrap(p, y, "ece", n_resamples=10, rng=2, scheme="poisson",
+                            row_key=np.array(keys, dtype=np.int64))
+    np.testing.assert_array_equal(got.bootstrap_distribution, want.bootstrap_distribution)
+
+
+def test_the_seeds_run_from_0_to_2_to_the_64_minus_1():
+    """docs/bootstrap.md, "The seed": any integer 0 <= s < 2**64; both ends are seeds,
+    whose replicates are the metric on the reference's counts."""
+    p, y = _data(40)
+    for seed in (0, 2**64 - 1):
+        res = calibr.bootstrap(p, y, "brier", n_resamples=3, rng=seed, scheme="poisson")
+        assert res.seed == seed
+        idx = np.repeat(np.arange(p.size), [count_oracle(seed, 3, i) for i in range(p.size)])
+        assert res.bootstrap_distribution[2] == pytest.approx(
+            np.mean((p[idx] - y[idx]) ** 2), rel=1e-12)
+    with pytest.raises(InputError, match=re.escape(
+            '`rng` must be None, a nonnegative integer seed or a numpy.random.Generator; '
+            'got -1.')):
+        calibr.bootstrap(p, y, n_resamples=3, rng=-1, scheme="poisson")
 
 
 # --------------------------------------------------------------------------

@@ -563,3 +563,36 @@ def test_grouped_table_bounds_the_bins_of_the_classwise_form_only(monkeypatch):
     got = calibr.summarise(grouped, ["p_0", "p_1", "p_2"], "y", classes=range(3),
                            metrics={"e": calibr.metric("ece", bins=7, type="confidence")})["e"]
     assert got[0] == calibr.ece(pm[:6], df["y"][:6], bins=7, type="confidence", classes=range(3))
+
+
+def test_the_consistency_band_takes_1000_resamples_by_default():
+    """``n_resamples`` of the consistency band defaults to 1000 (the docstring of
+    calibration_table): the default's band is that of n_resamples=1000, the same
+    seed, and not that of 1001."""
+    rng = np.random.default_rng(5)
+    p = rng.random(3000)  # bins of ~1000 rows: frequencies of many values, so the
+    y = (rng.random(3000) < p).astype(int)  # band's quantiles move with one resample more
+    band = ["consistency_lower", "consistency_upper"]
+    default = calibration_table(p, y, bins=3, consistency=0.9, rng=7)[band]
+    pd.testing.assert_frame_equal(
+        default, calibration_table(p, y, bins=3, consistency=0.9, n_resamples=1000, rng=7)[band])
+    assert not default.equals(
+        calibration_table(p, y, bins=3, consistency=0.9, n_resamples=1001, rng=7)[band])
+
+
+def test_a_consistency_draw_above_the_row_sum_is_the_last_class():
+    """calibr/table.py, _resampled_frequencies: a matrix row draws label j where
+    cumsum(p)[j-1] <= u < cumsum(p)[j], and the last class where u lies above the
+    row's sum (rounding). A row of sum 0.5 makes that case half the draws; the
+    draws are the generator's, repeated here: the row (integers), then u (random)."""
+    from calibr.table import _resampled_frequencies
+
+    p = np.array([[0.25, 0.25]])
+    for seed in range(8):
+        gen = np.random.default_rng(seed)
+        gen.integers(0, 1, size=1)
+        u = gen.random(1)[0]
+        label = 0 if u < 0.25 else 1  # u >= 0.5: above the sum, the last class
+        freq = _resampled_frequencies(p, False, np.array([0.0, 1.0]), True, "classwise",
+                                      np.random.default_rng(seed))
+        assert freq.tolist() == [[float(label == 0)], [float(label == 1)]]

@@ -880,6 +880,60 @@ def test_the_bin_cell_bound_is_inclusive():
         check_bin_cells(MAX_BIN_CELLS // 4 + 1, 4, True)
 
 
+def test_a_zero_dimensional_array_is_not_read_as_breaks():
+    """Breaks are a 1-d sequence; a 0-d array (what a scalar tensor becomes) is a
+    number that is not a Python or numpy scalar, and is refused as one."""
+    for bins in (np.array(10), np.array(0.5)):
+        with pytest.raises(InputError, match=r"^`bins` must be a single positive integer; got "
+                                             r"an array of shape \(\)\.$"):
+            calibr.ece([0.1, 0.5, 0.9], [0, 1, 1], bins=bins)
+
+
+def test_explicit_breaks_give_at_most_a_million_bins():
+    """Breaks are bounded as a number of bins is (MAX_BINS = 1,000,000): 1,000,001
+    breaks are taken, one more is refused before any bin is made."""
+    p, y = [0.1, 0.4, 0.8], [0, 1, 1]
+    # 10**6 bins of width 1e-6: each row alone in its bin, so the ECE is sum |p - y| / n
+    assert calibr.ece(p, y, bins=np.linspace(0.0, 1.0, 10**6 + 1)) == pytest.approx(
+        (0.1 + 0.6 + 0.2) / 3, rel=1e-12)
+    with pytest.raises(InputError, match=(
+            r"^`bins` must be a single positive integer; got an array of shape \(1000002,\); "
+            r"as breaks \(R's cut\(x, breaks = \.\.\.\)\) it must hold at most 1,000,001 "
+            r"values \(at most 1,000,000 bins\); it has 1,000,002\.$")):
+        calibr.ece(p, y, bins=np.linspace(0.0, 1.0, 10**6 + 2))
+
+
+def test_every_n_resamples_is_at_most_ten_million():
+    """docs/bootstrap.md: ``n_resamples`` is at most 10,000,000 in every function that
+    takes it; one more is refused by its declared rule, before anything is resampled."""
+    ruled = {
+        (name, option): rule
+        for name in calibr.__all__
+        for option, rule in getattr(getattr(calibr, name), "__calibr_rules__", {}).items()
+        if option.endswith("n_resamples") or option == "consistency_resamples"
+    }
+    assert {name for name, _ in ruled} >= {"bootstrap", "paired_bootstrap", "calibration_test",
+                                           "summarise", "calibration_table", "html_report"}
+    for (_, option), rule in ruled.items():
+        assert rule(10**7, option) == 10**7
+        with pytest.raises(InputError, match=rf"^`{option}` must be an integer from 1 to "
+                                             r"10,000,000; got 10000001\.$"):
+            rule(10**7 + 1, option)
+
+
+def test_a_metric_value_may_be_infinite_unless_finite_is_asked():
+    """metric_value(finite=True) refuses infinities (the bootstrap's replicates, whose
+    quantiles they would make undefined); without it they are numbers."""
+    from calibr._input import metric_value
+
+    assert metric_value(np.float32(-np.inf)) == -math.inf
+    assert math.isnan(metric_value(np.array(np.nan), finite=True))
+    with pytest.raises(InputError, match=re.escape(
+            "`metric` must return a finite number or NaN here (quantiles of infinite values "
+            "are undefined); it returned inf.")):
+        metric_value(math.inf, finite=True)
+
+
 # ----------------------------------------------------------------- row sums
 
 
