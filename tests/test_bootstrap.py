@@ -1066,3 +1066,19 @@ def test_weighted_pair_sum_of_uint8_counts_is_that_of_float_weights_bit_for_bit(
     want = ws.weighted_pair_sum(e, counts.astype(np.float64), order, g)
     assert ws.weighted_pair_sum(e, counts, order.astype(np.int32), g) == want
     assert ws.weighted_pair_sum(e[:0], counts, order[:0].astype(np.int32), g[:0]) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("which", ["p_a", "p_b"])
+def test_paired_na_rm_leaves_a_non_numeric_model_to_the_input_layer(which):
+    """With na_rm, the rows missing in either model are dropped only when both are
+    arrays of numbers; when one is not (strings, or an array of 3 dimensions), the
+    input layer's message names that model, whichever it is."""
+    y = np.array([0, 1, 0, 1])
+    p = np.array([0.1, 0.7, np.nan, 0.8])
+    for bad, err, says in ((["a", "b", "c", "d"], calibr.InputTypeError,
+                            "must hold real numbers"),
+                           (np.ones((4, 1, 1)), calibr.InputError, "must be a vector or a")):
+        models = {"p_a": p, "p_b": p, which: bad}
+        with pytest.raises(err, match=f"^`{which}` {says}"):
+            calibr.paired_bootstrap(models["p_a"], models["p_b"], y, "ece", na_rm=True,
+                                    n_resamples=10, rng=0)
