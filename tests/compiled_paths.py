@@ -126,6 +126,29 @@ def summarise_grouped():
     return _frame(calibr.summarise(df.groupby("g"), "p", "y", metrics=["ece", "mce", "skce"]))
 
 
+@path
+def summarise_polars_lazy_cells():
+    """polars' cells summed by calibr's kernel over its streamed batches
+    (calibr/_engines/polars.py, ``_cells``: ``key_range`` and ``cell_rows``)."""
+    import polars as pl
+
+    p, y = _binary(n=300)
+    lf = pl.LazyFrame({"g": pl.Series(np.repeat([3, -1, 7], 100), dtype=pl.Int32), "p": p,
+                       "y": pl.Series(y, dtype=pl.Int8)})
+    out = calibr.summarise(lf, "p", "y", by="g", metrics=["ece", "mce"])
+    return _frame(out.to_pandas())
+
+
+@path
+def fail_polars_lazy_cells_bad_label():
+    """A bad row met by ``cell_rows``: the counting query's message."""
+    import polars as pl
+
+    lf = pl.LazyFrame({"g": pl.Series([1, 1, 2], dtype=pl.Int32), "p": [0.2, 0.5, 0.3],
+                       "y": pl.Series([0, 2, 1], dtype=pl.Int8)})
+    return calibr.summarise(lf, "p", "y", by="g", metrics=["ece"])
+
+
 # --------------------------------------------------------------------------
 # the isotonic fit: decompose() and binning="isotonic"
 
