@@ -405,6 +405,57 @@ def test_table_ece_is_calibr_ece_exactly(bins, form, seed):
     assert table_ece(table) == calibr.ece(p, y, bins=bins, **kw)  # bit for bit
 
 
+def test_table_ece_is_calibr_ece_exactly_without_the_first_and_last_bins():
+    """A table whose first bins and last bins are empty (predictions in [0.1, 0.7) of
+    ten bins) still has R's bins: its ECE sums over all ten, in calibr.ece()'s order,
+    not over the seven up to the last bin drawn (which differs in the last digit
+    here). Its first row is bin 2, so its bin width is read from that row's edges."""
+    import calibr
+    from calibr.plot import table_ece
+
+    rng = np.random.default_rng(2)
+    p, y = rng.uniform(0.1, 0.7, 30), rng.integers(0, 2, 30)
+    table = calibr.calibration_table(p, y, bins=10)
+    assert table["bin"].min() == 2 and table["bin"].max() == 7
+    assert table_ece(table) == calibr.ece(p, y, bins=10)  # bit for bit
+
+
+def other_bins_table(bins, edges, n, conf, obs):
+    """A calibration table of the given bins (not R's equal-width ones)."""
+    lower, upper = zip(*edges, strict=True)
+    return pd.DataFrame({"bin": bins, "lower": lower, "upper": upper, "n": n,
+                         "mean_confidence": conf, "observed_frequency": obs,
+                         "gap": np.subtract(obs, conf), "ci_lower": np.nan,
+                         "ci_upper": np.nan})
+
+
+def test_table_ece_of_other_bins_from_0_to_1_with_zero_width_bins():
+    """Bins other than R's (explicit breaks) are accepted from 0 to 1 inclusive, a
+    zero-width bin among them (even the first, whose width says nothing of the bin
+    count); the ECE is the count-weighted mean gap, by hand."""
+    from calibr.plot import table_ece
+
+    table = other_bins_table([1, 2, 3, 4], [(0, 0), (0, 0.25), (0.25, 0.25), (0.25, 1)],
+                             [1, 2, 1, 2], [0.0, 0.1, 0.25, 0.7], [0.0, 0.0, 1.0, 0.5])
+    want = (1 * 0 + 2 * 0.1 + 1 * 0.75 + 2 * 0.2) / 6
+    assert table_ece(table) == pytest.approx(want, abs=1e-15)
+
+
+def test_table_ece_refuses_a_bin_number_below_1_or_repeated():
+    """Other bins must be numbered 1, 2, ... increasing: a bin 0 (which would index
+    the last column) or a bin number twice (one row would overwrite the other) is
+    refused, however the rest of the table looks."""
+    from calibr import InputError
+    from calibr.plot import table_ece
+
+    edges = [(0, 0.3), (0.3, 0.6), (0.6, 1)]
+    args = ([2, 1, 1], [0.2, 0.5, 0.8], [0.0, 1.0, 1.0])
+    table_ece(other_bins_table([1, 2, 3], edges, *args))  # fine
+    for bins in ([0, 1, 2], [1, 1, 2], [1, 2, 2]):
+        with pytest.raises(InputError, match=r"^`show_ece` needs the bins of "):
+            table_ece(other_bins_table(bins, edges, *args))
+
+
 def test_table_ece_of_the_bundled_digits_per_model(digits):
     import calibr
     from calibr.plot import table_ece
