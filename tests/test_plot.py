@@ -488,6 +488,20 @@ def test_show_ece_puts_the_ece_in_each_panel_title(digits):
     assert reliability_diagram(BINARY).axes[0].get_title() == ""  # only when asked
 
 
+def test_show_ece_of_two_classes_says_it_is_their_mean():
+    """Two classes drawn as curves are already a mean over classes (the classwise ECE):
+    the title says so from two curves on, and not for one."""
+    from calibr.plot import table_ece
+
+    two = classwise(2)
+    fig = reliability_diagram(two, by=[], show_ece=True)
+    assert panels(fig)[0].get_title() == (f"ECE = {table_ece(two, by='class'):.4g} "
+                                          "(mean over 2 classes)")
+    one = classwise(1)
+    fig = reliability_diagram(one, by=[], show_ece=True)
+    assert panels(fig)[0].get_title() == f"ECE = {table_ece(one, by='class'):.4g}"
+
+
 def test_show_ece_needs_one_group_per_panel():
     table = grouped_table(
         {"model": ["lr", "lr", "rf", "rf"], "class": [1, 2, 1, 2]},
@@ -618,6 +632,27 @@ def test_reliability_diagram_styles_of_few_and_many_curves():
         assert len(bars) == k
         assert {float(c.get_linewidth()[0]) for c in bars} == {ci_width}
         assert {c.get_alpha() for c in bars} == {ci_alpha}
+
+
+def test_smoothed_curve_style_and_the_shared_x_axis():
+    """The smoothed curve (relplot's main line) is drawn dark grey (0.15) at width 1.8,
+    heavier than a binned curve (1.5); with the histogram, the reliability panel's x
+    tick labels are hidden (the count axes below share its x axis and label it), and
+    without it they are shown."""
+    import calibr
+
+    rng = np.random.default_rng(4)
+    p = rng.random(200)
+    y = (rng.random(200) < p).astype(int)
+    fig = reliability_diagram(calibr.calibration_table(p, y), smooth=calibr.smece_curve(p, y))
+    ax = panels(fig)[0]
+    (smoothed,) = [ln for ln in ax.get_lines() if ln.get_label().startswith("smoothed")]
+    assert smoothed.get_linewidth() == 1.8 and smoothed.get_color() == "0.15"
+    assert ax.xaxis.get_tick_params()["labelbottom"] is False
+    assert count_axes(fig)[0].get_xlabel() == "Mean confidence" and ax.get_xlabel() == ""
+    ax = panels(reliability_diagram(BINARY, histogram=False))[0]
+    assert ax.xaxis.get_tick_params().get("labelbottom", True) is True
+    assert ax.get_xlabel() == "Mean confidence"
 
 
 # --- the layout: a grid for the panels it has, titles that fit, counts on a log scale --
