@@ -739,6 +739,9 @@ def test_counts_are_on_a_log_scale_down_to_a_single_prediction():
     weighted = BINARY.assign(n=[0.3, 2.0, 5.0, 7.5, 12.0])  # total weights below one
     (cax,) = count_axes(reliability_diagram(weighted))
     assert cax.get_ylim() == pytest.approx((0.15, 24.0))
+    ones = BINARY.assign(n=1)  # one prediction a bin: from half of one to twice one
+    (cax,) = count_axes(reliability_diagram(ones))
+    assert cax.get_ylim() == pytest.approx((0.5, 2.0))
     (cax,) = count_axes(reliability_diagram(BINARY, count_scale="linear"))
     assert cax.get_yscale() == "linear" and cax.get_ylabel() == "Count"
     assert cax.get_ylim()[0] == 0
