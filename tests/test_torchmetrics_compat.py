@@ -477,6 +477,24 @@ def test_binary_every_boundary_zero_and_one(torchmetrics_mod, dtype, n_bins):
             )
 
 
+@pytest.mark.torch
+def test_the_largest_n_bins_is_accepted_and_matches_torchmetrics(torchmetrics_mod):
+    """``n_bins`` may be calibr's bound itself (MAX_BINS, docs/definitions.md), in the
+    functions and the modules; the value is torchmetrics's."""
+    from calibr._input import MAX_BINS
+    from calibr.torchmetrics import BinaryCalibrationError
+
+    fn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    rng = np.random.default_rng(5)
+    p, y = rng.random(40), rng.integers(0, 2, 40)
+    for norm in NORMS:
+        _same(binary_calibration_error(p, y, MAX_BINS, norm),
+              fn(_tensor(p), _tensor(y), MAX_BINS, norm), np.float64, f"norm={norm}")
+    metric = BinaryCalibrationError(n_bins=MAX_BINS)
+    metric.update(p, y)
+    assert metric.compute() == binary_calibration_error(p, y, MAX_BINS)
+
+
 def test_hand_worked_bins_without_torch():
     # n_bins=2, float64: boundaries 0, 0.5, 1; bins [0, .5), [.5, 1) and {1.0}.
     p = np.array([0.0, 0.5, 1.0, 1.0])
