@@ -495,6 +495,19 @@ def test_the_largest_n_bins_is_accepted_and_matches_torchmetrics(torchmetrics_mo
     assert metric.compute() == binary_calibration_error(p, y, MAX_BINS)
 
 
+@pytest.mark.torch
+def test_python_scalars_are_read_as_torch_tensor_reads_them(torchmetrics_mod):
+    """A Python float ``preds`` and int or bool ``target`` (a single sample) are read as
+    ``torch.tensor(x)`` reads them: float32, int64, bool; the value is torchmetrics's."""
+    import torch
+
+    fn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    for p, y in ((0.7, 1), (0.3, 0), (0.6, True)):
+        for norm in NORMS:
+            _same(binary_calibration_error(p, y, 4, norm),
+                  fn(torch.tensor(p), torch.tensor(y), 4, norm), np.float32, f"{p} {y}")
+
+
 def test_hand_worked_bins_without_torch():
     # n_bins=2, float64: boundaries 0, 0.5, 1; bins [0, .5), [.5, 1) and {1.0}.
     p = np.array([0.0, 0.5, 1.0, 1.0])
