@@ -508,6 +508,30 @@ def test_python_scalars_are_read_as_torch_tensor_reads_them(torchmetrics_mod):
                   fn(torch.tensor(p), torch.tensor(y), 4, norm), np.float32, f"{p} {y}")
 
 
+class _DLPackOnly:
+    """An array known only through the DLPack protocol (no ``__array__``, no
+    ``__array_namespace__``), as some GPU or accelerator libraries expose theirs."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_an_array_known_only_through_dlpack_is_read():
+    """The input layer's rule reads any DLPack array (docs/definitions.md, "Arrays of
+    other libraries"), not only those that also speak the array API."""
+    p = np.array([0.2, 0.7, 0.9, 0.4], dtype=np.float32)
+    y = np.array([0, 1, 1, 1])
+    for norm in NORMS:
+        assert (binary_calibration_error(_DLPackOnly(p), _DLPackOnly(y), 3, norm)
+                == binary_calibration_error(p, y, 3, norm))
+
+
 def test_hand_worked_bins_without_torch():
     # n_bins=2, float64: boundaries 0, 0.5, 1; bins [0, .5), [.5, 1) and {1.0}.
     p = np.array([0.0, 0.5, 1.0, 1.0])
