@@ -532,6 +532,18 @@ def test_an_array_known_only_through_dlpack_is_read():
                 == binary_calibration_error(p, y, 3, norm))
 
 
+def test_uint64_target_up_to_the_int64_maximum_is_read():
+    """A uint64 target is refused only above 2**63 - 1 (where a cast to int64 would
+    wrap): 2**63 - 1 itself is a label, here the one ignored."""
+    top = 2**63 - 1
+    p = np.array([0.2, 0.7, 0.9, 0.4])
+    y = np.array([0, 1, 1, top], dtype=np.uint64)
+    assert (binary_calibration_error(p, y, 3, ignore_index=top)
+            == binary_calibration_error(p[:3], y[:3].astype(np.int64), 3))
+    with pytest.raises(InputError, match=r"^`target` must hold integers within the int64 "):
+        binary_calibration_error(p, y + np.uint64(1), 3, ignore_index=top)
+
+
 def test_hand_worked_bins_without_torch():
     # n_bins=2, float64: boundaries 0, 0.5, 1; bins [0, .5), [.5, 1) and {1.0}.
     p = np.array([0.0, 0.5, 1.0, 1.0])
