@@ -405,6 +405,57 @@ def test_table_ece_is_calibr_ece_exactly(bins, form, seed):
     assert table_ece(table) == calibr.ece(p, y, bins=bins, **kw)  # bit for bit
 
 
+def test_table_ece_is_calibr_ece_exactly_without_the_first_and_last_bins():
+    """A table whose first bins and last bins are empty (predictions in [0.1, 0.7) of
+    ten bins) still has R's bins: its ECE sums over all ten, in calibr.ece()'s order,
+    not over the seven up to the last bin drawn (which differs in the last digit
+    here). Its first row is bin 2, so its bin width is read from that row's edges."""
+    import calibr
+    from calibr.plot import table_ece
+
+    rng = np.random.default_rng(2)
+    p, y = rng.uniform(0.1, 0.7, 30), rng.integers(0, 2, 30)
+    table = calibr.calibration_table(p, y, bins=10)
+    assert table["bin"].min() == 2 and table["bin"].max() == 7
+    assert table_ece(table) == calibr.ece(p, y, bins=10)  # bit for bit
+
+
+def other_bins_table(bins, edges, n, conf, obs):
+    """A calibration table of the given bins (not R's equal-width ones)."""
+    lower, upper = zip(*edges, strict=True)
+    return pd.DataFrame({"bin": bins, "lower": lower, "upper": upper, "n": n,
+                         "mean_confidence": conf, "observed_frequency": obs,
+                         "gap": np.subtract(obs, conf), "ci_lower": np.nan,
+                         "ci_upper": np.nan})
+
+
+def test_table_ece_of_other_bins_from_0_to_1_with_zero_width_bins():
+    """Bins other than R's (explicit breaks) are accepted from 0 to 1 inclusive, a
+    zero-width bin among them (even the first, whose width says nothing of the bin
+    count); the ECE is the count-weighted mean gap, by hand."""
+    from calibr.plot import table_ece
+
+    table = other_bins_table([1, 2, 3, 4], [(0, 0), (0, 0.25), (0.25, 0.25), (0.25, 1)],
+                             [1, 2, 1, 2], [0.0, 0.1, 0.25, 0.7], [0.0, 0.0, 1.0, 0.5])
+    want = (1 * 0 + 2 * 0.1 + 1 * 0.75 + 2 * 0.2) / 6
+    assert table_ece(table) == pytest.approx(want, abs=1e-15)
+
+
+def test_table_ece_refuses_a_bin_number_below_1_or_repeated():
+    """Other bins must be numbered 1, 2, ... increasing: a bin 0 (which would index
+    the last column) or a bin number twice (one row would overwrite the other) is
+    refused, however the rest of the table looks."""
+    from calibr import InputError
+    from calibr.plot import table_ece
+
+    edges = [(0, 0.3), (0.3, 0.6), (0.6, 1)]
+    args = ([2, 1, 1], [0.2, 0.5, 0.8], [0.0, 1.0, 1.0])
+    table_ece(other_bins_table([1, 2, 3], edges, *args))  # fine
+    for bins in ([0, 1, 2], [1, 1, 2], [1, 2, 2]):
+        with pytest.raises(InputError, match=r"^`show_ece` needs the bins of "):
+            table_ece(other_bins_table(bins, edges, *args))
+
+
 def test_table_ece_of_the_bundled_digits_per_model(digits):
     import calibr
     from calibr.plot import table_ece
@@ -435,6 +486,20 @@ def test_show_ece_puts_the_ece_in_each_panel_title(digits):
 
     assert panels(fig)[0].get_title() == f"ECE = {table_ece(BINARY):.4g}"
     assert reliability_diagram(BINARY).axes[0].get_title() == ""  # only when asked
+
+
+def test_show_ece_of_two_classes_says_it_is_their_mean():
+    """Two classes drawn as curves are already a mean over classes (the classwise ECE):
+    the title says so from two curves on, and not for one."""
+    from calibr.plot import table_ece
+
+    two = classwise(2)
+    fig = reliability_diagram(two, by=[], show_ece=True)
+    assert panels(fig)[0].get_title() == (f"ECE = {table_ece(two, by='class'):.4g} "
+                                          "(mean over 2 classes)")
+    one = classwise(1)
+    fig = reliability_diagram(one, by=[], show_ece=True)
+    assert panels(fig)[0].get_title() == f"ECE = {table_ece(one, by='class'):.4g}"
 
 
 def test_show_ece_needs_one_group_per_panel():
@@ -569,6 +634,27 @@ def test_reliability_diagram_styles_of_few_and_many_curves():
         assert {c.get_alpha() for c in bars} == {ci_alpha}
 
 
+def test_smoothed_curve_style_and_the_shared_x_axis():
+    """The smoothed curve (relplot's main line) is drawn dark grey (0.15) at width 1.8,
+    heavier than a binned curve (1.5); with the histogram, the reliability panel's x
+    tick labels are hidden (the count axes below share its x axis and label it), and
+    without it they are shown."""
+    import calibr
+
+    rng = np.random.default_rng(4)
+    p = rng.random(200)
+    y = (rng.random(200) < p).astype(int)
+    fig = reliability_diagram(calibr.calibration_table(p, y), smooth=calibr.smece_curve(p, y))
+    ax = panels(fig)[0]
+    (smoothed,) = [ln for ln in ax.get_lines() if ln.get_label().startswith("smoothed")]
+    assert smoothed.get_linewidth() == 1.8 and smoothed.get_color() == "0.15"
+    assert ax.xaxis.get_tick_params()["labelbottom"] is False
+    assert count_axes(fig)[0].get_xlabel() == "Mean confidence" and ax.get_xlabel() == ""
+    ax = panels(reliability_diagram(BINARY, histogram=False))[0]
+    assert ax.xaxis.get_tick_params().get("labelbottom", True) is True
+    assert ax.get_xlabel() == "Mean confidence"
+
+
 # --- the layout: a grid for the panels it has, titles that fit, counts on a log scale --
 
 
@@ -653,6 +739,9 @@ def test_counts_are_on_a_log_scale_down_to_a_single_prediction():
     weighted = BINARY.assign(n=[0.3, 2.0, 5.0, 7.5, 12.0])  # total weights below one
     (cax,) = count_axes(reliability_diagram(weighted))
     assert cax.get_ylim() == pytest.approx((0.15, 24.0))
+    ones = BINARY.assign(n=1)  # one prediction a bin: from half of one to twice one
+    (cax,) = count_axes(reliability_diagram(ones))
+    assert cax.get_ylim() == pytest.approx((0.5, 2.0))
     (cax,) = count_axes(reliability_diagram(BINARY, count_scale="linear"))
     assert cax.get_yscale() == "linear" and cax.get_ylabel() == "Count"
     assert cax.get_ylim()[0] == 0

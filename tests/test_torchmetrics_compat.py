@@ -477,6 +477,73 @@ def test_binary_every_boundary_zero_and_one(torchmetrics_mod, dtype, n_bins):
             )
 
 
+@pytest.mark.torch
+def test_the_largest_n_bins_is_accepted_and_matches_torchmetrics(torchmetrics_mod):
+    """``n_bins`` may be calibr's bound itself (MAX_BINS, docs/definitions.md), in the
+    functions and the modules; the value is torchmetrics's."""
+    from calibr._input import MAX_BINS
+    from calibr.torchmetrics import BinaryCalibrationError
+
+    fn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    rng = np.random.default_rng(5)
+    p, y = rng.random(40), rng.integers(0, 2, 40)
+    for norm in NORMS:
+        _same(binary_calibration_error(p, y, MAX_BINS, norm),
+              fn(_tensor(p), _tensor(y), MAX_BINS, norm), np.float64, f"norm={norm}")
+    metric = BinaryCalibrationError(n_bins=MAX_BINS)
+    metric.update(p, y)
+    assert metric.compute() == binary_calibration_error(p, y, MAX_BINS)
+
+
+@pytest.mark.torch
+def test_python_scalars_are_read_as_torch_tensor_reads_them(torchmetrics_mod):
+    """A Python float ``preds`` and int or bool ``target`` (a single sample) are read as
+    ``torch.tensor(x)`` reads them: float32, int64, bool; the value is torchmetrics's."""
+    import torch
+
+    fn = _tm_fn(torchmetrics_mod, "binary_calibration_error")
+    for p, y in ((0.7, 1), (0.3, 0), (0.6, True)):
+        for norm in NORMS:
+            _same(binary_calibration_error(p, y, 4, norm),
+                  fn(torch.tensor(p), torch.tensor(y), 4, norm), np.float32, f"{p} {y}")
+
+
+class _DLPackOnly:
+    """An array known only through the DLPack protocol (no ``__array__``, no
+    ``__array_namespace__``), as some GPU or accelerator libraries expose theirs."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_an_array_known_only_through_dlpack_is_read():
+    """The input layer's rule reads any DLPack array (docs/definitions.md, "Arrays of
+    other libraries"), not only those that also speak the array API."""
+    p = np.array([0.2, 0.7, 0.9, 0.4], dtype=np.float32)
+    y = np.array([0, 1, 1, 1])
+    for norm in NORMS:
+        assert (binary_calibration_error(_DLPackOnly(p), _DLPackOnly(y), 3, norm)
+                == binary_calibration_error(p, y, 3, norm))
+
+
+def test_uint64_target_up_to_the_int64_maximum_is_read():
+    """A uint64 target is refused only above 2**63 - 1 (where a cast to int64 would
+    wrap): 2**63 - 1 itself is a label, here the one ignored."""
+    top = 2**63 - 1
+    p = np.array([0.2, 0.7, 0.9, 0.4])
+    y = np.array([0, 1, 1, top], dtype=np.uint64)
+    assert (binary_calibration_error(p, y, 3, ignore_index=top)
+            == binary_calibration_error(p[:3], y[:3].astype(np.int64), 3))
+    with pytest.raises(InputError, match=r"^`target` must hold integers within the int64 "):
+        binary_calibration_error(p, y + np.uint64(1), 3, ignore_index=top)
+
+
 def test_hand_worked_bins_without_torch():
     # n_bins=2, float64: boundaries 0, 0.5, 1; bins [0, .5), [.5, 1) and {1.0}.
     p = np.array([0.0, 0.5, 1.0, 1.0])
