@@ -967,7 +967,8 @@ def test_the_options_of_the_verbs_table_and_plots_are_declared_once():
     from calibr.table import wilson_interval
 
     assert list(calibr.summarise.__calibr_rules__) == ["na_rm", "rng", "confidence_level",
-                                                       "ci_method", "n_resamples", "p_adjust"]
+                                                       "ci_method", "n_resamples", "p_adjust",
+                                                       "scheme"]
     assert list(calibr.calibration_table.__calibr_rules__) == [
         "bins", "type", "confidence_level", "na_rm", "consistency", "n_resamples", "rng", "binning",
         "right"]
