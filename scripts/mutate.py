@@ -152,6 +152,7 @@ TARGETS: dict[str, list[str]] = {
     "calibr/_engines/polars.py": ["tests/test_engines.py"],
     "calibr/_engines/duckdb.py": ["tests/test_engines.py"],
     "calibr/_engines/spark.py": ["tests/test_engines_spark.py"],
+    "calibr/_engines/_cells.py": ["tests/test_engines.py", "tests/test_engines_spark.py"],
     "calibr/cli/_scan.py": ["tests/test_engines_cli.py"],
     "calibr/_html/__init__.py": ["tests/test_html.py"],
     "calibr/_html/_cli.py": ["tests/test_html.py"],

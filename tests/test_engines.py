@@ -179,6 +179,21 @@ def test_the_engines_own_query_marks_a_bad_label(engine, bad):
 
 
 
+@pytest.mark.parametrize("sql_type,whole", [
+    ("BOOLEAN", True), ("TINYINT", True), ("SMALLINT", True), ("INTEGER", True),
+    ("BIGINT", True), ("HUGEINT", True), ("UTINYINT", True), ("USMALLINT", True),
+    ("UINTEGER", True), ("UBIGINT", True), ("UHUGEINT", True), ("FLOAT", False),
+    ("DOUBLE", False), ("DECIMAL(10,0)", False), ("DECIMAL(4,1)", False)])
+def test_duckdb_s_cell_key_reads_an_integer_label_as_whole(sql_type, whole):
+    """DuckDB's cell key (calibr/_engines/_cells.py, ``cell_exprs``) takes ``y (y - 1)``
+    itself as the label's term for each of DuckDB's integer and boolean types
+    (``WHOLE_LABELS``, the one list of both engines), and ``y (y - 1) <> 0`` for any
+    other; the query's text says which."""
+    rel = duckdb.sql(f"SELECT 1::INTEGER AS c0, 0.5::DOUBLE AS c1, 1::{sql_type} AS c2")
+    query = calibr._engines.duckdb._cells(rel, "c0", "c1", "c2", 10).sql_query()
+    assert ("<>" not in query) == whole, query
+
+
 def _cells_of(engine: str, df: pl.DataFrame, keys: list, bins: int = 10):
     """The cells of the engine's own query, in (keys, bin) order: an engine's
     group-by returns its groups in any order (DuckDB's differs run to run)."""

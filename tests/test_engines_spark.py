@@ -264,6 +264,22 @@ def test_the_engines_own_query_bins_every_edge_as_bin_index(spark):
     assert _spark_cells(spark, lost, ["c0"])["c0"].tolist() == [0, 1]
 
 
+def test_spark_s_cell_key_reads_an_integer_label_as_whole(spark):
+    """Spark's cell key (calibr/_engines/_cells.py, ``cell_exprs``) takes ``y (y - 1)``
+    itself as the label's term for each of Spark's integer types and booleans
+    (``WHOLE_LABELS``, the one list of both engines), and ``y (y - 1) <> 0`` (in
+    Spark's plan ``NOT (... = 0.0)``) for any other."""
+    from calibr._engines import spark as engine
+
+    for sql_type, whole in [("boolean", True), ("tinyint", True), ("smallint", True),
+                            ("int", True), ("bigint", True), ("float", False),
+                            ("double", False), ("decimal(10,0)", False)]:
+        sdf = spark.range(2).selectExpr("CAST(id AS INT) AS c0", "CAST(id / 2 AS DOUBLE) AS c1",
+                                        f"CAST(id AS {sql_type}) AS c2")
+        plan = engine._cells(sdf, "c0", "c1", "c2", 10)._jdf.queryExecution().analyzed()
+        assert ("NOT" not in plan.toString()) == whole, (sql_type, plan.toString())
+
+
 def test_summarise_on_spark_s_own_query_is_pandas(spark, monkeypatch):
     """summarise(ece, mce) by one int32 key runs Spark's own cell query (one query,
     nothing collected): ties on the breaks, -0.0, a group of one row, a missing key,

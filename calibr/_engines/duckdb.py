@@ -18,49 +18,21 @@ def _is_source(value: Any) -> bool:
     return isinstance(value, duckdb.DuckDBPyRelation)
 
 
-#: DuckDB's integer and boolean types: a label of these is a whole number, so
-#: ``y (y - 1)`` is 0 for 0/1 and at least 2 for any other label.
-_WHOLE = {"BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
-          "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"}
-
-
 def _cells(rel: Any, key: str | None, p: str, y: str, bins: int) -> Any:
     """The cells of clean, unweighted data in R's ``bins`` as one SQL ``GROUP BY``
     (``calibr._engines._lazy._shifted_cells`` reads it): the DOUBLE key ``key + j *
-    CELL_SHIFT + CELL_BAD * t`` and ``COUNT(*)``, ``SUM(p)``, ``SUM(y)``, nothing else.
+    CELL_SHIFT + CELL_BAD * t`` of ``calibr._engines._cells.cell_exprs`` and
+    ``COUNT(*)``, ``SUM(p)``, ``SUM(y)``, nothing else. The column names are those
+    of ``calibr._engines._lazy._query_frame`` (``c0``, ``c1``, ...), quoted anyway."""
+    import narwhals as nw
 
-    ``j = m + [p > m (1/B)]`` with ``m = FLOOR(p B + 1/2)``:
-    ``calibr._kernels.binned._bin_right_closed``'s arithmetic without its ``- 1`` and
-    its clamp, every literal a DOUBLE (a bare ``0.1`` is a DECIMAL in DuckDB). No
-    clamp, no COALESCE, no validity flag (each cost 0.1 to 0.35 s of 1.9 at 1e8
-    rows: benchmarks/README.md, "Engines at their floor"): a bad ``p`` shows in
-    ``j`` or in the cell's sum, read on the driver. ``t``, the label's term: ``y (y -
-    1)`` for an integer label (0, or at least 2), ``y (y - 1) <> 0`` for any other
-    (a fraction's product can be as small as 5e-324); and
-    ``p > 1`` when ``bins (1/bins)`` rounds below 1
-    (``calibr._engines._lazy.top_break_below_one``). Not ``ceil(p B) - 1``: ``p B``
-    rounds across a break (docs/engines.md). The column names are those of
-    ``calibr._engines._lazy._query_frame`` (``c0``, ``c1``, ...), quoted anyway."""
-    from ._lazy import CELL_BAD, CELL_SHIFT, top_break_below_one
+    from ._cells import KeySql, cell_exprs, whole_label
 
-    def lit(v: float) -> str:
-        return f"CAST({float(v)!r} AS DOUBLE)"
-
-    x = f'CAST("{p}" AS DOUBLE)'
-    yv = f'CAST("{y}" AS DOUBLE)'
-    m = f"FLOOR({x} * {lit(bins)} + {lit(0.5)})"
-    k = f"({m} + CAST({x} > {m} * {lit(1.0 / bins)} AS DOUBLE)) * {lit(CELL_SHIFT)}"
-    if key is not None:
-        k = f'CAST("{key}" AS DOUBLE) + {k}'
-    y_type = str(dict(zip(rel.columns, rel.types, strict=True))[y])
-    if y_type in _WHOLE:  # a missing label makes the key missing too
-        k += f" + {yv} * ({yv} - {lit(1)}) * {lit(CELL_BAD)}"
-    else:
-        k += f" + CAST({yv} * ({yv} - {lit(1)}) <> {lit(0)} AS DOUBLE) * {lit(CELL_BAD)}"
-    if top_break_below_one(bins):
-        k += f" + CAST({x} > {lit(1)} AS DOUBLE) * {lit(CELL_BAD)}"
-    return rel.query("__calibr_source", f"SELECT {k} AS __k, COUNT(*) AS __count, "
-                     f"SUM({x}) AS __sp, SUM({yv}) AS __sy FROM __calibr_source GROUP BY 1")
+    whole = whole_label(nw.from_native(rel).collect_schema()[y])
+    e = cell_exprs(KeySql("duckdb"), key, p, y, bins, whole)
+    return rel.query("__calibr_source", f"SELECT {e['__k']} AS __k, COUNT(*) AS __count, "
+                     f"SUM({e['__sp']}) AS __sp, SUM({e['__sy']}) AS __sy "
+                     "FROM __calibr_source GROUP BY 1")
 
 
 ENGINE = Engine(name="duckdb", what="a DuckDB relation", collect="rel.arrow()",

@@ -42,40 +42,20 @@ def _project(sdf: Any, columns: list, names: list) -> Any:
 def _cells(sdf: Any, key: str | None, p: str, y: str, bins: int) -> Any:
     """The cells of clean, unweighted data in R's ``bins`` as one Spark ``groupBy``
     (``calibr._engines._lazy._shifted_cells`` reads it): the double key ``key + j *
-    CELL_SHIFT + CELL_BAD * t`` and ``count(1)``, ``sum(p)``, ``sum(y)``, nothing else,
-    the key and the bin as ``calibr/_engines/duckdb.py``'s ``_cells`` builds them.
-
-    One difference: ``p`` is first bounded to [-1, 2] (``least(greatest(p, -1), 2)``,
-    which sends NaN, Spark's largest value, and the infinities to 2 or -1: a ``j``
-    outside [0, B + 1], so still bad; a ``p`` in [0, 1] unchanged), because
-    Spark's ``floor`` returns a 64-bit integer and its ANSI mode raises
-    ARITHMETIC_OVERFLOW on the floor of an infinite or huge value. The sum is of
-    ``p`` itself. The column names are those of
-    ``calibr._engines._lazy._query_frame`` (``c0``, ``c1``, ...)."""
+    CELL_SHIFT + CELL_BAD * t`` of ``calibr._engines._cells.cell_exprs`` (in Spark's
+    dialect: ``p`` first bounded to [-1, 2], since Spark's ``floor`` is a 64-bit
+    integer) and ``count(1)``, ``sum(p)``, ``sum(y)``, nothing else. The column
+    names are those of ``calibr._engines._lazy._query_frame`` (``c0``, ``c1``, ...)."""
+    import narwhals as nw
     from pyspark.sql import functions as F
-    from pyspark.sql.types import BooleanType, IntegralType
 
-    from ._lazy import CELL_BAD, CELL_SHIFT, top_break_below_one
+    from ._cells import KeySql, cell_exprs, whole_label
 
-    def lit(v: float) -> Any:
-        return F.lit(float(v))
-
-    x = F.col(p).cast("double")
-    yv = F.col(y).cast("double")
-    v = F.least(F.greatest(x, lit(-1.0)), lit(2.0))
-    m = F.floor(v * lit(bins) + lit(0.5)).cast("double")
-    k = (m + (v > m * lit(1.0 / bins)).cast("double")) * lit(CELL_SHIFT)
-    if key is not None:
-        k = F.col(key).cast("double") + k
-    y_type = sdf.schema[y].dataType
-    if isinstance(y_type, (IntegralType, BooleanType)):  # a missing label: a missing key
-        k = k + yv * (yv - lit(1.0)) * lit(CELL_BAD)
-    else:  # NaN <> 0 in Spark, and NULL for a missing label
-        k = k + (yv * (yv - lit(1.0)) != lit(0.0)).cast("double") * lit(CELL_BAD)
-    if top_break_below_one(bins):
-        k = k + (v > lit(1.0)).cast("double") * lit(CELL_BAD)
-    return sdf.groupBy(k.alias("__k")).agg(F.count(F.lit(1)).alias("__count"),
-                                           F.sum(x).alias("__sp"), F.sum(yv).alias("__sy"))
+    whole = whole_label(nw.from_native(sdf).collect_schema()[y])
+    e = cell_exprs(KeySql("spark"), key, p, y, bins, whole)
+    return sdf.groupBy(F.expr(e["__k"]).alias("__k")).agg(
+        F.count(F.lit(1)).alias("__count"), F.sum(F.expr(e["__sp"])).alias("__sp"),
+        F.sum(F.expr(e["__sy"])).alias("__sy"))
 
 
 ENGINE = Engine(name="spark", what="a Spark DataFrame", collect="sdf.toPandas()",
