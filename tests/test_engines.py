@@ -8,7 +8,9 @@ are pandas', bad input raises the pandas path's message, and the collect rule
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from types import SimpleNamespace
+from typing import Any
 
 import duckdb
 import narwhals as nw
@@ -378,6 +380,56 @@ def test_summarise_groups_and_order_are_pandas(engine, by):
     want = calibr.summarise(df.dropna(), "p", "y")
     got = calibr.summarise(_source(df.dropna(), engine), "p", "y").to_pandas()
     pd.testing.assert_frame_equal(got, want, rtol=ENGINE_RTOL, atol=0)
+
+
+def _null_key_frame(dtype: str) -> pd.DataFrame:
+    """A key of groups 7 and 2**53 + 1 (3 for a narrow key; pandas' nullable
+    ``dtype``) and rows of no key (a missing value)."""
+    rng = np.random.default_rng(11)
+    other = 2**53 + 1 if dtype.endswith("64") else 3
+    return pd.DataFrame({"k": pd.array([7] * 20 + [other] * 20 + [None] * 10, dtype=dtype),
+                         "p": rng.random(50), "y": rng.integers(0, 2, 50)})
+
+
+def check_an_integer_key_with_a_missing_value(make: Callable[[pd.DataFrame], Any],
+                                              dtype: str = "Int64") -> None:
+    """The groups of an integer key that holds a missing value, on the source
+    ``make(df)`` gives, against the pandas path: each key read back an integer (a
+    result's key column of ``dtype``, not Float64; 2**53 + 1 not rounded), and a
+    group's message naming it ``k=7``, not ``k=7.0``
+    (calibr._input.frames.frame_to_pandas), for a pushed-down binned metric, a
+    pushed-down score and a collected metric."""
+    df = _null_key_frame(dtype)
+    gone = df.assign(p=df["p"].mask(df["k"] == 7))  # na_rm empties group 7
+    for metric in ("ece", "brier", "smece"):
+        # a missing p that na_rm drops: the engine's counting query (_lazy._stats)
+        for data in (df, df.assign(p=df["p"].mask(df.index == 25))):
+            got = calibr.summarise(make(data), "p", "y", metrics=[metric], by="k", na_rm=True)
+            want = calibr.summarise(data.groupby("k"), "p", "y", metrics=[metric], na_rm=True)
+            assert str(nw.from_native(got).schema["k"]) == dtype, metric
+            got = nw.from_native(got).to_pandas()
+            assert got["k"].tolist() == want["k"].tolist() == sorted(set(df["k"].dropna()))
+            np.testing.assert_allclose(got[metric], want[metric], rtol=ENGINE_RTOL, atol=0)
+        want = _message(lambda m=metric: calibr.summarise(gone.groupby("k"), "p", "y",
+                                                          metrics=[m], na_rm=True))
+        assert "[group k=7]" in want[1], want
+        assert _message(lambda m=metric: calibr.summarise(make(gone), "p", "y", metrics=[m],
+                                                          by="k", na_rm=True)) == want
+
+
+@pytest.mark.parametrize("source", ["polars", "duckdb", "polars eager", "arrow"])
+@pytest.mark.parametrize("dtype", ["Int64", "UInt64", "Int8"])
+def test_an_integer_key_with_a_missing_value_stays_an_integer(source, dtype):
+    """A lazy engine (its pushed-down and collected paths) and an eager polars or
+    Arrow frame (without pandas' metadata): see
+    :func:`check_an_integer_key_with_a_missing_value`."""
+    def make(df: pd.DataFrame) -> Any:
+        if source in ENGINES:
+            return _source(df, source)
+        frame = pl.from_pandas(df)
+        return frame if source == "polars eager" else frame.to_arrow()
+
+    check_an_integer_key_with_a_missing_value(make, dtype)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

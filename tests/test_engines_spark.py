@@ -26,6 +26,7 @@ from test_engines import (
     _no_rows_collected,
     _same_test,
     _tied_frame,
+    check_an_integer_key_with_a_missing_value,
 )
 from tolerances import ENGINE_RTOL
 
@@ -280,6 +281,11 @@ def test_spark_s_cell_key_reads_an_integer_label_as_whole(spark):
         assert ("NOT" not in plan.toString()) == whole, (sql_type, plan.toString())
 
 
+def test_an_integer_key_with_a_missing_value_stays_an_integer(spark):
+    """Spark: see tests/test_engines.py, ``check_an_integer_key_with_a_missing_value``."""
+    check_an_integer_key_with_a_missing_value(lambda df: _sdf(spark, df, None))
+
+
 def test_summarise_on_spark_s_own_query_is_pandas(spark, monkeypatch):
     """summarise(ece, mce) by one int32 key runs Spark's own cell query (one query,
     nothing collected): ties on the breaks, -0.0, a group of one row, a missing key,
@@ -311,7 +317,7 @@ def test_summarise_on_spark_s_own_query_is_pandas(spark, monkeypatch):
             pd.testing.assert_frame_equal(got.drop(columns="k"), want.drop(columns="k"),
                                           rtol=ENGINE_RTOL, atol=0)
     assert calls == [True, True]
-    gone = df.dropna(subset=["k"])  # (a missing key makes the collected key 7.0)
+    gone = df.dropna(subset=["k"])
     gone = gone.assign(p=gone["p"].mask(gone["k"] == 7))
     want = _message(lambda: calibr.summarise(gone.groupby("k"), "p", "y", na_rm=True))
     assert "no complete observations" in want[1]

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .._input import InputError, InputTypeError, arg, fmt
+from .._input.frames import frame_to_pandas
 
 __all__ = ["MAX_COLLECT_ROWS", "Engine", "bind"]
 
@@ -277,7 +278,7 @@ def _stats(lf: Any, keys: list, cols: Any, weights: Hashable | None, spec: Any,
                                          for c in (*_COUNTERS[1:], *_SUMS)]
     query = (lf.select(*keys, **row)
              .group_by(*keys, "__bin", drop_null_keys=False).agg(*aggs))
-    out = _collect(query).to_pandas()
+    out = frame_to_pandas(_collect(query))  # an integer key holding a missing value: Int64
     for c in (*_COUNTERS, *_SUMS):  # DuckDB sums to decimals, Spark to objects at times
         out[c] = out[c].astype(np.float64)
     return out
@@ -345,7 +346,7 @@ def _fast_stats(lf: Any, keys: list, cols: Any, weights: Hashable | None, spec: 
     else:
         query = (lf.select(*keys, **row)
                  .group_by(*keys, "__bin", drop_null_keys=False).agg(*sums))
-        out = _collect(query).to_pandas()
+        out = frame_to_pandas(_collect(query))
         if out["__bad"].astype(np.float64).sum() != 0:
             return None
         out["__bin"] = out["__bin"].to_numpy(dtype=np.float64).astype(np.int64)

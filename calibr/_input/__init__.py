@@ -134,6 +134,7 @@ _SOURCES = {
     "eager": "frames",
     "eager_frame": "frames",
     "foreign_kind": "frames",
+    "frame_to_pandas": "frames",
     "frame_verb": "frames",
     "grouped": "frames",
     "host_array": "frames",

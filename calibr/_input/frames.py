@@ -51,8 +51,11 @@ import pandas as pd
 from .errors import InputError, InputTypeError, arg
 from .messages import fmt
 
-__all__ = ["eager", "eager_frame", "foreign_kind", "frame_verb", "grouped", "host_array",
-           "lazy_grouping", "to_callers_frame"]
+__all__ = ["eager", "eager_frame", "foreign_kind", "frame_to_pandas", "frame_verb", "grouped",
+           "host_array", "lazy_grouping", "to_callers_frame"]
+
+#: narwhals' integer types that pandas' nullable integers hold (:func:`frame_to_pandas`).
+_INTEGERS = ("Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64")
 
 #: The module prefixes of the eager objects read here, and their library's name.
 _EAGER = (("polars.series", "polars"), ("polars.dataframe", "polars"), ("pyarrow", "pyarrow"))
@@ -296,7 +299,27 @@ def eager(value: Any, name: str) -> Any:
         if (dtype.is_numeric() or dtype == nw.Boolean) and obj.null_count() == 0:
             return obj.to_numpy()
         return obj.to_pandas()
-    return obj.to_pandas()
+    return frame_to_pandas(obj)
+
+
+def frame_to_pandas(frame: Any) -> pd.DataFrame:
+    """A narwhals eager frame as pandas: ``frame.to_pandas()``, except that an
+    integer column (of at most 64 bits) holding a missing value becomes pandas'
+    nullable integer of its type (``Int64``, ``UInt32``, ...), as pandas itself
+    holds such a column, not the float64 that polars' and Arrow's conversions
+    make of it (a group key 7 would be named and shown ``7.0``, and a key above
+    2**53 rounded). The one conversion of a frame that may hold group keys: the
+    verbs' ``data`` (:func:`eager`) and the engines' queries
+    (``calibr/_engines/_lazy.py``)."""
+    out = frame.to_pandas()
+    for name, dtype in frame.schema.items():
+        if str(dtype) not in _INTEGERS:
+            continue
+        column = frame.get_column(name)
+        if column.null_count():
+            values = column.fill_null(0).to_numpy().astype(str(dtype).lower())
+            out[name] = pd.arrays.IntegerArray(values, column.is_null().to_numpy())
+    return out
 
 
 def eager_frame(data: Any) -> tuple[Any, str | None]:
