@@ -217,21 +217,20 @@ def table_from_stats(stats: list[tuple], edges: np.ndarray, confidence_level: fl
 
     ``stats``: each group's ``(count, sum_conf, sum_hit)`` (the binned kernels'
     statistics; counts are total weights when ``weighted``), in the table's order
-    of the groups; ``edges``: the breaks (the same for every group); ``classes``:
-    the class labels of a classwise table; ``top_label``: the sums are the flat
+    of the groups, at least one (a backend answers "no group" itself: the lazy
+    engines by the pandas path, ``calibr._engines.dask`` by its empty table);
+    ``edges``: the breaks (the same for every group); ``classes``: the class
+    labels of a classwise table; ``top_label``: the sums are the flat
     cells of the top-label form (a ``class`` column of the predicted class, whose
     labels ``classes`` are). Returns the table (no key columns) and,
     for each of its rows, the position in ``stats`` of its group. The numbers are
     those of :func:`calibration_table` on the groups' rows with the same sums.
     """
-    if not stats:  # no group (every key missing): the columns, no rows, as _empty's
-        names = (["class"] if classwise or top_label else []) + list(TABLE_COLUMNS)
-        return pd.DataFrame({c: [] for c in names}), np.empty(0, np.int64)
     z = _z(confidence_level)
     parts = [_stats_rows(s, edges, z, classwise or top_label, weighted, top_label)
              for s in stats]
     owner = np.concatenate([np.full(len(part["bin"]), g, dtype=np.int64)
-                            for g, part in enumerate(parts)]) if parts else np.empty(0, np.int64)
+                            for g, part in enumerate(parts)])
     return _frame(parts, classes), owner
 
 
