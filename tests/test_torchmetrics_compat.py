@@ -1406,6 +1406,14 @@ ERROR_CASES = [
         r"`target` must hold at most 3 distinct values",
         True,
     ),
+    (  # ignore_index allows one distinct value more: 4 targets pass the count for 3 classes
+        "m",
+        (np.array([0, 1, 2, 0]), np.array([0, 1, 2, -1]), 3),
+        {"ignore_index": -1},
+        InputError,
+        r"^`preds` must be a float array of probabilities or logits; got dtype int64\.$",
+        True,
+    ),
     (
         "m",
         (np.array([[0.2, np.nan], [0.5, 0.5]]), np.array([0, 1]), 2),
@@ -2465,6 +2473,22 @@ def test_the_binary_class_validates_by_default():
     with pytest.raises(InputRuntimeError, match=r"^`target` must hold only 0 and 1; 1 value "
                                                 r"does not, the first at position 1 \(2\)\."):
         m.update(PB3, np.array([0, 2, 1]))
+
+
+def test_the_multiclass_class_validates_by_default(torchmetrics_mod):
+    """MulticlassCalibrationError validates its arguments by default, as torchmetrics'
+    class: preds with 4 columns for num_classes=3 are refused by both."""
+    p = np.array([[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]])
+    y = np.array([0, 2])
+    m = MulticlassCalibrationError(num_classes=3)
+    assert m.validate_args is True
+    with pytest.raises(InputError, match=r"^`preds.shape\[1\]` must equal `num_classes` \(3\); "
+                                         r"got `preds` of shape \(2, 4\)\.$"):
+        m.update(p, y)
+    tm = torchmetrics_mod.classification.MulticlassCalibrationError(num_classes=3)
+    with pytest.raises(ValueError, match=r"`preds.shape\[1\]` should be equal to number of "
+                                         r"classes"):
+        tm.update(_tensor(p), _tensor(y))
 
 
 def test_binary_function_defaults_to_fifteen_bins():
