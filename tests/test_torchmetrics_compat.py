@@ -2497,3 +2497,16 @@ def test_binary_function_defaults_to_fifteen_bins():
     p, y = np.array([0.47, 0.52]), np.array([1, 0])
     assert binary_calibration_error(p, y) == pytest.approx(0.005, abs=1e-12)
     assert binary_calibration_error(p, y, n_bins=16) == pytest.approx(0.525, abs=1e-12)
+
+
+def test_multiclass_function_defaults_to_fifteen_bins(torchmetrics_mod):
+    """multiclass_calibration_error uses 15 bins by default, as torchmetrics': the top-label
+    confidences 0.47 (right) and 0.52 (wrong) share the bin [7/15, 8/15) of 15 (gap
+    |0.5 - 0.495|), and fall in two of 16 (gaps 0.53 and 0.52)."""
+    p = np.array([[0.47, 0.33, 0.20], [0.28, 0.52, 0.20]])
+    y = np.array([0, 0])
+    got = multiclass_calibration_error(p, y, 3)
+    assert got == pytest.approx(0.005, abs=1e-6)
+    assert multiclass_calibration_error(p, y, 3, n_bins=16) == pytest.approx(0.525, abs=1e-6)
+    theirs = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")(_tensor(p), _tensor(y), 3)
+    _same(got, theirs, np.float32, "default n_bins", exact=True)
