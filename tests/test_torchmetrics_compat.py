@@ -1406,6 +1406,14 @@ ERROR_CASES = [
         r"`target` must hold at most 3 distinct values",
         True,
     ),
+    (  # ignore_index allows one distinct value more: 4 targets pass the count for 3 classes
+        "m",
+        (np.array([0, 1, 2, 0]), np.array([0, 1, 2, -1]), 3),
+        {"ignore_index": -1},
+        InputError,
+        r"^`preds` must be a float array of probabilities or logits; got dtype int64\.$",
+        True,
+    ),
     (
         "m",
         (np.array([[0.2, np.nan], [0.5, 0.5]]), np.array([0, 1]), 2),
@@ -2467,9 +2475,38 @@ def test_the_binary_class_validates_by_default():
         m.update(PB3, np.array([0, 2, 1]))
 
 
+def test_the_multiclass_class_validates_by_default(torchmetrics_mod):
+    """MulticlassCalibrationError validates its arguments by default, as torchmetrics'
+    class: preds with 4 columns for num_classes=3 are refused by both."""
+    p = np.array([[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]])
+    y = np.array([0, 2])
+    m = MulticlassCalibrationError(num_classes=3)
+    assert m.validate_args is True
+    with pytest.raises(InputError, match=r"^`preds.shape\[1\]` must equal `num_classes` \(3\); "
+                                         r"got `preds` of shape \(2, 4\)\.$"):
+        m.update(p, y)
+    tm = torchmetrics_mod.classification.MulticlassCalibrationError(num_classes=3)
+    with pytest.raises(ValueError, match=r"`preds.shape\[1\]` should be equal to number of "
+                                         r"classes"):
+        tm.update(_tensor(p), _tensor(y))
+
+
 def test_binary_function_defaults_to_fifteen_bins():
     """binary_calibration_error uses 15 bins by default: 0.47 and 0.52 share the bin [7/15,
     8/15) of 15 (gap |0.5 - 0.495|), and fall in two of 16 (gaps 0.53 and 0.52)."""
     p, y = np.array([0.47, 0.52]), np.array([1, 0])
     assert binary_calibration_error(p, y) == pytest.approx(0.005, abs=1e-12)
     assert binary_calibration_error(p, y, n_bins=16) == pytest.approx(0.525, abs=1e-12)
+
+
+def test_multiclass_function_defaults_to_fifteen_bins(torchmetrics_mod):
+    """multiclass_calibration_error uses 15 bins by default, as torchmetrics': the top-label
+    confidences 0.47 (right) and 0.52 (wrong) share the bin [7/15, 8/15) of 15 (gap
+    |0.5 - 0.495|), and fall in two of 16 (gaps 0.53 and 0.52)."""
+    p = np.array([[0.47, 0.33, 0.20], [0.28, 0.52, 0.20]])
+    y = np.array([0, 0])
+    got = multiclass_calibration_error(p, y, 3)
+    assert got == pytest.approx(0.005, abs=1e-6)
+    assert multiclass_calibration_error(p, y, 3, n_bins=16) == pytest.approx(0.525, abs=1e-6)
+    theirs = _tm_fn(torchmetrics_mod, "multiclass_calibration_error")(_tensor(p), _tensor(y), 3)
+    _same(got, theirs, np.float32, "default n_bins", exact=True)
