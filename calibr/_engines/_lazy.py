@@ -72,6 +72,11 @@ class Engine:
     #: bad``, read by :func:`_engine_cells`) or ``"shifted"`` (``key + j * CELL_SHIFT``
     #: plus the label's term, read by :func:`_shifted_cells`).
     cells_layout: str = "offset"
+    #: ``(native rows, key, weighted, low, high) -> per-group sums | None``: the
+    #: engine's own route to the sorted sums of ``calibr._engines._pushdown``
+    #: (``_Query.sorted_sums``) for one integer group key (or none) whose values lie
+    #: in ``[low, high]``; None (the field, or its answer): the window query.
+    sorted_rows: Callable[[Any, str | None, bool, int, int], Any] | None = None
 
 
 # --------------------------------------------------------------------------

@@ -48,6 +48,7 @@ import pandas as pd
 
 from .._input import InputError
 from ._lazy import (
+    _NARROW_INTS,
     _ONE_BIN,
     _ONE_EDGES,
     Engine,
@@ -82,6 +83,7 @@ class _Query:
 
         used = [*keys, cols.p, cols.y, *([] if weights is None else [weights])]
         q, new = _query_frame(engine, lf, used)
+        self.engine = engine
         self.keys = keys
         self.qkeys = [new[k] for k in keys]
         self.cols = Columns(p=new[cols.p], y=new[cols.y], classes=None)
@@ -236,13 +238,41 @@ class _Query:
         return hosmer_lemeshow_result(sums["size"], sums["obs1"], sums["exp1"], sums["obs0"],
                                       sums["exp0"], n, groups, ddof, distinct)
 
+    def streamed(self) -> pd.DataFrame | None:
+        """:meth:`sorted_sums` by the engine's ``sorted_rows`` (with every column), or
+        None: the engine has none, the keys are not one integer column of at most 32
+        bits (whose range the check's groups give), or the engine declines."""
+        if self.engine.sorted_rows is None or len(self.qkeys) > 1:
+            return None
+        key, low, high = None, 0, 0
+        if self.qkeys:
+            key = self.qkeys[0]
+            if self.frame.collect_schema()[key].base_type() not in _NARROW_INTS:
+                return None
+            values = self.group_keys.iloc[:, 0]
+            low, high = int(values.min()), int(values.max())
+        out = self.engine.sorted_rows(self.frame.to_native(), key, self.w is not None,
+                                      low, high)
+        if out is None:
+            return None
+        out = self.ordered(out)
+        out["high"] = np.maximum(out["high"], 0.0)  # C_0 = 0
+        out["low"] = np.minimum(out["low"], 0.0)
+        return out
+
     def sorted_sums(self, auroc: bool = True) -> pd.DataFrame:
         """Per group: ``high``, ``low`` (of the running sum of ``w (y - p)``, read at
         the end of each block of tied ``p``; 0 included), ``var`` (``sum w p (1 -
         p)``), ``W``, ``n``, and (``auroc``) the AUROC's ``num`` (``sum`` over
         positives of ``w`` times the weight of the negatives below plus half of those
         tied: twice it without weights), ``wpos``, ``wneg``; without ``auroc``, the
-        blocks carry no class sums and the query has one window, not two."""
+        blocks carry no class sums and the query has one window, not two. An engine
+        with its own route (``Engine.sorted_rows``: polars' sort by ``p`` streamed
+        into a compiled kernel) takes it first, for no group key or one integer key
+        of at most 32 bits (:meth:`streamed`)."""
+        streamed = self.streamed()
+        if streamed is not None:
+            return streamed
         x, yv, w = nw.col("__x"), nw.col("__y"), nw.col("__w")
         pos = (yv != 0.0).cast(nw.Float64)
         sums = [nw.len().alias("__n"), w.sum().alias("__wt"),

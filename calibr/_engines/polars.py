@@ -111,8 +111,67 @@ def _grouped_cells(lf: Any, key: str | None, p: str, y: str, bins: int) -> Any:
                                            yv.sum().alias("__sy"))
 
 
+#: The most groups (the range of the group key) whose state :func:`_sorted_rows`
+#: holds (12 float64 a group: 100 MB at 2**20); a wider key runs the window query.
+MAX_RUNNING_GROUPS = 2**20
+
+#: The rows of a batch of :func:`_sorted_rows`' stream (None: polars' choice).
+RUNNING_BATCH_ROWS: int | None = None
+
+
+def _sorted_rows(lf: Any, key: str | None, weighted: bool, low: int, high: int) -> Any:
+    """The sorted sums of ``calibr._engines._pushdown`` (``_Query.sorted_sums``) of
+    the kept rows ``lf`` (``__x``, ``__y``, ``__w`` and the integer ``key``, whose
+    values lie in ``[low, high]``): per group ``n``, ``W``, ``var``, ``high``,
+    ``low``, ``num``, ``wpos``, ``wneg`` as a pandas frame; None when the key's
+    range exceeds :data:`MAX_RUNNING_GROUPS` or the stream is not sorted.
+
+    polars sorts the rows by ``p`` alone, across all groups (one float64 sort key,
+    no (group, ``p``) blocks and no window), and hands them over in batches in the
+    sorted order (``collect_batches(maintain_order=True)``); a compiled kernel
+    (``calibr._kernels.cumulative.group_running``) carries each group's running
+    sum from batch to batch and reads it at the end of each of the group's blocks
+    of tied ``p`` (calibr's tie rule), with the AUROC's midrank sums of the same
+    blocks. The kernel checks the order as it reads: a row below the one before
+    it (a stream polars did not keep in order) gives None, and the caller runs
+    the window query. The memory is polars' sort of the kept columns and one row
+    of state per value of the key's range (benchmarks/README.md, "Pushed-down
+    ecce")."""
+    import numpy as np
+    import pandas as pd
+    import polars as pl
+
+    from .._kernels.cumulative import GROUP_STATE, group_close, group_running
+
+    width = high - low + 1
+    if width > MAX_RUNNING_GROUPS:
+        return None
+    g = (pl.lit(0, pl.Int64) if key is None
+         else pl.col(key).cast(pl.Int64).fill_null(_NO_GROUP)).alias("g")
+    rows = lf.select(g, "__x", "__y", *(["__w"] if weighted else [])).sort("__x")
+    scale, half = (1.0, 0.5) if weighted else (2.0, 1.0)  # unweighted: twice, in integers
+    state = np.zeros((width, len(GROUP_STATE)))
+    state[:, 0] = np.nan
+    prev = np.full(1, -np.inf)
+    none = np.zeros(0)
+    for batch in rows.collect_batches(maintain_order=True, chunk_size=RUNNING_BATCH_ROWS):
+        gv, x, c = (batch.get_column(n).to_numpy() for n in ("g", "__x", "__y"))
+        ws = batch.get_column("__w").to_numpy() if weighted else none
+        if not group_running(gv, np.ascontiguousarray(x), np.ascontiguousarray(c),
+                             np.ascontiguousarray(ws), _NO_GROUP, low, scale, half, prev,
+                             state):
+            return None
+    group_close(state, scale, half)
+    at = np.flatnonzero(state[:, 6] > 0)
+    col = {name: state[at, j] for j, name in enumerate(GROUP_STATE)}
+    out = {} if key is None else {key: low + at}
+    out.update(n=col["n"], W=col["W"], var=col["var"], high=col["high"], low=col["low"],
+               num=col["num"], wpos=col["wpos"], wneg=col["below"])
+    return pd.DataFrame(out)
+
+
 ENGINE = Engine(name="polars", what="a polars LazyFrame", collect="lf.collect()",
-                is_source=_is_source, cells=_cells)
+                is_source=_is_source, cells=_cells, sorted_rows=_sorted_rows)
 
 #: The verbs take ``by=`` column names (calibr._input.frames.lazy_grouping).
 GROUPS_BY_NAME = True

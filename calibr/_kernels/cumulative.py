@@ -10,6 +10,11 @@
 * :func:`key_steps` -- each sorted key's ``y - p`` and whether it ends a block
   of tied ``p`` (the bootstrap's resamples, ``calibr._kernels.bootstrap``).
 * :func:`sorted_extremes` -- the same for weighted rows already sorted by ``p``.
+* :func:`group_running` and :func:`group_close` -- per group, the running sums
+  of rows streamed in batches sorted by ``p`` across all groups (polars'
+  pushed-down ``ecce``/``auroc``, ``calibr._engines.polars``): the state of each
+  group is carried from batch to batch, and each group's running sum is read at
+  the end of each of its blocks of tied ``p``.
 * :func:`partial_extremes` -- one piece of a longer run of sorted keys (a
   partition of Dask's global sort, ``calibr._engines.dask``): its sums and its extremes
   at the block ends before its last, which may go on in the next piece.
@@ -29,8 +34,8 @@ import numpy as np
 
 from ._jit import jit
 
-__all__ = ["fill_keys", "key_extremes", "key_steps", "max_abs_sf", "partial_extremes",
-           "range_sf", "sorted_extremes"]
+__all__ = ["GROUP_STATE", "fill_keys", "group_close", "group_running", "key_extremes",
+           "key_steps", "max_abs_sf", "partial_extremes", "range_sf", "sorted_extremes"]
 
 
 #: The bit pattern of -0.0 (a negative zero gets the key of 0.0).
@@ -141,6 +146,83 @@ def sorted_extremes(xs, cs, ws):  # pragma: no cover - compiled
             elif run < low:
                 low = run
     return high, low, variance, total
+
+
+#: The columns of :func:`group_running`'s state, one row per group: the ``p`` of
+#: the group's open block (NaN before its first row), the running sum of ``w (y -
+#: p)``, its largest and smallest value read at a block end (0 included), ``sum w
+#: p (1 - p)``, ``sum w``, the row count, the weight of the negatives of the
+#: closed blocks, of the positives and of the negatives of the open block, the
+#: AUROC's numerator and the weight of the positives of the closed blocks.
+GROUP_STATE = ("last", "run", "high", "low", "var", "W", "n", "below", "bpos", "bneg", "num",
+               "wpos")
+
+
+@jit(nogil=True)
+def _close_block(s, k, scale, half):  # pragma: no cover - compiled
+    """Close group ``k``'s open block: its running sum is read (calibr's tie rule),
+    its positives count the negatives below and ``half`` of the block's own."""
+    r = s[k, 1]
+    if r > s[k, 2]:
+        s[k, 2] = r
+    if r < s[k, 3]:
+        s[k, 3] = r
+    s[k, 10] += s[k, 8] * (scale * s[k, 7] + half * s[k, 9])
+    s[k, 7] += s[k, 9]
+    s[k, 11] += s[k, 8]
+    s[k, 8] = 0.0
+    s[k, 9] = 0.0
+
+
+@jit(nogil=True)
+def group_running(g, x, c, ws, skip, base, scale, half, prev, s):  # pragma: no cover - compiled
+    """Add one batch of rows sorted by ``x`` to the state ``s`` (float64, one row
+    per group ``g - base``, the columns of :data:`GROUP_STATE`; a new group's row
+    is ``(NaN, 0, ...)``).
+
+    ``c`` are the outcomes (0/1), ``ws`` the weights (empty: every weight 1); a row
+    whose key is ``skip`` (a missing group key) is in no group. A row whose ``x``
+    differs from its group's open block closes that block (:func:`_close_block`)
+    and opens its own. ``prev[0]`` is the ``x`` of the stream's last row, carried
+    to the next batch. Returns False, with the state incomplete, as soon as an
+    ``x`` is below the one before it (the stream is not sorted) or a key is outside
+    the state's rows: the caller then computes the sums otherwise."""
+    weighted = ws.shape[0] > 0
+    last = prev[0]
+    for i in range(g.shape[0]):
+        v = x[i]
+        if v < last:
+            return False
+        last = v
+        gi = g[i]
+        if gi == skip:
+            continue
+        k = gi - base
+        if k < 0 or k >= s.shape[0]:
+            return False
+        if v != s[k, 0]:
+            _close_block(s, k, scale, half)
+            s[k, 0] = v
+        w = ws[i] if weighted else 1.0
+        s[k, 1] += w * (c[i] - v)
+        s[k, 4] += w * (v * (1.0 - v))
+        s[k, 5] += w
+        s[k, 6] += 1.0
+        if c[i] != 0.0:
+            s[k, 8] += w
+        else:
+            s[k, 9] += w
+    prev[0] = last
+    return True
+
+
+@jit(nogil=True)
+def group_close(s, scale, half):  # pragma: no cover - compiled
+    """Close the open block of every group of :func:`group_running`'s state after
+    the stream's last batch."""
+    for k in range(s.shape[0]):
+        _close_block(s, k, scale, half)
+    return 0
 
 
 @jit(nogil=True)
