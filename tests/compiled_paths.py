@@ -144,6 +144,25 @@ def summarise_polars_lazy_cells():
 
 
 @path
+def summarise_polars_lazy_sorted():
+    """polars' sorted sums (ecce, auroc) of an integer key, its rows sorted by p and
+    streamed into calibr's kernel (calibr/_engines/polars.py, ``_sorted_rows``:
+    ``group_running`` and ``group_close``), unweighted and weighted."""
+    import polars as pl
+
+    # p a multiple of 1/64 and small integer weights: every sum is exact in any
+    # order, so the numbers do not depend on how polars orders tied rows
+    p, y = _binary(n=300, seed=9)
+    p = np.round(p * 64) / 64
+    lf = pl.LazyFrame({"g": pl.Series(np.repeat([3, -1, 7], 100), dtype=pl.Int32), "p": p,
+                       "y": pl.Series(y, dtype=pl.Int8), "w": np.arange(300) % 4})
+    metrics = ["ecce", calibr.metric("ecce", kind="kuiper", scale="sigma"), "auroc"]
+    out = [calibr.summarise(lf, "p", "y", by="g", metrics=metrics, weights=w).to_pandas()
+           for w in (None, "w")]
+    return [_frame(o) for o in out]
+
+
+@path
 def fail_polars_lazy_cells_bad_label():
     """A bad row met by ``cell_rows``: the counting query's message."""
     import polars as pl

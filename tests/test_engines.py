@@ -8,6 +8,7 @@ are pandas', bad input raises the pandas path's message, and the collect rule
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -910,6 +911,211 @@ def test_summarise_pushes_down_ecce_alone_per_group(engine, monkeypatch):
         assert list(got["g"]) == ["a", "b", "c", "lone"]
         pd.testing.assert_frame_equal(got.drop(columns="g"), want.drop(columns="g"),
                                       rtol=ENGINE_RTOL, atol=0)
+
+
+def _int_keyed(n: int = 600) -> pd.DataFrame:
+    """:func:`_tied_frame` with an Int32 group key of a gapped range (-3 to 40), some
+    rows without a key (in no group) and nulls in p (dropped by na_rm)."""
+    df = _tied_frame(n)
+    df["g"] = df["g"].map({"a": 7, "b": -3, "c": 12, "lone": 40}).astype("Int32")
+    df["g"] = df["g"].mask(np.arange(n) % 29 == 6)
+    df["p"] = df["p"].mask(np.arange(n) % 17 == 3)
+    return df
+
+
+def _stream_spy(monkeypatch) -> dict:
+    """Counts the batches and the completed streams of polars' sorted sums
+    (calibr/_engines/polars.py, ``_sorted_rows``)."""
+    from calibr._kernels import cumulative
+
+    seen = {"batches": 0, "streams": 0}
+    running, close = cumulative.group_running, cumulative.group_close
+
+    def counted_running(*args):
+        seen["batches"] += 1
+        return running(*args)
+
+    def counted_close(*args):
+        seen["streams"] += 1
+        return close(*args)
+
+    monkeypatch.setattr(cumulative, "group_running", counted_running)
+    monkeypatch.setattr(cumulative, "group_close", counted_close)
+    return seen
+
+
+@pytest.mark.parametrize("batch", [None, 7])
+def test_polars_streams_the_sorted_sums_of_an_integer_key(batch, monkeypatch):
+    """polars' ecce and auroc of one integer key: the rows sorted by p, streamed in
+    batches (7 rows: many) into calibr._kernels.cumulative.group_running, equal the
+    pandas path: ties (the running sum read at each block's end), -0.0, a group of one
+    row, weights with zeros, missing keys, nulls that na_rm drops."""
+    df = _int_keyed()
+    src = _source(pl.from_pandas(df), "polars")
+    _no_rows_collected(monkeypatch)
+    monkeypatch.setattr(calibr._engines.polars, "RUNNING_BATCH_ROWS", batch)
+    seen = _stream_spy(monkeypatch)
+
+    def no_window(*args):
+        raise AssertionError("the window query ran")
+
+    monkeypatch.setattr(calibr._engines._pushdown._Query, "window_sums", no_window)
+    ecces = ["ecce", calibr.metric("ecce", kind="kuiper", scale="sigma"),
+             calibr.metric("ecce", kind="kuiper"), calibr.metric("ecce", scale="sigma")]
+    streams = 0
+    for metrics in (ecces, [*ecces, "auroc"]):
+        for weights in (None, "w"):
+            with warnings.catch_warnings():  # the lone group's AUROC: NaN, as pandas'
+                warnings.simplefilter("ignore", RuntimeWarning)
+                want = calibr.summarise(df.groupby("g"), "p", "y", metrics=metrics,
+                                        weights=weights, na_rm=True)
+                got = calibr.summarise(src, "p", "y", metrics=metrics, weights=weights,
+                                       by="g", na_rm=True).to_pandas()
+            streams += 1
+            assert seen["streams"] == streams
+            assert list(got["g"]) == [-3, 7, 12, 40]
+            pd.testing.assert_frame_equal(got.drop(columns="g"), want.drop(columns="g"),
+                                          rtol=ENGINE_RTOL, atol=0)
+    assert seen["batches"] > (30 * streams if batch else 0)
+    keep = df.dropna(subset=["p"])
+    for f, opts in SUMS[3:]:  # auroc and ecce, no key
+        for w in ({}, {"weights": "w"}):
+            got = f(_cols(src, "p", "y", *w.values()), "y", na_rm=True, **opts, **w)
+            want = f(keep["p"], keep["y"], **opts, **({"weights": keep["w"]} if w else {}))
+            assert _close(got, want), (f.__name__, opts, w, got, want)
+    assert seen["streams"] == streams + 2 * len(SUMS[3:])
+
+
+def test_polars_streams_one_row_per_group_and_refuses_an_emptied_group(monkeypatch):
+    """Groups of one row each (every running sum one step), and a group that na_rm
+    empties (the pandas path's message, before any stream)."""
+    monkeypatch.setattr(calibr._engines.polars, "RUNNING_BATCH_ROWS", 2)
+    seen = _stream_spy(monkeypatch)
+    one = pd.DataFrame({"g": pd.array([5, 1, 9, 3, 2], dtype="Int32"),
+                        "p": [0.25, 0.5, 0.75, 1.0, 0.0], "y": [1, 0, 1, 1, 0]})
+    metrics = ["ecce", calibr.metric("ecce", kind="kuiper", scale="sigma")]
+    want = calibr.summarise(one.groupby("g"), "p", "y", metrics=metrics)
+    got = calibr.summarise(_source(one, "polars"), "p", "y", metrics=metrics,
+                           by="g").to_pandas()
+    assert seen == {"batches": 3, "streams": 1}
+    pd.testing.assert_frame_equal(got, want, rtol=ENGINE_RTOL, atol=0, check_dtype=False)
+    gone = _int_keyed(300).dropna(subset=["g"])  # (a missing key: "g=12.0" in the message)
+    gone["p"] = gone["p"].mask(gone["g"] == 12)
+    want = _message(lambda: calibr.summarise(gone.groupby("g"), "p", "y", metrics=["ecce"],
+                                             na_rm=True))
+    assert "no complete observations" in want[1]
+    assert _message(lambda: calibr.summarise(_source(gone, "polars"), "p", "y", by="g",
+                                             metrics=["ecce"], na_rm=True)) == want
+    assert seen["streams"] == 1
+
+
+def test_polars_falls_back_to_the_window_query(monkeypatch):
+    """A key whose range exceeds MAX_RUNNING_GROUPS, a stream the kernel finds out of
+    order, and an Int64 key run polars' window query over the blocks of tied p: the
+    same numbers."""
+    from calibr._kernels import cumulative
+
+    df = _int_keyed()
+    metrics = ["ecce", calibr.metric("ecce", kind="kuiper"), "auroc"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = calibr.summarise(df.groupby("g"), "p", "y", metrics=metrics, na_rm=True)
+
+    def check(frame):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got = calibr.summarise(_source(frame, "polars"), "p", "y", metrics=metrics,
+                                   by="g", na_rm=True).to_pandas()
+        pd.testing.assert_frame_equal(got.drop(columns="g"), want.drop(columns="g"),
+                                      rtol=ENGINE_RTOL, atol=0)
+
+    with monkeypatch.context() as m:
+        m.setattr(calibr._engines.polars, "MAX_RUNNING_GROUPS", 43)  # -3 to 40: 44
+        seen = _stream_spy(m)
+        check(df)
+        assert seen == {"batches": 0, "streams": 0}
+    with monkeypatch.context() as m:
+        m.setattr(cumulative, "group_running", lambda *args: False)
+        seen = _stream_spy(m)
+        check(df)
+        assert seen == {"batches": 1, "streams": 0}
+    seen = _stream_spy(monkeypatch)
+    check(df.assign(g=df["g"].astype("Int64")))
+    assert seen == {"batches": 0, "streams": 0}
+    with monkeypatch.context() as m:  # the spy sees the stream of the Int32 key
+        m.setattr(calibr._engines.polars, "MAX_RUNNING_GROUPS", 44)
+        check(df)
+    assert seen["streams"] == 1
+
+
+def test_polars_sorted_rows_gives_each_group_its_sums():
+    """calibr/_engines/polars.py's ``_sorted_rows``: one row per group of rows (its key,
+    not its offset), the kernel's columns under the names ``_Query`` reads, weighted
+    (midranks by weight) or not (twice the midrank sum), and no group key."""
+    from calibr._engines.polars import _sorted_rows
+
+    rows = pl.LazyFrame({"k": pl.Series([4, 2, 4, 4, 2, None], dtype=pl.Int32),
+                         "__x": [0.25, 0.25, 0.5, 0.5, 0.75, 0.5],
+                         "__y": [0.0, 0.0, 1.0, 0.0, 1.0, 1.0],
+                         "__w": [2.0, 3.0, 1.0, 0.0, 4.0, 9.0]})
+    got = _sorted_rows(rows, "k", False, 2, 5)
+    want = pd.DataFrame({"k": [2, 4], "n": [2.0, 3.0], "W": [2.0, 3.0],
+                         "var": [0.375, 0.6875], "high": [0.0, 0.0], "low": [-0.25, -0.25],
+                         "num": [2.0, 3.0], "wpos": [1.0, 1.0], "wneg": [1.0, 2.0]})
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    got = _sorted_rows(rows, "k", True, 2, 4)
+    want = want.assign(W=[7.0, 3.0], var=[0.5625 + 0.75, 0.375 + 0.25], high=[0.25, 0.0],
+                       low=[-0.75, -0.5], num=[12.0, 2.0], wpos=[4.0, 1.0], wneg=[3.0, 2.0])
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    got = _sorted_rows(rows.drop("k"), None, False, 0, 0)
+    assert got.columns.tolist() == want.columns.tolist()[1:]
+    assert got[["n", "num", "wpos", "wneg"]].to_numpy().tolist() == [[6.0, 16.0, 3.0, 3.0]]
+    assert _sorted_rows(rows, "k", False, 2, 3) is None  # key 4 outside [2, 3]
+
+
+def test_group_running_checks_the_order_and_the_keys():
+    """calibr._kernels.cumulative.group_running refuses a row below the one before it
+    (in the batch or the last batch's) and a key outside its state; its sums read the
+    running sum at the end of each block of tied p, per group."""
+    from calibr._kernels.cumulative import GROUP_STATE, group_close, group_running
+
+    def fresh(groups):
+        return np.zeros((groups, len(GROUP_STATE))), np.full(1, -np.inf)
+
+    none = np.zeros(0)
+    g = np.array([0, 1, 0, 0, 1], dtype=np.int64)
+    x = np.array([0.25, 0.25, 0.5, 0.5, 0.75])
+    c = np.array([0.0, 0.0, 1.0, 0.0, 1.0])
+    s, prev = fresh(2)
+    assert group_running(g, x, c, none, -1, 0, 2.0, 1.0, prev, s)
+    assert prev[0] == 0.75
+    group_close(s, 2.0, 1.0)
+    col = dict(zip(GROUP_STATE, s.T, strict=True))
+    # group 0: -0.25 | +0.5 -0.5 (one block of p = 0.5): read -0.25 twice, never 0.25
+    assert col["high"].tolist() == [0.0, 0.0] and col["low"].tolist() == [-0.25, -0.25]
+    assert col["run"].tolist() == [-0.25, 0.0]
+    assert col["n"].tolist() == [3.0, 2.0] and col["W"].tolist() == [3.0, 2.0]
+    assert col["var"].tolist() == [0.1875 + 0.5, 0.1875 + 0.1875]
+    # twice the midrank sums: group 0's positive ties one negative and tops another
+    assert col["num"].tolist() == [3.0, 2.0]
+    assert col["wpos"].tolist() == [1.0, 1.0] and col["below"].tolist() == [2.0, 1.0]
+    s, prev = fresh(2)
+    assert not group_running(g, x[::-1].copy(), c, none, -1, 0, 2.0, 1.0, prev, s)
+    s, prev = fresh(2)
+    prev[0] = 0.5  # the last batch ended above this one's first row
+    assert not group_running(g, x, c, none, -1, 0, 2.0, 1.0, prev, s)
+    s, prev = fresh(2)
+    assert group_running(g, x, c, none, 1, 0, 2.0, 1.0, prev, s)  # key 1: in no group
+    assert s[1, 6] == 0.0 and s[0, 6] == 3.0
+    for bad in (np.array([0, 2, 0, 0, 1]), np.array([0, -1, 0, 0, 1])):
+        s, prev = fresh(2)
+        assert not group_running(bad, x, c, none, 9, 0, 2.0, 1.0, prev, s)
+    s, prev = fresh(2)  # weighted: w (y - p), and the midrank weights
+    w = np.array([2.0, 3.0, 1.0, 0.0, 4.0])
+    assert group_running(g, x, c, w, -1, 0, 1.0, 0.5, prev, s)
+    group_close(s, 1.0, 0.5)
+    assert s[:, 2].tolist() == [0.0, 0.25] and s[:, 3].tolist() == [-0.5, -0.75]
+    assert s[:, 10].tolist() == [2.0, 12.0] and s[:, 5].tolist() == [3.0, 7.0]
 
 
 @pytest.mark.parametrize("engine", ENGINES)

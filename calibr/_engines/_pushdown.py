@@ -253,12 +253,7 @@ class _Query:
             low, high = int(values.min()), int(values.max())
         out = self.engine.sorted_rows(self.frame.to_native(), key, self.w is not None,
                                       low, high)
-        if out is None:
-            return None
-        out = self.ordered(out)
-        out["high"] = np.maximum(out["high"], 0.0)  # C_0 = 0
-        out["low"] = np.minimum(out["low"], 0.0)
-        return out
+        return None if out is None else self.ordered(out)  # high, low: C_0 = 0 included
 
     def sorted_sums(self, auroc: bool = True) -> pd.DataFrame:
         """Per group: ``high``, ``low`` (of the running sum of ``w (y - p)``, read at
@@ -271,8 +266,10 @@ class _Query:
         into a compiled kernel) takes it first, for no group key or one integer key
         of at most 32 bits (:meth:`streamed`)."""
         streamed = self.streamed()
-        if streamed is not None:
-            return streamed
+        return self.window_sums(auroc) if streamed is None else streamed
+
+    def window_sums(self, auroc: bool) -> pd.DataFrame:
+        """:meth:`sorted_sums` by the engine's window query over the blocks."""
         x, yv, w = nw.col("__x"), nw.col("__y"), nw.col("__w")
         pos = (yv != 0.0).cast(nw.Float64)
         sums = [nw.len().alias("__n"), w.sum().alias("__wt"),

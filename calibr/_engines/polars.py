@@ -151,7 +151,6 @@ def _sorted_rows(lf: Any, key: str | None, weighted: bool, low: int, high: int) 
     rows = lf.select(g, "__x", "__y", *(["__w"] if weighted else [])).sort("__x")
     scale, half = (1.0, 0.5) if weighted else (2.0, 1.0)  # unweighted: twice, in integers
     state = np.zeros((width, len(GROUP_STATE)))
-    state[:, 0] = np.nan
     prev = np.full(1, -np.inf)
     none = np.zeros(0)
     for batch in rows.collect_batches(maintain_order=True, chunk_size=RUNNING_BATCH_ROWS):

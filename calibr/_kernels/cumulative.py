@@ -149,11 +149,13 @@ def sorted_extremes(xs, cs, ws):  # pragma: no cover - compiled
 
 
 #: The columns of :func:`group_running`'s state, one row per group: the ``p`` of
-#: the group's open block (NaN before its first row), the running sum of ``w (y -
-#: p)``, its largest and smallest value read at a block end (0 included), ``sum w
-#: p (1 - p)``, ``sum w``, the row count, the weight of the negatives of the
-#: closed blocks, of the positives and of the negatives of the open block, the
-#: AUROC's numerator and the weight of the positives of the closed blocks.
+#: the group's open block, the running sum of ``w (y - p)``, its largest and
+#: smallest value read at a block end (0 included), ``sum w p (1 - p)``, ``sum w``,
+#: the row count, the weight of the negatives of the closed blocks, of the
+#: positives and of the negatives of the open block, the AUROC's numerator and the
+#: weight of the positives of the closed blocks. A group's row is 0 before its
+#: first row (a first row of ``p = 0`` then opens no block, and closing the empty
+#: one would change nothing).
 GROUP_STATE = ("last", "run", "high", "low", "var", "W", "n", "below", "bpos", "bneg", "num",
                "wpos")
 
@@ -178,7 +180,7 @@ def _close_block(s, k, scale, half):  # pragma: no cover - compiled
 def group_running(g, x, c, ws, skip, base, scale, half, prev, s):  # pragma: no cover - compiled
     """Add one batch of rows sorted by ``x`` to the state ``s`` (float64, one row
     per group ``g - base``, the columns of :data:`GROUP_STATE`; a new group's row
-    is ``(NaN, 0, ...)``).
+    is 0).
 
     ``c`` are the outcomes (0/1), ``ws`` the weights (empty: every weight 1); a row
     whose key is ``skip`` (a missing group key) is in no group. A row whose ``x``
