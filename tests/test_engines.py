@@ -1209,10 +1209,11 @@ def test_an_undefined_auroc_warns_once_in_the_words_of_pandas(engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("by", [["k", "g"], "k8"])
+@pytest.mark.parametrize("by", [["k", "g"], ["k8", "g"], "k8"])
 def test_pushed_down_scores_group_as_pandas(engine, by):
-    """The scores' and ecce's groups are pandas' groups in pandas' order: two keys, a
-    narrow integer key, missing keys (in no group)."""
+    """The scores' and ecce's groups are pandas' groups in pandas' order: two keys (the
+    first a narrow integer: not polars' stream of one key), a narrow integer key,
+    missing keys (in no group)."""
     df = _grouped_frame()
     df["k8"] = df["k"].astype("int8")
     metrics = ["brier", "ecce", "auroc", "ece", "log_loss"]

@@ -253,7 +253,8 @@ class _Query:
             low, high = int(values.min()), int(values.max())
         out = self.engine.sorted_rows(self.frame.to_native(), key, self.w is not None,
                                       low, high)
-        return None if out is None else self.ordered(out)  # high, low: C_0 = 0 included
+        # one row per group in ascending key order, pandas' order (high, low: C_0 included)
+        return out
 
     def sorted_sums(self, auroc: bool = True) -> pd.DataFrame:
         """Per group: ``high``, ``low`` (of the running sum of ``w (y - p)``, read at
