@@ -9,9 +9,10 @@ The dataset of ``benchmarks/bench_engines.py`` (``g`` int32, ``p`` float64 in
 process, a warm-up, then ``--repeat`` rounds of
 
 - ``calibr``: ``calibr.summarise(source, "p", "y", by="g", metrics=["ecce"])``:
-  the check of bad values, the rows summed per (group, ``p``), a window sum over
-  ``p`` per group and the per-group maximum and minimum, on the engine
-  (``calibr/_engines/_pushdown.py``);
+  the check of bad values, then on DuckDB and Spark one RANGE window sum over ``p``
+  per group and the per-group maximum and minimum, on polars the rows sorted by
+  ``p`` and streamed into calibr's kernel (``calibr/_engines/_pushdown.py``,
+  ``calibr/_engines/polars.py``);
 - ``sort``: the engine's own sort of ``p`` within each group, as a window
   ``row_number() OVER (PARTITION BY g ORDER BY p)`` whose maximum per group is
   collected (polars: ``pl.col("p").rank("ordinal").over("g")``), the least any

@@ -27,7 +27,9 @@ Each call is two or three queries of :func:`calibr._engines._lazy._query_frame`
    running sum read at the end of each block of tied ``p``, which is calibr's
    tie rule (``calibr._kernels.cumulative``), and the AUROC's midranks (a
    positive counts the negatives below its value and half of those tied with
-   it).
+   it). On polars, for no group key or one integer key of at most 32 bits, the
+   same sums by one sort of ``p`` streamed into a compiled kernel instead
+   (``Engine.sorted_rows``, ``calibr._engines.polars._sorted_rows``).
 
 The driver receives one row per group and finishes with the pandas path's
 functions (``spiegelhalter_from_sums``, ``ecce_pvalue``, ``log_loss_value``'s
@@ -154,7 +156,8 @@ class _Query:
         the last of its block of tied ``p``, so each row reads the running sum at the
         end of its block, calibr's tie rule, in one sort and no aggregation per
         ``(group, p)``; benchmarks/README.md, "Engines"); on polars, whose windows have
-        no RANGE frame, :meth:`sorted_sums`."""
+        no RANGE frame, :meth:`sorted_sums` (its stream of the rows sorted by ``p``,
+        or the window over the blocks)."""
         native = self.frame.to_native()
         module = type(native).__module__
         if module.startswith("duckdb"):
