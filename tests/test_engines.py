@@ -1009,23 +1009,52 @@ def test_polars_streams_one_row_per_group_and_refuses_an_emptied_group(monkeypat
     assert seen["streams"] == 1
 
 
+@pytest.mark.parametrize("dtype,keys", [
+    ("Int8", [-128, 127, 0, 5]), ("UInt8", [255, 0, 3, 254]),
+    ("Int64", [-(2**63), -(2**63) + 40, -(2**63) + 7, -(2**63) + 12]),
+    ("Int64", [2**63 - 1, 2**63 - 41, 2**63 - 8, 2**63 - 13]),
+    ("UInt64", [2**64 - 1, 2**64 - 41, 2**64 - 8, 2**64 - 13]),
+    ("UInt64", [2**63 + 5, 2**63 - 3, 2**63, 2**63 + 1]),
+    ("Int64", [-(2**62), -(2**62) + 1, -(2**62) + 2, -(2**62) + 3])])
+def test_polars_streams_an_integer_key_of_any_width(dtype, keys, monkeypatch):
+    """The stream reads each key less the smallest, so an integer key of any width
+    takes it: keys at both ends of Int8, UInt8, Int64 and UInt64 (above 2**63 too),
+    and keys equal to the value of a missing key in polars' cells
+    (``_NO_GROUP``): the same numbers and keys as pandas, with a missing key and
+    every row in its own group."""
+    df = _int_keyed()
+    code = {7: keys[0], -3: keys[1], 12: keys[2], 40: keys[3]}
+    df["g"] = pd.array([pd.NA if pd.isna(v) else code[v] for v in df["g"]], dtype=dtype)
+    metrics = ["ecce", calibr.metric("ecce", kind="kuiper"), "auroc"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = calibr.summarise(df.groupby("g"), "p", "y", metrics=metrics, na_rm=True)
+        seen = _stream_spy(monkeypatch)
+        got = calibr.summarise(_source(pl.from_pandas(df), "polars"), "p", "y",
+                               metrics=metrics, by="g", na_rm=True).to_pandas()
+    assert seen["streams"] == 1
+    assert [int(k) for k in got["g"]] == sorted(keys)
+    assert [int(k) for k in want["g"]] == sorted(keys)
+    pd.testing.assert_frame_equal(got.drop(columns="g"), want.drop(columns="g"),
+                                  rtol=ENGINE_RTOL, atol=0)
+
+
 def test_polars_falls_back_to_the_window_query(monkeypatch):
     """A key whose range exceeds MAX_RUNNING_GROUPS, a stream the kernel finds out of
-    order, and an Int64 key run polars' window query over the blocks of tied p: the
+    order, and a string key run polars' window query over the blocks of tied p: the
     same numbers."""
     from calibr._kernels import cumulative
 
     df = _int_keyed()
     metrics = ["ecce", calibr.metric("ecce", kind="kuiper"), "auroc"]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        want = calibr.summarise(df.groupby("g"), "p", "y", metrics=metrics, na_rm=True)
 
     def check(frame):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
+            want = calibr.summarise(frame.groupby("g"), "p", "y", metrics=metrics, na_rm=True)
             got = calibr.summarise(_source(frame, "polars"), "p", "y", metrics=metrics,
                                    by="g", na_rm=True).to_pandas()
+        assert list(got["g"]) == list(want["g"])
         pd.testing.assert_frame_equal(got.drop(columns="g"), want.drop(columns="g"),
                                       rtol=ENGINE_RTOL, atol=0)
 
@@ -1040,7 +1069,7 @@ def test_polars_falls_back_to_the_window_query(monkeypatch):
         check(df)
         assert seen == {"batches": 1, "streams": 0}
     seen = _stream_spy(monkeypatch)
-    check(df.assign(g=df["g"].astype("Int64")))
+    check(df.assign(g=("k" + df["g"].astype(str)).mask(df["g"].isna())))  # a string key
     assert seen == {"batches": 0, "streams": 0}
     with monkeypatch.context() as m:  # the spy sees the stream of the Int32 key
         m.setattr(calibr._engines.polars, "MAX_RUNNING_GROUPS", 44)

@@ -27,7 +27,7 @@ Each call is two or three queries of :func:`calibr._engines._lazy._query_frame`
    running sum read at the end of each block of tied ``p``, which is calibr's
    tie rule (``calibr._kernels.cumulative``), and the AUROC's midranks (a
    positive counts the negatives below its value and half of those tied with
-   it). On polars, for no group key or one integer key of at most 32 bits, the
+   it). On polars, for no group key or one integer key (of any width), the
    same sums by one sort of ``p`` streamed into a compiled kernel instead
    (``Engine.sorted_rows``, ``calibr._engines.polars._sorted_rows``).
 
@@ -50,7 +50,6 @@ import pandas as pd
 
 from .._input import InputError
 from ._lazy import (
-    _NARROW_INTS,
     _ONE_BIN,
     _ONE_EDGES,
     Engine,
@@ -243,14 +242,14 @@ class _Query:
 
     def streamed(self) -> pd.DataFrame | None:
         """:meth:`sorted_sums` by the engine's ``sorted_rows`` (with every column), or
-        None: the engine has none, the keys are not one integer column of at most 32
-        bits (whose range the check's groups give), or the engine declines."""
+        None: the engine has none, the keys are not one integer column (whose range
+        the check's groups give), or the engine declines."""
         if self.engine.sorted_rows is None or len(self.qkeys) > 1:
             return None
         key, low, high = None, 0, 0
         if self.qkeys:
             key = self.qkeys[0]
-            if self.frame.collect_schema()[key].base_type() not in _NARROW_INTS:
+            if not self.frame.collect_schema()[key].is_integer():
                 return None
             values = self.group_keys.iloc[:, 0]
             low, high = int(values.min()), int(values.max())
@@ -268,7 +267,7 @@ class _Query:
         blocks carry no class sums and the query has one window, not two. An engine
         with its own route (``Engine.sorted_rows``: polars' sort by ``p`` streamed
         into a compiled kernel) takes it first, for no group key or one integer key
-        of at most 32 bits (:meth:`streamed`)."""
+        (:meth:`streamed`)."""
         streamed = self.streamed()
         return self.window_sums(auroc) if streamed is None else streamed
 

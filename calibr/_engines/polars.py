@@ -24,7 +24,8 @@ def _is_source(value: Any) -> bool:
 MAX_DENSE_CELLS = 2**22
 
 #: The key of a row whose group key is missing, in :func:`_cells`' batches: in no
-#: group (pandas' dropna). Not a value of a group key of at most 32 bits.
+#: group (pandas' dropna). Not a value of a group key of at most 32 bits, nor of
+#: a key less its smallest value (:func:`_sorted_rows`: at most 2**20).
 _NO_GROUP = -(2**62)
 
 
@@ -146,8 +147,13 @@ def _sorted_rows(lf: Any, key: str | None, weighted: bool, low: int, high: int) 
     width = high - low + 1
     if width > MAX_RUNNING_GROUPS:
         return None
-    g = (pl.lit(0, pl.Int64) if key is None
-         else pl.col(key).cast(pl.Int64).fill_null(_NO_GROUP)).alias("g")
+    if key is None:
+        g = pl.lit(0, pl.Int64)
+    elif lf.collect_schema()[key] == pl.UInt64:  # may exceed Int64: shifted in its own type
+        g = (pl.col(key) - pl.lit(low, pl.UInt64)).cast(pl.Int64)
+    else:  # an integer of at most 64 bits: its shift to [0, width) cannot overflow
+        g = pl.col(key).cast(pl.Int64) - pl.lit(low, pl.Int64)
+    g = g.fill_null(_NO_GROUP).alias("g")
     rows = lf.select(g, "__x", "__y", *(["__w"] if weighted else [])).sort("__x")
     scale, half = (1.0, 0.5) if weighted else (2.0, 1.0)  # unweighted: twice, in integers
     state = np.zeros((width, len(GROUP_STATE)))
@@ -157,13 +163,13 @@ def _sorted_rows(lf: Any, key: str | None, weighted: bool, low: int, high: int) 
         gv, x, c = (batch.get_column(n).to_numpy() for n in ("g", "__x", "__y"))
         ws = batch.get_column("__w").to_numpy() if weighted else none
         if not group_running(gv, np.ascontiguousarray(x), np.ascontiguousarray(c),
-                             np.ascontiguousarray(ws), _NO_GROUP, low, scale, half, prev,
+                             np.ascontiguousarray(ws), _NO_GROUP, 0, scale, half, prev,
                              state):
             return None
     group_close(state, scale, half)
     at = np.flatnonzero(state[:, 6] > 0)
     col = {name: state[at, j] for j, name in enumerate(GROUP_STATE)}
-    out = {} if key is None else {key: low + at}
+    out = {} if key is None else {key: [low + int(k) for k in at]}  # any 64-bit key, exact
     out.update(n=col["n"], W=col["W"], var=col["var"], high=col["high"], low=col["low"],
                num=col["num"], wpos=col["wpos"], wneg=col["below"])
     return pd.DataFrame(out)
