@@ -157,7 +157,6 @@ def run_engine(engine: str, root: str, repeat: int) -> dict:
         _cases(engine, tiny)[0]()
     fixed = _peak_mb()
     ours, peer, cells, stop = _cases(engine, root)
-    before = _peak_mb()
     ours()  # warm-up on the data: the engine's caches
     ours()
     mine = _peak_mb()  # calibr's own peak: before any peer query has run
@@ -171,8 +170,7 @@ def run_engine(engine: str, root: str, repeat: int) -> dict:
         rounds.append((t_ours, t_peer))
         floor.append((t_cells, t_peer))
     stop()
-    return {"rounds": rounds, "cells": floor, "peak_mb": mine, "peak_before_mb": before,
-            "peak_fixed_mb": fixed}
+    return {"rounds": rounds, "cells": floor, "peak_mb": mine, "peak_fixed_mb": fixed}
 
 
 def run_eager(rows: int, repeat: int) -> dict:
@@ -254,9 +252,9 @@ def main() -> None:
               f"{max(floor):.2f} (target <= {FLOOR_TARGET:g}: "
               f"{'met' if max(floor) <= FLOOR_TARGET else 'NOT met'})")
         print(f"  {engine}: peak memory of the driver process over two calls of calibr's "
-              f"summary {res['peak_mb']:.0f} MB ({res['peak_before_mb']:.0f} MB after imports "
-              f"and the source; {res['peak_fixed_mb']:.0f} MB after a call on 1,000 rows, so "
-              f"{res['peak_mb'] - res['peak_fixed_mb']:.0f} MB grow with the data)")
+              f"summary {res['peak_mb']:.0f} MB ({res['peak_fixed_mb']:.0f} MB after imports "
+              f"and a call on 1,000 rows: {res['peak_mb'] - res['peak_fixed_mb']:.0f} MB grow "
+              "with the data)")
     if args.eager_rows:
         res = _child("eager", root, max(args.repeat, 5), int(args.eager_rows))
         print(f"eager: calibr.ece of polars Series against numpy arrays, "
