@@ -18,9 +18,8 @@ of ``n`` times each column. DuckDB and Spark cross the rows with the replicates
 ``r = 1 .. R`` in one query (DuckDB over the rows drawn, ``n > 0``); polars,
 whose cross join materialises its rows, takes :data:`POLARS_BATCH` replicates
 per query as columns of each row. The driver receives O(groups x R x bins)
-numbers and reduces each replicate with the functions of the pandas path
-(``ece_from_stats``, ``mce_from_stats``, ``log_loss_value``), then the
-intervals with ``finish_bootstrap``.
+numbers and reduces all replicates at once (:func:`reduce_cells`, the pandas
+path's ``bin_gaps`` per cell), then the intervals with ``finish_bootstrap``.
 """
 
 from __future__ import annotations
@@ -433,7 +432,7 @@ def reduce_cells(out: pd.DataFrame, g: np.ndarray, n_groups: int, n_resamples: i
 
     Each replicate is the pandas path's reduction of its per-bin sums
     (:meth:`calibr._inference.bootstrap._Plan.poisson_value`), over the cells of
-    all groups and replicates at once: a cell's gap by ``_gaps`` (``|sum n y /
+    all groups and replicates at once: a cell's gap by ``bin_gaps`` (``|sum n y /
     sum n - sum n p / sum n|``, its bin drawn), the ECE ``sum count * gap / sum
     count`` and the MCE the largest gap of the replicate's drawn bins; ``sum n
     (p - y)^2 / sum n``; ``-(sum n log q) / sum n``, NaN where a row drawn has
@@ -444,7 +443,7 @@ def reduce_cells(out: pd.DataFrame, g: np.ndarray, n_groups: int, n_resamples: i
     :func:`cell_chunks`: the memory beyond ``out`` is a few arrays of a chunk's
     length and of ``n_groups x n_resamples`` (docs/engines.md, "Intervals on the
     engine")."""
-    from .._kernels.binned import _gaps
+    from .._kernels.binned import bin_gaps
 
     size = n_groups * n_resamples
     total = np.zeros(size)
@@ -460,7 +459,7 @@ def reduce_cells(out: pd.DataFrame, g: np.ndarray, n_groups: int, n_resamples: i
         count = cells["__count"]
         total += np.bincount(at, count, size)
         if binned:  # a bin of count 0 has the gap 0 (its sums are 0): it adds nothing
-            gap = _gaps(count, cells["__sp"], cells["__sy"])[1]
+            gap = bin_gaps(count, cells["__sp"], cells["__sy"])[1]
         for name, which, tag in wanted:
             if which == "ece":
                 acc[name] += np.bincount(at, count * gap, size)
