@@ -446,41 +446,43 @@ def reduce_cells(out: pd.DataFrame, g: np.ndarray, n_groups: int, n_resamples: i
     from .._kernels.binned import bin_gaps
 
     size = n_groups * n_resamples
-    total = np.zeros(size)
-    acc = {name: np.zeros(size) for name, _, _ in wanted}
-    zeros = {name: np.zeros(size) for name, which, _ in wanted if which == "log_loss"}
+    slots = size + 1  # the last: the cells of no group, dropped (no copy of the others)
+    total = np.zeros(slots)
+    acc = {name: np.zeros(slots) for name, _, _ in wanted}
+    zeros = {name: np.zeros(slots) for name, which, _ in wanted if which == "log_loss"}
     binned = any(which in ("ece", "mce") for _, which, _ in wanted)
     rep = out["__r"].to_numpy()
     col = {c: out[c].to_numpy() for c in out.columns if c.startswith("__s") or c == "__count"}
     for lo, hi in cell_chunks(len(out), size):
-        ok = g[lo:hi] >= 0
-        at = g[lo:hi][ok] * n_resamples + (rep[lo:hi][ok] - 1)
-        cells = {c: a[lo:hi][ok] for c, a in col.items()}
+        part = g[lo:hi]
+        at = np.where(part >= 0, part * n_resamples + (rep[lo:hi] - 1), size)
+        cells = {c: a[lo:hi] for c, a in col.items()}
         count = cells["__count"]
-        total += np.bincount(at, count, size)
+        total += np.bincount(at, count, slots)
         if binned:  # a bin of count 0 has the gap 0 (its sums are 0): it adds nothing
             gap = bin_gaps(count, cells["__sp"], cells["__sy"])[1]
         for name, which, tag in wanted:
             if which == "ece":
-                acc[name] += np.bincount(at, count * gap, size)
+                acc[name] += np.bincount(at, count * gap, slots)
             elif which == "mce":  # the gaps are >= 0: the largest of 0 and them
                 np.maximum.at(acc[name], at, gap)
             elif which == "brier":
-                acc[name] += np.bincount(at, cells["__sb"], size)
+                acc[name] += np.bincount(at, cells["__sb"], slots)
             else:
-                acc[name] += np.bincount(at, cells[f"__sl{tag}"], size)
-                zeros[name] += np.bincount(at, cells[f"__sz{tag}"], size)
+                acc[name] += np.bincount(at, cells[f"__sl{tag}"], slots)
+                zeros[name] += np.bincount(at, cells[f"__sz{tag}"], slots)
+    total = total[:size]  # the replicates, without the slot of no group
     some = total != 0.0
     values = {}
     for name, which, _ in wanted:
-        dist = np.full(size, math.nan)
+        dist, sums = np.full(size, math.nan), acc[name][:size]
         if which == "mce":
-            dist[some] = acc[name][some]
+            dist[some] = sums[some]
         elif which == "log_loss":
-            fine = some & (zeros[name] == 0.0)
-            dist[fine] = -acc[name][fine] / total[fine]
+            fine = some & (zeros[name][:size] == 0.0)
+            dist[fine] = -sums[fine] / total[fine]
         else:
-            dist[some] = acc[name][some] / total[some]
+            dist[some] = sums[some] / total[some]
         values[name] = dist.reshape(n_groups, n_resamples)
     return values
 
