@@ -16,7 +16,7 @@ a temporary folder. For each engine, on its lazy source of the files (polars
   the engine (``calibr/_engines/_poisson.py``: the row's bin, its state from the
   key, the cross join with the replicates, the counts, the per-(group,
   replicate, bin) sums of ``n``, ``n p``, ``n y``, collected; the ECE of each
-  (group, replicate) on the driver);
+  (group, replicate) on the driver, by ``reduce_cells``);
 - ``pass``: the engine's own query of the same shape without the generator: the
   rows' bin, the cross join with the replicates, the per-(group, replicate, bin)
   row count and sums of ``p`` and ``y``, collected (polars, whose cross join
@@ -84,21 +84,13 @@ def _frame(native):
 
 
 def poisson(engine: str, native, replicates: int) -> np.ndarray:
-    """The (group, replicate) ECE values of the Poisson scheme, computed on the engine."""
-    from calibr._engines._poisson import replicate_sums
-    from calibr._kernels.binned import ece_from_stats
+    """The (group, replicate) ECE values of the Poisson scheme, computed on the engine
+    and reduced on the driver as calibr reduces them (``reduce_cells``)."""
+    from calibr._engines._poisson import reduce_cells, replicate_sums
 
     sums = replicate_sums(engine, _frame(native), ["g"], 12345, replicates)
-    g = sums["g"].to_numpy().astype(np.int64)
-    groups, gi = np.unique(g, return_inverse=True)
-    cells = {}
-    for c in ("__count", "__sp", "__sy"):
-        a = np.zeros((groups.size, replicates, 10))
-        a[gi, sums["__r"].to_numpy() - 1, sums["__bin"].to_numpy()] = sums[c].to_numpy()
-        cells[c] = a
-    return np.array([[ece_from_stats(cells["__count"][i, r], cells["__sp"][i, r],
-                                     cells["__sy"][i, r]) for r in range(replicates)]
-                     for i in range(groups.size)])
+    groups, gi = np.unique(sums["g"].to_numpy().astype(np.int64), return_inverse=True)
+    return reduce_cells(sums, gi, groups.size, replicates, [("ece", "ece", None)])["ece"]
 
 
 def one_pass(engine: str, native, replicates: int, session=None):

@@ -517,6 +517,47 @@ def test_summarise_poisson_on_the_engine_equals_the_pandas_path(engine, by, monk
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_summarise_poisson_two_log_losses_and_an_impossible_row(engine, monkeypatch):
+    """Two log losses (eps and none) in one call, each from its own sums; a row of
+    q 0 in group 1: its replicates that draw it are NaN without eps (the interval
+    abstains), finite with eps; the MCE of the same cells; as the pandas path."""
+    df = _grouped_frame(600)
+    df.loc[df.index[df["g"] == 1][:1], ["p", "y"]] = [0.0, 1]
+    kw = dict(metrics=["log_loss", calibr.metric("log_loss", eps=0.01), "mce"],
+              confidence_level=0.9, n_resamples=30, rng=8, scheme="poisson", row_key="id",
+              na_rm=True, by="g")
+    with warnings.catch_warnings(), np.errstate(divide="ignore"):
+        warnings.simplefilter("ignore")
+        want = calibr.summarise(df, "p", "y", **kw)
+        monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)  # nothing is collected
+        got = calibr.summarise(_source(df, engine), "p", "y", **kw).to_pandas()
+    assert np.isnan(want.loc[1, "log_loss_low"])
+    assert np.isfinite(want.loc[1, "log_loss(eps=0.01)_low"])
+    np.testing.assert_allclose(got.to_numpy(float), want.to_numpy(float), rtol=ENGINE_RTOL,
+                               atol=0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_summarise_poisson_refuses_a_group_na_rm_empties_before_resampling(engine,
+                                                                          monkeypatch):
+    """A group that na_rm empties: refused by the point summary, as on the pandas
+    path, before any replicate is computed."""
+    from calibr._engines import _poisson
+
+    df = _grouped_frame(300)
+    df.loc[df["g"] == 2, "p"] = np.nan
+    kw = dict(metrics=["ece"], confidence_level=0.9, n_resamples=5, rng=3, scheme="poisson",
+              row_key="id", na_rm=True, by="g")
+    with pytest.raises(InputError, match="no complete observations: na_rm=True dropped all"):
+        calibr.summarise(df, "p", "y", **kw)
+    monkeypatch.setattr(_lazy, "MAX_COLLECT_ROWS", 100)
+    monkeypatch.setattr(_poisson, "replicate_sums", lambda *a, **k: pytest.fail("resampled"))
+    with pytest.raises(InputError, match="no complete observations in a group: na_rm=True "
+                                         "dropped all its rows"):
+        calibr.summarise(_source(df, engine), "p", "y", **kw)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_summarise_poisson_collects_what_the_engine_does_not_resample(engine, monkeypatch):
     """Another metric (skce), BCa, tests: the pandas path on the collected rows,
     under the collect rule (refused above it)."""
@@ -586,3 +627,71 @@ def test_summarise_poisson_bad_input_on_the_engine(engine, change, kwargs, match
         calibr.summarise(src, "p", "y", by="g", confidence_level=0.9, n_resamples=5,
                          scheme="poisson", na_rm=True, **kwargs)
     assert ran == []
+
+
+# --------------------------------------------------------------------------
+# the driver's reduction of the engine's cells (calibr/_engines/_poisson.py)
+
+#: The engine's cells of 2 groups x 3 replicates, 4 bins, in no order; by hand:
+#: group 0, replicate 1: bins 0 and 2, gaps |0 - 0.25 / 2| = 0.125 and
+#: |1 - 0.625| = 0.375, so ECE (2 * 0.125 + 0.375) / 3, MCE 0.375, Brier
+#: (0.03125 + 0.140625) / 3, log loss 0.75 / 3; replicate 2 draws none of it
+#: (no cell); replicate 3: a cell of count 0 (as Spark returns it) and bin 3 of
+#: gap |1 - 0.875|, a drawn row of q 0 (log loss inf: NaN). Group 1: replicate 1
+#: only a cell of count 0 (NaN); replicate 2 gaps |1 - 0.25| = 0.75 and
+#: |0.5 - 0.875| = 0.375 of 2 rows each. A cell of no group (-1) is skipped.
+CELLS = pd.DataFrame(
+    [  # g, r, bin, count, sp, sy, sb, sl0, sz0
+        (0, 1, 2, 1.0, 0.625, 1.0, 0.140625, -0.25, 0.0),
+        (1, 2, 0, 2.0, 0.5, 2.0, 0.5, -1.5, 0.0),
+        (0, 3, 1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+        (-1, 1, 0, 8.0, 4.0, 0.0, 1.0, -3.0, 1.0),
+        (0, 1, 0, 2.0, 0.25, 0.0, 0.03125, -0.5, 0.0),
+        (1, 1, 3, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+        (0, 3, 3, 4.0, 3.5, 4.0, 0.5, -0.75, 1.0),
+        (1, 2, 3, 2.0, 1.75, 1.0, 0.75, -1.0, 0.0)],
+    columns=["g", "__r", "__bin", "__count", "__sp", "__sy", "__sb", "__sl0", "__sz0"])
+NAN = np.nan
+CELL_VALUES = {
+    "ece": [[0.625 / 3, NAN, 0.125], [NAN, 0.5625, NAN]],
+    "mce": [[0.375, NAN, 0.125], [NAN, 0.75, NAN]],
+    "brier": [[0.171875 / 3, NAN, 0.125], [NAN, 0.3125, NAN]],
+    "log_loss": [[0.25, NAN, NAN], [NAN, 0.625, NAN]]}
+
+
+@pytest.mark.parametrize("chunk", [None, 1])
+def test_the_driver_reduces_the_cells_as_worked_by_hand(chunk, monkeypatch):
+    """ECE, MCE, Brier and log loss per (group, replicate) from the engine's cells,
+    all groups and replicates at once (in one chunk, and in chunks of one
+    (group, replicate) each): the values worked by hand; NaN where a replicate
+    draws no row of the group, or a row of q 0 (log loss); no warning."""
+    from calibr._engines import _poisson
+
+    if chunk is not None:
+        monkeypatch.setattr(_poisson, "REDUCE_CHUNK", chunk)
+    wanted = [("ece", "ece", None), ("mce", "mce", None), ("brier", "brier", None),
+              ("log_loss", "log_loss", 0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _poisson.reduce_cells(CELLS, CELLS["g"].to_numpy(), 2, 3, wanted)
+        scores = _poisson.reduce_cells(  # a query without bins: no sums of p and y
+            CELLS.drop(columns=["__sp", "__sy"]), CELLS["g"].to_numpy(), 2, 3, wanted[2:])
+    assert list(got) == ["ece", "mce", "brier", "log_loss"]
+    for name, want in CELL_VALUES.items():
+        np.testing.assert_array_equal(got[name], np.array(want), err_msg=name)
+    for name in ("brier", "log_loss"):
+        np.testing.assert_array_equal(scores[name], got[name], err_msg=name)
+
+
+def test_the_driver_reads_the_cells_in_chunks(monkeypatch):
+    """Chunks of REDUCE_CHUNK cells, or of one cell per (group, replicate) if that
+    is more (each chunk's sums are arrays of that length)."""
+    from calibr._engines import _poisson
+
+    assert _poisson.REDUCE_CHUNK == 2**22
+    assert _poisson.cell_chunks(8, 6) == [(0, 8)]
+    assert _poisson.cell_chunks(0, 6) == []
+    assert _poisson.cell_chunks(10**7, 10) == [(0, 2**22), (2**22, 2**23), (2**23, 10**7)]
+    assert _poisson.cell_chunks(2**23 + 1, 2**23) == [(0, 2**23), (2**23, 2**23 + 1)]
+    monkeypatch.setattr(_poisson, "REDUCE_CHUNK", 1)
+    assert _poisson.cell_chunks(10, 6) == [(0, 6), (6, 10)]

@@ -18,15 +18,13 @@ of ``n`` times each column. DuckDB and Spark cross the rows with the replicates
 ``r = 1 .. R`` in one query (DuckDB over the rows drawn, ``n > 0``); polars,
 whose cross join materialises its rows, takes :data:`POLARS_BATCH` replicates
 per query as columns of each row. The driver receives O(groups x R x bins)
-numbers and reduces each replicate with the functions of the pandas path
-(``ece_from_stats``, ``mce_from_stats``, ``log_loss_value``), then the
-intervals with ``finish_bootstrap``.
+numbers and reduces all replicates at once (:func:`reduce_cells`, the pandas
+path's ``bin_gaps`` per cell), then the intervals with ``finish_bootstrap``.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -36,7 +34,8 @@ import pandas as pd
 from .._kernels import poisson as kp
 
 __all__ = ["ECE_SUMS", "POLARS_BATCH", "PUSHED_METRICS", "bind_bootstrap", "check_row_key",
-           "pushed_form", "replicate_sums", "replicate_values", "summarise"]
+           "pushed_form", "cell_chunks", "reduce_cells", "replicate_sums", "replicate_values",
+           "summarise"]
 
 _M = kp.MASK
 
@@ -409,6 +408,85 @@ def check_row_key(engine: Any, q: Any, qk: str, kept: Any = None) -> int:
     return int(counts["kept"])
 
 
+#: The engine's cells reduced at once by :func:`reduce_cells` (at least one cell
+#: per (group, replicate)): its temporaries are a few arrays of this length.
+REDUCE_CHUNK = 1 << 22
+
+
+def cell_chunks(n_cells: int, size: int) -> list[tuple[int, int]]:
+    """The chunks ``[lo, hi)`` of :func:`reduce_cells`'s ``n_cells`` cells: of
+    :data:`REDUCE_CHUNK` cells, or of ``size`` (the replicates of all groups) if
+    more, so that each chunk's sums, arrays of ``size``, cost no more than its
+    cells."""
+    step = max(REDUCE_CHUNK, size)
+    return [(lo, min(lo + step, n_cells)) for lo in range(0, n_cells, step)]
+
+
+def reduce_cells(out: pd.DataFrame, g: np.ndarray, n_groups: int, n_resamples: int,
+                 wanted: list[tuple[str, str, int | None]]) -> dict[str, np.ndarray]:
+    """The replicates ``{column: (n_groups, n_resamples)}`` of each ``(column,
+    metric, tag)`` of ``wanted`` (``metric`` of :data:`PUSHED_METRICS`; ``tag``
+    the log loss's sums ``__sl{tag}``, ``__sz{tag}``) from the engine's cells
+    ``out`` (:func:`replicate_sums`: one row per (keys, replicate, bin) drawn, in
+    any order) whose groups are ``g`` (-1: no group, skipped).
+
+    Each replicate is the pandas path's reduction of its per-bin sums
+    (:meth:`calibr._inference.bootstrap._Plan.poisson_value`), over the cells of
+    all groups and replicates at once: a cell's gap by ``bin_gaps`` (``|sum n y /
+    sum n - sum n p / sum n|``, its bin drawn), the ECE ``sum count * gap / sum
+    count`` and the MCE the largest gap of the replicate's drawn bins; ``sum n
+    (p - y)^2 / sum n``; ``-(sum n log q) / sum n``, NaN where a row drawn has
+    ``q`` 0 (its log loss is inf, the pandas path's replicate NaN). A replicate
+    that draws no row of its group (no cell, or cells of count 0) is NaN. Only
+    the order in which a replicate's bins are added differs from the pandas
+    path's (to ``ENGINE_RTOL``). The cells are read in the chunks of
+    :func:`cell_chunks`: the memory beyond ``out`` is a few arrays of a chunk's
+    length and of ``n_groups x n_resamples`` (docs/engines.md, "Intervals on the
+    engine")."""
+    from .._kernels.binned import bin_gaps
+
+    size = n_groups * n_resamples
+    slots = size + 1  # the last: the cells of no group, dropped (no copy of the others)
+    total = np.zeros(slots)
+    acc = {name: np.zeros(slots) for name, _, _ in wanted}
+    zeros = {name: np.zeros(slots) for name, which, _ in wanted if which == "log_loss"}
+    binned = any(which in ("ece", "mce") for _, which, _ in wanted)
+    rep = out["__r"].to_numpy()
+    col = {c: out[c].to_numpy() for c in out.columns if c.startswith("__s") or c == "__count"}
+    for lo, hi in cell_chunks(len(out), size):
+        part = g[lo:hi]
+        at = np.where(part >= 0, part * n_resamples + (rep[lo:hi] - 1), size)
+        cells = {c: a[lo:hi] for c, a in col.items()}
+        count = cells["__count"]
+        total += np.bincount(at, count, slots)
+        if binned:  # a bin of count 0 has the gap 0 (its sums are 0): it adds nothing
+            gap = bin_gaps(count, cells["__sp"], cells["__sy"])[1]
+        for name, which, tag in wanted:
+            if which == "ece":
+                acc[name] += np.bincount(at, count * gap, slots)
+            elif which == "mce":  # the gaps are >= 0: the largest of 0 and them
+                np.maximum.at(acc[name], at, gap)
+            elif which == "brier":
+                acc[name] += np.bincount(at, cells["__sb"], slots)
+            else:
+                acc[name] += np.bincount(at, cells[f"__sl{tag}"], slots)
+                zeros[name] += np.bincount(at, cells[f"__sz{tag}"], slots)
+    total = total[:size]  # the replicates, without the slot of no group
+    some = total != 0.0
+    values = {}
+    for name, which, _ in wanted:
+        dist, sums = np.full(size, math.nan), acc[name][:size]
+        if which == "mce":
+            dist[some] = sums[some]
+        elif which == "log_loss":
+            fine = some & (zeros[name][:size] == 0.0)
+            dist[fine] = -sums[fine] / total[fine]
+        else:
+            dist[some] = sums[some] / total[some]
+        values[name] = dist.reshape(n_groups, n_resamples)
+    return values
+
+
 def replicate_values(engine: Any, q: Any, qkeys: list[str], qp: str, qy: str, qk: str,
                      plan: list[tuple[str, str, dict[str, Any]]], seed: int, n_resamples: int,
                      locate: Callable[[pd.DataFrame], np.ndarray] | None, n_groups: int
@@ -421,15 +499,10 @@ def replicate_values(engine: Any, q: Any, qkeys: list[str], qp: str, qy: str, qk
     ``log_loss`` ride on the first; one bin when there is none), over the rows
     whose ``p`` and ``y`` are there (``na_rm``'s rows; the caller has checked the
     rest); ``locate`` gives each row of the sums' keys its group (-1: none, a
-    missing key), None ungrouped. Each replicate is reduced as the pandas path
-    reduces it: ``ece_from_stats``/``mce_from_stats`` of the per-bin sums, ``sum n
-    (p - y)^2 / sum n``, ``log_loss_value`` of ``sum n log q`` and ``sum n`` (NaN,
-    as the pandas path's replicate, where a row drawn has ``q`` 0: its log loss is
-    inf)."""
+    missing key), None ungrouped. The replicates: :func:`reduce_cells` of each
+    query's sums."""
     import narwhals as nw
 
-    from .._kernels.binned import ece_from_stats, mce_from_stats
-    from .._metrics.scores import log_loss_value
     from . import _lazy
     from ._pushdown import observed_probability
 
@@ -443,25 +516,26 @@ def replicate_values(engine: Any, q: Any, qkeys: list[str], qp: str, qy: str, qk
             specs.append(form)
     scores: dict[str, Any] = {}  # the row sums of the scores: {sum name: (column, kind)}
     extra: dict[str, Any] = {}
-    for _, which, opts in plan:
+    tags: dict[str, int] = {}  # the log losses' sums: __sl{tag}, __sz{tag}
+    for name, which, opts in plan:
         if which == "brier":
             extra["__sq"] = (x - yv) ** 2
             scores["__sb"] = ("__sq", "n")
         elif which == "log_loss":
             eps = opts.get("eps")
-            tag = [o.get("eps") for _, w, o in plan if w == "log_loss"].index(eps)
+            tag = tags[name] = [o.get("eps") for _, w, o in plan
+                                if w == "log_loss"].index(eps)
             picked = observed_probability(x, yv, eps)
             extra[f"__lq{tag}"] = nw.when(picked > 0.0).then(picked).otherwise(1.0).log()
             extra[f"__lz{tag}"] = (picked == 0.0).cast(nw.Float64)
             scores[f"__sl{tag}"] = (f"__lq{tag}", "n")
             scores[f"__sz{tag}"] = (f"__lz{tag}", "drawn")
-    tables: dict[Any, tuple[dict[str, np.ndarray], int]] = {}
+    values: dict[str, np.ndarray] = {}
     for i, spec in enumerate(specs or [None]):
         if spec is None:
-            nbins, b = 1, nw.lit(0.0)
+            b = nw.lit(0.0)
         else:
-            edges = spec.edges()
-            nbins, b = edges.shape[0] - 1, _lazy._bin_expr(x, spec, edges)
+            b = _lazy._bin_expr(x, spec, spec.edges())
         sums = dict(ECE_SUMS) if spec is not None else {}
         cols = dict(__p=x, __y=yv) if spec is not None else {}
         if i == 0:
@@ -471,45 +545,10 @@ def replicate_values(engine: Any, q: Any, qkeys: list[str], qp: str, qy: str, qk
                                       __key=nw.col(qk).cast(nw.Int64))
         out = replicate_sums(engine.name, frame, qkeys, seed, n_resamples, sums)
         g = np.zeros(len(out), dtype=np.int64) if locate is None else locate(out[qkeys])
-        ok = g >= 0
-        r = out["__r"].to_numpy()[ok] - 1
-        bins = out["__bin"].to_numpy()[ok]
-        arrays = {}
-        for c in ("__count", *sums):
-            a = np.zeros((n_groups, n_resamples, nbins))
-            a[g[ok], r, bins] = out[c].to_numpy()[ok]  # one row per (group, replicate, bin)
-            arrays[c] = a
-        tables[spec] = (arrays, nbins)
-    first = tables[specs[0] if specs else None][0]
-    values: dict[str, np.ndarray] = {}
-    with warnings.catch_warnings():  # the replicates' warnings: said by the estimate
-        warnings.simplefilter("ignore")
-        for name, which, opts in plan:
-            dist = np.full((n_groups, n_resamples), math.nan)
-            if which in ("ece", "mce"):
-                st = tables[pushed_form(which, opts)][0]
-                reduce = ece_from_stats if which == "ece" else mce_from_stats
-                for gi in range(n_groups):
-                    for ri in range(n_resamples):
-                        count = st["__count"][gi, ri]
-                        if count.sum() != 0.0:
-                            dist[gi, ri] = reduce(count, st["__sp"][gi, ri], st["__sy"][gi, ri])
-            else:
-                total = first["__count"].sum(axis=2)
-                drawn = total != 0.0
-                if which == "brier":
-                    dist[drawn] = first["__sb"].sum(axis=2)[drawn] / total[drawn]
-                else:
-                    tag = [o.get("eps") for _, w, o in plan if w == "log_loss"].index(
-                        opts.get("eps"))
-                    logsum = first[f"__sl{tag}"].sum(axis=2)
-                    zeros = first[f"__sz{tag}"].sum(axis=2)
-                    # a replicate that draws a row whose q is 0: inf, NaN as the pandas
-                    # path's replicate (no quantile reads it: the interval abstains)
-                    for gi, ri in zip(*np.nonzero(drawn & (zeros == 0.0)), strict=True):
-                        dist[gi, ri] = log_loss_value(float(logsum[gi, ri]), 0,
-                                                      float(total[gi, ri]))
-            values[name] = dist
+        wanted = [(name, which, tags.get(name)) for name, which, opts in plan
+                  if (which in ("ece", "mce") and pushed_form(which, opts) == spec)
+                  or (i == 0 and which in ("brier", "log_loss"))]
+        values.update(reduce_cells(out, g, n_groups, n_resamples, wanted))
     return values
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "cell_rows",
     "key_range",
     "binary_stats",
+    "bin_gaps",
     "breaks",
     "checked_bin_stats",
     "classwise_stats",
@@ -68,7 +69,9 @@ def breaks(bins: int) -> np.ndarray:
 # turning statistics into metrics
 
 
-def _gaps(count, sum_conf, sum_hit):
+def bin_gaps(count, sum_conf, sum_hit):
+    """The bins drawn (``count > 0``) and each bin's gap ``|sum_hit / count -
+    sum_conf / count|`` (0 where the bin is empty)."""
     nonempty = count > 0
     safe = np.where(nonempty, count, 1.0)
     gap = np.abs(sum_hit / safe - sum_conf / safe)
@@ -77,14 +80,14 @@ def _gaps(count, sum_conf, sum_hit):
 
 def ece_from_stats(count, sum_conf, sum_hit) -> float:
     """ECE; for (K, bins) statistics, the mean over the K rows (classwise)."""
-    nonempty, gap = _gaps(count, sum_conf, sum_hit)
+    nonempty, gap = bin_gaps(count, sum_conf, sum_hit)
     per = np.sum(np.where(nonempty, count * gap, 0.0), axis=-1) / np.sum(count, axis=-1)
     return float(np.mean(per))
 
 
 def mce_from_stats(count, sum_conf, sum_hit) -> float:
     """MCE; for (K, bins) statistics, the maximum over everything (classwise)."""
-    nonempty, gap = _gaps(count, sum_conf, sum_hit)
+    nonempty, gap = bin_gaps(count, sum_conf, sum_hit)
     return float(np.max(gap[nonempty]))
 
 
