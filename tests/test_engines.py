@@ -1116,7 +1116,7 @@ def test_group_running_checks_the_order_and_the_keys():
     x = np.array([0.25, 0.25, 0.5, 0.5, 0.75])
     c = np.array([0.0, 0.0, 1.0, 0.0, 1.0])
     s, prev = fresh(2)
-    assert group_running(g, x, c, none, -1, 0, 2.0, 1.0, prev, s)
+    assert group_running(g, x, c, none, -1, 2.0, 1.0, prev, s)
     assert prev[0] == 0.75
     group_close(s, 2.0, 1.0)
     col = dict(zip(GROUP_STATE, s.T, strict=True))
@@ -1129,19 +1129,19 @@ def test_group_running_checks_the_order_and_the_keys():
     assert col["num"].tolist() == [3.0, 2.0]
     assert col["wpos"].tolist() == [1.0, 1.0] and col["below"].tolist() == [2.0, 1.0]
     s, prev = fresh(2)
-    assert not group_running(g, x[::-1].copy(), c, none, -1, 0, 2.0, 1.0, prev, s)
+    assert not group_running(g, x[::-1].copy(), c, none, -1, 2.0, 1.0, prev, s)
     s, prev = fresh(2)
     prev[0] = 0.5  # the last batch ended above this one's first row
-    assert not group_running(g, x, c, none, -1, 0, 2.0, 1.0, prev, s)
+    assert not group_running(g, x, c, none, -1, 2.0, 1.0, prev, s)
     s, prev = fresh(2)
-    assert group_running(g, x, c, none, 1, 0, 2.0, 1.0, prev, s)  # key 1: in no group
+    assert group_running(g, x, c, none, 1, 2.0, 1.0, prev, s)  # key 1: in no group
     assert s[1, 6] == 0.0 and s[0, 6] == 3.0
     for bad in (np.array([0, 2, 0, 0, 1]), np.array([0, -1, 0, 0, 1])):
         s, prev = fresh(2)
-        assert not group_running(bad, x, c, none, 9, 0, 2.0, 1.0, prev, s)
+        assert not group_running(bad, x, c, none, 9, 2.0, 1.0, prev, s)
     s, prev = fresh(2)  # weighted: w (y - p), and the midrank weights
     w = np.array([2.0, 3.0, 1.0, 0.0, 4.0])
-    assert group_running(g, x, c, w, -1, 0, 1.0, 0.5, prev, s)
+    assert group_running(g, x, c, w, -1, 1.0, 0.5, prev, s)
     group_close(s, 1.0, 0.5)
     assert s[:, 2].tolist() == [0.0, 0.25] and s[:, 3].tolist() == [-0.5, -0.75]
     assert s[:, 10].tolist() == [2.0, 12.0] and s[:, 5].tolist() == [3.0, 7.0]

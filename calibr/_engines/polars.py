@@ -163,7 +163,7 @@ def _sorted_rows(lf: Any, key: str | None, weighted: bool, low: int, high: int) 
         gv, x, c = (batch.get_column(n).to_numpy() for n in ("g", "__x", "__y"))
         ws = batch.get_column("__w").to_numpy() if weighted else none
         if not group_running(gv, np.ascontiguousarray(x), np.ascontiguousarray(c),
-                             np.ascontiguousarray(ws), _NO_GROUP, 0, scale, half, prev,
+                             np.ascontiguousarray(ws), _NO_GROUP, scale, half, prev,
                              state):
             return None
     group_close(state, scale, half)

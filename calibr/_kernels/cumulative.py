@@ -177,10 +177,10 @@ def _close_block(s, k, scale, half):  # pragma: no cover - compiled
 
 
 @jit(nogil=True)
-def group_running(g, x, c, ws, skip, base, scale, half, prev, s):  # pragma: no cover - compiled
+def group_running(g, x, c, ws, skip, scale, half, prev, s):  # pragma: no cover - compiled
     """Add one batch of rows sorted by ``x`` to the state ``s`` (float64, one row
-    per group ``g - base``, the columns of :data:`GROUP_STATE`; a new group's row
-    is 0).
+    per group ``g``, a key already less the smallest, the columns of
+    :data:`GROUP_STATE`; a new group's row is 0).
 
     ``c`` are the outcomes (0/1), ``ws`` the weights (empty: every weight 1); a row
     whose key is ``skip`` (a missing group key) is in no group. A row whose ``x``
@@ -199,7 +199,7 @@ def group_running(g, x, c, ws, skip, base, scale, half, prev, s):  # pragma: no 
         gi = g[i]
         if gi == skip:
             continue
-        k = gi - base
+        k = gi
         if k < 0 or k >= s.shape[0]:
             return False
         if v != s[k, 0]:
