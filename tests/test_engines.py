@@ -193,8 +193,28 @@ def test_duckdb_s_cell_key_reads_an_integer_label_as_whole(sql_type, whole):
     (``WHOLE_LABELS``, the one list of both engines), and ``y (y - 1) <> 0`` for any
     other; the query's text says which."""
     rel = duckdb.sql(f"SELECT 1::INTEGER AS c0, 0.5::DOUBLE AS c1, 1::{sql_type} AS c2")
-    query = calibr._engines.duckdb._cells(rel, "c0", "c1", "c2", 10).sql_query()
+    query = calibr._engines.duckdb._cells(rel, ["c0"], "c1", "c2", 10).sql_query()
     assert ("<>" not in query) == whole, query
+
+
+@pytest.mark.parametrize("dtype,folded", [(pl.Int8, True), (pl.UInt32, True), (pl.Int32, True),
+                                          (pl.Int64, False), (pl.UInt64, False),
+                                          (pl.String, False)])
+def test_the_engines_own_query_folds_only_a_narrow_integer_key(dtype, folded):
+    """One integer key of at most 32 bits is folded into the float64 cell key (one
+    hash key: faster); any other is grouped beside it (DuckDB's query, and
+    polars' group-by, ``_grouped_cells``); two keys are never folded."""
+    df = pl.DataFrame({"c0": pl.Series([1, 2]).cast(dtype), "c1": [0.5, 0.25],
+                       "c2": pl.Series([1, 0], dtype=pl.Int8)})
+    query = calibr._engines.duckdb._cells(duckdb.from_arrow(df.to_arrow()), ["c0"], "c1",
+                                          "c2", 10).sql_query()
+    assert query.endswith("GROUP BY 1" if folded else "GROUP BY 1, 2"), query
+    got = calibr._engines.polars._grouped_cells(df.lazy(), ["c0"], "c1", "c2", 10)
+    assert got.collect_schema().names()[:2] == (["__k", "__count"] if folded else ["c0", "__k"])
+    two = df.with_columns(c3=pl.col("c0"))
+    query = calibr._engines.duckdb._cells(duckdb.from_arrow(two.to_arrow()), ["c0", "c3"],
+                                          "c1", "c2", 10).sql_query()
+    assert query.endswith("GROUP BY 1, 2, 3"), query
 
 
 def _cells_of(engine: str, df: pl.DataFrame, keys: list, bins: int = 10):
@@ -264,6 +284,93 @@ def test_the_engines_own_query_drops_a_missing_key_only(engine):
         assert _cells_of(engine, lost, ["c0"]) is None, c
 
 
+def _apart_key_frame(kind: str) -> tuple[pd.DataFrame, list]:
+    """Rows whose group keys the engines' own cell query groups as they are, beside
+    the bin (not folded into one float64 key): 64-bit integers beyond 2**53 (and the
+    polars stream's sentinel -2**62, and UInt64 above 2**63), strings, floats with
+    NaN and missing keys, and two keys; ties on R's breaks; missing keys, one of
+    them in a row with a NaN ``p`` (in no group: not an error)."""
+    rng = np.random.default_rng(23)
+    n = 600
+    p = rng.random(n)
+    p[::4] = np.round(p[::4], 1)  # on the breaks of 10 bins
+    df = pd.DataFrame({"p": p, "y": (rng.random(n) < p).astype(np.int8)})
+    pick = rng.integers(0, 4, n)
+    values = {"int64": [2**53 + 1, -(2**63) + 5, 2**63 - 1, 0],
+              "sentinel": [-(2**62), -(2**62) + 1, -(2**62) + 3, -(2**62) + 2],
+              "uint64": [2**64 - 1, 2**63 + 1, 7, 0]}
+    if kind in values:
+        dtype = "UInt64" if kind == "uint64" else "Int64"
+        df["k"] = pd.array(np.array(values[kind], dtype=dtype.lower())[pick], dtype=dtype)
+    elif kind == "string":
+        df["k"] = np.array(["b", "a", "ü", "a b"], dtype=object)[pick]
+    elif kind == "float":
+        df["k"] = np.array([0.5, -2.0, 1e300, 3.0])[pick]
+        df.loc[7, "k"] = np.nan
+    elif kind == "two":
+        df["k"] = pd.array(np.array([2**40, -3], dtype=np.int64)[pick % 2], dtype="Int64")
+        df["s"] = np.array(["x", "y"], dtype=object)[pick // 2]
+    df.loc[::50, "k"] = None
+    df.loc[50, "p"] = np.nan  # its key is missing: the row is in no group
+    return df, (["s", "k"] if kind == "two" else ["k"])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("kind", ["int64", "sentinel", "uint64", "string", "float", "two"])
+def test_the_engines_own_query_groups_any_other_key_beside_the_bin(engine, kind, monkeypatch):
+    """Any key but one narrow integer runs the engine's own cell query too, its keys
+    grouped as they are (``_lazy._engine_cells``; polars: the dense stream for an
+    integer key, polars' group-by for the rest): the pandas path's groups, key values
+    (2**63 - 1 and 2**64 - 1 exact), key dtype and numbers; a missing ``p`` in a row
+    with a key is bad there, and ``summarise`` gives the pandas path's message."""
+    df, keys = _apart_key_frame(kind)
+    # a float key's NaN stays NaN (polars' from_pandas would make it missing)
+    src = _source(pl.from_pandas(df, nan_to_null=kind != "float"), engine)
+    if kind == "float":
+        assert nw.from_native(src).select(nw.col("k").is_nan().any()).collect().item()
+    calls = []
+    cells = _lazy._engine_cells
+    monkeypatch.setattr(_lazy, "_engine_cells",
+                        lambda *a: calls.append(cells(*a)) or calls[-1])
+    metrics = ["ece", "mce", calibr.metric("ece", bins=49)]
+    want = calibr.summarise(df.groupby(keys), "p", "y", metrics=metrics)
+    got = nw.from_native(calibr.summarise(src, "p", "y", by=keys, metrics=metrics)).to_pandas()
+    assert len(calls) == 2 and all(c is not None for c in calls)  # one per number of bins
+    if kind == "float":
+        want = want.astype({"k": "float64"})
+    for k in keys:
+        assert got[k].tolist() == want[k].tolist(), k
+        assert str(got[k].dtype).lower() == str(want[k].dtype).lower(), k
+    pd.testing.assert_frame_equal(got.drop(columns=keys), want.drop(columns=keys),
+                                  rtol=ENGINE_RTOL, atol=0)
+    # the cells themselves: each key's bins, counts and sums, as the kernels give them
+    from calibr._kernels.binned import binary_stats
+
+    module = {"polars": calibr._engines.polars, "duckdb": calibr._engines.duckdb}[engine]
+    q = nw.from_native(_source(df.rename(columns={"p": "c1", "y": "c2"}), engine))
+    out = cells(module.ENGINE, q, keys, SimpleNamespace(p="c1", y="c2"), 10)
+    for name, part in df.dropna(subset=keys).groupby(keys):
+        name = name if isinstance(name, tuple) else (name,)
+        mine = out
+        for k, v in zip(keys, name, strict=True):
+            mine = mine[mine[k] == v]
+        count, sp, sy = binary_stats(part["p"].to_numpy(), part["y"].to_numpy(), 10)
+        at = np.flatnonzero(count)
+        # DuckDB's j = 0 (p = 0) and j = 1 are two cells of R's bin 0
+        mine = mine.groupby("__bin", as_index=False)[["__count", "__sp", "__sy"]].sum()
+        np.testing.assert_array_equal(mine["__bin"].to_numpy(), at)
+        np.testing.assert_array_equal(mine["__count"].to_numpy(), count[at])
+        np.testing.assert_allclose(mine["__sp"].to_numpy(), sp[at], rtol=ENGINE_RTOL)
+        np.testing.assert_array_equal(mine["__sy"].to_numpy(), sy[at])
+    # a missing p in a row with a key: bad, and the pandas path's message
+    lost = df.copy()
+    lost.loc[3, "p"] = np.nan
+    q = nw.from_native(_source(lost.rename(columns={"p": "c1", "y": "c2"}), engine))
+    assert cells(module.ENGINE, q, keys, SimpleNamespace(p="c1", y="c2"), 10) is None
+    want = _message(lambda: calibr.summarise(lost.groupby(keys), "p", "y"))
+    assert _message(lambda: calibr.summarise(_source(lost, engine), "p", "y", by=keys)) == want
+
+
 def _batched_frame(folder) -> pl.LazyFrame:
     """Three Parquet files of 120,000 rows whose group keys span ever wider ranges
     (0..9, then down to -50, then up to 199), ties on R's breaks, missing keys:
@@ -291,9 +398,14 @@ def test_polars_cells_in_batches_equal_polars_group_by_and_pandas(tmp_path):
     rows = lf.select("g", "p", "y").collect_batches(maintain_order=False)
     assert sum(1 for _ in rows) > 1  # several batches: the arrays grow
     pol = calibr._engines.polars
-    got = pol._cells(lf, "g", "p", "y", 10).collect().sort("__k")
-    want = pol._grouped_cells(lf, "g", "p", "y", 10).collect(engine="streaming")
-    want = want.filter(pl.col("__k").is_not_null()).sort("__k")
+    got = pol._cells(lf, ["g"], "p", "y", 10).collect().sort("g", "__k")
+    assert got.schema["g"] == pl.Int32  # the key back in its own type, beside the bin
+    # polars' group-by folds the int32 key into its cell key: key * 10 + bin
+    want = pol._grouped_cells(lf, ["g"], "p", "y", 10).collect(engine="streaming")
+    want = want.filter(pl.col("__k").is_not_null()).with_columns(
+        g=(pl.col("__k") / 10).floor(), __k=pl.col("__k") - (pl.col("__k") / 10).floor() * 10
+    ).sort("g", "__k")
+    np.testing.assert_array_equal(got["g"].to_numpy(), want["g"].to_numpy())
     np.testing.assert_array_equal(got["__k"].to_numpy(), want["__k"].to_numpy())
     np.testing.assert_array_equal(got["__count"].to_numpy(), want["__count"].to_numpy())
     np.testing.assert_allclose(got["__sp"].to_numpy(), want["__sp"].to_numpy(),

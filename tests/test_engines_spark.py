@@ -19,6 +19,7 @@ from test_engines import (
     BINS,
     SUM_TESTS,
     SUMS,
+    _apart_key_frame,
     _close,
     _frame,
     _grouped_frame,
@@ -277,13 +278,44 @@ def test_spark_s_cell_key_reads_an_integer_label_as_whole(spark):
                             ("double", False), ("decimal(10,0)", False)]:
         sdf = spark.range(2).selectExpr("CAST(id AS INT) AS c0", "CAST(id / 2 AS DOUBLE) AS c1",
                                         f"CAST(id AS {sql_type}) AS c2")
-        plan = engine._cells(sdf, "c0", "c1", "c2", 10)._jdf.queryExecution().analyzed()
+        plan = engine._cells(sdf, ["c0"], "c1", "c2", 10)._jdf.queryExecution().analyzed()
         assert ("NOT" not in plan.toString()) == whole, (sql_type, plan.toString())
 
 
 def test_an_integer_key_with_a_missing_value_stays_an_integer(spark):
     """Spark: see tests/test_engines.py, ``check_an_integer_key_with_a_missing_value``."""
     check_an_integer_key_with_a_missing_value(lambda df: _sdf(spark, df, None))
+
+
+def test_spark_s_own_query_groups_any_other_key_beside_the_bin(spark, monkeypatch):
+    """Spark's cell query groups a 64-bit key (2**63 - 1 and -2**63 + 5 exact), a
+    string key, a float key with NaN and two keys as they are, beside the bin, with
+    nothing collected: the pandas path's groups, keys and numbers; a missing ``p`` in
+    a row with a key gives the pandas path's message (tests/test_engines.py,
+    ``test_the_engines_own_query_groups_any_other_key_beside_the_bin``)."""
+    from calibr._engines import _lazy
+
+    cells = _lazy._engine_cells
+    calls = []
+    for kind in ("int64", "string", "float", "two"):
+        df, keys = _apart_key_frame(kind)
+        with monkeypatch.context() as m:
+            _no_rows_collected(m)
+            m.setattr(_lazy, "_engine_cells", lambda *a: calls.append(cells(*a)) or calls[-1])
+            want = calibr.summarise(df.groupby(keys), "p", "y", metrics=["ece", "mce"])
+            got = calibr.summarise(_sdf(spark, df), "p", "y", by=keys,
+                                   metrics=["ece", "mce"]).to_pandas()
+        if kind == "float":
+            want = want.astype({"k": "float64"})
+        for k in keys:
+            assert got[k].tolist() == want[k].tolist(), (kind, k)
+        pd.testing.assert_frame_equal(got.drop(columns=keys), want.drop(columns=keys),
+                                      rtol=ENGINE_RTOL, atol=0)
+    assert len(calls) == 4 and all(c is not None for c in calls)
+    lost = df.copy()
+    lost.loc[3, "p"] = np.nan
+    want = _message(lambda: calibr.summarise(lost.groupby(keys), "p", "y"))
+    assert _message(lambda: calibr.summarise(_sdf(spark, lost, None), "p", "y", by=keys)) == want
 
 
 def test_summarise_on_spark_s_own_query_is_pandas(spark, monkeypatch):
@@ -299,7 +331,7 @@ def test_summarise_on_spark_s_own_query_is_pandas(spark, monkeypatch):
     df.loc[5, "k"] = None
     sdf = _sdf(spark, df)
     calls = []
-    shifted = _lazy._shifted_cells
+    shifted = _lazy._shifted_bins
 
     def spy(*args):
         out = shifted(*args)
@@ -308,7 +340,7 @@ def test_summarise_on_spark_s_own_query_is_pandas(spark, monkeypatch):
 
     with monkeypatch.context() as m:
         _no_rows_collected(m)
-        m.setattr(_lazy, "_shifted_cells", spy)
+        m.setattr(_lazy, "_shifted_bins", spy)
         for bins in (10, 20):
             metrics = [calibr.metric("ece", bins=bins), calibr.metric("mce", bins=bins)]
             want = calibr.summarise(df.groupby("k"), "p", "y", metrics=metrics)

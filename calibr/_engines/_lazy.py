@@ -64,13 +64,14 @@ class Engine:
     #: for an engine whose column references parse the name (Spark reads ``a.b``
     #: as a field and a backtick as a quote); None: selected by name.
     project: Callable[[Any, list, list], Any] | None = None
-    #: ``(native, key, p, y, bins) -> native query``: the engine's own query of the
-    #: cells of clean, unweighted data in R's bins (:func:`_engine_cells`); None:
-    #: narwhals' query (:func:`_fast_stats`) serves every case.
-    cells: Callable[[Any, str | None, str, str, int], Any] | None = None
-    #: how ``cells`` lays out its key: ``"offset"`` (``key * bins + bin + BAD_OFFSET *
-    #: bad``, read by :func:`_engine_cells`) or ``"shifted"`` (``key + j * CELL_SHIFT``
-    #: plus the label's term, read by :func:`_shifted_cells`).
+    #: ``(native, keys, p, y, bins) -> native query``: the engine's own query of the
+    #: cells of clean, unweighted data in R's bins, grouped by the columns ``keys``
+    #: (none, one or several, of any type: :func:`_engine_cells`); None: narwhals'
+    #: query (:func:`_fast_stats`) serves every case.
+    cells: Callable[[Any, list, str, str, int], Any] | None = None
+    #: how ``cells`` lays out its cell key: ``"offset"`` (``key * bins + bin +
+    #: BAD_OFFSET * bad``, read by :func:`_offset_bins`) or ``"shifted"`` (``key + j *
+    #: CELL_SHIFT`` plus the label's term, read by :func:`_shifted_bins`).
     cells_layout: str = "offset"
     #: ``(native rows, key, weighted, low, high) -> per-group sums | None``: the
     #: engine's own route to the sorted sums of ``calibr._engines._pushdown``
@@ -297,7 +298,10 @@ _NARROW_INTS = (nw.Int8, nw.Int16, nw.Int32, nw.UInt8, nw.UInt16, nw.UInt32)
 
 
 def _one_key(lf: Any, keys: list, nbins: int) -> bool:
-    """Whether the group key and the bin can be grouped as ``key * nbins + bin``."""
+    """Whether the group key and the bin can be grouped as one float64 key
+    (``key * nbins + bin`` here and in polars' query, ``key + j * CELL_SHIFT`` in
+    DuckDB's and Spark's: :func:`_engine_cells`): one integer key of at most 32
+    bits. Any other key is grouped as it is, beside the bin."""
     if len(keys) != 1 or nbins > 2**20:
         return False
     return lf.collect_schema()[keys[0]].base_type() in _NARROW_INTS
@@ -374,33 +378,60 @@ BAD_OFFSET = 2.0**52
 def _engine_cells(engine: Engine, q: Any, keys: list, cols: Any, nbins: int
                   ) -> pd.DataFrame | None:
     """:func:`_fast_stats`' frame from the engine's own query (``engine.cells``, in
-    calibr/_engines/polars.py and duckdb.py): one grouping over the float64 cell key
-    ``key * bins + bin + BAD_OFFSET * bad`` and its row count and sums of ``p`` and
-    ``y``, nothing else (benchmarks/README.md, "Engines": the sums of a counter cost
-    the engine a third of its time). A row that is not valid (a missing, NaN or
-    out-of-range ``p``, a label other than 0/1) lands in a cell of its own above
-    ``2**51`` (or NaN): then None, and :func:`_stats` counts each kind. A missing
-    group key makes a missing cell key: the row is in no group (pandas' dropna)."""
-    if engine.cells_layout == "shifted":
-        return _shifted_cells(engine, q, keys, cols, nbins)
-    key = keys[0] if keys else None
-    native = engine.cells(q.to_native(), key, cols.p, cols.y, nbins)
+    calibr/_engines/polars.py, duckdb.py and spark.py): one grouping and its row
+    count and sums of ``p`` and ``y``, nothing else (benchmarks/README.md,
+    "Engines": the sums of a counter cost the engine a third of its time).
+
+    The grouping is the float64 cell key ``__k`` alone when the engine folds the
+    group key into it (one integer key of at most 32 bits, :func:`_one_key`; or
+    no key), and the group keys themselves and ``__k`` otherwise (any other key:
+    a 64-bit integer, a string, several columns), which the result then holds as
+    columns of their own. ``__k`` is laid out as ``engine.cells_layout`` says:
+    ``"offset"`` (polars: ``key * bins + bin + BAD_OFFSET * bad``, read here) or
+    ``"shifted"`` (DuckDB and Spark: :func:`_shifted_bins`). A row that is not
+    valid (a missing, NaN or out-of-range ``p``, a label other than 0/1) shows
+    in its cell: then None, and :func:`_stats` counts each kind. A row with a
+    missing group key is in no group (pandas' dropna), whatever its values."""
+    native = engine.cells(q.to_native(), keys, cols.p, cols.y, nbins)
     got = _collect(nw.from_native(native))
-    got = got.filter(~nw.col("__k").is_null())  # a missing key: in no group
-    k = got.get_column("__k").to_numpy().astype(np.float64)
-    if k.size == 0 or np.isnan(k).any() or (k >= BAD_OFFSET / 2).any():
+    apart = [k for k in keys if k in got.columns]  # the keys grouped as they are
+    fused = keys[0] if keys and not apart else None
+    if apart:  # pandas' dropna: a missing key (or a NaN one) puts the row in no group
+        schema = got.schema
+        for k in apart:
+            miss = nw.col(k).is_null()
+            if schema[k].is_float():
+                miss = miss | nw.col(k).is_nan()
+            got = got.filter(~miss)
+    if engine.cells_layout == "shifted":
+        read = _shifted_bins(got, q, fused, cols, nbins)
+    else:
+        read = _offset_bins(got, fused, nbins)
+    if read is None:
         return None
-    out = got.drop("__k").to_pandas()
-    for c in _SUMS:  # DuckDB's COUNT(*) is an integer
+    got, k, bins, g = read
+    out = frame_to_pandas(got.drop("__k"))
+    for c in _SUMS:  # DuckDB's COUNT(*) is an integer, Spark's a long
         out[c] = out[c].astype(np.float64)
-    kk = k.astype(np.int64)
-    g = np.floor_divide(kk, nbins)
-    out.insert(0, "__bin", kk - g * nbins)
+    out.insert(0, "__bin", bins)
     out.insert(0, "__bad", 0.0)
-    if key is not None:
-        out.insert(0, key, g.astype(_PANDAS_DTYPES[q.collect_schema()[key].base_type()]))
+    if fused is not None:
+        out.insert(0, fused, g.astype(_PANDAS_DTYPES[q.collect_schema()[fused].base_type()]))
     return out
 
+
+def _offset_bins(got: Any, fused: str | None, nbins: int) -> tuple | None:
+    """The cells' ``(frame, __k, bins, keys)`` of the offset layout (polars): a
+    missing folded key makes ``__k`` missing (the row is in no group); a bad row's
+    ``__k`` lies at or above ``BAD_OFFSET / 2``, or is NaN; then None."""
+    if fused is not None:
+        got = got.filter(~nw.col("__k").is_null())  # a missing key: in no group
+    k = got.get_column("__k").to_numpy().astype(np.float64)
+    if k.size == 0 or not (k < BAD_OFFSET / 2).all():  # NaN fails the comparison
+        return None
+    kk = k.astype(np.int64)
+    g = np.floor_divide(kk, nbins)  # 0 when the key is apart: __k is the bin
+    return got, k, kk - g * nbins, g
 
 
 #: The shifted layout of an engine's cell key (``Engine.cells_layout == "shifted"``,
@@ -410,6 +441,7 @@ def _engine_cells(engine: Engine, q: Any, keys: list, cols: Any, nbins: int
 #: integer key lies in ``[-2**31, 2**32)``, so ``key + 2**31`` is below CELL_SHIFT
 #: and ``j`` is read back exactly while ``|j| < 2**20``; ``t`` moves a bad label's key
 #: to ``2**54`` or beyond, above every clean one (at most ``(2**20 + 2) 2**33``).
+#: A key grouped apart is not in the sum (``key`` is 0 there).
 CELL_SHIFT = 2.0**33
 CELL_BAD = 2.0**54
 
@@ -421,27 +453,26 @@ def top_break_below_one(bins: int) -> bool:
     return bins * (1.0 / bins) < 1.0
 
 
-def _shifted_cells(engine: Engine, q: Any, keys: list, cols: Any, nbins: int
-                   ) -> pd.DataFrame | None:
-    """:func:`_engine_cells` for the shifted key (:data:`CELL_SHIFT`): the bad values
-    are read from the cells, not counted by the query (benchmarks/README.md,
-    "Engines at their floor": every counter, flag or clamp cost DuckDB 0.3 s of
-    1.9 at 1e8 rows). A clean ``p`` has ``j`` in ``[0, bins]``, and
-    ``[0, bins + 1]`` when :func:`top_break_below_one`; any other ``p`` (NaN, an
-    infinity, out of [0, 1]) has a NaN or infinite key, or ``j`` outside, but a
-    ``p`` in ``(-1/B, 0)``, which shares ``j = 0`` with ``p = 0``: there the sum of
-    ``p`` is 0 exactly when every value is a zero (a sum of values <= 0, one of
-    them negative, is negative). A missing ``p``, ``y`` or key makes a missing
-    cell key: then one count of the rows with a key and a missing ``p`` or ``y``
-    (a missing key alone puts the row in no group, pandas' dropna). R's bin is
-    ``j - 1``, clamped to ``[0, bins - 1]``."""
-    key = keys[0] if keys else None
-    native = engine.cells(q.to_native(), key, cols.p, cols.y, nbins)
-    got = _collect(nw.from_native(native))
+def _shifted_bins(got: Any, q: Any, fused: str | None, cols: Any, nbins: int
+                  ) -> tuple | None:
+    """The cells' ``(frame, __k, bins, keys)`` of the shifted key
+    (:data:`CELL_SHIFT`): the bad values are read from the cells, not counted by
+    the query (benchmarks/README.md, "Engines at their floor": every counter, flag
+    or clamp cost DuckDB 0.3 s of 1.9 at 1e8 rows). A clean ``p`` has ``j`` in
+    ``[0, bins]``, and ``[0, bins + 1]`` when :func:`top_break_below_one`; any
+    other ``p`` (NaN, an infinity, out of [0, 1]) has a NaN or infinite key, or
+    ``j`` outside, but a ``p`` in ``(-1/B, 0)``, which shares ``j = 0`` with
+    ``p = 0``: there the sum of ``p`` is 0 exactly when every value is a zero (a
+    sum of values <= 0, one of them negative, is negative). A missing ``p`` or
+    ``y`` makes ``__k`` missing; so does a missing folded key, and then one count
+    of the rows with a key and a missing ``p`` or ``y`` tells them apart (a
+    missing key alone puts the row in no group, pandas' dropna); with the keys
+    apart, the rows of a missing key are gone already. R's bin is ``j - 1``,
+    clamped to ``[0, bins - 1]``."""
     if bool(got.get_column("__k").is_null().any()):
-        if key is None:
+        if fused is None:
             return None
-        lost = q.filter(~nw.col(key).is_null()
+        lost = q.filter(~nw.col(fused).is_null()
                         & (nw.col(cols.p).is_null() | nw.col(cols.y).is_null()))
         if _rows(lost):
             return None
@@ -453,17 +484,12 @@ def _shifted_cells(engine: Engine, q: Any, keys: list, cols: Any, nbins: int
     top = nbins + 1 if top_break_below_one(nbins) else nbins
     if ((j < 0) | (j > top)).any():
         return None
-    out = got.drop("__k").to_pandas()
-    for c in _SUMS:  # DuckDB's COUNT(*) is an integer, Spark's a long
-        out[c] = out[c].astype(np.float64)
-    if (out["__sp"].to_numpy()[j == 0] != 0.0).any():  # a p in (-1/B, 0)
+    sp = got.get_column("__sp").to_numpy().astype(np.float64)
+    if (sp[j == 0] != 0.0).any():  # a p in (-1/B, 0)
         return None
-    out.insert(0, "__bin", np.clip(j - 1, 0, nbins - 1).astype(np.int64))
-    out.insert(0, "__bad", 0.0)
-    if key is not None:
-        g = (k - j * CELL_SHIFT).astype(np.int64)
-        out.insert(0, key, g.astype(_PANDAS_DTYPES[q.collect_schema()[key].base_type()]))
-    return out
+    g = (k - j * CELL_SHIFT).astype(np.int64) if fused is not None else None
+    return got, k, np.clip(j - 1, 0, nbins - 1).astype(np.int64), g
+
 
 @dataclass
 class _Groups:
@@ -615,8 +641,7 @@ def _pushed(engine: Engine, lf: Any, keys: list, cols: Any, weights: Hashable | 
             return explain(first), None
         edges = _equal_mass_edges(q, qcols, spec.bins, spec.right, int(first.count.sum()))
     fast = None
-    if engine.cells is not None and spec.is_default and qw is None and (
-            not qkeys or _one_key(q, qkeys, spec.bins)):
+    if engine.cells is not None and spec.is_default and qw is None:
         fast = _engine_cells(engine, q, qkeys, qcols, spec.bins)
     else:
         fast = _fast_stats(q, qkeys, qcols, qw, spec, edges, na_rm)

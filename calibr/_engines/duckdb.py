@@ -18,21 +18,29 @@ def _is_source(value: Any) -> bool:
     return isinstance(value, duckdb.DuckDBPyRelation)
 
 
-def _cells(rel: Any, key: str | None, p: str, y: str, bins: int) -> Any:
+def _cells(rel: Any, keys: list, p: str, y: str, bins: int) -> Any:
     """The cells of clean, unweighted data in R's ``bins`` as one SQL ``GROUP BY``
-    (``calibr._engines._lazy._shifted_cells`` reads it): the DOUBLE key ``key + j *
+    (``calibr._engines._lazy._engine_cells`` reads it): the DOUBLE key ``key + j *
     CELL_SHIFT + CELL_BAD * t`` of ``calibr._engines._cells.cell_exprs`` and
-    ``COUNT(*)``, ``SUM(p)``, ``SUM(y)``, nothing else. The column names are those
-    of ``calibr._engines._lazy._query_frame`` (``c0``, ``c1``, ...), quoted anyway."""
+    ``COUNT(*)``, ``SUM(p)``, ``SUM(y)``, nothing else. One integer key of at most
+    32 bits (``calibr._engines._lazy._one_key``) is folded into that key; any
+    other keys are grouped as they are, beside it. The column names are those of
+    ``calibr._engines._lazy._query_frame`` (``c0``, ``c1``, ...), quoted anyway."""
     import narwhals as nw
 
     from ._cells import KeySql, cell_exprs, whole_label
+    from ._lazy import _one_key
 
-    whole = whole_label(nw.from_native(rel).collect_schema()[y])
-    e = cell_exprs(KeySql("duckdb"), key, p, y, bins, whole)
-    return rel.query("__calibr_source", f"SELECT {e['__k']} AS __k, COUNT(*) AS __count, "
-                     f"SUM({e['__sp']}) AS __sp, SUM({e['__sy']}) AS __sy "
-                     "FROM __calibr_source GROUP BY 1")
+    frame = nw.from_native(rel)
+    R = KeySql("duckdb")
+    fold = _one_key(frame, keys, bins)
+    e = cell_exprs(R, keys[0] if fold else None, p, y, bins,
+                   whole_label(frame.collect_schema()[y]))
+    apart = "".join(f"{R.col(k)}, " for k in ([] if fold else keys))
+    groups = ", ".join(str(i + 1) for i in range(len(keys) + 1 - fold))
+    return rel.query("__calibr_source", f"SELECT {apart}{e['__k']} AS __k, "
+                     f"COUNT(*) AS __count, SUM({e['__sp']}) AS __sp, "
+                     f"SUM({e['__sy']}) AS __sy FROM __calibr_source GROUP BY {groups}")
 
 
 ENGINE = Engine(name="duckdb", what="a DuckDB relation", collect="rel.arrow()",

@@ -25,15 +25,29 @@ MAX_DENSE_CELLS = 2**22
 
 #: The key of a row whose group key is missing, in :func:`_cells`' batches: in no
 #: group (pandas' dropna). Not a value of a group key of at most 32 bits, nor of
-#: a key less its smallest value (:func:`_sorted_rows`: at most 2**20).
+#: a key less its smallest value (:func:`_sorted_rows`: at most 2**20); a 64-bit
+#: key may hold it, and :func:`_cells` then checks each batch.
 _NO_GROUP = -(2**62)
 
 
-def _cells(lf: Any, key: str | None, p: str, y: str, bins: int) -> Any:
+def _dense_key(lf: Any, keys: list) -> bool:
+    """Whether :func:`_cells` streams the rows into dense arrays: no key, or one
+    integer key that polars casts to ``Int64`` exactly (any but ``UInt64``)."""
+    import polars as pl
+
+    if not keys:
+        return True
+    if len(keys) > 1:
+        return False
+    dtype = lf.collect_schema()[keys[0]]
+    return dtype.is_integer() and dtype != pl.UInt64
+
+
+def _cells(lf: Any, keys: list, p: str, y: str, bins: int) -> Any:
     """The cells of clean, unweighted data in R's ``bins`` (what
-    ``calibr._engines._lazy._engine_cells`` reads: ``__k = key * bins + bin``, a
-    float64, and each cell's ``__count``, ``__sp``, ``__sy``), with the driver's
-    memory bounded whatever the number of rows.
+    ``calibr._engines._lazy._engine_cells`` reads: the group key, ``__k``, the bin
+    as a float64, and each cell's ``__count``, ``__sp``, ``__sy``), with the
+    driver's memory bounded whatever the number of rows.
 
     polars' streaming engine reads the rows (the key as int64, ``p`` and ``y`` as
     float64) and hands them over in batches (``collect_batches``); each batch is
@@ -43,31 +57,40 @@ def _cells(lf: Any, key: str | None, p: str, y: str, bins: int) -> Any:
     key's range: polars' own ``group_by`` over 1e5 cells kept a share of the rows
     that missed its table of hot keys until its end, 0.5 to 3 GB at 1e8 rows,
     varying from run to run (benchmarks/README.md, "Engines at their floor").
-    A key whose range times ``bins`` exceeds :data:`MAX_DENSE_CELLS` runs
-    :func:`_grouped_cells` instead. A row that is not valid: one cell keyed at
-    ``BAD_OFFSET`` (the caller then counts each kind of bad value)."""
+    Keys other than one integer column (:func:`_dense_key`), or a key whose range
+    times ``bins`` exceeds :data:`MAX_DENSE_CELLS`, or a 64-bit key that holds
+    :data:`_NO_GROUP`, run :func:`_grouped_cells` instead. A row that is not
+    valid: one cell keyed at ``BAD_OFFSET`` (the caller then counts each kind of
+    bad value)."""
     import numpy as np
     import polars as pl
 
     from .._kernels.binned import cell_rows, key_range
     from ._lazy import BAD_OFFSET
 
-    g = (pl.lit(0, pl.Int64) if key is None
-         else pl.col(key).cast(pl.Int64).fill_null(_NO_GROUP)).alias("g")
-    rows = lf.select(g, pl.col(p).cast(pl.Float64).alias("p"),
+    if not _dense_key(lf, keys):
+        return _grouped_cells(lf, keys, p, y, bins)
+    key = keys[0] if keys else None
+    wide = key is not None and lf.collect_schema()[key] == pl.Int64
+    g = pl.lit(0, pl.Int64) if key is None else pl.col(key).cast(pl.Int64)
+    rows = lf.select(g.alias("g"), pl.col(p).cast(pl.Float64).alias("p"),
                      pl.col(y).cast(pl.Float64).alias("y"))
     base, width = 0, 0
     count = conf = hit = np.zeros(0)
     for batch in rows.collect_batches(maintain_order=False):
-        gv, pv, yv = (batch.get_column(c).to_numpy() for c in ("g", "p", "y"))
-        lo, hi = key_range(gv, _NO_GROUP)
+        column = batch.get_column("g")
+        gv = column.fill_null(_NO_GROUP).to_numpy()
+        if wide and int((gv == _NO_GROUP).sum()) != column.null_count():
+            return _grouped_cells(lf, keys, p, y, bins)  # a key of the sentinel's value
+        pv, yv = (batch.get_column(c).to_numpy() for c in ("p", "y"))
+        lo, hi = key_range(gv, _NO_GROUP)  # Python ints: the width cannot overflow
         if lo > hi:
             continue
         if width == 0 or lo < base or hi >= base + width:
             new_base = lo if width == 0 else min(base, lo)
             new_width = (hi if width == 0 else max(base + width - 1, hi)) - new_base + 1
             if new_width * bins > MAX_DENSE_CELLS:
-                return _grouped_cells(lf, key, p, y, bins)
+                return _grouped_cells(lf, keys, p, y, bins)
             at = (base - new_base) * bins
             grown = []
             for a in (count, conf, hit):
@@ -79,26 +102,33 @@ def _cells(lf: Any, key: str | None, p: str, y: str, bins: int) -> Any:
         if not cell_rows(gv, np.ascontiguousarray(pv), np.ascontiguousarray(yv), _NO_GROUP,
                          base, bins, count, conf, hit):
             return pl.LazyFrame({"__k": [BAD_OFFSET], "__count": [1.0], "__sp": [0.0],
-                                 "__sy": [0.0]})
+                                 "__sy": [0.0]})  # read as bad, with or without a key
     cells = np.flatnonzero(count)
-    return pl.LazyFrame({"__k": (base * bins + cells).astype(np.float64),
-                         "__count": count[cells], "__sp": conf[cells], "__sy": hit[cells]})
+    out = {"__k": (cells % bins).astype(np.float64), "__count": count[cells],
+           "__sp": conf[cells], "__sy": hit[cells]}
+    if key is not None:  # the key, exact in int64, back in its own type
+        g = pl.Series(key, base + cells // bins, dtype=pl.Int64)
+        out = {key: g.cast(lf.collect_schema()[key]), **out}
+    return pl.LazyFrame(out)
 
 
-def _grouped_cells(lf: Any, key: str | None, p: str, y: str, bins: int) -> Any:
-    """:func:`_cells`' frame as polars' own query, for a key of a wide range: one
-    ``group_by`` over the float64 key ``key * bins + bin + BAD_OFFSET * bad`` and its
-    ``len``, ``sum(p)``, ``sum(y)``, run by the streaming engine (its memory grows
-    with the rows that miss its table of hot keys: not bounded).
+def _grouped_cells(lf: Any, keys: list, p: str, y: str, bins: int) -> Any:
+    """:func:`_cells`' frame as polars' own query: one ``group_by`` over the float64
+    cell key ``key * bins + bin + BAD_OFFSET * bad`` (one integer key of at most
+    32 bits folded in, ``calibr._engines._lazy._one_key``; any other keys grouped
+    beside it as they are) and its ``len``, ``sum(p)``, ``sum(y)``, run by the
+    streaming engine (its memory grows with the rows that miss its table of hot
+    keys: not bounded).
 
     The bin is ``calibr._kernels.binned._bin_right_closed``'s arithmetic (``m =
     floor(v B + 1/2)``, one comparison with ``m * (1/B)``, the clamp), on ``p``
     clamped to [0, 1]; a missing ``p`` has bin 0 and a NaN one a NaN key, both
     marked bad. Not ``ceil(p B) - 1``: ``p B`` rounds across a break (0.6 with 5
     bins: ``ceil(3.0000000000000004) - 1 = 3``, R's bin 2; docs/engines.md)."""
+    import narwhals as nw
     import polars as pl
 
-    from ._lazy import BAD_OFFSET
+    from ._lazy import BAD_OFFSET, _one_key
 
     x = pl.col(p).cast(pl.Float64)
     yv = pl.col(y).cast(pl.Float64)
@@ -106,10 +136,11 @@ def _grouped_cells(lf: Any, key: str | None, p: str, y: str, bins: int) -> Any:
     b = (m - 1.0 + (x > m * (1.0 / bins)).cast(pl.Float64)).clip(0.0, float(bins - 1))
     valid = ((x >= 0.0) & (x <= 1.0) & (yv * (1.0 - yv) == 0.0)).fill_null(False)
     k = b.fill_null(0.0) + (~valid).cast(pl.Float64) * BAD_OFFSET
-    if key is not None:
-        k = pl.col(key).cast(pl.Float64) * float(bins) + k
-    return lf.group_by(k.alias("__k")).agg(pl.len().alias("__count"), x.sum().alias("__sp"),
-                                           yv.sum().alias("__sy"))
+    fold = _one_key(nw.from_native(lf), keys, bins)
+    if fold:
+        k = pl.col(keys[0]).cast(pl.Float64) * float(bins) + k
+    return lf.group_by(*([] if fold else keys), k.alias("__k")).agg(
+        pl.len().alias("__count"), x.sum().alias("__sp"), yv.sum().alias("__sy"))
 
 
 #: The most groups (the range of the group key) whose state :func:`_sorted_rows`

@@ -39,21 +39,27 @@ def _project(sdf: Any, columns: list, names: list) -> Any:
     return sdf.toDF(*plain).select(*[plain[held.index(c)] for c in columns]).toDF(*names)
 
 
-def _cells(sdf: Any, key: str | None, p: str, y: str, bins: int) -> Any:
+def _cells(sdf: Any, keys: list, p: str, y: str, bins: int) -> Any:
     """The cells of clean, unweighted data in R's ``bins`` as one Spark ``groupBy``
-    (``calibr._engines._lazy._shifted_cells`` reads it): the double key ``key + j *
+    (``calibr._engines._lazy._engine_cells`` reads it): the double key ``key + j *
     CELL_SHIFT + CELL_BAD * t`` of ``calibr._engines._cells.cell_exprs`` (in Spark's
     dialect: ``p`` first bounded to [-1, 2], since Spark's ``floor`` is a 64-bit
-    integer) and ``count(1)``, ``sum(p)``, ``sum(y)``, nothing else. The column
-    names are those of ``calibr._engines._lazy._query_frame`` (``c0``, ``c1``, ...)."""
+    integer) and ``count(1)``, ``sum(p)``, ``sum(y)``, nothing else. One integer
+    key of at most 32 bits (``calibr._engines._lazy._one_key``) is folded into
+    that key; any other keys are grouped as they are, beside it. The column names
+    are those of ``calibr._engines._lazy._query_frame`` (``c0``, ``c1``, ...)."""
     import narwhals as nw
     from pyspark.sql import functions as F
 
     from ._cells import KeySql, cell_exprs, whole_label
+    from ._lazy import _one_key
 
-    whole = whole_label(nw.from_native(sdf).collect_schema()[y])
-    e = cell_exprs(KeySql("spark"), key, p, y, bins, whole)
-    return sdf.groupBy(F.expr(e["__k"]).alias("__k")).agg(
+    frame = nw.from_native(sdf)
+    fold = _one_key(frame, keys, bins)
+    e = cell_exprs(KeySql("spark"), keys[0] if fold else None, p, y, bins,
+                   whole_label(frame.collect_schema()[y]))
+    apart = [] if fold else [F.col(k) for k in keys]
+    return sdf.groupBy(*apart, F.expr(e["__k"]).alias("__k")).agg(
         F.count(F.lit(1)).alias("__count"), F.sum(F.expr(e["__sp"])).alias("__sp"),
         F.sum(F.expr(e["__sy"])).alias("__sy"))
 
