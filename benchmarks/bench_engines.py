@@ -3,8 +3,10 @@ grouped sum, and eager polars input against numpy input.
 
     python benchmarks/bench_engines.py [--rows 1e8] [--groups 10000] [--files 20]
         [--repeat 3] [--engines polars,duckdb,spark] [--dir DIR] [--eager-rows 1e7]
+        [--key-type int32|int64|string]
 
-A Parquet dataset of binary rows (``g`` int32 with ``--groups`` values, ``p``
+A Parquet dataset of binary rows (``g`` int32 with ``--groups`` values, or
+int64 (pandas' default) or a string with ``--key-type``, ``p``
 float64 in [0, 1), ``y`` int8 drawn from ``p``) is written to a temporary folder,
 or to ``--dir`` and kept (reused when it holds the same rows). Then, for each
 engine, in a fresh process per engine (so that each process's peak memory is its
@@ -60,12 +62,14 @@ FLOOR_TARGET = 1.3
 EAGER_TARGET = 1.10  # polars input at most 10% over numpy input
 
 
-def write_dataset(root: str, rows: int, groups: int, files: int, seed: int = 0) -> None:
+def write_dataset(root: str, rows: int, groups: int, files: int, seed: int = 0,
+                  key_type: str = "int32") -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     stamp = Path(root, "_ROWS")  # a leading _: Spark skips it
-    if stamp.exists() and stamp.read_text() == f"{rows} {groups} {files} {seed}":
+    written = f"{rows} {groups} {files} {seed}" + ("" if key_type == "int32" else f" {key_type}")
+    if stamp.exists() and stamp.read_text() == written:
         return
     for old in glob.glob(os.path.join(root, "*.parquet")):
         os.remove(old)
@@ -76,10 +80,11 @@ def write_dataset(root: str, rows: int, groups: int, files: int, seed: int = 0) 
         if n <= 0:
             break
         p = rng.random(n)
-        table = pa.table({"g": rng.integers(0, groups, n).astype(np.int32), "p": p,
-                          "y": (rng.random(n) < p).astype(np.int8)})
+        g = pa.array(rng.integers(0, groups, n).astype(np.int32))
+        g = g.cast(pa.string()) if key_type == "string" else g.cast(getattr(pa, key_type)())
+        table = pa.table({"g": g, "p": p, "y": (rng.random(n) < p).astype(np.int8)})
         pq.write_table(table, os.path.join(root, f"part-{i:04d}.parquet"))
-    stamp.write_text(f"{rows} {groups} {files} {seed}")
+    stamp.write_text(written)
 
 
 def _peak_mb() -> float:
@@ -219,6 +224,7 @@ def main() -> None:
     ap.add_argument("--engines", default="polars,duckdb,spark")
     ap.add_argument("--dir", default=None)
     ap.add_argument("--eager-rows", type=float, default=1e7)
+    ap.add_argument("--key-type", default="int32", choices=["int32", "int64", "string"])
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -234,9 +240,9 @@ def main() -> None:
     os.makedirs(root, exist_ok=True)
     rows = int(args.rows)
     t0 = time.perf_counter()
-    write_dataset(root, rows, args.groups, args.files)
+    write_dataset(root, rows, args.groups, args.files, key_type=args.key_type)
     size = sum(os.path.getsize(f) for f in glob.glob(os.path.join(root, "*.parquet")))
-    print(f"dataset: {rows:,} rows, {args.groups:,} groups, {args.files} files, "
+    print(f"dataset: {rows:,} rows, {args.groups:,} groups ({args.key_type}), {args.files} files, "
           f"{size / 1e9:.2f} GB on disk ({time.perf_counter() - t0:.0f} s to write or check)")
     for engine in [e for e in args.engines.split(",") if e]:
         res = _child(engine, root, args.repeat, rows)

@@ -409,7 +409,7 @@ def _engine_cells(engine: Engine, q: Any, keys: list, cols: Any, nbins: int
         read = _offset_bins(got, fused, nbins)
     if read is None:
         return None
-    got, k, bins, g = read
+    got, bins, g = read
     out = frame_to_pandas(got.drop("__k"))
     for c in _SUMS:  # DuckDB's COUNT(*) is an integer, Spark's a long
         out[c] = out[c].astype(np.float64)
@@ -421,7 +421,7 @@ def _engine_cells(engine: Engine, q: Any, keys: list, cols: Any, nbins: int
 
 
 def _offset_bins(got: Any, fused: str | None, nbins: int) -> tuple | None:
-    """The cells' ``(frame, __k, bins, keys)`` of the offset layout (polars): a
+    """The cells' ``(frame, R's bins, folded keys)`` of the offset layout (polars): a
     missing folded key makes ``__k`` missing (the row is in no group); a bad row's
     ``__k`` lies at or above ``BAD_OFFSET / 2``, or is NaN; then None."""
     if fused is not None:
@@ -431,7 +431,7 @@ def _offset_bins(got: Any, fused: str | None, nbins: int) -> tuple | None:
         return None
     kk = k.astype(np.int64)
     g = np.floor_divide(kk, nbins)  # 0 when the key is apart: __k is the bin
-    return got, k, kk - g * nbins, g
+    return got, kk - g * nbins, g
 
 
 #: The shifted layout of an engine's cell key (``Engine.cells_layout == "shifted"``,
@@ -455,7 +455,7 @@ def top_break_below_one(bins: int) -> bool:
 
 def _shifted_bins(got: Any, q: Any, fused: str | None, cols: Any, nbins: int
                   ) -> tuple | None:
-    """The cells' ``(frame, __k, bins, keys)`` of the shifted key
+    """The cells' ``(frame, R's bins, folded keys)`` of the shifted key
     (:data:`CELL_SHIFT`): the bad values are read from the cells, not counted by
     the query (benchmarks/README.md, "Engines at their floor": every counter, flag
     or clamp cost DuckDB 0.3 s of 1.9 at 1e8 rows). A clean ``p`` has ``j`` in
@@ -488,7 +488,7 @@ def _shifted_bins(got: Any, q: Any, fused: str | None, cols: Any, nbins: int
     if (sp[j == 0] != 0.0).any():  # a p in (-1/B, 0)
         return None
     g = (k - j * CELL_SHIFT).astype(np.int64) if fused is not None else None
-    return got, k, np.clip(j - 1, 0, nbins - 1).astype(np.int64), g
+    return got, np.clip(j - 1, 0, nbins - 1).astype(np.int64), g
 
 
 @dataclass
