@@ -371,6 +371,23 @@ def test_the_engines_own_query_groups_any_other_key_beside_the_bin(engine, kind,
     assert _message(lambda: calibr.summarise(_source(lost, engine), "p", "y", by=keys)) == want
 
 
+@pytest.mark.parametrize("dtype", [pl.Int128, pl.UInt128])
+def test_polars_cells_group_a_128_bit_key_as_it_is(dtype):
+    """A 128-bit integer key is not cast to int64 by the dense stream (polars'
+    ``_dense_key``: only the integers it casts exactly): a key beyond 2**64 is read,
+    not refused by a failed cast, and the stream's sentinel -2**62 is a key of its
+    own, not a missing one (its rows are in their group)."""
+    low = 3 if dtype == pl.UInt128 else -(2**62)
+    df = pl.DataFrame({"c0": pl.Series([2**70, low, low, None], dtype=dtype),
+                       "c1": [0.05, 0.95, 0.55, 0.5],
+                       "c2": pl.Series([1, 0, 1, 0], dtype=pl.Int8)})
+    got = calibr._engines.polars._cells(df.lazy(), ["c0"], "c1", "c2", 10).collect()
+    got = got.filter(pl.col("c0").is_not_null()).sort("c0", "__k")
+    assert got.schema["c0"] == dtype
+    assert got.select("c0", "__k", "__count", "__sy").rows() == [
+        (low, 5.0, 1, 1.0), (low, 9.0, 1, 0.0), (2**70, 0.0, 1, 1.0)]
+
+
 def _batched_frame(folder) -> pl.LazyFrame:
     """Three Parquet files of 120,000 rows whose group keys span ever wider ranges
     (0..9, then down to -50, then up to 199), ties on R's breaks, missing keys:

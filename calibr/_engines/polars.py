@@ -32,15 +32,16 @@ _NO_GROUP = -(2**62)
 
 def _dense_key(lf: Any, keys: list) -> bool:
     """Whether :func:`_cells` streams the rows into dense arrays: no key, or one
-    integer key that polars casts to ``Int64`` exactly (any but ``UInt64``)."""
+    integer key that polars casts to ``Int64`` exactly (of at most 64 bits, and not
+    ``UInt64``; a 128-bit key may lie beyond ``Int64`` or hold :data:`_NO_GROUP`)."""
     import polars as pl
 
     if not keys:
         return True
     if len(keys) > 1:
         return False
-    dtype = lf.collect_schema()[keys[0]]
-    return dtype.is_integer() and dtype != pl.UInt64
+    return lf.collect_schema()[keys[0]] in (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8,
+                                            pl.UInt16, pl.UInt32)
 
 
 def _cells(lf: Any, keys: list, p: str, y: str, bins: int) -> Any:
