@@ -388,6 +388,25 @@ def test_polars_cells_group_a_128_bit_key_as_it_is(dtype):
         (low, 5.0, 1, 1.0), (low, 9.0, 1, 0.0), (2**70, 0.0, 1, 1.0)]
 
 
+@pytest.mark.parametrize("dtype", ["Int64", "UInt64"])
+def test_a_64_bit_key_with_a_missing_value_is_pandas_nullable_in_duckdb_s_result(dtype):
+    """DuckDB's result (an Arrow table) of a 64-bit integer key that holds a missing
+    value converts to pandas' nullable ``dtype``, as the pandas path's key column
+    (and the collected and the scores' paths) is: the engine's own cell query drops
+    the missing key's rows, which must not make the key a plain ``int64``."""
+    df = _null_key_frame(dtype)
+    rel = _source(df, "duckdb")
+    want = calibr.summarise(df.groupby("k"), "p", "y", metrics=["ece"])
+    assert str(want["k"].dtype) == dtype
+    for metric in ("ece", "brier"):
+        got = calibr.summarise(rel, "p", "y", by="k", metrics=[metric]).to_pandas()
+        assert str(got["k"].dtype) == dtype, metric
+        assert got["k"].tolist() == want["k"].tolist()
+    want = calibr.calibration_table("p", "y", data=df.groupby("k"))
+    got = calibr.calibration_table("p", "y", data=rel, by="k").to_pandas()
+    assert str(got["k"].dtype) == str(want["k"].dtype) == dtype
+
+
 def _batched_frame(folder) -> pl.LazyFrame:
     """Three Parquet files of 120,000 rows whose group keys span ever wider ranges
     (0..9, then down to -50, then up to 199), ties on R's breaks, missing keys:

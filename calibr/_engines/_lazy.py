@@ -396,6 +396,9 @@ def _engine_cells(engine: Engine, q: Any, keys: list, cols: Any, nbins: int
     got = _collect(nw.from_native(native))
     apart = [k for k in keys if k in got.columns]  # the keys grouped as they are
     fused = keys[0] if keys and not apart else None
+    # an integer key that held a missing value is pandas' nullable integer, as
+    # frame_to_pandas reads it (and the pandas path holds it), though its rows are gone
+    held = [k for k in apart if got.get_column(k).null_count()]
     if apart:  # pandas' dropna: a missing key (or a NaN one) puts the row in no group
         schema = got.schema
         for k in apart:
@@ -411,6 +414,9 @@ def _engine_cells(engine: Engine, q: Any, keys: list, cols: Any, nbins: int
         return None
     got, bins, g = read
     out = frame_to_pandas(got.drop("__k"))
+    for k in held:
+        if out[k].dtype.kind in "iu":  # int64 -> Int64, uint64 -> UInt64, ...
+            out[k] = out[k].astype(out[k].dtype.name.replace("u", "U").replace("int", "Int"))
     for c in _SUMS:  # DuckDB's COUNT(*) is an integer, Spark's a long
         out[c] = out[c].astype(np.float64)
     out.insert(0, "__bin", bins)
