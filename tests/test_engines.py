@@ -288,8 +288,8 @@ def _apart_key_frame(kind: str) -> tuple[pd.DataFrame, list]:
     """Rows whose group keys the engines' own cell query groups as they are, beside
     the bin (not folded into one float64 key): 64-bit integers beyond 2**53 (and the
     polars stream's sentinel -2**62, and UInt64 above 2**63), strings, floats with
-    NaN and missing keys, and two keys; ties on R's breaks; missing keys, one of
-    them in a row with a NaN ``p`` (in no group: not an error)."""
+    NaN and missing keys (float64 and float32), and two keys; ties on R's breaks;
+    missing keys, one of them in a row with a NaN ``p`` (in no group: not an error)."""
     rng = np.random.default_rng(23)
     n = 600
     p = rng.random(n)
@@ -304,8 +304,9 @@ def _apart_key_frame(kind: str) -> tuple[pd.DataFrame, list]:
         df["k"] = pd.array(np.array(values[kind], dtype=dtype.lower())[pick], dtype=dtype)
     elif kind == "string":
         df["k"] = np.array(["b", "a", "ü", "a b"], dtype=object)[pick]
-    elif kind == "float":
-        df["k"] = np.array([0.5, -2.0, 1e300, 3.0])[pick]
+    elif kind in ("float", "float32"):
+        df["k"] = np.array([0.5, -2.0, 1e300 if kind == "float" else 3e38, 3.0],
+                           dtype=np.float64 if kind == "float" else np.float32)[pick]
         df.loc[7, "k"] = np.nan
     elif kind == "two":
         df["k"] = pd.array(np.array([2**40, -3], dtype=np.int64)[pick % 2], dtype="Int64")
@@ -316,7 +317,8 @@ def _apart_key_frame(kind: str) -> tuple[pd.DataFrame, list]:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("kind", ["int64", "sentinel", "uint64", "string", "float", "two"])
+@pytest.mark.parametrize("kind", ["int64", "sentinel", "uint64", "string", "float", "float32",
+                                  "two"])
 def test_the_engines_own_query_groups_any_other_key_beside_the_bin(engine, kind, monkeypatch):
     """Any key but one narrow integer runs the engine's own cell query too, its keys
     grouped as they are (``_lazy._engine_cells``; polars: the dense stream for an
@@ -325,8 +327,8 @@ def test_the_engines_own_query_groups_any_other_key_beside_the_bin(engine, kind,
     with a key is bad there, and ``summarise`` gives the pandas path's message."""
     df, keys = _apart_key_frame(kind)
     # a float key's NaN stays NaN (polars' from_pandas would make it missing)
-    src = _source(pl.from_pandas(df, nan_to_null=kind != "float"), engine)
-    if kind == "float":
+    src = _source(pl.from_pandas(df, nan_to_null=not kind.startswith("float")), engine)
+    if kind.startswith("float"):
         assert nw.from_native(src).select(nw.col("k").is_nan().any()).collect().item()
     calls = []
     cells = _lazy._engine_cells
@@ -336,8 +338,8 @@ def test_the_engines_own_query_groups_any_other_key_beside_the_bin(engine, kind,
     want = calibr.summarise(df.groupby(keys), "p", "y", metrics=metrics)
     got = nw.from_native(calibr.summarise(src, "p", "y", by=keys, metrics=metrics)).to_pandas()
     assert len(calls) == 2 and all(c is not None for c in calls)  # one per number of bins
-    if kind == "float":
-        want = want.astype({"k": "float64"})
+    if kind.startswith("float"):
+        want = want.astype({"k": df["k"].dtype})
     for k in keys:
         assert got[k].tolist() == want[k].tolist(), k
         assert str(got[k].dtype).lower() == str(want[k].dtype).lower(), k
@@ -369,6 +371,28 @@ def test_the_engines_own_query_groups_any_other_key_beside_the_bin(engine, kind,
     assert cells(module.ENGINE, q, keys, SimpleNamespace(p="c1", y="c2"), 10) is None
     want = _message(lambda: calibr.summarise(lost.groupby(keys), "p", "y"))
     assert _message(lambda: calibr.summarise(_source(lost, engine), "p", "y", by=keys)) == want
+
+
+def test_polars_cells_stream_every_key_polars_casts_to_int64_exactly(monkeypatch):
+    """polars' dense stream (``_cells``, memory bounded) takes no key and one integer
+    key of at most 64 bits but ``UInt64`` (docs/engines.md, "Pushed down"), 64-bit
+    keys far from 0 included (``base`` + the cell, exact); polars' group-by
+    (``_grouped_cells``) takes the rest: ``UInt64``, 128-bit, string, float, two keys."""
+    pol = calibr._engines.polars
+    dense = [pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32]
+    for dtype in [*dense, pl.UInt64, pl.Int128, pl.UInt128, pl.String, pl.Float64]:
+        lf = pl.LazyFrame({"c0": pl.Series([1, 2]).cast(dtype), "c3": [1, 2]})
+        assert pol._dense_key(lf, ["c0"]) == (dtype in dense), dtype
+        assert not pol._dense_key(lf, ["c0", "c3"]) and not pol._dense_key(lf, ["c3", "c0"])
+    assert pol._dense_key(lf, [])
+    monkeypatch.setattr(pol, "_grouped_cells", None)  # not called
+    df = pl.DataFrame({"c0": [2**62 + 1, 2**62 + 3, None], "c1": [0.05, 0.95, 0.5],
+                       "c2": pl.Series([1, 0, 1], dtype=pl.Int8)})
+    got = pol._cells(df.lazy(), ["c0"], "c1", "c2", 10).collect().sort("c0")
+    assert got.select("c0", "__k", "__count").rows() == [(2**62 + 1, 0.0, 1.0),
+                                                         (2**62 + 3, 9.0, 1.0)]
+    got = pol._cells(df.lazy(), [], "c1", "c2", 10).collect().sort("__k")
+    assert got.select("__k", "__count").rows() == [(0.0, 1.0), (4.0, 1.0), (9.0, 1.0)]
 
 
 @pytest.mark.parametrize("dtype", [pl.Int128, pl.UInt128])
