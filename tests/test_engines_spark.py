@@ -292,7 +292,8 @@ def test_spark_s_own_query_groups_any_other_key_beside_the_bin(spark, monkeypatc
     string key, a float key with NaN and two keys as they are, beside the bin, with
     nothing collected: the pandas path's groups, keys and numbers; a missing ``p`` in
     a row with a key gives the pandas path's message (tests/test_engines.py,
-    ``test_the_engines_own_query_groups_any_other_key_beside_the_bin``)."""
+    ``test_the_engines_own_query_groups_any_other_key_beside_the_bin``); an int32
+    key alone is folded into the cell key."""
     from calibr._engines import _lazy
 
     cells = _lazy._engine_cells
@@ -316,6 +317,14 @@ def test_spark_s_own_query_groups_any_other_key_beside_the_bin(spark, monkeypatc
     lost.loc[3, "p"] = np.nan
     want = _message(lambda: calibr.summarise(lost.groupby(keys), "p", "y"))
     assert _message(lambda: calibr.summarise(_sdf(spark, lost, None), "p", "y", by=keys)) == want
+    # the grouping itself: one int32 key folded into the cell key, any other beside it
+    from calibr._engines.spark import _cells
+
+    for sql_type, folded in (("INT", True), ("BIGINT", False), ("STRING", False)):
+        sdf = spark.range(2).selectExpr(f"CAST(id AS {sql_type}) AS c0",
+                                        "CAST(id / 2 AS DOUBLE) AS c1", "CAST(id AS INT) AS c2")
+        names = _cells(sdf, ["c0"], "c1", "c2", 10).columns
+        assert names[:2] == (["__k", "__count"] if folded else ["c0", "__k"]), sql_type
 
 
 def test_summarise_on_spark_s_own_query_is_pandas(spark, monkeypatch):
