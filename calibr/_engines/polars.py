@@ -74,15 +74,21 @@ def _cells(lf: Any, keys: list, p: str, y: str, bins: int) -> Any:
     key = keys[0] if keys else None
     wide = key is not None and lf.collect_schema()[key] == pl.Int64
     g = pl.lit(0, pl.Int64) if key is None else pl.col(key).cast(pl.Int64)
+    if not wide:  # filled by polars' threads (per batch on the driver it cost 20 to
+        # 60% more: benchmarks/README.md, "any other group key")
+        g = g.fill_null(_NO_GROUP)
     rows = lf.select(g.alias("g"), pl.col(p).cast(pl.Float64).alias("p"),
                      pl.col(y).cast(pl.Float64).alias("y"))
     base, width = 0, 0
     count = conf = hit = np.zeros(0)
     for batch in rows.collect_batches(maintain_order=False):
-        column = batch.get_column("g")
-        gv = column.fill_null(_NO_GROUP).to_numpy()
-        if wide and int((gv == _NO_GROUP).sum()) != column.null_count():
-            return _grouped_cells(lf, keys, p, y, bins)  # a key of the sentinel's value
+        gv = batch.get_column("g")
+        if wide:  # a 64-bit key may hold the sentinel's value: then polars' group-by
+            missing = gv.null_count()
+            gv = gv.fill_null(_NO_GROUP)
+            if int((gv == _NO_GROUP).sum()) != missing:
+                return _grouped_cells(lf, keys, p, y, bins)
+        gv = gv.to_numpy()
         pv, yv = (batch.get_column(c).to_numpy() for c in ("p", "y"))
         lo, hi = key_range(gv, _NO_GROUP)  # Python ints: the width cannot overflow
         if lo > hi:
